@@ -1,0 +1,63 @@
+// Command line: only where the config file is. Everything else is config, so
+// there is one place (the file, or env) to look for a setting.
+
+import { parseArgs } from 'node:util';
+import { ENV_OVERRIDES } from './env.js';
+
+export interface CliArgs {
+  configFile?: string;
+  help: boolean;
+}
+
+export const USAGE = `Usage: ledger-proxy [--config FILE]
+
+A caching read proxy in front of ledger nodes.
+
+Options:
+  -c, --config FILE   YAML config file (without it: built-in defaults, one simulated node)
+  -h, --help          print this help and exit
+
+Environment overrides (applied on top of the file):
+${ENV_OVERRIDES.map((o) => `  ${o.name.padEnd(26)}${o.path.join('.')}`).join('\n')}
+`;
+
+export class CliError extends Error {
+  readonly code = 'ERR_CLI_USAGE';
+
+  constructor(message: string) {
+    super(`${message} (see --help)`);
+    this.name = 'CliError';
+  }
+}
+
+/** `argv` without the node binary and script, i.e. process.argv.slice(2). */
+export function parseCli(argv: string[]): CliArgs {
+  // Non-strict with tokens, so each mistake gets our own message rather than
+  // parseArgs' advice about positionals starting with '-'.
+  const { tokens } = parseArgs({
+    args: argv,
+    options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' } },
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  });
+  const result: CliArgs = { help: false };
+  for (const token of tokens) {
+    if (token.kind === 'positional') throw new CliError(`unexpected argument '${token.value}'`);
+    if (token.kind === 'option-terminator') continue;
+    if (token.name === 'help') {
+      if (token.value !== undefined) throw new CliError(`${token.rawName} takes no value`);
+      result.help = true;
+    } else if (token.name === 'config') {
+      // `--config --help` would otherwise read a file named "--help".
+      if (token.value === undefined || token.value === '' || (!token.inlineValue && token.value.startsWith('-'))) {
+        throw new CliError(`${token.rawName} needs a file name`);
+      }
+      if (result.configFile !== undefined) throw new CliError(`${token.rawName} given more than once`);
+      result.configFile = token.value;
+    } else {
+      throw new CliError(`unknown option '${token.rawName}'`);
+    }
+  }
+  return result;
+}

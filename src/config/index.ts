@@ -1,0 +1,21 @@
+// The config module: YAML + env → validated, typed, frozen Config.
+
+export { ConfigSchema, LOG_LEVELS } from './schema.js';
+export type {
+  Config,
+  DeepReadonly,
+  LogLevel,
+  RedisConfig,
+  RedisTarget,
+  RoutingConfig,
+  ServerConfig,
+  UpstreamConfig,
+} from './schema.js';
+export { loadConfig, parseConfig } from './load.js';
+export type { LoadOptions } from './load.js';
+export { ConfigError } from './errors.js';
+export type { ConfigIssue } from './errors.js';
+export { applyEnv, ENV_OVERRIDES } from './env.js';
+export { parseCli, CliError, USAGE } from './cli.js';
+export type { CliArgs } from './cli.js';
+export { SIM_URL } from './net.js';
