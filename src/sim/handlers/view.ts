@@ -1,0 +1,76 @@
+// POST /v1/view (SPEC §3): a JSON or BCS request for a 0x1::sim view function,
+// answered as a JSON array or as BCS, with the gas-used header on success.
+import { NodeError } from '../../errors.js';
+import { acceptFormat } from '../../wire/accept.js';
+import { parseEntryFunctionId } from '../../wire/function-id.js';
+import { parseTypeTag, type TypeTag } from '../../wire/move-type.js';
+import { decodeViewRequest } from '../../wire/view-bcs.js';
+import { atLedger, isObject, jsonBody, mediaType, readVersion, reply, requestedVersion, type SimContext, type SimReply, type SimRequest } from '../reply.js';
+import { decodeBcsArg, decodeJsonArg, encodeBcsValues, encodeJsonValues } from '../view-codec.js';
+import { checkSimArity, findSimView, runSimView, type SimArg } from '../views.js';
+
+interface ViewCall {
+  address: string;
+  module: string;
+  function: string;
+  typeArgs: TypeTag[];
+  args: { json: unknown[] } | { bcs: Uint8Array[] };
+}
+
+function malformed(detail: string): NodeError {
+  return NodeError.badRequest(`parse request payload error: ${detail}`);
+}
+
+function parseJsonCall(req: SimRequest): ViewCall {
+  const body = jsonBody(req);
+  if (!isObject(body)) throw malformed('expected a JSON object');
+  const { function: fnText, type_arguments: typeArgTexts, arguments: args } = body;
+  if (typeof fnText !== 'string') throw malformed('"function" must be a string');
+  if (!Array.isArray(typeArgTexts)) throw malformed('"type_arguments" must be an array');
+  if (!Array.isArray(args)) throw malformed('"arguments" must be an array');
+  const id = parseEntryFunctionId(fnText);
+  if (id === null) throw malformed(`"function" is not an entry function id: ${JSON.stringify(fnText)}`);
+  const typeArgs = typeArgTexts.map((text) => {
+    const tag = typeof text === 'string' ? parseTypeTag(text) : null;
+    if (tag === null) throw malformed(`"type_arguments" has an invalid Move type: ${JSON.stringify(text)}`);
+    return tag;
+  });
+  return { address: id.address, module: id.module, function: id.name, typeArgs, args: { json: args } };
+}
+
+function parseBcsCall(req: SimRequest): ViewCall {
+  const request = decodeViewRequest(req.body);
+  if (request === null) throw malformed('invalid BCS view function request');
+  return { address: request.address, module: request.module, function: request.function, typeArgs: request.typeArgs, args: { bcs: request.args } };
+}
+
+function parseCall(req: SimRequest, ctx: SimContext): ViewCall {
+  const type = mediaType(req.headers['content-type']);
+  if (type === 'application/json') return parseJsonCall(req);
+  if (type === ctx.names.viewBcsMediaType) return parseBcsCall(req);
+  throw NodeError.badRequest(
+    `unsupported content type ${JSON.stringify(req.headers['content-type'] ?? '')}, expected application/json or ${ctx.names.viewBcsMediaType}`,
+  );
+}
+
+export function handleView(req: SimRequest, ctx: SimContext): SimReply {
+  const requested = requestedVersion(req.query);
+  const call = parseCall(req, ctx);
+  const format = acceptFormat(req.headers.accept);
+
+  return atLedger(ctx, (info) => {
+    const version = readVersion(requested, info);
+    const fn = findSimView(call.address, call.module, call.function);
+    const raw = 'json' in call.args ? call.args.json : call.args.bcs;
+    checkSimArity(fn, call.typeArgs.length, raw.length);
+    const args: SimArg[] =
+      'json' in call.args
+        ? call.args.json.map((value, i) => decodeJsonArg(fn.params[i], value, i))
+        : call.args.bcs.map((bytes, i) => decodeBcsArg(fn.params[i], bytes, i));
+    const values = runSimView(fn, call.typeArgs, args, version);
+    const gas = { [ctx.headerNames.gasUsed]: fn.gas.toString() };
+    return format === 'bcs'
+      ? reply(200, 'application/x-bcs', encodeBcsValues(values), gas)
+      : reply(200, 'application/json', encodeJsonValues(values), gas);
+  });
+}

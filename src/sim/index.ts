@@ -1,0 +1,36 @@
+// The simulated node: a test fixture, demo upstream and bench target.
+export { startSim, type SimNode, type SimOptions } from './server.js';
+export {
+  SimLedger,
+  simLedgerInfo,
+  startAutoAdvance,
+  SIM_GENESIS_TIMESTAMP_USEC,
+  SIM_USEC_PER_VERSION,
+  SIM_VERSIONS_PER_BLOCK,
+  SIM_VERSIONS_PER_EPOCH,
+  type SimLedgerOptions,
+} from './ledger.js';
+export { SIM_REQUEST_LOG_SIZE, type SimCounters, type SimRecordedRequest } from './counters.js';
+export { SIM_DEFAULT_SLOW_MS, type SimFault, type SimFaultMode, type SimFaults } from './faults.js';
+export { SIM_ROUTES, classifyRoute, type SimRoute } from './routes.js';
+export { simTableItem, SIM_VALUE_PERIOD } from './tables.js';
+export {
+  simBalance,
+  findSimView,
+  checkSimArity,
+  runSimView,
+  SIM_FUNCTIONS,
+  SIM_VIEW_GAS,
+  SIM_MODULE_ADDRESS,
+  SIM_MODULE_NAME,
+  SIM_BURN_LIMIT,
+  SIM_BALANCE_MODULUS,
+  VM_ABORTED,
+  VM_OUT_OF_GAS,
+  type SimArg,
+  type SimFunction,
+  type SimValue,
+} from './views.js';
+export { encodeBcsValues, encodeJsonValues } from './view-codec.js';
+export { simModuleAbi, simModuleJson, SIM_MODULE_BYTECODE } from './abi.js';
+export { SIM_BODY_LIMIT_BYTES } from './http-io.js';

@@ -1,0 +1,115 @@
+// What a sim handler returns, and the helpers every handler shares: error replies
+// (only through errorBody), the ledger-header rule, and ledger_version checks.
+import type { IncomingHttpHeaders } from 'node:http';
+import { errorBody, ERROR_CONTENT_TYPE, NodeError } from '../errors.js';
+import type { LedgerInfo } from '../ledger/info.js';
+import { encodeLedgerHeaders, type LedgerHeaderNames } from '../ledger/headers.js';
+import type { VendorNames } from '../wire/vendor.js';
+import { parseU64 } from '../wire/u64.js';
+import type { SimLedger } from './ledger.js';
+
+export interface SimReply {
+  status: number;
+  /** lower-case names */
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+/** One request as the handlers see it: the body is already read in full. */
+export interface SimRequest {
+  method: string;
+  /** the raw (still %-encoded) path, without the query */
+  path: string;
+  query: URLSearchParams;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
+
+export interface SimContext {
+  ledger: SimLedger;
+  names: VendorNames;
+  headerNames: LedgerHeaderNames;
+  gitHash: string;
+}
+
+export function reply(status: number, contentType: string, body: Buffer, headers: Record<string, string> = {}): SimReply {
+  return { status, headers: { 'content-type': contentType, ...headers }, body };
+}
+
+export function jsonReply(status: number, value: unknown): SimReply {
+  return reply(status, 'application/json', Buffer.from(JSON.stringify(value)));
+}
+
+/** An error reply; ledger headers only when the node got as far as reading its ledger. */
+export function errorReply(err: NodeError, ctx: SimContext, info?: LedgerInfo, status: number = err.status): SimReply {
+  const out = reply(status, ERROR_CONTENT_TYPE, errorBody(err));
+  return info === undefined ? out : withLedgerHeaders(out, ctx, info);
+}
+
+export function withLedgerHeaders(out: SimReply, ctx: SimContext, info: LedgerInfo): SimReply {
+  for (const [name, value] of encodeLedgerHeaders(ctx.headerNames, info)) out.headers[name] = value;
+  return out;
+}
+
+/**
+ * Runs the part of a handler that happens after the node has read its ledger: the
+ * reply (success or NodeError) carries that one snapshot's seven headers.
+ */
+export function atLedger(ctx: SimContext, run: (info: LedgerInfo) => SimReply): SimReply {
+  const info = ctx.ledger.info();
+  try {
+    return withLedgerHeaders(run(info), ctx, info);
+  } catch (err) {
+    if (err instanceof NodeError) return errorReply(err, ctx, info);
+    throw err;
+  }
+}
+
+/** The ledger_version query parameter: null when absent; not a u64 → 400 (no ledger headers). */
+export function requestedVersion(query: URLSearchParams): bigint | null {
+  const text = query.get('ledger_version');
+  if (text === null) return null;
+  const version = parseU64(text);
+  if (version === null) {
+    throw NodeError.badRequest(`failed to parse query parameter \`ledger_version\`: not a u64: ${JSON.stringify(text)}`);
+  }
+  return version;
+}
+
+/** The version to read at: latest when absent; above latest → 404, below oldest → 410. */
+export function readVersion(requested: bigint | null, info: LedgerInfo): bigint {
+  if (requested === null) return info.ledgerVersion;
+  if (requested > info.ledgerVersion) throw NodeError.versionNotFound(requested, info.ledgerVersion);
+  if (requested < info.oldestLedgerVersion) throw NodeError.pruned(requested);
+  return requested;
+}
+
+/** The media type of a Content-Type header, lower-case, without parameters. */
+export function mediaType(header: string | undefined): string {
+  return (header ?? '').split(';', 1)[0].trim().toLowerCase();
+}
+
+/** A path segment, %-decoded; bad %-encoding → 400. */
+export function pathParam(name: string, raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw NodeError.badRequest(`failed to parse path parameter \`${name}\`: bad percent-encoding`);
+  }
+}
+
+/** A JSON request body, which must be sent as application/json. */
+export function jsonBody(req: SimRequest): unknown {
+  if (mediaType(req.headers['content-type']) !== 'application/json') {
+    throw NodeError.badRequest(`unsupported content type ${JSON.stringify(req.headers['content-type'] ?? '')}, expected application/json`);
+  }
+  try {
+    return JSON.parse(req.body.toString('utf8'));
+  } catch (err) {
+    throw NodeError.badRequest(`parse request payload error: ${(err as Error).message}`);
+  }
+}
+
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

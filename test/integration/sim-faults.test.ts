@@ -1,0 +1,152 @@
+// The simulated node's test controls: request counters, every fault mode, and the
+// stop / restart / close lifecycle ("down" is stop()).
+import { request } from 'undici';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { startSim, type SimNode } from '../../src/sim/index.js';
+
+interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+}
+
+async function call(sim: SimNode, path: string, init: { method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string; headersTimeout?: number } = {}): Promise<Answer> {
+  const res = await request(sim.url + path, { method: init.method ?? 'GET', headers: init.headers, body: init.body, headersTimeout: init.headersTimeout });
+  return { status: res.statusCode, headers: res.headers, body: Buffer.from(await res.body.arrayBuffer()) };
+}
+
+const VIEW = {
+  method: 'POST' as const,
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify({ function: '0x1::sim::add', type_arguments: [], arguments: ['1', '2'] }),
+};
+
+describe('simulated node controls', () => {
+  let sim: SimNode;
+  beforeEach(async () => {
+    sim = await startSim();
+  });
+  afterEach(async () => {
+    vi.useRealTimers();
+    await sim.close();
+  });
+
+  describe('counters', () => {
+    it('counts every request by route and records method, url, headers and body', async () => {
+      await call(sim, '/v1');
+      await call(sim, '/v1/view?ledger_version=1000', VIEW);
+      await call(sim, '/v1/accounts/0x1/module/sim');
+      await call(sim, `/v1/tables/0x1/raw_item`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/x-bcs' }, body: '{"key":"0x01"}' });
+      await call(sim, '/nowhere');
+      expect(sim.counters.total).toBe(5);
+      expect(sim.counters.byRoute).toEqual({ raw_item: 1, view: 1, ledger_info: 1, module: 1, other: 1 });
+      const view = sim.counters.requests[1];
+      expect(view.method).toBe('POST');
+      expect(view.url).toBe('/v1/view?ledger_version=1000');
+      expect(view.headers['content-type']).toBe('application/json');
+      expect(view.body.toString()).toBe(VIEW.body);
+
+      sim.counters.reset();
+      expect(sim.counters.total).toBe(0);
+      expect(sim.counters.byRoute).toEqual({ raw_item: 0, view: 0, ledger_info: 0, module: 0, other: 0 });
+      expect(sim.counters.requests).toEqual([]);
+    });
+  });
+
+  describe('faults', () => {
+    it("'html' answers 502 text/html and is counted", async () => {
+      sim.faults.set({ mode: 'html' });
+      const answer = await call(sim, '/v1', { headers: { 'accept-encoding': 'gzip' } });
+      expect(answer.status).toBe(502);
+      expect(answer.headers['content-type']).toBe('text/html');
+      expect(answer.headers['content-encoding']).toBeUndefined();
+      expect(answer.body.toString()).toBe('<html><body>Bad Gateway</body></html>');
+      expect(sim.counters.total).toBe(1);
+    });
+
+    it("'status500' answers the node's JSON internal_error body with ledger headers", async () => {
+      sim.faults.set({ mode: 'status500' });
+      const answer = await call(sim, '/v1/view', VIEW);
+      expect(answer.status).toBe(500);
+      expect(answer.headers['content-type']).toBe('application/json');
+      expect(JSON.parse(answer.body.toString())).toEqual({ message: 'Internal error: simulated failure', error_code: 'internal_error', vm_error_code: null });
+      expect(answer.headers['x-node-ledger-version']).toBe('1000');
+    });
+
+    it("'status429' answers 429 text/plain and 'empty' 503 with no body", async () => {
+      sim.faults.set({ mode: 'status429' });
+      const limited = await call(sim, '/v1');
+      expect([limited.status, limited.headers['content-type'], limited.body.toString()]).toEqual([429, 'text/plain', 'Too Many Requests']);
+      sim.faults.set({ mode: 'empty' });
+      const empty = await call(sim, '/v1');
+      expect([empty.status, empty.headers['content-type'], empty.body.length]).toEqual([503, undefined, 0]);
+    });
+
+    it("'reset' destroys the connection without an answer", async () => {
+      sim.faults.set({ mode: 'reset' });
+      await expect(call(sim, '/v1/view', VIEW)).rejects.toThrow();
+      expect(sim.counters.byRoute.view).toBe(1);
+      sim.faults.clear();
+      expect((await call(sim, '/v1/view', VIEW)).status).toBe(200);
+    });
+
+    it("'slow' answers normally after delayMs", async () => {
+      sim.faults.set({ mode: 'slow', delayMs: 150 });
+      const started = performance.now();
+      const answer = await call(sim, '/v1/view', VIEW);
+      expect(performance.now() - started).toBeGreaterThanOrEqual(140);
+      expect(answer.status).toBe(200);
+      expect(JSON.parse(answer.body.toString())).toEqual(['3']);
+    });
+
+    it("'hang' never answers: the client times out, and stop() destroys the socket", async () => {
+      sim.faults.set({ mode: 'hang' });
+      await expect(call(sim, '/v1', { headersTimeout: 200 })).rejects.toMatchObject({ code: 'UND_ERR_HEADERS_TIMEOUT' });
+      const pending = call(sim, '/v1/view', VIEW);
+      pending.catch(() => undefined);
+      await vi.waitFor(() => expect(sim.counters.total).toBe(2));
+      await sim.stop();
+      await expect(pending).rejects.toThrow();
+    });
+
+    it('faults only the chosen routes, and only the next count requests', async () => {
+      sim.faults.set({ mode: 'status500', routes: ['view'], count: 2 });
+      expect((await call(sim, '/v1')).status).toBe(200);
+      expect((await call(sim, '/v1/view', VIEW)).status).toBe(500);
+      expect((await call(sim, '/v1/view', VIEW)).status).toBe(500);
+      expect((await call(sim, '/v1/view', VIEW)).status).toBe(200);
+      expect(sim.counters.byRoute).toMatchObject({ view: 3, ledger_info: 1 });
+    });
+  });
+
+  describe('lifecycle', () => {
+    it('stop() refuses connections; restart() serves again on the same port with the same ledger', async () => {
+      const { url, port } = sim;
+      sim.ledger.advance(5);
+      await sim.stop();
+      await expect(call(sim, '/v1')).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+      await sim.restart();
+      expect([sim.url, sim.port]).toEqual([url, port]);
+      const answer = await call(sim, '/v1');
+      expect(answer.status).toBe(200);
+      expect(answer.headers['x-node-ledger-version']).toBe('1005');
+    });
+
+    it('close() is for good: restart() is refused afterwards, and close() twice is fine', async () => {
+      await sim.close();
+      await expect(sim.restart()).rejects.toThrow(/closed/);
+      await sim.close();
+    });
+
+    it('advances on its own at versionsPerSecond', async () => {
+      vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date'] });
+      const ticking = await startSim({ versionsPerSecond: 2, startVersion: 0n });
+      try {
+        vi.advanceTimersByTime(3000);
+        expect(ticking.ledger.info().ledgerVersion).toBe(6n);
+      } finally {
+        await ticking.close();
+      }
+    });
+  });
+});
