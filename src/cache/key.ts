@@ -1,0 +1,47 @@
+// The cache key of a pinned answer (DESIGN "Cache keys and entries"): (vendor,
+// endpoint, format, N, canonical request), hashed with SHA-256 for shared stores.
+import { createHash } from 'node:crypto';
+import type { ReadRequest } from '../wire/read-request.js';
+
+/**
+ * Bump when the serialisation below changes, so old entries are simply never
+ * looked up again instead of being misread.
+ */
+const KEY_SCHEME = 'lp1';
+
+/**
+ * The unambiguous serialisation: every field but the last is either
+ * length-prefixed (`<utf-16 length>:<text>`) or a decimal terminated by ':', so no
+ * text can move from one field into another; identity runs to the end. The
+ * memory tier uses it as is: it never leaves the process, and a hit then costs no
+ * hash. Redis gets sharedKey() of it.
+ *
+ * `version` is passed separately from req.version because a latest read is stored
+ * under the version its answer was read at.
+ */
+export function cacheKeyText(vendor: string, req: ReadRequest, version: bigint): string {
+  const key =
+    `${KEY_SCHEME}:${vendor.length}:${vendor}${req.endpoint.length}:${req.endpoint}` +
+    `${req.format.length}:${req.format}${version}:${req.identity}`;
+  // V8 keeps a concatenation as a rope of its pieces; a cache holding the rope as
+  // its key would keep every piece. Reading a character flattens it in place.
+  key.charCodeAt(0);
+  return key;
+}
+
+/**
+ * The key in shared stores: sha256 hex of the text, so no client input ever
+ * becomes a raw Redis key and every key has the same short length.
+ *
+ * The text is hashed as UTF-8, which maps a lone surrogate to U+FFFD; identities
+ * are built from hex and JSON.stringify output, which escapes lone surrogates, so
+ * none reach here.
+ */
+export function sharedKey(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/** sharedKey(cacheKeyText(…)): the shared-store key of a pinned answer. */
+export function cacheKey(vendor: string, req: ReadRequest, version: bigint): string {
+  return sharedKey(cacheKeyText(vendor, req, version));
+}

@@ -1,0 +1,20 @@
+// The interface every cache tier implements, so serve/ reads through tiers without
+// knowing which is which, and one contract suite (test/contract) checks them all.
+import type { StoredAnswer } from '../wire/read-request.js';
+
+/** Synchronous where a tier can be (the memory hit path must not add an async hop). */
+export type MaybePromise<T> = T | Promise<T>;
+
+export interface AnswerStore {
+  readonly tier: 'memory' | 'redis';
+  /** The stored answer, or undefined on a miss (and, for remote tiers, on any failure). */
+  get(key: string): MaybePromise<StoredAnswer | undefined>;
+  /**
+   * Store an answer. ttlSeconds undefined = no expiry. Each tier documents how it
+   * treats ttlSeconds; a tier may drop an entry earlier (eviction) but never serves
+   * one it was not given.
+   */
+  set(key: string, answer: StoredAnswer, ttlSeconds?: number): MaybePromise<void>;
+  delete(key: string): MaybePromise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,51 @@
+// SPEC §4/§6: one observation of a node's ledger. The seven ledger headers and
+// GET /v1 carry the same values, and always travel together.
+
+export interface LedgerInfo {
+  chainId: number;
+  epoch: bigint;
+  ledgerVersion: bigint;
+  oldestLedgerVersion: bigint;
+  ledgerTimestampUsec: bigint;
+  blockHeight: bigint;
+  oldestBlockHeight: bigint;
+}
+
+/** The GET /v1 answer as a node sends it. */
+export function ledgerInfoJson(info: LedgerInfo, gitHash: string): Record<string, unknown> {
+  return {
+    chain_id: info.chainId,
+    epoch: String(info.epoch),
+    ledger_version: String(info.ledgerVersion),
+    oldest_ledger_version: String(info.oldestLedgerVersion),
+    ledger_timestamp: String(info.ledgerTimestampUsec),
+    node_role: 'full_node',
+    oldest_block_height: String(info.oldestBlockHeight),
+    block_height: String(info.blockHeight),
+    git_hash: gitHash,
+  };
+}
+
+const U64_TEXT = /^[0-9]{1,20}$/;
+
+function u64Field(value: unknown): bigint | null {
+  const text = typeof value === 'number' && Number.isSafeInteger(value) ? String(value) : value;
+  return typeof text === 'string' && U64_TEXT.test(text) ? BigInt(text) : null;
+}
+
+/** Parses a GET /v1 body; null when any field is missing or malformed. */
+export function parseLedgerInfoJson(body: unknown): LedgerInfo | null {
+  if (typeof body !== 'object' || body === null) return null;
+  const b = body as Record<string, unknown>;
+  const chainId = b.chain_id;
+  const fields = [b.epoch, b.ledger_version, b.oldest_ledger_version, b.ledger_timestamp, b.block_height, b.oldest_block_height].map(u64Field);
+  if (typeof chainId !== 'number' || !Number.isInteger(chainId) || chainId < 0 || chainId > 255) return null;
+  if (fields.some((f) => f === null)) return null;
+  const [epoch, ledgerVersion, oldestLedgerVersion, ledgerTimestampUsec, blockHeight, oldestBlockHeight] = fields as bigint[];
+  return { chainId, epoch, ledgerVersion, oldestLedgerVersion, ledgerTimestampUsec, blockHeight, oldestBlockHeight };
+}
+
+/** Is a newer than b? Versions decide; the timestamp breaks no ties we care about. */
+export function isNewer(a: LedgerInfo, b: LedgerInfo): boolean {
+  return a.ledgerVersion > b.ledgerVersion;
+}

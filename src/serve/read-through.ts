@@ -1,0 +1,249 @@
+// The read path of the two served endpoints (DESIGN "Data flow"):
+//   pinned N: pruned? → 410; memory → redis → one node call per key (single-flight,
+//             and a short Redis lock across instances) → store if immutable.
+//   latest:   one node call per canonical request in flight → store the answer as
+//             the pinned answer at the version in its ledger header.
+import type { Logger } from 'pino';
+import { NodeError } from '../errors.js';
+import type { LedgerInfo } from '../ledger/info.js';
+import type { PruneClock } from '../ledger/prune-clock.js';
+import type { Watermark } from '../ledger/watermark.js';
+import type { NodeAnswer } from '../upstream/answer.js';
+import type { ReadRequest, StoredAnswer } from '../wire/read-request.js';
+import { cacheKeyText, sharedKey } from '../cache/key.js';
+import type { MemoryStore } from '../cache/memory.js';
+import type { AnswerStore } from '../cache/store.js';
+import type { LatestAnswer, LatestAnswers } from './latest-answers.js';
+import { cacheability } from './policy.js';
+import { SingleFlight } from './single-flight.js';
+
+export type CacheStatus = 'HIT' | 'MISS' | 'COALESCED' | 'BYPASS' | 'STALE';
+export type CacheTier = 'memory' | 'redis';
+
+/** How a reply was served, and what to send. */
+export interface ReadResult {
+  status: number;
+  contentType: string;
+  body: Buffer;
+  gasUsed?: string;
+  /** the ledger snapshot for the reply's headers, when one is known */
+  ledger: LedgerInfo | null;
+  cache: CacheStatus;
+  tier?: CacheTier;
+  /** the node that answered, for a node call */
+  upstream?: string;
+}
+
+/** The upstream side the read path needs (UpstreamPool implements it). */
+export interface NodeReader {
+  /** `deadlineAt` (epoch ms) bounds the whole read, retries included */
+  read(req: ReadRequest, deadlineAt?: number): Promise<NodeAnswer>;
+  isPruned(version: bigint): boolean;
+}
+
+/** Redis, as the read path uses it: a store plus a short lock for cross-instance fills. */
+export interface SharedStore extends AnswerStore {
+  /** false while disconnected or just after a failed command: then it is skipped */
+  isHealthy(): boolean;
+  tryLock(key: string, ttlMs: number): Promise<'acquired' | 'held' | 'failed'>;
+  unlock(key: string): Promise<void>;
+}
+
+export interface ReadThroughOptions {
+  vendor: string;
+  nodes: NodeReader;
+  /** synchronous, so a memory hit takes no async hop */
+  memory: MemoryStore;
+  redis?: SharedStore;
+  redisSettings?: { maxTtlSeconds: number; fillLock: boolean; fillLockMs: number };
+  /** routing.deadlineMs: a pinned miss, waiting for another instance's fill included, ends within it */
+  deadlineMs: number;
+  watermark: Watermark;
+  pruneClock: PruneClock;
+  logger: Logger;
+  /** newest latest answers, for bounded staleness and stale-if-error */
+  latest?: LatestAnswers;
+  /** told of every stale reply, by reason, for metrics */
+  onStale?: (reason: 'bound' | 'error') => void;
+}
+
+/** How often a waiter polls Redis for another instance's fill. */
+const FILL_POLL_MS = 20;
+
+interface Filled {
+  answer: StoredAnswer;
+  tier?: CacheTier;
+  upstream?: string;
+}
+
+export class ReadThrough {
+  private readonly pinnedFlights = new SingleFlight<Filled>();
+  private readonly latestFlights = new SingleFlight<NodeAnswer>();
+
+  constructor(private readonly o: ReadThroughOptions) {}
+
+  read(req: ReadRequest): Promise<ReadResult> | ReadResult {
+    return req.version === null ? this.readLatest(req) : this.readPinned(req, req.version);
+  }
+
+  /** Synchronous on a memory hit: the hot path takes no async hop. */
+  private readPinned(req: ReadRequest, version: bigint): Promise<ReadResult> | ReadResult {
+    if (this.o.nodes.isPruned(version)) throw NodeError.pruned(version);
+    const key = cacheKeyText(this.o.vendor, req, version);
+    const hit = this.o.memory.get(key);
+    if (hit !== undefined) return this.fromStore(hit, 'HIT', 'memory');
+    const { promise, shared } = this.pinnedFlights.do(key, () => this.fillPinned(key, req, version));
+    return promise.then((filled) => {
+      // The prune line may have moved while Redis or a node answered: a node
+      // asked now would say 410, so the proxy does too.
+      if (this.o.nodes.isPruned(version)) throw NodeError.pruned(version);
+      return filled.tier !== undefined
+        ? this.fromStore(filled.answer, shared ? 'COALESCED' : 'HIT', filled.tier)
+        : { ...this.fromStore(filled.answer, shared ? 'COALESCED' : 'MISS'), upstream: filled.upstream };
+    });
+  }
+
+  private fromStore(answer: StoredAnswer, cache: CacheStatus, tier?: CacheTier): ReadResult {
+    return {
+      status: answer.status,
+      contentType: answer.contentType,
+      body: answer.body,
+      gasUsed: answer.gasUsed,
+      ledger: this.o.watermark.current(),
+      cache,
+      tier,
+    };
+  }
+
+  private async fillPinned(key: string, req: ReadRequest, version: bigint): Promise<Filled> {
+    const { redis, redisSettings } = this.o;
+    const deadlineAt = Date.now() + this.o.deadlineMs;
+    const shared = sharedKey(key);
+    let locked = false;
+    // A Redis that is down or stalled costs at most one command timeout: no
+    // further lookups, and no wait for a lock.
+    if (redis !== undefined && redisSettings !== undefined && redis.isHealthy()) {
+      const found = (await redis.get(shared)) as StoredAnswer | undefined;
+      if (found !== undefined) {
+        this.o.memory.set(key, found);
+        return { answer: found, tier: 'redis' };
+      }
+      if (redisSettings.fillLock && redis.isHealthy()) {
+        const lock = await redis.tryLock(shared, redisSettings.fillLockMs);
+        locked = lock === 'acquired';
+        if (lock === 'held') {
+          // At most half of what is left, so the node still has time if the fill never comes.
+          const waitMs = Math.min(redisSettings.fillLockMs, (deadlineAt - Date.now()) / 2);
+          const filled = await this.awaitOtherFill(redis, key, shared, waitMs);
+          if (filled !== undefined) return { answer: filled, tier: 'redis' };
+        }
+      }
+    }
+    let answer: NodeAnswer;
+    try {
+      answer = await this.o.nodes.read(req, deadlineAt);
+    } catch (err) {
+      if (locked) void redis!.unlock(shared);
+      throw err;
+    }
+    const stored = toStored(answer, version);
+    const verdict = cacheability(req.endpoint, answer);
+    // The lock is held until the shared write lands, so waiters find the answer.
+    const written = verdict.cacheable ? this.store(key, stored) : Promise.resolve();
+    if (locked) void written.finally(() => redis!.unlock(shared));
+    if (!verdict.cacheable) this.o.logger.debug({ endpoint: req.endpoint, version: String(version), reason: verdict.reason }, 'answer not cached');
+    return { answer: stored, upstream: answer.upstream };
+  }
+
+  /** Another instance holds the fill lock: poll Redis for its answer, for a bounded time. */
+  private async awaitOtherFill(redis: SharedStore, key: string, shared: string, waitMs: number): Promise<StoredAnswer | undefined> {
+    const until = Date.now() + waitMs;
+    while (Date.now() < until && redis.isHealthy()) {
+      await new Promise((resolve) => setTimeout(resolve, FILL_POLL_MS));
+      const answer = (await redis.get(shared)) as StoredAnswer | undefined;
+      if (answer !== undefined) {
+        this.o.memory.set(key, answer);
+        return answer;
+      }
+    }
+    return undefined;
+  }
+
+  /**
+   * Stores in memory at once and in Redis in the background: a reply never waits
+   * for the shared write. The returned promise settles when Redis has it (or failed).
+   */
+  private store(key: string, answer: StoredAnswer): Promise<void> {
+    this.o.memory.set(key, answer);
+    const { redis, redisSettings } = this.o;
+    if (redis === undefined || redisSettings === undefined || !redis.isHealthy()) return Promise.resolve();
+    return Promise.resolve(redis.set(sharedKey(key), answer, this.o.pruneClock.secondsUntilPruned(answer.version, redisSettings.maxTtlSeconds)));
+  }
+
+  private async readLatest(req: ReadRequest): Promise<ReadResult> {
+    const flightKey = `${req.endpoint}\n${req.format}\n${req.identity}`;
+    const latest = this.o.latest;
+    const stale = latest?.withinBound(flightKey, this.o.watermark.current()?.ledgerVersion ?? null);
+    if (stale !== undefined) {
+      // Stale-while-revalidate: one background refresh per key at a time.
+      if (stale.refresh) {
+        const { promise } = this.latestFlights.do(flightKey, () => this.fetchLatest(req, flightKey));
+        promise.catch((err) => this.o.logger.debug({ err: (err as Error).message }, 'background refresh failed'));
+      }
+      this.o.onStale?.('bound');
+      return staleResult(stale.entry);
+    }
+    const { promise, shared } = this.latestFlights.do(flightKey, () => this.fetchLatest(req, flightKey));
+    let answer: NodeAnswer;
+    try {
+      answer = await promise;
+    } catch (err) {
+      const fallback = latest?.forError(flightKey);
+      if (fallback === undefined) throw err;
+      this.o.onStale?.('error');
+      return staleResult(fallback);
+    }
+    if (answer.status >= 500) {
+      const fallback = latest?.forError(flightKey);
+      if (fallback !== undefined) {
+        this.o.onStale?.('error');
+        return staleResult(fallback);
+      }
+    }
+    // A forwarded latest read keeps the answering node's snapshot: it says at
+    // which version the data was read.
+    return {
+      status: answer.status,
+      contentType: answer.contentType,
+      body: answer.body,
+      gasUsed: answer.gasUsed,
+      ledger: answer.ledger,
+      cache: shared ? 'COALESCED' : 'MISS',
+      upstream: answer.upstream,
+    };
+  }
+
+  private async fetchLatest(req: ReadRequest, flightKey: string): Promise<NodeAnswer> {
+    const answer = await this.o.nodes.read(req);
+    const verdict = cacheability(req.endpoint, answer);
+    if (verdict.cacheable && answer.ledger !== null) {
+      const version = answer.ledger.ledgerVersion;
+      const stored = toStored(answer, version);
+      void this.store(cacheKeyText(this.o.vendor, req, version), stored);
+      this.o.latest?.remember(flightKey, stored, answer.ledger);
+    } else if (!verdict.cacheable) {
+      this.o.logger.debug({ endpoint: req.endpoint, reason: verdict.reason }, 'latest answer not stored');
+    }
+    return answer;
+  }
+}
+
+/** A stale reply carries its own snapshot, never the watermark, so its age is visible. */
+function staleResult(entry: LatestAnswer): ReadResult {
+  const { answer, ledger } = entry;
+  return { status: answer.status, contentType: answer.contentType, body: answer.body, gasUsed: answer.gasUsed, ledger, cache: 'STALE' };
+}
+
+function toStored(answer: NodeAnswer, version: bigint): StoredAnswer {
+  return { status: answer.status, contentType: answer.contentType, body: answer.body, gasUsed: answer.gasUsed, version };
+}
