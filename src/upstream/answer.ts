@@ -1,0 +1,19 @@
+// What one node said, after the transport: the bytes to replay, and what it told
+// us about its ledger.
+import type { LedgerInfo } from '../ledger/info.js';
+
+export interface NodeAnswer {
+  /** the node's name (config) */
+  upstream: string;
+  status: number;
+  contentType: string;
+  /** the body, decompressed: the proxy stores and compares raw bytes */
+  body: Buffer;
+  gasUsed?: string;
+  /** the snapshot in the answer's ledger headers, when it had all seven */
+  ledger: LedgerInfo | null;
+  /** the error_code of a JSON error body */
+  errorCode?: string;
+  /** the vm_error_code of a JSON error body */
+  vmErrorCode?: number | null;
+}

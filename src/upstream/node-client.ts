@@ -1,0 +1,198 @@
+// The transport to one node, and the ONLY place where transport failures and
+// answers that are not node-shaped become NodeErrors (503 internal_error).
+import { Pool } from 'undici';
+import { gunzipSync, inflateSync, brotliDecompressSync } from 'node:zlib';
+import { NodeError, ERROR_STATUSES, isErrorCode } from '../errors.js';
+import { decodeGasUsed, decodeLedgerHeaders, type LedgerHeaderNames } from '../ledger/headers.js';
+import type { NodeAnswer } from './answer.js';
+
+export interface NodeCall {
+  method: 'GET' | 'POST';
+  /** path and query under the node's base url, starting with /v1 */
+  path: string;
+  headers?: Record<string, string>;
+  body?: Buffer;
+  timeoutMs: number;
+  signal?: AbortSignal;
+}
+
+export interface NodeClientOptions {
+  name: string;
+  /** base url without /v1 and without a trailing slash */
+  url: string;
+  headerNames: LedgerHeaderNames;
+  /** keep-alive connections to this node */
+  connections?: number;
+}
+
+/** Largest answer we accept from a node; a bigger one is treated as a broken node. */
+const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
+
+export class NodeClient {
+  readonly name: string;
+  readonly url: string;
+  private readonly pool: Pool;
+  private readonly names: LedgerHeaderNames;
+  private readonly basePath: string;
+
+  constructor(options: NodeClientOptions) {
+    this.name = options.name;
+    this.url = options.url;
+    this.names = options.headerNames;
+    const base = new URL(options.url);
+    this.basePath = base.pathname.replace(/\/+$/, '');
+    this.pool = new Pool(base.origin, {
+      connections: options.connections ?? 64,
+      keepAliveTimeout: 30_000,
+      pipelining: 1,
+      // A bigger answer is treated as a broken node (the call fails).
+      maxResponseSize: MAX_ANSWER_BYTES,
+    });
+  }
+
+  /** One call to the node. Resolves with any node-shaped answer; rejects with a NodeError otherwise. */
+  async call(call: NodeCall): Promise<NodeAnswer> {
+    // One controller and a timer cleared on completion: AbortSignal.timeout's
+    // timers would all live out their full timeout, thousands at a time under load.
+    const abort = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      abort.abort();
+    }, call.timeoutMs);
+    const cancel = (): void => abort.abort();
+    call.signal?.addEventListener('abort', cancel, { once: true });
+    if (call.signal?.aborted) abort.abort();
+    let status: number;
+    let headers: Record<string, string | string[] | undefined>;
+    let raw: Buffer;
+    try {
+      const res = await this.pool.request({
+        method: call.method,
+        path: this.basePath + call.path,
+        headers: {
+          ...call.headers,
+          // Nodes gzip by default; we keep raw bytes so answers stay byte-identical.
+          'accept-encoding': 'identity',
+          ...(call.body ? { 'content-length': String(call.body.length) } : {}),
+        },
+        body: call.body,
+        signal: abort.signal,
+      });
+      status = res.statusCode;
+      headers = res.headers;
+      // arrayBuffer() gathers the chunks into one exact-size buffer: a cached answer
+      // never holds a view into the socket's read buffer (which would keep it alive).
+      raw = Buffer.from(await res.body.arrayBuffer());
+    } catch (err) {
+      throw NodeError.unavailable(`upstream ${this.name}: ${describeTransportError(err, timedOut, call.timeoutMs)}`);
+    } finally {
+      clearTimeout(timer);
+      call.signal?.removeEventListener('abort', cancel);
+    }
+    const body = decode(raw, headers['content-encoding'], this.name);
+    return this.shape(status, headers, body);
+  }
+
+  private shape(status: number, headers: Record<string, string | string[] | undefined>, body: Buffer): NodeAnswer {
+    const contentType = firstHeader(headers['content-type']) ?? '';
+    const mediaType = contentType.split(';', 1)[0].trim().toLowerCase();
+    const answer: NodeAnswer = {
+      upstream: this.name,
+      status,
+      contentType,
+      body,
+      gasUsed: decodeGasUsed(this.names, headers),
+      ledger: decodeLedgerHeaders(this.names, headers),
+    };
+    const broken = (what: string): never => {
+      throw NodeError.unavailable(`upstream ${this.name}: ${what}`);
+    };
+    if (status === 200) {
+      if (mediaType === 'application/x-bcs') return answer;
+      if (mediaType === 'application/json') {
+        if (!isJson(body)) broken('answered 200 with a body that is not JSON');
+        return answer;
+      }
+      return broken(`answered 200 with content type '${contentType || 'none'}'`);
+    }
+    if (status === 429) broken('answered 429 Too Many Requests (rate limited)');
+    if (!(ERROR_STATUSES as readonly number[]).includes(status)) {
+      broken(`answered HTTP ${status}${mediaType ? ` ${mediaType}` : ''}${body.length === 0 ? ' with an empty body' : ''}`);
+    }
+    const error = parseErrorBody(body);
+    if (error === null) {
+      broken(`answered HTTP ${status} without a node error body${body.length === 0 ? ' (empty)' : mediaType ? ` (${mediaType})` : ''}`);
+    }
+    answer.errorCode = error!.code;
+    answer.vmErrorCode = error!.vmErrorCode;
+    return answer;
+  }
+
+  async close(): Promise<void> {
+    await this.pool.close();
+  }
+
+  /** Drop connections at once (a node that must not be waited for). */
+  async destroy(): Promise<void> {
+    await this.pool.destroy();
+  }
+}
+
+function firstHeader(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function decode(raw: Buffer, encoding: string | string[] | undefined, name: string): Buffer {
+  const enc = (firstHeader(encoding) ?? 'identity').trim().toLowerCase();
+  try {
+    if (enc === 'identity' || enc === '') return raw;
+    if (enc === 'gzip' || enc === 'x-gzip') return gunzipSync(raw);
+    if (enc === 'deflate') return inflateSync(raw);
+    if (enc === 'br') return brotliDecompressSync(raw);
+  } catch {
+    throw NodeError.unavailable(`upstream ${name}: answered a body that does not decompress (${enc})`);
+  }
+  throw NodeError.unavailable(`upstream ${name}: answered an unknown content encoding '${enc}'`);
+}
+
+function isJson(body: Buffer): boolean {
+  try {
+    JSON.parse(body.toString('utf8'));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function parseErrorBody(body: Buffer): { code: string; vmErrorCode: number | null } | null {
+  try {
+    const parsed = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
+    if (typeof parsed !== 'object' || parsed === null) return null;
+    if (typeof parsed.message !== 'string' || !isErrorCode(parsed.error_code)) return null;
+    const vm = parsed.vm_error_code;
+    return { code: parsed.error_code, vmErrorCode: typeof vm === 'number' ? vm : null };
+  } catch {
+    return null;
+  }
+}
+
+function describeTransportError(err: unknown, timedOut: boolean, timeoutMs: number): string {
+  if (timedOut) return `timed out after ${timeoutMs} ms`;
+  const e = err as { code?: string; message?: string; name?: string };
+  switch (e.code) {
+    case 'ECONNREFUSED':
+      return 'connection refused';
+    case 'ECONNRESET':
+    case 'UND_ERR_SOCKET':
+      return 'connection reset';
+    case 'UND_ERR_HEADERS_TIMEOUT':
+    case 'UND_ERR_BODY_TIMEOUT':
+      return `timed out after ${timeoutMs} ms`;
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return 'host not found';
+  }
+  if (e.name === 'AbortError') return 'request aborted';
+  return e.message ?? String(err);
+}
