@@ -1,0 +1,230 @@
+// buildApp(config): the one wiring point. main.ts and the tests both call it.
+import type { FastifyInstance } from 'fastify';
+import { Cluster, Redis } from 'ioredis';
+import pino, { type Logger } from 'pino';
+import type { Config } from './config/index.js';
+import { SIM_URL } from './config/index.js';
+import { MemoryStore } from './cache/memory.js';
+import { RedisStore } from './cache/redis.js';
+import { buildAdminServer } from './http/admin.js';
+import { registerPassthrough } from './http/passthrough.js';
+import { buildHttpServer, closeGracefully } from './http/server.js';
+import { Metrics } from './metrics.js';
+import { ReplyWriter } from './http/reply.js';
+import { ledgerHeaderNames } from './ledger/headers.js';
+import { PruneClock } from './ledger/prune-clock.js';
+import { Watermark } from './ledger/watermark.js';
+import { LatestAnswers } from './serve/latest-answers.js';
+import { ReadThrough } from './serve/read-through.js';
+import { startSim, type SimNode } from './sim/index.js';
+import { NodeClient } from './upstream/node-client.js';
+import { NodeState } from './upstream/node-state.js';
+import { UpstreamPool } from './upstream/pool.js';
+import { vendorNames } from './wire/vendor.js';
+
+/** How long start-up waits for Redis before serving from memory and nodes alone. */
+const REDIS_START_WAIT_MS = 2000;
+
+export interface AppDeps {
+  logger?: Logger;
+}
+
+export interface App {
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly http: FastifyInstance;
+  readonly pool: UpstreamPool;
+  readonly watermark: Watermark;
+  readonly memory: MemoryStore;
+  readonly redis?: RedisStore;
+  /** the built-in simulated node, when an upstream is 'sim' */
+  readonly sim?: SimNode;
+  readonly metrics: Metrics;
+  readonly admin?: FastifyInstance;
+  /** Starts listening (public, then admin); resolves with the public base url. */
+  listen(): Promise<string>;
+  /**
+   * Replaces the upstream list (SIGHUP) without dropping requests. Only the
+   * upstreams change; other settings need a restart. A 'sim' upstream needs the
+   * built-in node to be running already.
+   */
+  reloadUpstreams(upstreams: Config['upstreams']): Promise<{ added: string[]; removed: string[] }>;
+  /** the admin base url, once listening (undefined when admin.port is 0) */
+  adminUrl(): string | undefined;
+  close(): Promise<void>;
+}
+
+export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App> {
+  const logger = deps.logger ?? pino({ level: config.log.level });
+  const vendor = vendorNames(config.vendor);
+  const headerNames = ledgerHeaderNames(vendor.headerPrefix);
+  const watermark = new Watermark();
+  const pruneClock = new PruneClock();
+  watermark.onAdvance((info) => pruneClock.observe(info));
+
+  const usesSim = config.upstreams.some((u) => u.url === SIM_URL);
+  const sim = usesSim
+    ? await startSim({
+        vendor: config.vendor,
+        host: config.sim.host,
+        port: config.sim.port,
+        chainId: config.sim.chainId,
+        versionsPerSecond: config.sim.versionsPerSecond,
+        pruneWindow: BigInt(config.sim.pruneWindow),
+      })
+    : undefined;
+  if (sim) logger.info({ url: sim.url }, 'upstream is the built-in SIMULATED node (url: sim), not a real ledger node');
+
+  const makeNodes = (upstreams: Config['upstreams']): NodeState[] =>
+    upstreams.map(
+      (u) =>
+        new NodeState(
+          new NodeClient({ name: u.name, url: u.url === SIM_URL ? sim!.url : u.url, headerNames }),
+          u.role,
+          u.weight,
+          config.routing.breaker,
+          Date.now,
+          { maxInFlight: u.maxInFlight, maxRps: u.maxRps },
+        ),
+    );
+  const nodes = makeNodes(config.upstreams);
+  // Its sources are read at scrape time, when everything below exists.
+  const metrics = new Metrics({
+    memoryStats: () => memory.stats(),
+    upstreams: () => pool.nodes.map((n) => ({ name: n.name, state: pool.health(n), ledgerVersion: n.ledger?.ledgerVersion ?? null, inFlight: n.inFlight })),
+    watermarkVersion: () => watermark.current()?.ledgerVersion ?? null,
+  });
+  const pool = new UpstreamPool({
+    nodes,
+    routing: config.routing,
+    chainId: config.chainId,
+    watermark,
+    logger,
+    maxInFlight: config.shedding.maxInFlight,
+    budget: { waitMs: config.shedding.budgetWaitMs, shedFirst: config.shedding.shedFirst },
+    onShed: (reason) => metrics.shed(reason),
+    onCall: (upstream, outcome, seconds) => metrics.upstreamCall(upstream, outcome, seconds),
+  });
+
+  const memory = new MemoryStore({ maxBytes: config.cache.memory.maxBytes });
+  const redisConfig = config.cache.redis;
+  const redis = redisConfig
+    ? new RedisStore({
+        url: redisConfig.url,
+        cluster: redisConfig.cluster ? [...redisConfig.cluster] : undefined,
+        keyPrefix: redisConfig.keyPrefix,
+        commandTimeoutMs: redisConfig.commandTimeoutMs,
+        logger,
+        onError: (op) => metrics.redisError(op),
+      })
+    : undefined;
+
+  const reads = new ReadThrough({
+    vendor: config.vendor,
+    nodes: pool,
+    memory,
+    redis,
+    redisSettings: redisConfig,
+    deadlineMs: config.routing.deadlineMs,
+    watermark,
+    pruneClock,
+    logger,
+    latest: new LatestAnswers(config.latest, Math.floor(config.cache.memory.maxBytes / 4)),
+    onStale: (reason) => metrics.stale(reason),
+  });
+
+  const writer = new ReplyWriter(headerNames);
+  // Decided once: building the line costs even when pino drops it.
+  const requestLog = logger.isLevelEnabled('info');
+  const rateLimitRedis = config.rateLimit.enabled && config.rateLimit.redis && redisConfig ? sharedCounterClient(redisConfig) : undefined;
+  const originOf = (node: NodeState): string => new URL(node.client.url).origin;
+  const http = await buildHttpServer({
+    bodyLimitBytes: config.server.bodyLimitBytes,
+    trustProxy: config.server.trustProxy,
+    writer,
+    reads,
+    watermark,
+    vendor,
+    passthrough: config.passthrough
+      ? (app) =>
+          registerPassthrough(app, {
+            pickUpstream: () => {
+              const node = pool.pickAny();
+              return node ? originOf(node) : null;
+            },
+            fallbackUpstream: () => originOf(pool.nodes[0]),
+            writer,
+            watermark,
+            timeoutMs: config.routing.deadlineMs,
+          })
+      : undefined,
+    rateLimit: config.rateLimit.enabled
+      ? { max: config.rateLimit.max, timeWindowMs: config.rateLimit.timeWindowMs, redis: rateLimitRedis, keyPrefix: redisConfig?.keyPrefix ?? 'ledger-proxy:' }
+      : undefined,
+    onResponse: (request, reply) => {
+      const served = request.served;
+      const endpoint = served?.endpoint ?? (request.routeOptions.url?.startsWith('/v1') ? 'passthrough' : 'other');
+      const cache = String(reply.getHeader('x-cache') ?? 'BYPASS');
+      metrics.request(endpoint, cache, reply.statusCode, reply.elapsedTime / 1000);
+      if (requestLog) logger.info(
+        { endpoint, cache, tier: served?.tier, upstream: served?.upstream, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 },
+        'request',
+      );
+    },
+  });
+
+  const admin =
+    config.admin.port !== 0
+      ? buildAdminServer({
+          metrics,
+          ready: () => pool.ready(),
+          upstreams: () => pool.nodes.map((n) => ({ name: n.name, state: pool.health(n) })),
+          headerNames,
+        })
+      : undefined;
+  let adminAddress: string | undefined;
+
+  // Both are bounded: a node or a Redis that is down does not stop the start.
+  await Promise.all([pool.start(), redis?.whenReady(REDIS_START_WAIT_MS)]);
+
+  return {
+    config,
+    logger,
+    http,
+    pool,
+    watermark,
+    memory,
+    redis,
+    sim,
+    metrics,
+    admin,
+    async listen() {
+      const address = await http.listen({ host: config.server.host, port: config.server.port });
+      if (admin) adminAddress = await admin.listen({ host: config.admin.host, port: config.admin.port });
+      logger.info({ url: address, admin: adminAddress, upstreams: config.upstreams.map((u) => u.name) }, 'ledger-proxy listening');
+      return address;
+    },
+    adminUrl: () => adminAddress,
+    async reloadUpstreams(upstreams) {
+      if (upstreams.some((u) => u.url === SIM_URL) && !sim) throw new Error("a 'sim' upstream needs a restart: the built-in node is not running");
+      const result = await pool.replaceNodes(makeNodes(upstreams));
+      logger.info({ ...result, upstreams: pool.nodes.map((n) => n.name) }, 'upstreams reloaded');
+      return result;
+    },
+    async close() {
+      await closeGracefully(http);
+      await admin?.close();
+      await pool.close();
+      await memory.close();
+      await redis?.close();
+      rateLimitRedis?.disconnect();
+      await sim?.close();
+    },
+  };
+}
+
+/** A Redis client for rate-limit counters: fails fast, so a Redis outage skips counting. */
+function sharedCounterClient(redis: NonNullable<Config['cache']['redis']>): Redis | Cluster {
+  const options = { enableOfflineQueue: false, maxRetriesPerRequest: 0, connectTimeout: 2000, commandTimeout: redis.commandTimeoutMs };
+  return redis.cluster ? new Cluster([...redis.cluster], { redisOptions: options }) : new Redis(redis.url!, options);
+}

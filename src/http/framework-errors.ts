@@ -1,0 +1,42 @@
+// Fastify's and Node's own errors, turned into node-shaped ones (SPEC §7: a
+// framework's error JSON or HTML never reaches a client; 411/413/415 become 400).
+import { NodeError } from '../errors.js';
+
+interface FrameworkError {
+  code?: string;
+  statusCode?: number;
+  message?: string;
+}
+
+export function fromFrameworkError(err: unknown, bodyLimitBytes: number): NodeError {
+  if (err instanceof NodeError) return err;
+  const e = (err ?? {}) as FrameworkError;
+  switch (e.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return NodeError.badRequest(`request body is larger than the limit of ${bodyLimitBytes} bytes`);
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return NodeError.badRequest(`invalid request body: ${e.message ?? e.code}`);
+    case 'FST_ERR_BAD_URL':
+    case 'FST_ERR_INVALID_URL':
+      return NodeError.badRequest(`malformed request URL: ${e.message ?? e.code}`);
+  }
+  const status = e.statusCode ?? 500;
+  if (status >= 400 && status < 500) return NodeError.badRequest(`bad request: ${e.message ?? 'malformed request'}`);
+  return NodeError.from(err);
+}
+
+/** Node's parser errors on a raw socket (bad framing, oversized headers). */
+export function fromClientError(err: { code?: string; message?: string }): NodeError {
+  switch (err.code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return NodeError.badRequest('request headers are too large');
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
+    case 'HPE_INVALID_CHUNK_SIZE':
+      return NodeError.badRequest('malformed chunked request body');
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return NodeError.badRequest('request was not received in time');
+  }
+  return NodeError.badRequest(`malformed HTTP request (${err.code ?? err.message ?? 'parse error'})`);
+}

@@ -1,0 +1,176 @@
+// Turns a client's request to one of the two served endpoints into a validated,
+// canonical ReadRequest. Everything a node would refuse is refused here, so that
+// invalid input never reaches a node (SPEC §3, §7).
+import { NodeError } from '../errors.js';
+import { acceptFormat } from '../wire/accept.js';
+import { parseAddress } from '../wire/address.js';
+import { canonicalMembers, JsonSyntaxError } from '../wire/canonical-json.js';
+import { parseEntryFunctionId } from '../wire/function-id.js';
+import { parseHexBytes } from '../wire/hex.js';
+import { formatTypeTag, parseTypeTag } from '../wire/move-type.js';
+import type { ReadRequest } from '../wire/read-request.js';
+import { parseU64 } from '../wire/u64.js';
+import { decodeViewRequest } from '../wire/view-bcs.js';
+import type { VendorNames } from '../wire/vendor.js';
+
+export interface RawRead {
+  /** decoded path parameter (the table handle), absent for view */
+  handle?: string;
+  query: Record<string, unknown>;
+  contentType: string | undefined;
+  accept: string | undefined;
+  body: Buffer;
+}
+
+const JSON_TYPE = 'application/json';
+const BCS_ACCEPT = 'application/x-bcs';
+
+/** The media type of a Content-Type header, lower-case, without parameters. */
+export function mediaType(contentType: string | undefined): string {
+  return (contentType ?? '').split(';', 1)[0].trim().toLowerCase();
+}
+
+/** ?ledger_version: absent → null (latest), else a u64, else 400. */
+export function parseLedgerVersion(query: Record<string, unknown>): bigint | null {
+  const raw = query.ledger_version;
+  if (raw === undefined) return null;
+  const version = typeof raw === 'string' ? parseU64(raw) : null;
+  if (version === null) {
+    throw NodeError.badRequest(
+      `failed to parse "ledger_version": ${JSON.stringify(raw)} is not a valid u64 (a decimal string of digits)`,
+    );
+  }
+  return version;
+}
+
+function versionQuery(version: bigint | null): string {
+  return version === null ? '' : `?ledger_version=${version}`;
+}
+
+// Strict: toString('utf8') would turn invalid bytes into U+FFFD, so a body a node
+// refuses (serde_json validates UTF-8) would share a cache identity with a valid one.
+// A BOM is kept, so it fails as JSON, as on a node.
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+function parseJsonObject(body: Buffer): { parsed: Record<string, unknown>; members: Map<string, string> } {
+  let text: string;
+  try {
+    text = UTF8.decode(body);
+  } catch {
+    throw NodeError.badRequest('parse request payload error: the JSON body is not valid UTF-8');
+  }
+  let members: Map<string, string> | null;
+  try {
+    members = canonicalMembers(text);
+  } catch (err) {
+    const reason = err instanceof JsonSyntaxError ? err.message : 'malformed';
+    throw NodeError.badRequest(`parse request payload error: malformed JSON body (${reason})`);
+  }
+  if (members === null) throw NodeError.badRequest('parse request payload error: the JSON body must be an object');
+  return { parsed: JSON.parse(text) as Record<string, unknown>, members };
+}
+
+/**
+ * The common body, `{"key":"0x…"}` in ASCII with nothing else: one regex instead
+ * of the full parser (a hot path). It has a single member, so no duplicate can
+ * hide in it; anything else takes the full parse.
+ */
+const SIMPLE_KEY_BODY = /^\s*\{\s*"key"\s*:\s*"((?:0x)?(?:[0-9a-fA-F]{2})*)"\s*\}\s*$/;
+
+/** The raw_item body's key bytes; 400 for anything else. */
+function rawItemKey(body: Buffer): Buffer {
+  const simple = SIMPLE_KEY_BODY.exec(body.toString('latin1'));
+  if (simple !== null) return parseHexBytes(simple[1])!;
+  const { parsed } = parseJsonObject(body);
+  if (typeof parsed.key !== 'string') {
+    throw NodeError.badRequest('parse request payload error: missing string member "key" (the BCS-serialized key as hex)');
+  }
+  const key = parseHexBytes(parsed.key);
+  if (key === null) {
+    throw NodeError.badRequest(`parse request payload error: "key" is not hex bytes: ${JSON.stringify(parsed.key)}`);
+  }
+  return key;
+}
+
+export function parseRawItem(raw: RawRead): ReadRequest {
+  const handle = parseAddress(raw.handle ?? '');
+  if (handle === null) {
+    throw NodeError.badRequest(
+      `failed to parse path "table_handle": ${JSON.stringify(raw.handle ?? '')} is not a valid table handle (0x then 1 to 64 hex digits)`,
+    );
+  }
+  const version = parseLedgerVersion(raw.query);
+  if (mediaType(raw.contentType) !== JSON_TYPE) {
+    throw NodeError.badRequest(`unsupported content type '${raw.contentType ?? 'none'}': raw_item takes ${JSON_TYPE}`);
+  }
+  const key = rawItemKey(raw.body);
+  // Checked after the input is parsed, as a node does: parse errors win over 403.
+  if (acceptFormat(raw.accept) !== 'bcs') {
+    throw new NodeError(403, 'api_disabled', 'Only BCS is supported as an AcceptType.');
+  }
+  return {
+    endpoint: 'raw_item',
+    version,
+    format: 'bcs',
+    identity: `${handle}\n${key.toString('hex')}`,
+    path: `/v1/tables/${handle}/raw_item${versionQuery(version)}`,
+    body: raw.body,
+    contentType: JSON_TYPE,
+    accept: BCS_ACCEPT,
+  };
+}
+
+export function parseView(raw: RawRead, vendor: VendorNames): ReadRequest {
+  const version = parseLedgerVersion(raw.query);
+  const format = acceptFormat(raw.accept);
+  const type = mediaType(raw.contentType);
+  const common = {
+    endpoint: 'view' as const,
+    version,
+    format,
+    path: `/v1/view${versionQuery(version)}`,
+    body: raw.body,
+    accept: format === 'bcs' ? BCS_ACCEPT : JSON_TYPE,
+  };
+  if (type === vendor.viewBcsMediaType) {
+    if (decodeViewRequest(raw.body) === null) {
+      throw NodeError.badRequest('parse request payload error: the body is not a BCS view function request');
+    }
+    return { ...common, identity: `bcs\n${raw.body.toString('hex')}`, contentType: vendor.viewBcsMediaType };
+  }
+  if (type !== JSON_TYPE) {
+    throw NodeError.badRequest(
+      `unsupported content type '${raw.contentType ?? 'none'}': view takes ${JSON_TYPE} or ${vendor.viewBcsMediaType}`,
+    );
+  }
+  const { parsed, members } = parseJsonObject(raw.body);
+  const fn = typeof parsed.function === 'string' ? parseEntryFunctionId(parsed.function) : null;
+  if (fn === null) {
+    throw NodeError.badRequest(
+      `parse request payload error: "function" must be an entry function id {address}::{module}::{function}, got ${JSON.stringify(parsed.function)}`,
+    );
+  }
+  if (!Array.isArray(parsed.type_arguments)) {
+    throw NodeError.badRequest('parse request payload error: "type_arguments" must be an array of Move types');
+  }
+  const typeArgs = parsed.type_arguments.map((t) => (typeof t === 'string' ? parseTypeTag(t) : null));
+  const badType = typeArgs.findIndex((t) => t === null);
+  if (badType >= 0) {
+    throw NodeError.badRequest(
+      `parse request payload error: type_arguments[${badType}] is not a Move type: ${JSON.stringify(parsed.type_arguments[badType])}`,
+    );
+  }
+  if (!Array.isArray(parsed.arguments)) {
+    throw NodeError.badRequest('parse request payload error: "arguments" must be an array');
+  }
+  // Canonical: the function and types in their long forms, the arguments with
+  // members sorted and numbers as written, other members as canonical JSON.
+  const rest = [...members].filter(([k]) => k !== 'function' && k !== 'type_arguments');
+  const identity = [
+    'json',
+    `${fn.address}::${fn.module}::${fn.name}`,
+    typeArgs.map((t) => formatTypeTag(t!)).join(','),
+    ...rest.map(([k, v]) => `${JSON.stringify(k)}:${v}`),
+  ].join('\n');
+  return { ...common, identity, contentType: JSON_TYPE };
+}

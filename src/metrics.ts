@@ -1,0 +1,180 @@
+// The Prometheus metrics the proxy exports, on a registry of its own per app (so
+// several apps in one process, as in tests, do not share counters).
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export interface MetricsSources {
+  memoryStats(): { entries: number; bytes: number };
+  upstreams(): Array<{ name: string; state: string; ledgerVersion: bigint | null; inFlight: number }>;
+  watermarkVersion(): bigint | null;
+}
+
+const UPSTREAM_STATES = ['healthy', 'lagging', 'down', 'quarantined'] as const;
+
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly requestSeconds: Histogram<'endpoint'>;
+  private readonly upstreamRequests: Counter<'upstream' | 'outcome'>;
+  private readonly upstreamSeconds: Histogram<'upstream'>;
+  private readonly coalesced: Counter<'endpoint'>;
+  private readonly redisErrors: Counter<'op'>;
+  private readonly staleAnswers: Counter<'reason'>;
+  private readonly shedReads: Counter<'reason'>;
+  /** requests by endpoint|cache|status: a plain count per request, labels at scrape time */
+  private readonly requestCounts = new Map<string, { endpoint: string; cache: string; status: string; count: number }>();
+  private readonly durationChildren = new Map<string, { observe(value: number): void }>();
+
+  constructor(sources: MetricsSources, options: { defaultMetrics?: boolean } = {}) {
+    const registers = [this.registry];
+    if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'ledger_proxy_' });
+    const requestCounts = this.requestCounts;
+    new Counter({
+      name: 'ledger_proxy_requests_total',
+      help: 'Client requests by endpoint, cache result (HIT, MISS, COALESCED, BYPASS, STALE) and status',
+      labelNames: ['endpoint', 'cache', 'status'],
+      registers,
+      // Counted in plain integers per request; handed to prom-client at scrape time.
+      collect() {
+        this.reset();
+        for (const c of requestCounts.values()) this.inc({ endpoint: c.endpoint, cache: c.cache, status: c.status }, c.count);
+      },
+    });
+    this.requestSeconds = new Histogram({
+      name: 'ledger_proxy_request_duration_seconds',
+      help: 'Time to answer a client request, by endpoint',
+      labelNames: ['endpoint'],
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    });
+    this.upstreamRequests = new Counter({
+      name: 'ledger_proxy_upstream_requests_total',
+      help: 'Calls to nodes, by node and outcome (ok, node_error, failed)',
+      labelNames: ['upstream', 'outcome'],
+      registers,
+    });
+    this.upstreamSeconds = new Histogram({
+      name: 'ledger_proxy_upstream_duration_seconds',
+      help: 'Latency of calls to nodes, by node',
+      labelNames: ['upstream'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    });
+    this.coalesced = new Counter({
+      name: 'ledger_proxy_coalesced_total',
+      help: 'Requests that shared another identical request’s node call',
+      labelNames: ['endpoint'],
+      registers,
+    });
+    this.redisErrors = new Counter({
+      name: 'ledger_proxy_redis_errors_total',
+      help: 'Failed Redis commands (the proxy fails open: it answers from memory and nodes)',
+      labelNames: ['op'],
+      registers,
+    });
+    this.staleAnswers = new Counter({
+      name: 'ledger_proxy_stale_total',
+      help: 'Latest reads answered stale, by reason (bound: within latest.maxStaleness*, error: nodes failed, latest.staleIfErrorMs)',
+      labelNames: ['reason'],
+      registers,
+    });
+    this.shedReads = new Counter({
+      name: 'ledger_proxy_shed_total',
+      help: 'Reads refused rather than queued, by reason (overload: shedding.maxInFlight, budget: a node budget)',
+      labelNames: ['reason'],
+      registers,
+    });
+    new Gauge({
+      name: 'ledger_proxy_cache_entries',
+      help: 'Entries in the memory tier',
+      labelNames: ['tier'],
+      registers,
+      collect() {
+        this.set({ tier: 'memory' }, sources.memoryStats().entries);
+      },
+    });
+    new Gauge({
+      name: 'ledger_proxy_cache_bytes',
+      help: 'Bytes held by the memory tier (as counted against cache.memory.maxBytes)',
+      labelNames: ['tier'],
+      registers,
+      collect() {
+        this.set({ tier: 'memory' }, sources.memoryStats().bytes);
+      },
+    });
+    new Gauge({
+      name: 'ledger_proxy_upstream_state',
+      help: '1 for the state each node is in (healthy, lagging, down, quarantined)',
+      labelNames: ['upstream', 'state'],
+      registers,
+      collect() {
+        this.reset();
+        for (const u of sources.upstreams()) {
+          for (const state of UPSTREAM_STATES) this.set({ upstream: u.name, state }, u.state === state ? 1 : 0);
+        }
+      },
+    });
+    new Gauge({
+      name: 'ledger_proxy_upstream_ledger_version',
+      help: 'Latest ledger version each node reported',
+      labelNames: ['upstream'],
+      registers,
+      collect() {
+        this.reset();
+        for (const u of sources.upstreams()) if (u.ledgerVersion !== null) this.set({ upstream: u.name }, Number(u.ledgerVersion));
+      },
+    });
+    new Gauge({
+      name: 'ledger_proxy_upstream_in_flight',
+      help: 'Calls in flight to each node',
+      labelNames: ['upstream'],
+      registers,
+      collect() {
+        this.reset();
+        for (const u of sources.upstreams()) this.set({ upstream: u.name }, u.inFlight);
+      },
+    });
+    new Gauge({
+      name: 'ledger_proxy_watermark_version',
+      help: 'The freshest ledger version the proxy has seen (what cache hits carry)',
+      registers,
+      collect() {
+        const v = sources.watermarkVersion();
+        if (v !== null) this.set(Number(v));
+      },
+    });
+  }
+
+  request(endpoint: string, cache: string, status: number, seconds: number): void {
+    const key = `${endpoint}|${cache}|${status}`;
+    const counted = this.requestCounts.get(key);
+    if (counted === undefined) this.requestCounts.set(key, { endpoint, cache, status: String(status), count: 1 });
+    else counted.count++;
+    let timer = this.durationChildren.get(endpoint);
+    if (timer === undefined) {
+      timer = this.requestSeconds.labels(endpoint);
+      this.durationChildren.set(endpoint, timer);
+    }
+    timer.observe(seconds);
+    if (cache === 'COALESCED') this.coalesced.labels(endpoint).inc();
+  }
+
+  upstreamCall(upstream: string, outcome: 'ok' | 'node_error' | 'failed', seconds: number): void {
+    this.upstreamRequests.labels(upstream, outcome).inc();
+    this.upstreamSeconds.labels(upstream).observe(seconds);
+  }
+
+  stale(reason: 'bound' | 'error'): void {
+    this.staleAnswers.labels(reason).inc();
+  }
+
+  shed(reason: 'overload' | 'budget'): void {
+    this.shedReads.labels(reason).inc();
+  }
+
+  redisError(op: string): void {
+    this.redisErrors.labels(op).inc();
+  }
+
+  async render(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}
