@@ -1,0 +1,434 @@
+// The differential run (issue 7 §3): a seeded stream of reads of both endpoints —
+// pinned and latest, JSON and BCS request bodies for view, JSON and BCS answers,
+// present and absent items, versions inside the window, at its edge, pruned and
+// not reached yet — sent through the proxy and straight to the sim, while the
+// sim's ledger advances and prunes. Every proxy answer must be the sim's answer to
+// the same request at the same version; the few ways they may differ because the
+// two are asked at different moments are named below, counted and reported.
+import { Pool } from 'undici';
+import { SIM_MODULE_ADDRESS, simTableItem, type SimNode } from '../../src/sim/index.js';
+import type { TypeTag } from '../../src/wire/move-type.js';
+import { encodeViewRequest } from '../../src/wire/view-bcs.js';
+import { errorCodeOf, header, parseErrorBody, shapeProblem, type ReplyLike } from '../helpers/fuzz-reply.js';
+import { Rng } from '../helpers/fuzz-stack.js';
+
+export const HANDLE = '0x' + 'ab'.repeat(32);
+const HANDLE_FORMS = [HANDLE, '0x' + 'AB'.repeat(32), 'ab'.repeat(32)];
+const HANDLE2_FORMS = ['0x1', '0x01', '0x' + '1'.padStart(64, '0')];
+const CANDIDATES = Array.from({ length: 200 }, (_, i) => Buffer.from([i, 0x5a]));
+const PRESENT = CANDIDATES.filter((k) => simTableItem(HANDLE, k, 0n) !== null).slice(0, 6);
+const ABSENT = CANDIDATES.filter((k) => simTableItem(HANDLE, k, 0n) === null).slice(0, 3);
+const OWNERS = ['0x' + 'cd'.repeat(32), '0xCD', 'cd'.repeat(32), '0x1'];
+
+/** Where a pinned version sits relative to the sim's ledger when the request is sent. */
+type At =
+  | { kind: 'latest' }
+  | { kind: 'window'; back: number }
+  | { kind: 'hot'; slot: number }
+  | { kind: 'edge'; offset: number }
+  | { kind: 'pruned'; below: number }
+  | { kind: 'future'; ahead: number }
+  | { kind: 'u64max' };
+
+export interface Request {
+  endpoint: 'raw_item' | 'view';
+  /** path without the query; the version is added when the request is sent */
+  path: string;
+  headers: Record<string, string>;
+  body: Buffer;
+  at: At;
+  /** leading zeros on the version text (the same version, SPEC §2) */
+  zeros: number;
+  label: string;
+}
+
+function u64le(n: bigint): Buffer {
+  const b = Buffer.alloc(8);
+  b.writeBigUInt64LE(n);
+  return b;
+}
+
+const JSON_TYPE = 'application/json';
+const BCS_VIEW_TYPE = 'application/x.node.view_function+bcs';
+
+/** A JSON view body in one of several spellings of the same request (member order, whitespace). */
+function viewJsonText(rng: Rng, call: { function: string; type_arguments: string[]; arguments: unknown[] }): string {
+  switch (rng.int(0, 3)) {
+    case 0:
+      return JSON.stringify(call);
+    case 1:
+      return JSON.stringify({ arguments: call.arguments, function: call.function, type_arguments: call.type_arguments });
+    case 2:
+      return JSON.stringify(call, null, 2);
+    default:
+      return ` { "function" : ${JSON.stringify(call.function)} ,\n "type_arguments": ${JSON.stringify(call.type_arguments)}, "arguments":${JSON.stringify(call.arguments)} } `;
+  }
+}
+
+function viewJsonCall(rng: Rng): { call: { function: string; type_arguments: string[]; arguments: unknown[] }; label: string } {
+  const n = (): string => String(rng.int(0, 50));
+  switch (rng.int(0, 9)) {
+    case 0:
+    case 1:
+    case 2:
+      return { call: { function: rng.pick(['0x1::sim::balance', '0x01::sim::balance']), type_arguments: [], arguments: [rng.pick(OWNERS)] }, label: 'view balance' };
+    case 3:
+      return { call: { function: '0x1::sim::add', type_arguments: [], arguments: [n(), rng.chance(0.5) ? n() : rng.int(0, 50)] }, label: 'view add' };
+    case 4:
+      return { call: { function: '0x1::sim::pair', type_arguments: [], arguments: [n()] }, label: 'view pair' };
+    case 5:
+      return { call: { function: '0x1::sim::type_name', type_arguments: [rng.pick(['u8', 'vector<u8>', '0x1::string::String', '0x1::coin::Coin<0x1::aptos_coin::AptosCoin>'])], arguments: [] }, label: 'view type_name' };
+    case 6:
+      return { call: { function: '0x1::sim::always_abort', type_arguments: [], arguments: [] }, label: 'view abort' };
+    case 7:
+      return { call: { function: '0x1::sim::burn', type_arguments: [], arguments: [rng.pick(['5', '2000000'])] }, label: 'view burn' };
+    case 8:
+      return { call: { function: rng.pick(['0x1::sim::nope', '0x1::sim::poke', '0x2::sim::balance']), type_arguments: [], arguments: [] }, label: 'view unknown' };
+    default:
+      return { call: { function: '0x1::sim::add', type_arguments: [], arguments: [n()] }, label: 'view arity' };
+  }
+}
+
+function viewBcsBody(rng: Rng): { body: Buffer; label: string } {
+  const call = (fn: string, args: Uint8Array[], typeArgs: TypeTag[] = []): Buffer =>
+    Buffer.from(encodeViewRequest({ address: SIM_MODULE_ADDRESS, module: 'sim', function: fn, typeArgs, args }));
+  switch (rng.int(0, 5)) {
+    case 0:
+    case 1:
+      return { body: call('balance', [Buffer.alloc(32, rng.pick([0xcd, 0xce]))]), label: 'view-bcs balance' };
+    case 2:
+      return { body: call('add', [u64le(BigInt(rng.int(0, 50))), u64le(BigInt(rng.int(0, 50)))]), label: 'view-bcs add' };
+    case 3:
+      return { body: call('pair', [u64le(BigInt(rng.int(0, 50)))]), label: 'view-bcs pair' };
+    case 4:
+      return { body: call('type_name', [], [{ kind: 'vector', of: { kind: 'u64' } }]), label: 'view-bcs type_name' };
+    default:
+      return { body: call('always_abort', []), label: 'view-bcs abort' };
+  }
+}
+
+function pickAt(rng: Rng): At {
+  const r = rng.next();
+  if (r < 0.2) return { kind: 'latest' };
+  if (r < 0.5) return { kind: 'hot', slot: rng.int(0, 2) };
+  if (r < 0.7) return { kind: 'window', back: rng.int(0, 190) };
+  if (r < 0.83) return { kind: 'edge', offset: rng.int(-4, 4) };
+  if (r < 0.91) return { kind: 'pruned', below: rng.int(1, 400) };
+  if (r < 0.99) return { kind: 'future', ahead: rng.int(1, 6) };
+  return { kind: 'u64max' };
+}
+
+/** The i-th request of the stream (the stream depends on the seed only). */
+export function nextRequest(rng: Rng): Request {
+  const at = pickAt(rng);
+  const zeros = rng.chance(0.05) ? rng.int(1, 5) : 0;
+  if (rng.chance(0.45)) {
+    const present = rng.chance(0.75);
+    const key = present ? rng.pick(PRESENT) : rng.pick(ABSENT);
+    const hex = key.toString('hex');
+    const keyText = rng.pick(['0x' + hex, '0x' + hex.toUpperCase(), hex]);
+    const handle = rng.chance(0.8) ? rng.pick(HANDLE_FORMS) : rng.pick(HANDLE2_FORMS);
+    // Mostly BCS; a JSON Accept is refused with 403 by both (no ledger headers).
+    const accept = rng.chance(0.97) ? rng.pick(['application/x-bcs', 'application/x-bcs, application/json', 'application/x-bcs;q=0.9']) : 'application/json';
+    return {
+      endpoint: 'raw_item',
+      path: `/v1/tables/${handle}/raw_item`,
+      headers: { 'content-type': JSON_TYPE, accept },
+      body: Buffer.from(JSON.stringify({ key: keyText })),
+      at,
+      zeros,
+      label: `raw_item ${present ? 'present' : 'absent'}${accept === 'application/json' ? ' (json accept)' : ''}`,
+    };
+  }
+  const accept = rng.pick(['application/json', 'application/x-bcs', undefined]);
+  const acceptHeaders: Record<string, string> = accept === undefined ? {} : { accept };
+  if (rng.chance(0.35)) {
+    const { body, label } = viewBcsBody(rng);
+    return { endpoint: 'view', path: '/v1/view', headers: { 'content-type': BCS_VIEW_TYPE, ...acceptHeaders }, body, at, zeros, label };
+  }
+  const { call, label } = viewJsonCall(rng);
+  return { endpoint: 'view', path: '/v1/view', headers: { 'content-type': JSON_TYPE, ...acceptHeaders }, body: Buffer.from(viewJsonText(rng, call)), at, zeros, label };
+}
+
+/** The pinned version a request asks for, given the sim's ledger when it is sent; null for latest. */
+function resolveVersion(at: At, latest: bigint, oldest: bigint): bigint | null {
+  switch (at.kind) {
+    case 'latest':
+      return null;
+    case 'window': {
+      const v = latest - BigInt(at.back);
+      return v < oldest ? oldest : v;
+    }
+    case 'hot': {
+      // A few versions many requests share, so some answers come from the cache.
+      const v = latest - (latest % 50n) - 50n * BigInt(at.slot);
+      return v < oldest ? oldest : v;
+    }
+    case 'edge':
+      return oldest + BigInt(at.offset) < 0n ? 0n : oldest + BigInt(at.offset);
+    case 'pruned':
+      return oldest - BigInt(at.below) < 0n ? 0n : oldest - BigInt(at.below);
+    case 'future':
+      return latest + BigInt(at.ahead);
+    case 'u64max':
+      return 18446744073709551615n;
+  }
+}
+
+export interface Reply extends ReplyLike {
+  headers: Record<string, string | string[] | undefined>;
+}
+
+async function send(pool: Pool, req: Request, version: bigint | null, zeros = 0): Promise<Reply> {
+  const query = version === null ? '' : `?ledger_version=${'0'.repeat(zeros)}${version}`;
+  const res = await pool.request({
+    method: 'POST',
+    path: req.path + query,
+    // Nodes gzip when asked; the proxy compares and stores raw bytes, so do we.
+    headers: { ...req.headers, 'accept-encoding': 'identity' },
+    body: req.body,
+  });
+  return { status: res.statusCode, headers: res.headers, body: Buffer.from(await res.body.arrayBuffer()) };
+}
+
+/** Status, body bytes, content type and gas used: what must be identical. */
+function sameAnswer(a: Reply, b: Reply): boolean {
+  return a.status === b.status && a.body.equals(b.body) && header(a, 'content-type') === header(b, 'content-type') && header(a, 'x-node-gas-used') === header(b, 'x-node-gas-used');
+}
+
+function show(r: Reply): string {
+  const v = header(r, 'x-node-ledger-version');
+  const o = header(r, 'x-node-ledger-oldest-version');
+  const tier = header(r, 'x-cache-tier');
+  return `${r.status} x-cache=${header(r, 'x-cache') ?? '-'}${tier === undefined ? '' : ` (${tier})`} ledger=${v ?? '-'}/${o ?? '-'} type=${header(r, 'content-type')} gas=${header(r, 'x-node-gas-used') ?? '-'} body=${JSON.stringify(r.body.subarray(0, 160).toString('latin1'))}`;
+}
+
+/** The allowed differences, by name: each is explained where it is counted. */
+export type Allowed =
+  | 'future: both 404 version_not_found, the messages name different latest versions'
+  | 'future when sent, reached before the sim was asked'
+  | 'pruned after the proxy answered (compared with the unpruned oracle)'
+  | 'cache hit below a prune line the proxy had not learned yet (compared with the oracle)';
+
+export interface Report {
+  seed: number;
+  requests: number;
+  compared: number;
+  identical: number;
+  allowed: Map<Allowed, number>;
+  wrong: number;
+  wrongExamples: string[];
+  /** ledger headers one client saw going back */
+  backwards: number;
+  backwardsExamples: string[];
+  /** forwarded latest reads that shared an earlier call: read below the sim's latest at send */
+  coalescedOlder: number;
+  /** pinned reads the proxy answered 410 while the version was still readable when sent (pruned in flight) */
+  prunedInFlight: number;
+  byCache: Map<string, number>;
+  byStatus: Map<string, number>;
+  versions: { first: bigint; last: bigint; oldestLast: bigint };
+  seconds: number;
+}
+
+export interface RunOptions {
+  seed: number;
+  total: number;
+  concurrency: number;
+  /** the proxies' base urls; worker w uses proxies[w % n] (its own client, its own headers) */
+  proxies: string[];
+  node: SimNode;
+  /** a sim on the same ledger that never prunes: the answer at a version the node pruned since */
+  oracle: SimNode;
+  /** the sim's ledger advances by 1..maxAdvance versions every 1..advanceEvery requests */
+  advanceEvery: number;
+  maxAdvance: number;
+}
+
+function bump<K>(map: Map<K, number>, key: K): void {
+  map.set(key, (map.get(key) ?? 0) + 1);
+}
+
+export async function runDifferential(o: RunOptions): Promise<Report> {
+  const rng = new Rng(o.seed);
+  const proxyPools = o.proxies.map((url) => new Pool(url, { connections: Math.ceil(o.concurrency / o.proxies.length), headersTimeout: 20_000, bodyTimeout: 20_000 }));
+  const simPool = new Pool(o.node.url, { connections: o.concurrency, headersTimeout: 20_000, bodyTimeout: 20_000 });
+  const oraclePool = new Pool(o.oracle.url, { connections: 4, headersTimeout: 20_000, bodyTimeout: 20_000 });
+  const report: Report = {
+    seed: o.seed,
+    requests: 0,
+    compared: 0,
+    identical: 0,
+    allowed: new Map(),
+    wrong: 0,
+    wrongExamples: [],
+    backwards: 0,
+    backwardsExamples: [],
+    coalescedOlder: 0,
+    prunedInFlight: 0,
+    byCache: new Map(),
+    byStatus: new Map(),
+    versions: { first: o.node.ledger.info().ledgerVersion, last: 0n, oldestLast: 0n },
+    seconds: 0,
+  };
+  const started = performance.now();
+  let next = 0;
+  let untilAdvance = rng.int(1, o.advanceEvery);
+
+  const wrong = (what: string): void => {
+    report.wrong++;
+    if (report.wrongExamples.length < 8) report.wrongExamples.push(what);
+  };
+
+  const worker = async (w: number): Promise<void> => {
+    const toProxy = proxyPools[w % proxyPools.length];
+    // The freshest ledger version this client has seen in the proxy's replies.
+    let seen = -1n;
+    let seenFrom = '';
+    for (;;) {
+      const i = next++;
+      if (i >= o.total) return;
+      // The stream and the advance schedule depend on the seed only (drawn in request order).
+      const req = nextRequest(rng);
+      if (--untilAdvance <= 0) {
+        const step = rng.int(1, o.maxAdvance);
+        o.node.ledger.advance(step);
+        o.oracle.ledger.advance(step);
+        untilAdvance = rng.int(1, o.advanceEvery);
+      }
+      const before = o.node.ledger.info();
+      const version = resolveVersion(req.at, before.ledgerVersion, before.oldestLedgerVersion);
+      const proxied = await send(toProxy, req, version, req.zeros);
+      const after = o.node.ledger.info();
+      report.requests++;
+      const cache = header(proxied, 'x-cache') ?? '-';
+      const tier = header(proxied, 'x-cache-tier');
+      bump(report.byCache, tier === undefined ? cache : `${cache} ${tier}`);
+      bump(report.byStatus, `${req.endpoint} ${proxied.status} ${errorCodeOf(proxied) ?? ''}`.trim());
+      const where = `#${i} ${req.label} ${req.path}${version === null ? ' (latest)' : `?ledger_version=${'0'.repeat(req.zeros)}${version}`} [${req.at.kind}] body=${JSON.stringify(req.body.toString('latin1').slice(0, 120))} accept=${req.headers.accept ?? '-'}; sim ledger when sent ${before.ledgerVersion}/${before.oldestLedgerVersion}, when answered ${after.ledgerVersion}/${after.oldestLedgerVersion}\n    proxy: ${show(proxied)}`;
+
+      const problem = shapeProblem(proxied);
+      if (problem !== null) {
+        wrong(`not node-shaped: ${problem}: ${where}`);
+        continue;
+      }
+      // Ledger headers: never back for one client, never beyond what the sim has.
+      const pv = header(proxied, 'x-node-ledger-version');
+      if (pv !== undefined) {
+        const v = BigInt(pv);
+        if (v < seen) {
+          report.backwards++;
+          if (report.backwardsExamples.length < 8) report.backwardsExamples.push(`${v} after ${seen} (${seenFrom}): ${where}`);
+        }
+        if (v > seen) {
+          seen = v;
+          seenFrom = `#${i} x-cache=${cache}`;
+        }
+        if (v > after.ledgerVersion) wrong(`ledger header ${v} is beyond the sim's latest ${after.ledgerVersion}: ${where}`);
+        const po = BigInt(header(proxied, 'x-node-ledger-oldest-version')!);
+        if (po > after.oldestLedgerVersion) wrong(`oldest-version header ${po} is beyond the sim's ${after.oldestLedgerVersion}: ${where}`);
+      }
+
+      // The version the answer is about: pinned N, or for a latest read the version in
+      // the answering node's ledger header (raw_item bodies and view bodies at a
+      // version are deterministic, so the sim is asked pinned at that version).
+      let at: bigint | null = version;
+      if (version === null && pv !== undefined) {
+        at = BigInt(pv);
+        if (at < before.ledgerVersion) {
+          // A latest read that joined another client's call in flight was read a
+          // little earlier than this one was sent: counted; only COALESCED may.
+          if (cache === 'COALESCED') report.coalescedOlder++;
+          else wrong(`a forwarded latest read (${cache}) was read at ${at}, below the sim's latest ${before.ledgerVersion} when it was sent: ${where}`);
+        }
+      }
+      // A 410 from the proxy: the sim must have pruned the version by the time the answer came.
+      if (proxied.status === 410 && version !== null && version >= after.oldestLedgerVersion) {
+        wrong(`410 for a version the sim still had when the answer arrived: ${where}`);
+        continue;
+      }
+      const direct = await send(simPool, req, at);
+      report.compared++;
+      const detail = (): string => `${where}\n    sim at ${at ?? 'latest'}: ${show(direct)}`;
+      const pCode = errorCodeOf(proxied);
+      const dCode = errorCodeOf(direct);
+
+      if (sameAnswer(proxied, direct)) {
+        report.identical++;
+        // 410 for a version that was still readable when sent: the prune came while
+        // the request was in flight (the proxy learned it first, or the sim said so).
+        if (proxied.status === 410 && version !== null && version >= before.oldestLedgerVersion) report.prunedInFlight++;
+        continue;
+      }
+      // (1) Not reached yet: both say 404 version_not_found, but the message names the
+      //     latest version at the moment each was asked.
+      if (proxied.status === 404 && pCode === 'version_not_found' && direct.status === 404 && dCode === 'version_not_found') {
+        const latestLeftOut = (r: Reply): string => r.body.toString('utf8').replace(/latest version is \d+/, 'latest version is N');
+        if (latestLeftOut(proxied) === latestLeftOut(direct)) {
+          bump(report.allowed, 'future: both 404 version_not_found, the messages name different latest versions');
+          continue;
+        }
+      }
+      // (2) Not reached when the proxy asked, reached when the sim was asked.
+      if (proxied.status === 404 && pCode === 'version_not_found' && version !== null && version > before.ledgerVersion) {
+        bump(report.allowed, 'future when sent, reached before the sim was asked');
+        continue;
+      }
+      // (3) The sim has pruned the version since (or had, and the proxy answered from
+      //     its cache not knowing yet): the answer at that version is the oracle's, a
+      //     sim on the same ledger that never prunes.
+      if (direct.status === 410 && dCode === 'version_pruned' && proxied.status !== 410 && at !== null) {
+        const oracle = await send(oraclePool, req, at);
+        if (!sameAnswer(proxied, oracle)) {
+          wrong(`the answer differs from the unpruned oracle's: ${detail()}\n    oracle: ${show(oracle)}`);
+          continue;
+        }
+        if (at >= before.oldestLedgerVersion) {
+          bump(report.allowed, 'pruned after the proxy answered (compared with the unpruned oracle)');
+          continue;
+        }
+        // Pruned before it was sent: only a cache hit can answer it, and only while the
+        // proxy's own snapshot (its oldest-version header) still covers the version.
+        const po = header(proxied, 'x-node-ledger-oldest-version');
+        if (cache === 'HIT' && po !== undefined && BigInt(po) <= at) {
+          bump(report.allowed, 'cache hit below a prune line the proxy had not learned yet (compared with the oracle)');
+          continue;
+        }
+        wrong(`answered a version the sim had pruned before it was sent, below the proxy's own prune line: ${detail()}`);
+        continue;
+      }
+      // Anything else is a wrong answer: the proxy said 410 while the sim still had the
+      // version, a different body, status, content type or gas, ...
+      const body = proxied.status === 200 ? null : parseErrorBody(proxied);
+      wrong(`${typeof body === 'string' ? body + ': ' : ''}the proxy's answer differs from the sim's: ${detail()}`);
+    }
+  };
+
+  try {
+    await Promise.all(Array.from({ length: o.concurrency }, (_, w) => worker(w)));
+  } finally {
+    await Promise.all([...proxyPools, simPool, oraclePool].map((p) => p.destroy()));
+  }
+  const info = o.node.ledger.info();
+  report.versions.last = info.ledgerVersion;
+  report.versions.oldestLast = info.oldestLedgerVersion;
+  report.seconds = (performance.now() - started) / 1000;
+  return report;
+}
+
+export function formatReport(label: string, r: Report): string {
+  const allowed = [...r.allowed].map(([k, n]) => `      ${n}\t${k}`).join('\n') || '      none';
+  const cache = [...r.byCache].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${n}`).join(', ');
+  const status = [...r.byStatus].sort((a, b) => b[1] - a[1]).map(([k, n]) => `      ${n}\t${k}`).join('\n');
+  const allowedTotal = [...r.allowed.values()].reduce((a, b) => a + b, 0);
+  return (
+    `[differential ${label}] DIFF_SEED=${r.seed}: ${r.requests} requests in ${r.seconds.toFixed(1)} s (${Math.round(r.requests / r.seconds)}/s), ` +
+    `ledger ${r.versions.first} → ${r.versions.last} (oldest ${r.versions.oldestLast} at the end)\n` +
+    `  compared ${r.compared}: identical ${r.identical}, allowed differences ${allowedTotal}, WRONG ${r.wrong}; ledger headers going back ${r.backwards}\n` +
+    `  allowed differences by kind:\n${allowed}\n` +
+    `  also: ${r.prunedInFlight} pinned reads pruned while in flight (410 from both), ${r.coalescedOlder} coalesced latest reads read below the latest at send\n` +
+    `  x-cache: ${cache}\n  answers:\n${status}` +
+    (r.wrongExamples.length > 0 ? `\n  wrong answers (first ${r.wrongExamples.length}):\n    ${r.wrongExamples.join('\n    ')}` : '') +
+    (r.backwardsExamples.length > 0 ? `\n  ledger headers going back (first ${r.backwardsExamples.length}):\n    ${r.backwardsExamples.join('\n    ')}` : '')
+  );
+}

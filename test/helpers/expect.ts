@@ -1,0 +1,23 @@
+// Assertions several suites share.
+import { expect } from 'vitest';
+import { encodeLedgerHeaders, ledgerHeaderNames } from '../../src/ledger/headers.js';
+import { simLedgerInfo } from '../../src/sim/index.js';
+import type { Reply } from './proxy.js';
+
+/** The seven ledger headers the sim sends for a ledger at (latest, oldest). */
+export function simHeaders(latest: bigint, oldest: bigint, chainId = 4, prefix = 'x-node-'): Record<string, string> {
+  return Object.fromEntries(encodeLedgerHeaders(ledgerHeaderNames(prefix), simLedgerInfo(chainId, latest, oldest)));
+}
+
+/** A 503 internal_error body (never HTML) whose message contains every part; returns the message. */
+export function expectUnavailable(reply: Reply, parts: string[]): string {
+  expect(reply.status, reply.body.toString()).toBe(503);
+  expect(reply.headers['content-type']).toBe('application/json');
+  const body = reply.json();
+  expect(Object.keys(body).sort()).toEqual(['error_code', 'message', 'vm_error_code']);
+  expect(body.error_code).toBe('internal_error');
+  expect(body.vm_error_code).toBeNull();
+  for (const part of parts) expect(body.message).toContain(part);
+  expect(body.message).not.toMatch(/<html/i);
+  return body.message as string;
+}

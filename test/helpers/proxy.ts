@@ -1,0 +1,108 @@
+// Starts real things on port 0 for integration tests: simulated nodes and a proxy
+// built with buildApp, and registers their cleanup where they are created.
+import pino from 'pino';
+import { request } from 'undici';
+import { afterEach } from 'vitest';
+import { buildApp, type App } from '../../src/app.js';
+import { parseConfig } from '../../src/config/index.js';
+import { startSim, type SimNode, type SimOptions } from '../../src/sim/index.js';
+
+const cleanups: Array<() => Promise<void>> = [];
+
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()!();
+});
+
+export async function sim(options: SimOptions = {}): Promise<SimNode> {
+  const node = await startSim({ gzip: true, ...options });
+  cleanups.push(() => node.close());
+  return node;
+}
+
+export interface ProxyHandle {
+  app: App;
+  url: string;
+}
+
+/** A proxy on 127.0.0.1:0 in front of `upstreams`, with `overrides` merged into the config. */
+export type UpstreamSpec = SimNode | { url: string; name?: string; role?: string; weight?: number; maxInFlight?: number; maxRps?: number };
+
+export async function proxy(upstreams: UpstreamSpec[], overrides: Record<string, unknown> = {}): Promise<ProxyHandle> {
+  const config = parseConfig({
+    server: { host: '127.0.0.1', port: 0 },
+    admin: { port: 0 },
+    upstreams: upstreams.map((u, i) => {
+      if ('counters' in u) return { url: u.url, name: `node${i}` };
+      return { ...u, name: u.name ?? `node${i}` };
+    }),
+    log: { level: 'silent' },
+    ...overrides,
+  });
+  const app = await buildApp(config, { logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
+  cleanups.push(() => app.close());
+  const url = await app.listen();
+  return { app, url };
+}
+
+export interface Reply {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+  json(): any;
+}
+
+export async function call(
+  base: string,
+  path: string,
+  init: { method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string | Buffer } = {},
+): Promise<Reply> {
+  const res = await request(base + path, {
+    method: init.method ?? (init.body !== undefined ? 'POST' : 'GET'),
+    headers: init.headers,
+    body: init.body,
+  });
+  const body = Buffer.from(await res.body.arrayBuffer());
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+  return { status: res.statusCode, headers, body, json: () => JSON.parse(body.toString('utf8')) };
+}
+
+export const HANDLE = '0x' + 'ab'.repeat(32);
+
+export function rawItem(base: string, key: string, opts: { version?: bigint | number | string; handle?: string; accept?: string } = {}): Promise<Reply> {
+  const q = opts.version !== undefined ? `?ledger_version=${opts.version}` : '';
+  return call(base, `/v1/tables/${opts.handle ?? HANDLE}/raw_item${q}`, {
+    headers: { 'content-type': 'application/json', accept: opts.accept ?? 'application/x-bcs' },
+    body: JSON.stringify({ key }),
+  });
+}
+
+export function viewJson(base: string, fn: string, args: unknown[], opts: { version?: bigint | number; typeArgs?: string[]; accept?: string } = {}): Promise<Reply> {
+  const q = opts.version !== undefined ? `?ledger_version=${opts.version}` : '';
+  return call(base, `/v1/view${q}`, {
+    headers: { 'content-type': 'application/json', accept: opts.accept ?? 'application/json' },
+    body: JSON.stringify({ function: fn, type_arguments: opts.typeArgs ?? [], arguments: args }),
+  });
+}
+
+/** The seven ledger headers of a reply under a prefix, lower-case names. */
+export function ledgerHeaders(reply: Reply, prefix = 'x-node-'): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of ['chain-id', 'ledger-version', 'ledger-oldest-version', 'ledger-timestampusec', 'epoch', 'block-height', 'oldest-block-height']) {
+    if (reply.headers[prefix + name] !== undefined) out[prefix + name] = reply.headers[prefix + name];
+  }
+  return out;
+}
+
+/** A port free right now on 127.0.0.1, for listeners where 0 means "off" (admin). */
+export async function freePort(): Promise<number> {
+  const net = await import('node:net');
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}

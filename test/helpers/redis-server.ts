@@ -1,0 +1,198 @@
+// A private redis-server per test file, on a free port, so a test may kill, stall
+// or restart it. The shared Redis on 6379 is never used by tests.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+
+export interface RedisServerHandle {
+  url: string;
+  port: number;
+  /** SIGKILL the server and wait until it has exited (as a crash would). */
+  kill(): Promise<void>;
+  /** Start it again on the same port (after kill) and wait until it answers PING. */
+  restart(): Promise<void>;
+  /** Kill it for good; call in afterAll. */
+  stop(): Promise<void>;
+}
+
+const READY_TIMEOUT_MS = 5000;
+const running = new Set<ChildProcess>();
+const clusterDirs = new Set<string>();
+// A test process that ends without afterAll must not leave servers or directories behind.
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+  for (const dir of clusterDirs) rmSync(dir, { recursive: true, force: true });
+});
+
+export interface RedisServerOptions {
+  /**
+   * Run as a one-node Redis Cluster owning all 16384 slots, to exercise cluster
+   * clients. Its node table lives in a temporary directory removed by stop().
+   */
+  cluster?: boolean;
+}
+
+export async function startRedisServer(options: RedisServerOptions = {}): Promise<RedisServerHandle> {
+  if (spawnSync('redis-server', ['--version']).error !== undefined) {
+    throw new Error('redis-server is not on PATH; install it (apt-get install -y redis-server)');
+  }
+  // Another process can take a port between probe and bind; try a few.
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    try {
+      return await serve(port, options.cluster === true);
+    } catch (err) {
+      if (attempt >= 3) throw err;
+    }
+  }
+}
+
+async function serve(port: number, cluster: boolean): Promise<RedisServerHandle> {
+  const dir = cluster ? mkdtempSync(join(tmpdir(), 'redis-cluster-')) : undefined;
+  if (dir !== undefined) clusterDirs.add(dir);
+  const removeDir = (): void => {
+    if (dir === undefined) return;
+    rmSync(dir, { recursive: true, force: true });
+    clusterDirs.delete(dir);
+  };
+  let child: ChildProcess | undefined;
+  try {
+    child = await launch(port, dir);
+  } catch (err) {
+    removeDir();
+    throw err;
+  }
+  let stopped = false;
+  const kill = async (): Promise<void> => {
+    const c = child;
+    child = undefined;
+    if (c !== undefined) await killChild(c);
+  };
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    kill,
+    restart: async () => {
+      if (stopped) throw new Error('redis-server was stopped');
+      await kill();
+      child = await launch(port, dir);
+    },
+    stop: async () => {
+      stopped = true;
+      await kill();
+      removeDir();
+    },
+  };
+}
+
+/** Starts redis-server; with clusterDir, as a cluster node that owns every slot. */
+async function launch(port: number, clusterDir?: string): Promise<ChildProcess> {
+  // `local` lets tests stall the server with DEBUG SLEEP.
+  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--enable-debug-command', 'local'];
+  if (clusterDir !== undefined) {
+    // A lone node has met no peer to learn its address from, and would list itself
+    // in CLUSTER SLOTS with an empty host, which cluster clients skip.
+    args.push('--cluster-enabled', 'yes', '--cluster-announce-ip', '127.0.0.1');
+    args.push('--dir', clusterDir, '--cluster-config-file', `nodes-${port}.conf`);
+  }
+  const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  running.add(child);
+  let output = '';
+  const collect = (chunk: Buffer): void => {
+    output = (output + chunk.toString()).slice(-4000);
+  };
+  child.stdout!.on('data', collect);
+  child.stderr!.on('data', collect);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.once('exit', () => running.delete(child));
+
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  let gone = false;
+  void exited.then(() => (gone = true));
+  while (!gone && Date.now() < deadline) {
+    if (await ping(port)) {
+      if (clusterDir === undefined) return child;
+      try {
+        if (await assignAllSlots(port, deadline)) return child;
+      } catch (err) {
+        output += `\n${String(err)}`;
+      }
+      break;
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  await killChild(child);
+  throw new Error(`redis-server on port ${port} did not become ready:\n${output}`);
+}
+
+/** Gives the node every slot (a restart keeps them in its nodes file) and waits for cluster_state:ok. */
+async function assignAllSlots(port: number, deadline: number): Promise<boolean> {
+  const client = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0 });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    const slots = (await client.call('CLUSTER', 'SLOTS')) as unknown[];
+    if (slots.length === 0) await client.call('CLUSTER', 'ADDSLOTSRANGE', '0', '16383');
+    while (Date.now() < deadline) {
+      const info = (await client.call('CLUSTER', 'INFO')) as string;
+      if (info.includes('cluster_state:ok')) return true;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    return false;
+  } finally {
+    client.disconnect();
+  }
+}
+
+function killChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGKILL');
+  });
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** True when the server on port answers PING within 500 ms. */
+function ping(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    let reply = '';
+    const finish = (ok: boolean): void => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(500, () => finish(false));
+    socket.once('error', () => finish(false));
+    socket.once('connect', () => socket.write('PING\r\n'));
+    socket.on('data', (chunk) => {
+      reply += chunk.toString();
+      if (reply.includes('\r\n')) finish(reply.startsWith('+PONG'));
+    });
+  });
+}
+
+/** FLUSHALL on the server at url (a private test server, never the shared one). */
+export async function flushAll(url: string): Promise<void> {
+  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0 });
+  try {
+    await client.connect();
+    await client.flushall();
+  } finally {
+    client.disconnect();
+  }
+}

@@ -1,0 +1,420 @@
+// What the proxy forwards: answers byte-identical to the node's own, the request
+// that reaches the node (Content-Length, identity encoding, canonical path, the
+// client's body, nothing of the client's headers), and one cache entry per
+// canonical request.
+import { Readable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { addressBytes } from '../../src/wire/address.js';
+import { encodeViewRequest } from '../../src/wire/view-bcs.js';
+import { simBalance, simLedgerInfo, simTableItem, SIM_MODULE_ADDRESS, type SimNode, type SimRecordedRequest } from '../../src/sim/index.js';
+import { call, HANDLE, ledgerHeaders, proxy, rawItem, sim, viewJson, type Reply } from '../helpers/proxy.js';
+
+const KEYS = Array.from({ length: 64 }, (_, i) => Buffer.from([i, 3]));
+const presentKey = (handle: string): Buffer => KEYS.find((k) => simTableItem(handle, k, 0n) !== null)!;
+const PRESENT = presentKey(HANDLE);
+const ONE = '0x' + '1'.padStart(64, '0');
+const PRESENT_AT_ONE = presentKey(ONE);
+const OWNER = '0x' + '42'.repeat(32);
+const hex = (b: Buffer): string => '0x' + b.toString('hex');
+
+function u64(n: bigint): Buffer {
+  const b = Buffer.alloc(8);
+  b.writeBigUInt64LE(n);
+  return b;
+}
+
+function bcsView(fn: string, args: Uint8Array[], typeArgs: [] = []): Buffer {
+  return Buffer.from(encodeViewRequest({ address: SIM_MODULE_ADDRESS, module: 'sim', function: fn, typeArgs, args }));
+}
+
+interface Exchange {
+  path: string;
+  headers: Record<string, string>;
+  body: string | Buffer;
+}
+
+/** The node's own answer to the same request, asked directly, uncompressed. */
+function direct(node: SimNode, ex: Exchange): Promise<Reply> {
+  return call(node.url, ex.path, { method: 'POST', headers: { ...ex.headers, 'accept-encoding': 'identity' }, body: ex.body });
+}
+
+/** Same status, body bytes, content type, gas used and seven ledger headers. */
+function expectIdentical(viaProxy: Reply, fromNode: Reply, prefix = 'x-node-'): void {
+  expect(viaProxy.status).toBe(fromNode.status);
+  expect(viaProxy.body.toString('hex')).toBe(fromNode.body.toString('hex'));
+  expect(viaProxy.headers['content-type']).toBe(fromNode.headers['content-type']);
+  expect(viaProxy.headers[`${prefix}gas-used`]).toBe(fromNode.headers[`${prefix}gas-used`]);
+  expect(Object.keys(ledgerHeaders(fromNode, prefix))).toHaveLength(7);
+  expect(ledgerHeaders(viaProxy, prefix)).toEqual(ledgerHeaders(fromNode, prefix));
+  expect(viaProxy.headers['content-encoding']).toBeUndefined();
+  // Nodes send none of these, and neither does the proxy.
+  for (const name of ['cache-control', 'etag', 'vary']) expect(viaProxy.headers[name], name).toBeUndefined();
+}
+
+/** The requests to a served endpoint that reached the node (probes left out). */
+function reads(node: SimNode): SimRecordedRequest[] {
+  return node.counters.requests.filter((r) => r.method === 'POST');
+}
+
+function lastRead(node: SimNode): SimRecordedRequest {
+  const all = reads(node);
+  expect(all.length).toBeGreaterThan(0);
+  return all[all.length - 1];
+}
+
+const QUIET = { routing: { probeIntervalMs: 600_000 } };
+
+describe('proxy forwarding: byte-identical answers', () => {
+  const exchanges = (version: string): Array<[string, Exchange]> => [
+    ['raw_item', { path: `/v1/tables/${HANDLE}/raw_item${version}`, headers: { 'content-type': 'application/json', accept: 'application/x-bcs' }, body: JSON.stringify({ key: hex(PRESENT) }) }],
+    [
+      'view JSON→JSON balance',
+      { path: `/v1/view${version}`, headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify({ function: '0x1::sim::balance', type_arguments: [], arguments: [OWNER] }) },
+    ],
+    [
+      'view JSON→JSON pair',
+      { path: `/v1/view${version}`, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ function: '0x1::sim::pair', type_arguments: [], arguments: ['41'] }) },
+    ],
+    [
+      'view JSON→JSON type_name<T>',
+      {
+        path: `/v1/view${version}`,
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify({ function: '0x1::sim::type_name', type_arguments: ['vector<0x1::string::String>'], arguments: [] }),
+      },
+    ],
+    [
+      'view JSON→BCS',
+      { path: `/v1/view${version}`, headers: { 'content-type': 'application/json', accept: 'application/x-bcs' }, body: JSON.stringify({ function: '0x1::sim::add', type_arguments: [], arguments: ['18446744073709551615', '7'] }) },
+    ],
+    [
+      'view BCS→JSON',
+      { path: `/v1/view${version}`, headers: { 'content-type': 'application/x.node.view_function+bcs', accept: 'application/json' }, body: bcsView('balance', [addressBytes(OWNER)]) },
+    ],
+    [
+      'view BCS→BCS',
+      { path: `/v1/view${version}`, headers: { 'content-type': 'application/x.node.view_function+bcs', accept: 'application/x-bcs' }, body: bcsView('pair', [u64(10n)]) },
+    ],
+    [
+      'view 400 invalid_input',
+      { path: `/v1/view${version}`, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ function: '0x1::sim::always_abort', type_arguments: [], arguments: [] }) },
+    ],
+    ['raw_item 404', { path: `/v1/tables/${HANDLE}/raw_item${version}`, headers: { 'content-type': 'application/json', accept: 'application/x-bcs' }, body: JSON.stringify({ key: hex(KEYS.find((k) => simTableItem(HANDLE, k, 0n) === null)!) }) }],
+  ];
+
+  for (const [label, version] of [
+    ['latest', ''],
+    ['pinned', '?ledger_version=995'],
+  ] as const) {
+    it(`${label}: every endpoint and format answers exactly as the node does`, async () => {
+      const node = await sim();
+      const { url } = await proxy([node], QUIET);
+      for (const [name, ex] of exchanges(version)) {
+        const before = reads(node).length;
+        const viaProxy = await call(url, ex.path, { method: 'POST', headers: ex.headers, body: ex.body });
+        expect(reads(node).length, `${name}: one node call`).toBe(before + 1);
+        expect(viaProxy.headers['x-cache'], name).toBe('MISS');
+        const fromNode = await direct(node, ex);
+        expect([200, 400, 404], name).toContain(fromNode.status);
+        expectIdentical(viaProxy, fromNode);
+      }
+      // Spot checks against the model, so "identical" is not identical nonsense.
+      const v = version === '' ? 1000n : 995n;
+      const raw = await rawItem(url, hex(PRESENT), version === '' ? {} : { version: 995 });
+      expect(raw.body).toEqual(simTableItem(HANDLE, PRESENT, v));
+      const balance = await viewJson(url, '0x1::sim::balance', [OWNER], version === '' ? {} : { version: 995 });
+      expect(balance.json()).toEqual([String(simBalance(OWNER, v))]);
+      expect(balance.headers['x-node-gas-used']).toBe('7');
+    });
+  }
+
+  it('a pinned HIT replays the stored bytes and gas used with the freshest ledger headers', async () => {
+    const node = await sim();
+    const { url } = await proxy([node], QUIET);
+    const ex: Exchange = { path: '/v1/view?ledger_version=990', headers: { 'content-type': 'application/json', accept: 'application/x-bcs' }, body: JSON.stringify({ function: '0x1::sim::add', type_arguments: [], arguments: ['1', '2'] }) };
+    const miss = await call(url, ex.path, { headers: ex.headers, body: ex.body });
+    expect(miss.headers['x-cache']).toBe('MISS');
+    expect(miss.headers['x-cache-tier']).toBeUndefined();
+    node.ledger.advance(25);
+    // A latest read teaches the proxy the new ledger.
+    const latest = await viewJson(url, '0x1::sim::add', ['5', '5']);
+    expect(latest.headers['x-node-ledger-version']).toBe('1025');
+    const hit = await call(url, ex.path, { headers: ex.headers, body: ex.body });
+    expect(hit.status).toBe(200);
+    expect(hit.headers['x-cache']).toBe('HIT');
+    expect(hit.headers['x-cache-tier']).toBe('memory');
+    expect(hit.body).toEqual(miss.body);
+    expect(hit.headers['content-type']).toBe('application/x-bcs');
+    expect(hit.headers['x-node-gas-used']).toBe('3');
+    const info = simLedgerInfo(4, 1025n, 0n);
+    expect(ledgerHeaders(hit)).toEqual({
+      'x-node-chain-id': '4',
+      'x-node-ledger-version': '1025',
+      'x-node-ledger-oldest-version': '0',
+      'x-node-ledger-timestampusec': String(info.ledgerTimestampUsec),
+      'x-node-epoch': String(info.epoch),
+      'x-node-block-height': String(info.blockHeight),
+      'x-node-oldest-block-height': '0',
+    });
+    expect(reads(node)).toHaveLength(2);
+  });
+});
+
+describe('proxy forwarding: the request that reaches the node', () => {
+  it('POST with Content-Length, identity encoding, the canonical handle, the client body bytes and a canonical ledger_version', async () => {
+    const node = await sim();
+    const { url } = await proxy([node], QUIET);
+    const body = `{ "key" : "${hex(PRESENT_AT_ONE).toUpperCase().replace('0X', '0x')}" }`;
+    const reply = await call(url, '/v1/tables/0x1/raw_item?ledger_version=007', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json; charset=utf-8', accept: 'application/x-bcs', 'accept-encoding': 'gzip, br' },
+      body,
+    });
+    expect(reply.status).toBe(200);
+    expect(reply.body).toEqual(simTableItem(ONE, PRESENT_AT_ONE, 7n));
+    const reached = lastRead(node);
+    expect(reached.method).toBe('POST');
+    expect(reached.url).toBe(`/v1/tables/${ONE}/raw_item?ledger_version=7`);
+    expect(reached.headers['content-length']).toBe(String(Buffer.byteLength(body)));
+    expect(reached.headers['transfer-encoding']).toBeUndefined();
+    expect(reached.headers['accept-encoding']).toBe('identity');
+    expect(reached.headers['content-type']).toBe('application/json');
+    expect(reached.headers.accept).toBe('application/x-bcs');
+    expect(reached.body.toString('utf8')).toBe(body);
+    expect(reads(node)).toHaveLength(1);
+
+    // A view with an odd-looking version and a BCS body: bytes unchanged.
+    const bcs = bcsView('add', [u64(2n), u64(3n)]);
+    const v = await call(url, '/v1/view?ledger_version=000990', { method: 'POST', headers: { 'content-type': 'application/x.node.view_function+bcs', accept: 'application/json' }, body: bcs });
+    expect(v.json()).toEqual(['5']);
+    const viewReached = lastRead(node);
+    expect(viewReached.url).toBe('/v1/view?ledger_version=990');
+    expect(viewReached.headers['content-type']).toBe('application/x.node.view_function+bcs');
+    expect(viewReached.headers.accept).toBe('application/json');
+    expect(viewReached.headers['content-length']).toBe(String(bcs.length));
+    expect(viewReached.body.equals(bcs)).toBe(true);
+  });
+
+  it('a chunked client body reaches the node with Content-Length', async () => {
+    const node = await sim();
+    const { url } = await proxy([node], QUIET);
+    const json = JSON.stringify({ function: '0x1::sim::add', type_arguments: [], arguments: ['40', '2'] });
+    const reply = await call(url, '/v1/view', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: Readable.from([Buffer.from(json.slice(0, 7)), Buffer.from(json.slice(7))]) as unknown as Buffer,
+    });
+    expect(reply.status).toBe(200);
+    expect(reply.json()).toEqual(['42']);
+    const reached = lastRead(node);
+    expect(reached.headers['transfer-encoding']).toBeUndefined();
+    expect(reached.headers['content-length']).toBe(String(json.length));
+    expect(reached.body.toString()).toBe(json);
+  });
+
+  it("the client's Host, X-Forwarded-* and other headers neither pick the upstream nor reach it", async () => {
+    const node = await sim();
+    const { url } = await proxy([node], QUIET);
+    const hostile = {
+      host: 'evil.example:9',
+      'x-forwarded-host': 'evil.example',
+      'x-forwarded-proto': 'https',
+      'x-forwarded-for': '6.6.6.6',
+      forwarded: 'host=evil.example;proto=https',
+      'x-real-ip': '6.6.6.6',
+      authorization: 'Bearer secret',
+      cookie: 'session=secret',
+      'x-client-thing': 'mine',
+    };
+    const reply = await call(url, `/v1/tables/${HANDLE}/raw_item`, {
+      method: 'POST',
+      headers: { ...hostile, 'content-type': 'application/json', accept: 'application/x-bcs' },
+      body: JSON.stringify({ key: hex(PRESENT) }),
+    });
+    expect(reply.status).toBe(200);
+    expect(reply.body).toEqual(simTableItem(HANDLE, PRESENT, 1000n));
+    const view = await call(url, '/v1/view', {
+      method: 'POST',
+      headers: { ...hostile, 'content-type': 'application/json' },
+      body: JSON.stringify({ function: '0x1::sim::add', type_arguments: [], arguments: ['1', '1'] }),
+    });
+    expect(view.json()).toEqual(['2']);
+    expect(reads(node)).toHaveLength(2);
+    for (const reached of reads(node)) {
+      expect(reached.headers.host).toBe(`127.0.0.1:${node.port}`);
+      for (const name of Object.keys(hostile).filter((n) => n !== 'host')) expect(reached.headers[name], name).toBeUndefined();
+      const allowed = ['host', 'connection', 'content-type', 'accept', 'accept-encoding', 'content-length', 'user-agent'];
+      expect(Object.keys(reached.headers).filter((n) => !allowed.includes(n))).toEqual([]);
+    }
+  });
+});
+
+describe('proxy forwarding: one cache entry per canonical request', () => {
+  it('a pinned repeat is a memory HIT that does not reach the node', async () => {
+    const node = await sim();
+    const { url } = await proxy([node], QUIET);
+    const first = await rawItem(url, hex(PRESENT), { version: 980 });
+    expect(first.status).toBe(200);
+    expect(first.headers['x-cache']).toBe('MISS');
+    for (let i = 0; i < 3; i++) {
+      const again = await rawItem(url, hex(PRESENT), { version: 980 });
+      expect(again.headers['x-cache']).toBe('HIT');
+      expect(again.headers['x-cache-tier']).toBe('memory');
+      expect(again.body).toEqual(first.body);
+      expect(again.headers['content-type']).toBe('application/x-bcs');
+    }
+    expect(node.counters.byRoute.raw_item).toBe(1);
+    // Another version, another entry.
+    const other = await rawItem(url, hex(PRESENT), { version: 970 });
+    expect(other.headers['x-cache']).toBe('MISS');
+    expect(other.body).toEqual(simTableItem(HANDLE, PRESENT, 970n));
+    expect(node.counters.byRoute.raw_item).toBe(2);
+    // A BCS and a JSON answer of one view are two entries.
+    const asJson = await viewJson(url, '0x1::sim::add', ['1', '2'], { version: 980 });
+    const asBcs = await viewJson(url, '0x1::sim::add', ['1', '2'], { version: 980, accept: 'application/x-bcs' });
+    expect(asJson.json()).toEqual(['3']);
+    expect(asBcs.headers['content-type']).toBe('application/x-bcs');
+    expect(asBcs.headers['x-cache']).toBe('MISS');
+    expect(node.counters.byRoute.view).toBe(2);
+  });
+
+  it('latest reads are always forwarded, and stored as the pinned answer at their version', async () => {
+    const node = await sim();
+    const { url } = await proxy([node], QUIET);
+    const a = await rawItem(url, hex(PRESENT));
+    const b = await rawItem(url, hex(PRESENT));
+    expect([a.headers['x-cache'], b.headers['x-cache']]).toEqual(['MISS', 'MISS']);
+    expect(node.counters.byRoute.raw_item).toBe(2);
+    const pinned = await rawItem(url, hex(PRESENT), { version: 1000 });
+    expect(pinned.headers['x-cache']).toBe('HIT');
+    expect(pinned.body).toEqual(a.body);
+    expect(node.counters.byRoute.raw_item).toBe(2);
+  });
+
+  it('handle forms (0x1, 64 digits, no 0x, upper case) and key hex forms share one entry', async () => {
+    const node = await sim();
+    const { url } = await proxy([node], QUIET);
+    const long = '0'.repeat(63) + '1';
+    const variants: Array<[string, string]> = [
+      ['0x1', hex(PRESENT_AT_ONE)],
+      ['0x' + long, hex(PRESENT_AT_ONE)],
+      [long, hex(PRESENT_AT_ONE)],
+      ['0x01', PRESENT_AT_ONE.toString('hex')],
+      ['0x0001', '0x' + PRESENT_AT_ONE.toString('hex').toUpperCase()],
+    ];
+    const replies: Reply[] = [];
+    for (const [handle, key] of variants) replies.push(await rawItem(url, key, { handle, version: 960 }));
+    expect(replies.map((r) => r.headers['x-cache'])).toEqual(['MISS', 'HIT', 'HIT', 'HIT', 'HIT']);
+    for (const r of replies) expect(r.body).toEqual(simTableItem(ONE, PRESENT_AT_ONE, 960n));
+    expect(node.counters.byRoute.raw_item).toBe(1);
+    expect(lastRead(node).url).toBe(`/v1/tables/${ONE}/raw_item?ledger_version=960`);
+
+    const upper = await rawItem(url, hex(PRESENT), { handle: '0x' + 'AB'.repeat(32), version: 960 });
+    const lower = await rawItem(url, hex(PRESENT), { handle: 'ab'.repeat(32), version: '0960' });
+    expect([upper.headers['x-cache'], lower.headers['x-cache']]).toEqual(['MISS', 'HIT']);
+    expect(node.counters.byRoute.raw_item).toBe(2);
+  });
+
+  it('JSON whitespace, member order and address forms of a view share one entry', async () => {
+    const node = await sim();
+    const { url } = await proxy([node], QUIET);
+    const bodies = [
+      JSON.stringify({ function: '0x1::sim::balance', type_arguments: [], arguments: [OWNER] }),
+      JSON.stringify({ arguments: [OWNER], type_arguments: [], function: '0x1::sim::balance' }),
+      `{\n  "type_arguments" : [ ],\n\t"function":"${SIM_MODULE_ADDRESS}::sim::balance",\r\n  "arguments": [ "${OWNER}" ]\n}\n`,
+      JSON.stringify({ function: '0x01::sim::balance', arguments: [OWNER], type_arguments: [] }),
+    ];
+    const replies: Reply[] = [];
+    for (const body of bodies) {
+      replies.push(await call(url, '/v1/view?ledger_version=950', { method: 'POST', headers: { 'content-type': 'application/json' }, body }));
+    }
+    expect(replies.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    expect(replies.map((r) => r.headers['x-cache'])).toEqual(['MISS', 'HIT', 'HIT', 'HIT']);
+    for (const r of replies) {
+      expect(r.json()).toEqual([String(simBalance(OWNER, 950n))]);
+      expect(r.headers['x-node-gas-used']).toBe('7');
+    }
+    expect(node.counters.byRoute.view).toBe(1);
+    // Different arguments are a different entry.
+    const other = await viewJson(url, '0x1::sim::balance', ['0x43'], { version: 950 });
+    expect(other.headers['x-cache']).toBe('MISS');
+    expect(node.counters.byRoute.view).toBe(2);
+  });
+
+  it('concurrent identical latest reads share one node call and are not served from the cache', async () => {
+    const node = await sim();
+    const { url } = await proxy([node], QUIET);
+    node.faults.set({ mode: 'slow', delayMs: 150, routes: ['raw_item'] });
+    const replies = await Promise.all(Array.from({ length: 4 }, () => rawItem(url, hex(PRESENT))));
+    node.faults.clear();
+    expect(node.counters.byRoute.raw_item).toBe(1);
+    expect(replies.map((r) => r.headers['x-cache']).sort()).toEqual(['COALESCED', 'COALESCED', 'COALESCED', 'MISS']);
+    for (const r of replies) {
+      expect(r.body).toEqual(simTableItem(HANDLE, PRESENT, 1000n));
+      expect(r.headers['x-node-ledger-version']).toBe('1000');
+    }
+    // The next latest read is forwarded again: the node has moved on.
+    node.ledger.advance(10);
+    const next = await rawItem(url, hex(PRESENT));
+    expect(next.headers['x-cache']).toBe('MISS');
+    expect(next.headers['x-node-ledger-version']).toBe('1010');
+    expect(next.body).toEqual(simTableItem(HANDLE, PRESENT, 1010n));
+    expect(node.counters.byRoute.raw_item).toBe(2);
+  });
+
+  it('concurrent identical pinned reads make one node call (MISS + COALESCED)', async () => {
+    const node = await sim();
+    const { url } = await proxy([node], QUIET);
+    node.faults.set({ mode: 'slow', delayMs: 150, routes: ['view'] });
+    const replies = await Promise.all(Array.from({ length: 5 }, () => viewJson(url, '0x1::sim::pair', ['9'], { version: 940 })));
+    node.faults.clear();
+    expect(node.counters.byRoute.view).toBe(1);
+    const statuses = replies.map((r) => r.headers['x-cache']).sort();
+    expect(statuses).toEqual(['COALESCED', 'COALESCED', 'COALESCED', 'COALESCED', 'MISS']);
+    for (const r of replies) expect(r.json()).toEqual(['4', false]);
+  });
+});
+
+describe("proxy forwarding: vendor 'aptos'", () => {
+  it('x-aptos- headers, the aptos BCS media type accepted, the x.node one refused', async () => {
+    const node = await sim({ vendor: 'aptos' });
+    const { url } = await proxy([node], { ...QUIET, vendor: 'aptos' });
+    const ex: Exchange = {
+      path: '/v1/view?ledger_version=999',
+      headers: { 'content-type': 'application/x.aptos.view_function+bcs', accept: 'application/json' },
+      body: bcsView('add', [u64(20n), u64(22n)]),
+    };
+    const viaProxy = await call(url, ex.path, { headers: ex.headers, body: ex.body });
+    expect(viaProxy.status).toBe(200);
+    expect(viaProxy.json()).toEqual(['42']);
+    expect(viaProxy.headers['x-aptos-gas-used']).toBe('3');
+    expectIdentical(viaProxy, await direct(node, ex), 'x-aptos-');
+    expect(Object.keys(viaProxy.headers).filter((h) => h.startsWith('x-node-'))).toEqual([]);
+
+    const raw = await rawItem(url, hex(PRESENT));
+    expect(raw.status).toBe(200);
+    expect(raw.body).toEqual(simTableItem(HANDLE, PRESENT, 1000n));
+    expect(raw.headers['x-aptos-ledger-version']).toBe('1000');
+    expect(Object.keys(ledgerHeaders(raw, 'x-aptos-'))).toHaveLength(7);
+    expect(ledgerHeaders(raw)).toEqual({});
+
+    const served = node.counters.byRoute.view;
+    const refused = await call(url, '/v1/view', {
+      headers: { 'content-type': 'application/x.node.view_function+bcs', accept: 'application/json' },
+      body: bcsView('add', [u64(1n), u64(2n)]),
+    });
+    expect(refused.status).toBe(400);
+    const body = refused.json();
+    expect(body.error_code).toBe('web_framework_error');
+    expect(body.vm_error_code).toBeNull();
+    expect(body.message).toContain('application/x.aptos.view_function+bcs');
+    expect(ledgerHeaders(refused, 'x-aptos-')).toEqual({});
+    expect(node.counters.byRoute.view).toBe(served);
+
+    // Errors carry the aptos prefix too.
+    const future = await viewJson(url, '0x1::sim::add', ['1', '2'], { version: 5000 });
+    expect(future.status).toBe(404);
+    expect(future.json()).toEqual({ message: 'Ledger version(5000) not found, latest version is 1000', error_code: 'version_not_found', vm_error_code: null });
+    expect(future.headers['x-aptos-ledger-version']).toBe('1000');
+  });
+});

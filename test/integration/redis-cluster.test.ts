@@ -1,0 +1,79 @@
+// RedisStore in Cluster mode fails open and recovers like the single-node client:
+// ioredis handles a lost cluster node by dropping it and rediscovering slots, a
+// different path from a single connection's reconnect.
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { RedisStore } from '../../src/cache/redis.js';
+import type { StoredAnswer } from '../../src/wire/read-request.js';
+import { startRedisServer, type RedisServerHandle } from '../helpers/redis-server.js';
+
+const TIMEOUT_MS = 250;
+const SLACK_MS = 250;
+const sample: StoredAnswer = { status: 200, contentType: 'application/x-bcs', body: Buffer.from([1, 2]), version: 3n };
+
+let node: RedisServerHandle;
+beforeAll(async () => {
+  node = await startRedisServer({ cluster: true });
+});
+afterAll(async () => {
+  await node.stop();
+});
+
+it('a cluster store fails open while its node is down and recovers after a restart', async () => {
+  const errors: string[] = [];
+  const store = new RedisStore({
+    cluster: [node.url],
+    keyPrefix: 'cl:',
+    commandTimeoutMs: TIMEOUT_MS,
+    onError: (op) => errors.push(op),
+  });
+  try {
+    expect(await store.whenReady(5000)).toBe(true);
+    await store.set('k', sample);
+    expect(await store.get('k')).toBeDefined();
+
+    await node.kill();
+    const start = performance.now();
+    expect(await store.get('k')).toBeUndefined();
+    await store.set('k', sample);
+    expect(performance.now() - start).toBeLessThan(2 * TIMEOUT_MS + SLACK_MS);
+    expect(errors.length).toBeGreaterThanOrEqual(2);
+
+    await node.restart();
+    const deadline = Date.now() + 10_000;
+    let recovered = false;
+    while (!recovered && Date.now() < deadline) {
+      await store.set('k2', sample);
+      recovered = (await store.get('k2')) !== undefined;
+      if (!recovered) await new Promise((r) => setTimeout(r, 25));
+    }
+    expect(recovered).toBe(true);
+  } finally {
+    await store.close();
+  }
+});
+
+it('a cluster store gives up on a stalled node within about the command timeout', async () => {
+  const errors: string[] = [];
+  const store = new RedisStore({ cluster: [node.url], keyPrefix: 'cs:', commandTimeoutMs: TIMEOUT_MS, onError: (op) => errors.push(op) });
+  const staller = new Redis(node.url);
+  staller.on('error', () => {});
+  try {
+    expect(await store.whenReady(10_000)).toBe(true);
+    await store.set('k', sample);
+    const sleeping = staller.call('DEBUG', 'SLEEP', '1');
+    // The stall begins when the node reads DEBUG SLEEP: retry until a get of a stored key misses.
+    let stalledMs: number | undefined;
+    for (let i = 0; i < 20 && stalledMs === undefined; i++) {
+      const start = performance.now();
+      if ((await store.get('k')) === undefined) stalledMs = performance.now() - start;
+    }
+    expect(stalledMs).toBeDefined();
+    expect(stalledMs!).toBeLessThan(TIMEOUT_MS + SLACK_MS);
+    expect(errors).toContain('get');
+    await sleeping;
+  } finally {
+    staller.disconnect();
+    await store.close();
+  }
+});

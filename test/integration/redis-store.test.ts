@@ -1,0 +1,236 @@
+// RedisStore against its own redis-server: what lands in Redis, locks, and failing
+// open while the server is killed, restarted or stalled.
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { decodeAnswer, FORMAT_V1 } from '../../src/cache/codec.js';
+import { RedisStore, type RedisStoreOptions } from '../../src/cache/redis.js';
+import type { StoredAnswer } from '../../src/wire/read-request.js';
+import { startRedisServer, type RedisServerHandle } from '../helpers/redis-server.js';
+
+const TIMEOUT_MS = 250;
+/** Scheduling slack on a busy CI machine on top of the command timeout. */
+const SLACK_MS = 250;
+
+const sample: StoredAnswer = {
+  status: 200,
+  contentType: 'application/x-bcs',
+  body: Buffer.from([0x7b, 0x00, 0xff, 0x22]),
+  gasUsed: '5',
+  version: 2n ** 63n,
+};
+
+let server: RedisServerHandle;
+const cleanups: Array<() => Promise<void> | void> = [];
+let prefixes = 0;
+
+beforeAll(async () => {
+  server = await startRedisServer();
+});
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+afterAll(async () => {
+  await server.stop();
+});
+
+interface Made {
+  store: RedisStore;
+  prefix: string;
+  errors: Array<{ op: string; err: Error }>;
+  logs: Array<{ level: number; msg: string; op?: string }>;
+}
+
+async function makeStore(overrides: Partial<RedisStoreOptions> = {}): Promise<Made> {
+  const errors: Made['errors'] = [];
+  const logs: Made['logs'] = [];
+  const logger = pino({ level: 'info' }, { write: (line: string) => void logs.push(JSON.parse(line)) });
+  const prefix = `it:${++prefixes}:`;
+  const store = new RedisStore({
+    url: server.url,
+    keyPrefix: prefix,
+    commandTimeoutMs: TIMEOUT_MS,
+    logger,
+    onError: (op, err) => errors.push({ op, err }),
+    ...overrides,
+  });
+  cleanups.push(() => store.close());
+  expect(await store.whenReady(5000)).toBe(true);
+  return { store, prefix, errors, logs };
+}
+
+function admin(): Redis {
+  const client = new Redis(server.url, { maxRetriesPerRequest: 1 });
+  client.on('error', () => {});
+  cleanups.push(() => client.disconnect());
+  return client;
+}
+
+/** Polls cond until it holds or timeoutMs passes (no fixed sleeps). */
+async function until(cond: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await cond()) return true;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return false;
+}
+
+async function timed<T>(op: () => Promise<T>): Promise<{ value: T; ms: number }> {
+  const start = performance.now();
+  const value = await op();
+  return { value, ms: performance.now() - start };
+}
+
+describe('RedisStore in Redis', () => {
+  it('stores under the prefix, as binary', async () => {
+    const { store, prefix } = await makeStore();
+    await store.set('abc', sample);
+    const redis = admin();
+    expect(await redis.keys(`${prefix}*`)).toEqual([`${prefix}abc`]);
+    const raw = (await redis.getBuffer(`${prefix}abc`))!;
+    expect(raw[0]).toBe(FORMAT_V1);
+    expect(() => JSON.parse(raw.toString('utf8'))).toThrow();
+    expect(raw.subarray(raw.length - sample.body.length).equals(sample.body)).toBe(true);
+    expect(decodeAnswer(raw)).toEqual(sample);
+  });
+
+  it('sets a ttl when given one, rounded up to seconds, and none otherwise', async () => {
+    const { store, prefix } = await makeStore();
+    const redis = admin();
+    await store.set('ttl', sample, 120);
+    await store.set('frac', sample, 1.2);
+    await store.set('forever', sample);
+    await store.set('expired', sample, 0);
+    const ttl = await redis.ttl(`${prefix}ttl`);
+    expect(ttl).toBeGreaterThan(100);
+    expect(ttl).toBeLessThanOrEqual(120);
+    expect(await redis.pttl(`${prefix}frac`)).toBeGreaterThan(1200);
+    expect(await redis.ttl(`${prefix}forever`)).toBe(-1);
+    expect(await redis.exists(`${prefix}expired`)).toBe(0);
+  });
+
+  it('treats an unreadable entry as a miss and reports it', async () => {
+    const { store, prefix, errors } = await makeStore();
+    await admin().set(`${prefix}bad`, Buffer.from([9, 9, 9]));
+    expect(await store.get('bad')).toBeUndefined();
+    expect(errors.map((e) => e.op)).toEqual(['decode']);
+  });
+});
+
+describe('RedisStore fill lock', () => {
+  it('is held by one instance at a time, under prefix + lock:', async () => {
+    const a = await makeStore({ keyPrefix: 'lk:' });
+    const b = await makeStore({ keyPrefix: 'lk:' });
+    const redis = admin();
+    expect(await a.store.tryLock('k', 5000)).toBe('acquired');
+    expect(await b.store.tryLock('k', 5000)).toBe('held');
+    expect(await a.store.tryLock('k', 5000)).toBe('held');
+    expect(await redis.pttl('lk:lock:k')).toBeGreaterThan(4000);
+
+    await b.store.unlock('k');
+    expect(await redis.exists('lk:lock:k')).toBe(1);
+    await a.store.unlock('k');
+    expect(await redis.exists('lk:lock:k')).toBe(0);
+    expect(await b.store.tryLock('k', 5000)).toBe('acquired');
+    await b.store.unlock('k');
+  });
+
+  it('an expired lock taken by another is not released by its first holder', async () => {
+    const a = await makeStore({ keyPrefix: 'lx:' });
+    const b = await makeStore({ keyPrefix: 'lx:' });
+    const redis = admin();
+    expect(await a.store.tryLock('k', 50)).toBe('acquired');
+    expect(await until(async () => (await redis.exists('lx:lock:k')) === 0, 5000)).toBe(true);
+    expect(await b.store.tryLock('k', 5000)).toBe('acquired');
+    await a.store.unlock('k');
+    expect(await redis.exists('lx:lock:k')).toBe(1);
+  });
+});
+
+describe('RedisStore fails open', () => {
+  it('while the server is killed, then reconnects by itself after a restart', async () => {
+    const { store, errors, logs } = await makeStore();
+    await store.set('k', sample);
+    await server.kill();
+    let restarted = false;
+    cleanups.push(async () => {
+      if (!restarted) await server.restart();
+    });
+
+    const get = await timed(() => store.get('k'));
+    expect(get.value).toBeUndefined();
+    expect(get.ms).toBeLessThan(TIMEOUT_MS + SLACK_MS);
+    expect((await timed(() => store.set('k', sample))).ms).toBeLessThan(TIMEOUT_MS + SLACK_MS);
+    await store.delete('k');
+    expect(await store.tryLock('k', 1000)).toBe('failed');
+    await store.unlock('k');
+    expect(store.isReady()).toBe(false);
+
+    // An outage is reported on every call but logged once, not per request.
+    for (let i = 0; i < 50; i++) expect(await store.get('k')).toBeUndefined();
+    expect(errors.length).toBeGreaterThanOrEqual(54);
+    expect(logs.filter((l) => l.level === 40)).toHaveLength(1);
+
+    await server.restart();
+    restarted = true;
+    const recovered = await until(async () => {
+      await store.set('k2', sample);
+      return (await store.get('k2')) !== undefined;
+    }, 10_000);
+    expect(recovered).toBe(true);
+    expect(store.isReady()).toBe(true);
+    expect(logs.some((l) => l.msg === 'redis cache available again')).toBe(true);
+  });
+
+  it('get resolves undefined within about the command timeout while the server is stalled', async () => {
+    const { store, errors } = await makeStore();
+    const { stalledGet, sleeping } = await stall(store);
+    expect(stalledGet.ms).toBeLessThan(TIMEOUT_MS + SLACK_MS);
+    expect(errors.some((e) => e.op === 'get' && /timed out/i.test(e.err.message))).toBe(true);
+
+    await sleeping;
+    expect(await until(async () => (await store.get('stall')) !== undefined, 5000)).toBe(true);
+  });
+
+  it('close does not hang when the server is stalled', async () => {
+    const { store } = await makeStore();
+    const { sleeping } = await stall(store);
+    expect((await timed(() => store.close())).ms).toBeLessThan(TIMEOUT_MS + SLACK_MS);
+    await sleeping;
+  });
+
+  it('close does not hang when the server is gone', async () => {
+    const { store } = await makeStore();
+    await server.kill();
+    try {
+      expect((await timed(() => store.close())).ms).toBeLessThan(SLACK_MS);
+      expect(await store.get('k')).toBeUndefined();
+    } finally {
+      await server.restart();
+    }
+  });
+
+  it('refuses options without exactly one of url and cluster', () => {
+    expect(() => new RedisStore({ keyPrefix: 'x:', commandTimeoutMs: 100 })).toThrow(/exactly one/);
+    expect(() => new RedisStore({ url: server.url, cluster: [server.url], keyPrefix: 'x:', commandTimeoutMs: 100 })).toThrow(
+      /exactly one/,
+    );
+  });
+});
+
+/**
+ * Stalls the server for 1 s with DEBUG SLEEP from another client and returns the
+ * first get of a stored key that missed. The stall starts when the server reads the
+ * command, which the test cannot observe, so gets are retried until one misses.
+ */
+async function stall(store: RedisStore): Promise<{ stalledGet: { ms: number }; sleeping: Promise<unknown> }> {
+  await store.set('stall', sample);
+  expect(await store.get('stall')).toBeDefined();
+  const sleeping = admin().call('DEBUG', 'SLEEP', '1');
+  for (let i = 0; i < 20; i++) {
+    const attempt = await timed(() => store.get('stall'));
+    if (attempt.value === undefined) return { stalledGet: attempt, sleeping };
+  }
+  throw new Error('the server never stalled');
+}

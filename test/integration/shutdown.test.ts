@@ -1,0 +1,312 @@
+// Signals to the real CLI (node dist/main.js --config FILE). On SIGTERM it stops
+// accepting connections, drains the requests in flight (every one gets its
+// complete reply), and exits 0 within a few seconds. On SIGHUP it re-reads the
+// file and swaps the upstream list.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { Agent, request } from 'undici';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { simBalance, simTableItem, type SimNode } from '../../src/sim/index.js';
+import { freePort, sim } from '../helpers/proxy.js';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const MAIN = join(ROOT, 'dist', 'main.js');
+const HANDLE = '0x' + 'ef'.repeat(32);
+const SLOW_MS = 300;
+
+let tmp: string;
+const children: ChildProcess[] = [];
+const agents: Agent[] = [];
+
+beforeAll(async () => {
+  // dist/ must match src/: build it (tsc, ~10-20 s).
+  await promisify(execFile)('npm', ['run', 'build'], { cwd: ROOT, timeout: 170_000 });
+  tmp = mkdtempSync(join(tmpdir(), 'ledger-proxy-shutdown-'));
+}, 180_000);
+
+afterEach(async () => {
+  for (const agent of agents.splice(0)) await agent.destroy();
+  for (const child of children.splice(0)) {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL');
+      await new Promise((r) => child.once('exit', r));
+    }
+  }
+});
+
+afterAll(() => {
+  if (tmp) rmSync(tmp, { recursive: true, force: true });
+});
+
+interface Cli {
+  child: ChildProcess;
+  url: string;
+  port: number;
+  configFile: string;
+  output(): string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** The CLI's config file: one upstream, `node`, on `port`. */
+function writeConfig(file: string, port: number, node: SimNode): void {
+  writeFileSync(
+    file,
+    [
+      'server:',
+      '  host: 127.0.0.1',
+      `  port: ${port}`,
+      'admin:',
+      '  port: 0',
+      'upstreams:',
+      `  - url: ${node.url}`,
+      '    name: sim',
+      'routing:',
+      '  probeIntervalMs: 60000',
+      'log:',
+      '  level: warn',
+      '',
+    ].join('\n'),
+  );
+}
+
+/** Writes a config for `node` and starts the CLI; resolves once it answers GET /v1. */
+async function startCli(node: SimNode): Promise<Cli> {
+  const port = await freePort();
+  const file = join(tmp, `config-${port}.yaml`);
+  writeConfig(file, port, node);
+  // No LEDGER_PROXY_* from the environment may override the file.
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('LEDGER_PROXY_')));
+  const child = spawn(process.execPath, [MAIN, '--config', file], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString('utf8')));
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString('utf8')));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) =>
+    child.once('exit', (code, signal) => res({ code, signal })),
+  );
+  const url = `http://127.0.0.1:${port}`;
+  const until = Date.now() + 15_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the proxy exited with ${child.exitCode} at start:\n${out}`);
+    try {
+      const res = await request(`${url}/v1`, { reset: true });
+      await res.body.arrayBuffer();
+      if (res.statusCode === 200) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > until) throw new Error(`the proxy did not answer GET /v1 within 15 s:\n${out}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return { child, url, port, configFile: file, output: () => out, exited };
+}
+
+/** Resolves true when a TCP connection to port is refused, false when it is accepted. */
+function refused(port: number): Promise<boolean> {
+  return new Promise((res) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      res(false);
+    });
+    socket.once('error', (err: NodeJS.ErrnoException) => res(err.code === 'ECONNREFUSED'));
+  });
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    p.finally(() => clearTimeout(timer)),
+    new Promise<never>((_, rej) => {
+      timer = setTimeout(() => rej(new Error(`${what}: not within ${ms} ms`)), ms);
+    }),
+  ]);
+}
+
+interface Outcome {
+  status: number;
+  body: Buffer;
+  contentLength?: string;
+}
+
+describe('graceful shutdown of the CLI', () => {
+  // keepAlive: the clients reuse connections (as wallets' HTTP clients do), so the
+  // in-flight requests' connections stay open after their replies unless the proxy closes them.
+  it.each([
+    { keepAlive: true, label: 'keep-alive clients' },
+    { keepAlive: false, label: 'Connection: close clients' },
+  ])('SIGTERM with ~50 requests in flight ($label): every one gets a complete 200, new connections are refused, exit 0 within 5 s', async ({ keepAlive }) => {
+    const node = await sim();
+    const cli = await startCli(node);
+    const moduleJson = Buffer.from(await (await request(`${node.url}/v1/accounts/0x1/module/sim`)).body.arrayBuffer());
+    node.faults.set({ mode: 'slow', delayMs: SLOW_MS, routes: ['view', 'raw_item', 'module'] });
+
+    const owners = Array.from({ length: 30 }, (_, i) => '0x' + (i + 1).toString(16).padStart(64, '0'));
+    const keys = Array.from({ length: 256 }, (_, i) => Buffer.from([i, 7])).filter((k) => simTableItem(HANDLE, k, 1000n) !== null).slice(0, 10);
+    expect(keys).toHaveLength(10);
+
+    // Keep-alive connections, as a wallet's HTTP client would use.
+    const agent = new Agent({ connections: 64 });
+    agents.push(agent);
+    const expected: Buffer[] = [];
+    let settled = 0;
+    const send = async (path: string, init: { method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string }): Promise<Outcome> => {
+      try {
+        const res = await request(cli.url + path, { dispatcher: agent, reset: !keepAlive, method: init.method ?? 'GET', headers: init.headers, body: init.body });
+        const body = Buffer.from(await res.body.arrayBuffer());
+        const cl = res.headers['content-length'];
+        return { status: res.statusCode, body, contentLength: typeof cl === 'string' ? cl : undefined };
+      } finally {
+        settled++;
+      }
+    };
+
+    const before = node.counters.total;
+    const inFlight: Array<Promise<Outcome>> = [];
+    for (const owner of owners) {
+      expected.push(Buffer.from(JSON.stringify([String(simBalance(owner, 990n))])));
+      inFlight.push(
+        send('/v1/view?ledger_version=990', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ function: '0x1::sim::balance', type_arguments: [], arguments: [owner] }),
+        }),
+      );
+    }
+    for (const key of keys) {
+      expected.push(simTableItem(HANDLE, key, 1000n)!);
+      inFlight.push(
+        send(`/v1/tables/${HANDLE}/raw_item`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/x-bcs' },
+          body: JSON.stringify({ key: '0x' + key.toString('hex') }),
+        }),
+      );
+    }
+    for (let i = 0; i < 10; i++) {
+      expected.push(moduleJson);
+      inFlight.push(send(`/v1/accounts/0x1/module/sim?i=${i}`, {}));
+    }
+    const all = Promise.allSettled(inFlight);
+
+    // Wait (bounded) until every request has reached the slow node, then stop the proxy.
+    const until = Date.now() + 5000;
+    while (node.counters.total - before < inFlight.length && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
+    expect(node.counters.total - before).toBe(inFlight.length);
+    const pendingAtSignal = inFlight.length - settled;
+    expect(pendingAtSignal, 'requests still in flight when SIGTERM is sent').toBeGreaterThan(0);
+    cli.child.kill('SIGTERM');
+
+    // While it drains, new connections are refused (bounded poll).
+    let refusedWhileDraining = false;
+    const pollUntil = Date.now() + 2000;
+    while (Date.now() < pollUntil) {
+      if (await refused(cli.port)) {
+        refusedWhileDraining = true;
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    expect(refusedWhileDraining, 'a new connection is refused once SIGTERM is handled').toBe(true);
+
+    const results = await withTimeout(all, 5000, 'the in-flight requests');
+    results.forEach((r, i) => {
+      expect(r.status, `request ${i}: ${r.status === 'rejected' ? String((r as PromiseRejectedResult).reason) : ''}\n${cli.output()}`).toBe('fulfilled');
+      const outcome = (r as PromiseFulfilledResult<Outcome>).value;
+      expect(outcome.status, `request ${i}: ${outcome.body.toString('utf8')}`).toBe(200);
+      expect(outcome.body.toString('hex'), `request ${i}`).toBe(expected[i].toString('hex'));
+      if (outcome.contentLength !== undefined) expect(Number(outcome.contentLength)).toBe(outcome.body.length);
+    });
+
+    const exit = await withTimeout(cli.exited, 5000, 'the proxy exiting after SIGTERM (all replies were sent; it waits on the idle keep-alive connections)');
+    expect(exit, cli.output()).toEqual({ code: 0, signal: null });
+    expect(await refused(cli.port)).toBe(true);
+    // Nothing at error level or above was logged (log level warn: warnings are allowed).
+    for (const line of cli.output().split('\n').filter((l) => l.startsWith('{'))) {
+      expect(JSON.parse(line).level, line).toBeLessThan(50);
+    }
+  });
+
+  it('SIGTERM with idle keep-alive connections open still exits 0 promptly', async () => {
+    const node = await sim();
+    const cli = await startCli(node);
+    const agent = new Agent({ connections: 4, keepAliveTimeout: 60_000 });
+    agents.push(agent);
+    for (let i = 0; i < 3; i++) {
+      const res = await request(`${cli.url}/v1`, { dispatcher: agent });
+      expect(res.statusCode).toBe(200);
+      await res.body.arrayBuffer();
+    }
+    const started = Date.now();
+    cli.child.kill('SIGTERM');
+    const exit = await withTimeout(cli.exited, 5000, 'the proxy exiting after SIGTERM');
+    expect(exit, cli.output()).toEqual({ code: 0, signal: null });
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(await refused(cli.port)).toBe(true);
+  });
+
+  it('SIGINT drains and exits 0 as well', async () => {
+    const node = await sim();
+    const cli = await startCli(node);
+    node.faults.set({ mode: 'slow', delayMs: SLOW_MS, routes: ['view'] });
+    const before = node.counters.total;
+    // Connection: close, so this checks the signal handling alone (keep-alive: the SIGTERM test).
+    const pending = request(`${cli.url}/v1/view`, {
+      reset: true,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ function: '0x1::sim::add', type_arguments: [], arguments: ['2', '40'] }),
+    }).then(async (res) => ({ status: res.statusCode, body: await res.body.text() }));
+    const until = Date.now() + 5000;
+    while (node.counters.total === before && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
+    cli.child.kill('SIGINT');
+    expect(await withTimeout(pending, 5000, 'the in-flight request')).toEqual({ status: 200, body: '["42"]' });
+    expect(await withTimeout(cli.exited, 5000, 'the proxy exiting after SIGINT')).toEqual({ code: 0, signal: null });
+  });
+});
+
+describe('SIGHUP reloads the upstream list of the CLI', () => {
+  const add = (url: string, a: number) =>
+    request(`${url}/v1/view`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ function: '0x1::sim::add', type_arguments: [], arguments: [String(a), '1'] }),
+      reset: true,
+    });
+
+  it('moves reads to the upstreams of the re-read file, and keeps the old list when the file is invalid', async () => {
+    const first = await sim();
+    const second = await sim();
+    const cli = await startCli(first);
+    const read = async (a: number): Promise<number> => {
+      const res = await add(cli.url, a);
+      expect(await res.body.json()).toEqual([String(a + 1)]);
+      return res.statusCode;
+    };
+    expect(await read(1)).toBe(200);
+    expect(first.counters.byRoute.view).toBe(1);
+
+    // An invalid file: the proxy says so and goes on with the upstreams it has.
+    writeFileSync(cli.configFile, 'upstreams: 7\n');
+    cli.child.kill('SIGHUP');
+    const until = Date.now() + 5000;
+    while (!cli.output().includes('config not reloaded') && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    expect(cli.output()).toContain('config not reloaded');
+    expect(await read(2)).toBe(200);
+    expect(first.counters.byRoute.view).toBe(2);
+
+    writeConfig(cli.configFile, cli.port, second);
+    cli.child.kill('SIGHUP');
+    let n = 10;
+    while (second.counters.byRoute.view === 0 && Date.now() < until + 5000) await read(n++);
+    expect(second.counters.byRoute.view).toBeGreaterThan(0);
+    const before = first.counters.byRoute.view;
+    for (let i = 0; i < 5; i++) await read(100 + i);
+    expect(first.counters.byRoute.view).toBe(before);
+    expect(cli.child.exitCode).toBeNull();
+  });
+});

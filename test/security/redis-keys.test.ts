@@ -1,0 +1,137 @@
+// Redis keys are always the configured prefix plus a sha256: after reads whose
+// handles, keys, functions and arguments carry odd text, `KEYS *` on the suite's
+// own redis-server lists only `<prefix><64 hex>` (and `<prefix>lock:<64 hex>`
+// while a fill holds its lock), and nothing a client sent.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, proxy, rawItem, sim, viewJson } from '../helpers/proxy.js';
+import { viewBcsRequest, u64le } from '../helpers/cache.js';
+import { flushAll, startRedisServer, type RedisServerHandle } from '../helpers/redis-server.js';
+import { httpRequest, rawHttp } from '../helpers/raw-socket.js';
+
+const PREFIX = 'sec-test:';
+const ENTRY = /^sec-test:[0-9a-f]{64}$/;
+const LOCK = /^sec-test:lock:[0-9a-f]{64}$/;
+/** Rate-limit counters (rateLimit.redis): under the prefix, keyed by a hash of the client address. */
+const RATE = /^sec-test:rate-limit:[0-9a-f]{64}$/;
+
+let redis: RedisServerHandle;
+let admin: Redis;
+
+beforeAll(async () => {
+  redis = await startRedisServer();
+  admin = new Redis(redis.url, { maxRetriesPerRequest: 0, lazyConnect: true });
+  admin.on('error', () => {});
+  await admin.connect();
+});
+
+afterAll(async () => {
+  admin?.disconnect();
+  await redis?.stop();
+});
+
+/** Client text that must never show up in a key. */
+const MARKERS = ['evil', 'EVIL', '*', '?', '[', ' ', '\\', 'lock:', '..', '{', 'x-forwarded'];
+
+function expectOnlyHashedKeys(keys: string[], label: string): void {
+  for (const key of keys) {
+    expect(ENTRY.test(key) || LOCK.test(key) || RATE.test(key), `${label}: Redis key ${JSON.stringify(key)}`).toBe(true);
+    const hashed = key.slice(key.lastIndexOf(':') + 1);
+    for (const m of MARKERS) expect(hashed, `${label}: key ${key}`).not.toContain(m);
+  }
+}
+
+/** Reads whose input is odd but valid (so the answers are cached), or invalid (so nothing is). */
+async function oddReads(url: string): Promise<void> {
+  const replies = await Promise.all([
+    rawItem(url, '0x01', { version: 990, handle: '0x1' }),
+    rawItem(url, '0x01', { version: 990, handle: '0X' + 'AB'.repeat(32) }),
+    rawItem(url, '0xDEADBEEF', { version: 991 }),
+    rawItem(url, '0x2a2a2a2a', { version: '00992' }),
+    rawItem(url, '0x01'),
+    viewJson(url, '0x1::sim::add', ['1', '2'], { version: 990 }),
+    viewJson(url, '0x1::sim::balance', ['0x' + 'e'.repeat(64)], { version: 993 }),
+    viewJson(url, '0x1::sim::balance', ['0x1']),
+    viewJson(url, '0x1::sim::always_abort', [], { version: 994 }),
+    viewJson(url, '0x1::sim::no_such_fn', ['*evil*'], { version: 995 }),
+    viewJson(url, '0x1::sim::add', ['1', '2'], { version: 996, accept: 'application/x-bcs' }),
+    viewBcsRequest(url, 'add', [u64le(2n), u64le(40n)], { version: 997 }),
+    call(url, '/v1/view?ledger_version=998', {
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: ' { "arguments" : ["7"], "type_arguments":[], "function":"0x1::sim::pair", "x-evil": "lock:*[?]{}\\\\.." } ',
+    }),
+    // Invalid: refused before any cache tier.
+    rawItem(url, '0x01', { version: 990, handle: 'evil*' }),
+    rawItem(url, 'evil', { version: 990 }),
+    viewJson(url, 'evil::lock::*', [], { version: 990 }),
+    call(url, '/v1/view?ledger_version=990', { headers: { 'content-type': 'application/json' }, body: '{"function":"0x1::sim::add","type_arguments":[],"arguments":["1","2"],"evil":' }),
+  ]);
+  for (const r of replies) expect([200, 400, 403, 404], r.body.toString()).toContain(r.status);
+}
+
+describe('Redis keys are prefixed hashes, never client input', () => {
+  it('after odd reads, KEYS * lists only <prefix><64 hex>', async () => {
+    await flushAll(redis.url);
+    const node = await sim();
+    const { url } = await proxy([node], { cache: { redis: { url: redis.url, keyPrefix: PREFIX } } });
+    await oddReads(url);
+    // Writes to Redis happen in the background: wait until they settle.
+    let keys: string[] = [];
+    for (let i = 0; i < 50; i++) {
+      keys = await admin.keys('*');
+      if (keys.length > 0 && keys.every((k) => ENTRY.test(k))) break;
+      await sleep(20);
+    }
+    expect(keys.length, 'cached entries in Redis').toBeGreaterThanOrEqual(10);
+    expectOnlyHashedKeys(keys, 'after reads');
+    expect(keys.filter((k) => LOCK.test(k)), 'no fill lock left behind').toEqual([]);
+  });
+
+  it('while fills hold their locks (a slow node), KEYS * lists only <prefix><64 hex> and <prefix>lock:<64 hex>', async () => {
+    await flushAll(redis.url);
+    const node = await sim();
+    const { url } = await proxy([node], { cache: { redis: { url: redis.url, keyPrefix: PREFIX } } });
+    node.faults.set({ mode: 'slow', delayMs: 400, routes: ['raw_item', 'view'] });
+    const reads = oddReads(url);
+    let sawLock = false;
+    const until = Date.now() + 3000;
+    while (Date.now() < until && !sawLock) {
+      const keys = await admin.keys('*');
+      expectOnlyHashedKeys(keys, 'during fills');
+      sawLock = keys.some((k) => LOCK.test(k));
+      await sleep(10);
+    }
+    await reads;
+    expect(sawLock, 'a fill lock was seen while the node was slow').toBe(true);
+    expectOnlyHashedKeys(await admin.keys('*'), 'after fills');
+  });
+
+  // rateLimit.redis counts requests in the same Redis. Its keys must follow the
+  // same rule: cache.redis.keyPrefix is documented as the "prefix of every key",
+  // and a client address (X-Forwarded-For, with trustProxy) is client input.
+  it('with rateLimit.redis and trustProxy, the rate-limit counters too are <prefix><64 hex>, never a client address', async () => {
+    await flushAll(redis.url);
+    const node = await sim();
+    const { url } = await proxy([node], {
+      server: { host: '127.0.0.1', port: 0, trustProxy: true },
+      cache: { redis: { url: redis.url, keyPrefix: PREFIX } },
+      rateLimit: { enabled: true, redis: true, max: 1000, timeWindowMs: 60_000 },
+    });
+    for (const xff of ['evil*lock:[?]', '6.6.6.6', 'x-forwarded-evil ' + 'A'.repeat(200)]) {
+      const reply = await rawHttp(
+        url,
+        httpRequest('POST /v1/view?ledger_version=990 HTTP/1.1', ['host: x', 'content-type: application/json', 'accept: application/json', `x-forwarded-for: ${xff}`, 'connection: close'], '{"function":"0x1::sim::add","type_arguments":[],"arguments":["1","2"]}'),
+      );
+      expect(reply.status, reply.body.toString()).toBe(200);
+    }
+    let keys: string[] = [];
+    for (let i = 0; i < 25; i++) {
+      keys = await admin.keys('*');
+      if (keys.length >= 2) break;
+      await sleep(20);
+    }
+    expect(keys.length).toBeGreaterThan(0);
+    expectOnlyHashedKeys(keys, 'with rate limiting in Redis');
+  });
+});

@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest';
+import { cacheKey } from '../../src/cache/key.js';
+import type { ReadRequest } from '../../src/wire/read-request.js';
+
+function req(overrides: Partial<ReadRequest> = {}): ReadRequest {
+  return {
+    endpoint: 'view',
+    version: 5n,
+    format: 'json',
+    identity: 'json\n0x1::coin::balance\n\n"arguments":[]',
+    path: '/v1/view',
+    body: Buffer.from('{}'),
+    contentType: 'application/json',
+    accept: 'application/json',
+    ...overrides,
+  };
+}
+
+describe('cacheKey', () => {
+  it('is a sha256 hex digest and deterministic', () => {
+    const key = cacheKey('node', req(), 5n);
+    expect(key).toMatch(/^[0-9a-f]{64}$/);
+    expect(cacheKey('node', req(), 5n)).toBe(key);
+  });
+
+  it('differs in every field', () => {
+    const base = cacheKey('node', req(), 5n);
+    const variants = [
+      cacheKey('aptos', req(), 5n),
+      cacheKey('node', req({ endpoint: 'raw_item' }), 5n),
+      cacheKey('node', req({ format: 'bcs' }), 5n),
+      cacheKey('node', req(), 6n),
+      cacheKey('node', req({ identity: 'json\n0x1::coin::supply\n\n"arguments":[]' }), 5n),
+    ];
+    expect(new Set([base, ...variants]).size).toBe(variants.length + 1);
+  });
+
+  it('uses the version argument, not req.version (latest reads are stored at their read version)', () => {
+    expect(cacheKey('node', req({ version: null }), 5n)).toBe(cacheKey('node', req({ version: 5n }), 5n));
+    expect(cacheKey('node', req({ version: 5n }), 6n)).not.toBe(cacheKey('node', req({ version: 5n }), 5n));
+  });
+
+  it('ignores fields that are not part of the identity', () => {
+    const a = cacheKey('node', req(), 5n);
+    const b = cacheKey('node', req({ body: Buffer.from('{ }'), accept: 'application/json, */*', path: '/v1/view?x' }), 5n);
+    expect(b).toBe(a);
+  });
+
+  it('does not let text shift between fields', () => {
+    // Each pair would collide under naive concatenation with or without a separator.
+    const pairs: Array<[string, Partial<ReadRequest>, bigint, string, Partial<ReadRequest>, bigint]> = [
+      ['ab', {}, 1n, 'a', {}, 1n],
+      ['node', { identity: '1' }, 1n, 'node', { identity: '' }, 11n],
+      ['node', { identity: ':x' }, 1n, 'node', { identity: 'x' }, 1n],
+      ['node1:', { identity: 'x' }, 1n, 'node', { identity: 'x' }, 1n],
+      ['node', { identity: '12:x' }, 3n, 'node', { identity: '2:x' }, 31n],
+    ];
+    for (const [v1, r1, n1, v2, r2, n2] of pairs) {
+      expect(cacheKey(v1, req(r1), n1)).not.toBe(cacheKey(v2, req(r2), n2));
+    }
+  });
+
+  it('gives every split of one text into vendor and identity its own key', () => {
+    const text = 'nodebcs1:json';
+    const keys = new Set<string>();
+    for (let i = 0; i <= text.length; i++) {
+      keys.add(cacheKey(text.slice(0, i), req({ identity: text.slice(i) }), 1n));
+    }
+    expect(keys.size).toBe(text.length + 1);
+  });
+});

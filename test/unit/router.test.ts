@@ -1,0 +1,84 @@
+import { describe, expect, it } from 'vitest';
+import type { LedgerInfo } from '../../src/ledger/info.js';
+import { NodeClient } from '../../src/upstream/node-client.js';
+import { NodeState } from '../../src/upstream/node-state.js';
+import { chooseNode } from '../../src/upstream/router.js';
+import { ledgerHeaderNames } from '../../src/ledger/headers.js';
+
+const names = ledgerHeaderNames('x-node-');
+
+function node(name: string, oldest: bigint | null, latest: bigint | null, over: { role?: 'normal' | 'archive'; inFlight?: number } = {}): NodeState {
+  const state = new NodeState(new NodeClient({ name, url: 'http://127.0.0.1:1', headerNames: names }), over.role ?? 'normal', 1, { failureThreshold: 2, openMs: 1000 });
+  if (oldest !== null && latest !== null) {
+    state.ledger = { chainId: 4, epoch: 1n, ledgerVersion: latest, oldestLedgerVersion: oldest, ledgerTimestampUsec: 0n, blockHeight: 0n, oldestBlockHeight: 0n } satisfies LedgerInfo;
+  }
+  state.inFlight = over.inFlight ?? 0;
+  return state;
+}
+
+function chosen(nodes: NodeState[], version: bigint | null, maxLag = 10): string {
+  const c = chooseNode(nodes, version, new Set(), maxLag);
+  return c.kind === 'node' ? c.node.name : c.kind;
+}
+
+describe('router', () => {
+  it('sends a pinned N only to a node that covers it', () => {
+    const a = node('a', 100n, 200n);
+    const b = node('b', 150n, 300n);
+    expect(chosen([a, b], 120n)).toBe('a');
+    expect(chosen([a, b], 250n)).toBe('b');
+  });
+  it('sends N beyond every latest to the most advanced node', () => {
+    expect(chosen([node('a', 100n, 200n), node('b', 100n, 210n)], 500n)).toBe('b');
+  });
+  it('uses an archive node below every normal oldest, else answers pruned', () => {
+    const a = node('a', 100n, 200n);
+    expect(chosen([a, node('arch', 0n, 190n, { role: 'archive' })], 5n)).toBe('arch');
+    expect(chosen([a], 5n)).toBe('pruned');
+  });
+  it('prefers normal nodes over archive nodes when both cover N', () => {
+    expect(chosen([node('arch', 0n, 200n, { role: 'archive' }), node('a', 100n, 200n)], 150n)).toBe('a');
+  });
+  it('sends latest reads to a fresh node, least in flight first', () => {
+    const lagging = node('lag', 0n, 100n);
+    const busy = node('busy', 0n, 500n, { inFlight: 5 });
+    const idle = node('idle', 0n, 495n, { inFlight: 1 });
+    expect(chosen([lagging, busy, idle], null)).toBe('idle');
+    expect(chosen([lagging, busy], null)).toBe('busy');
+  });
+  it('skips quarantined and open-circuit nodes', () => {
+    const a = node('a', 0n, 500n);
+    const b = node('b', 0n, 500n, { inFlight: 3 });
+    a.quarantined = true;
+    expect(chosen([a, b], null)).toBe('b');
+    b.recordFailure();
+    b.recordFailure();
+    expect(chosen([a, b], null)).toBe('none');
+  });
+  it('tries nodes it knows nothing of yet', () => {
+    expect(chosen([node('new', null, null)], 5n)).toBe('new');
+  });
+});
+
+describe('circuit breaker', () => {
+  it('opens after consecutive failures, half-opens after openMs, closes on success', () => {
+    let now = 0;
+    const state = new NodeState(new NodeClient({ name: 'n', url: 'http://127.0.0.1:1', headerNames: names }), 'normal', 1, { failureThreshold: 3, openMs: 1000 }, () => now);
+    state.recordFailure();
+    state.recordFailure();
+    expect(state.circuit()).toBe('closed');
+    state.recordFailure();
+    expect(state.circuit()).toBe('open');
+    expect(state.available()).toBe(false);
+    now = 999;
+    expect(state.circuit()).toBe('open');
+    now = 1000;
+    expect(state.circuit()).toBe('half-open');
+    expect(state.available()).toBe(true);
+    state.recordFailure();
+    expect(state.circuit()).toBe('open');
+    now = 2500;
+    state.recordSuccess();
+    expect(state.circuit()).toBe('closed');
+  });
+});

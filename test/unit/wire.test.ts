@@ -1,0 +1,112 @@
+import { describe, expect, it } from 'vitest';
+import { acceptFormat } from '../../src/wire/accept.js';
+import { parseAddress } from '../../src/wire/address.js';
+import { canonicalJson, canonicalMembers, JsonSyntaxError } from '../../src/wire/canonical-json.js';
+import { parseEntryFunctionId } from '../../src/wire/function-id.js';
+import { parseHexBytes } from '../../src/wire/hex.js';
+import { formatTypeTag, parseTypeTag } from '../../src/wire/move-type.js';
+import { parseU64 } from '../../src/wire/u64.js';
+import { decodeViewRequest, encodeViewRequest } from '../../src/wire/view-bcs.js';
+
+const ONE = '0x' + '0'.repeat(63) + '1';
+
+describe('u64', () => {
+  it.each([
+    ['0', 0n],
+    ['007', 7n],
+    ['18446744073709551615', 18446744073709551615n],
+  ])('accepts %s', (text, value) => expect(parseU64(text)).toBe(value));
+  it.each(['-1', '+5', '1.0', 'abc', '18446744073709551616', '', ' 1', '1e3', '0x10'])('refuses %j', (text) =>
+    expect(parseU64(text)).toBeNull(),
+  );
+});
+
+describe('hex and addresses', () => {
+  it('parses hex bytes with or without 0x, either case', () => {
+    expect(parseHexBytes('0xABcd')).toEqual(Buffer.from([0xab, 0xcd]));
+    expect(parseHexBytes('abcd')).toEqual(Buffer.from([0xab, 0xcd]));
+    expect(parseHexBytes('0x')).toEqual(Buffer.alloc(0));
+    expect(parseHexBytes('0xabc')).toBeNull();
+    expect(parseHexBytes('0xzz')).toBeNull();
+  });
+  it('canonicalises short and long address forms', () => {
+    expect(parseAddress('0x1')).toBe(ONE);
+    expect(parseAddress('0x' + '0'.repeat(63) + '1')).toBe(ONE);
+    expect(parseAddress('0'.repeat(63) + '1')).toBe(ONE);
+    expect(parseAddress('0xAB')).toBe('0x' + '0'.repeat(62) + 'ab');
+    expect(parseAddress('1')).toBeNull();
+    expect(parseAddress('0x')).toBeNull();
+    expect(parseAddress('0x' + '1'.repeat(65))).toBeNull();
+    expect(parseAddress('0x1/')).toBeNull();
+  });
+  it('parses entry function ids, case-sensitive names', () => {
+    expect(parseEntryFunctionId('0x1::Coin::balance')).toEqual({ address: ONE, module: 'Coin', name: 'balance' });
+    for (const bad of ['0x1::coin', '0x1::coin::', '0x1::co-in::b', 'x::coin::b', '0x1::coin::b::c', '0x1::1coin::b']) {
+      expect(parseEntryFunctionId(bad)).toBeNull();
+    }
+  });
+});
+
+describe('Accept', () => {
+  it.each([
+    [undefined, 'json'],
+    ['application/x-bcs', 'bcs'],
+    ['application/x-bcs;q=0.9, application/json', 'bcs'],
+    ['application/json, application/x-bcs', 'json'],
+    ['text/html, APPLICATION/X-BCS', 'bcs'],
+    ['*/*', 'json'],
+  ])('%s → %s', (accept, format) => expect(acceptFormat(accept)).toBe(format));
+});
+
+describe('Move types', () => {
+  it('round-trips to a canonical form', () => {
+    const tag = parseTypeTag('0x1::coin::CoinStore< 0x1::aptos_coin::AptosCoin >');
+    expect(formatTypeTag(tag!)).toBe(`${ONE}::coin::CoinStore<${ONE}::aptos_coin::AptosCoin>`);
+    expect(formatTypeTag(parseTypeTag('vector<vector<u8>>')!)).toBe('vector<vector<u8>>');
+  });
+  it.each(['vector<>', 'u7', '0x1::coin', 'vector<u8', '0x1::a::B<u8,>', 'u8 u8', ''])('refuses %j', (text) =>
+    expect(parseTypeTag(text)).toBeNull(),
+  );
+});
+
+describe('canonical JSON', () => {
+  it('sorts members and drops whitespace, keeping numbers as written', () => {
+    expect(canonicalJson('{ "b": [1, 2.50, 12345678901234567891], "a": "x" }')).toBe('{"a":"x","b":[1,2.50,12345678901234567891]}');
+    expect(canonicalJson('"\\u0041"')).toBe('"A"');
+  });
+  it('keeps numbers that one double cannot tell apart distinct', () => {
+    expect(canonicalJson('[12345678901234567890]')).not.toBe(canonicalJson('[12345678901234567891]'));
+  });
+  it('returns top-level members', () => {
+    expect(canonicalMembers('{"z": {"b":1,"a":2}}')!.get('z')).toBe('{"a":2,"b":1}');
+    expect(canonicalMembers('[1]')).toBeNull();
+    expect(canonicalMembers('{}')!.size).toBe(0);
+  });
+  it.each(['{', '{"a":1,}', '[1 2]', '{"a":1,"a":2}', 'nul', '"\u0001"', '01', '1 1'])('refuses %j', (text) =>
+    expect(() => canonicalJson(text)).toThrow(JsonSyntaxError),
+  );
+});
+
+describe('BCS view request', () => {
+  const request = {
+    address: ONE,
+    module: 'sim',
+    function: 'balance',
+    typeArgs: [parseTypeTag('vector<0x1::a::B<u64>>')!],
+    args: [Uint8Array.from(Buffer.alloc(32, 7))],
+  };
+  it('round-trips', () => {
+    const bytes = encodeViewRequest(request);
+    const decoded = decodeViewRequest(bytes)!;
+    expect(decoded.function).toBe('balance');
+    expect(formatTypeTag(decoded.typeArgs[0])).toBe(`vector<${ONE}::a::B<u64>>`);
+    expect(Buffer.from(decoded.args[0])).toEqual(Buffer.alloc(32, 7));
+  });
+  it('refuses trailing bytes, truncation and bad identifiers', () => {
+    const bytes = Buffer.from(encodeViewRequest(request));
+    expect(decodeViewRequest(Buffer.concat([bytes, Buffer.from([0])]))).toBeNull();
+    expect(decodeViewRequest(bytes.subarray(0, bytes.length - 1))).toBeNull();
+    expect(decodeViewRequest(encodeViewRequest({ ...request, function: 'bad-name' }))).toBeNull();
+    expect(decodeViewRequest(Buffer.from('{"function":"x"}'))).toBeNull();
+  });
+});
