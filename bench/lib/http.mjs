@@ -1,0 +1,17 @@
+// One-off HTTP calls from the orchestrator (checks, priming), not load.
+import { request } from 'undici';
+
+export async function call(base, { path, headers, body, method = 'POST' }) {
+  const res = await request(base + path, { method, headers, body });
+  const bytes = Buffer.from(await res.body.arrayBuffer());
+  const out = {};
+  for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) out[k] = Array.isArray(v) ? v.join(', ') : v;
+  return { status: res.statusCode, headers: out, body: bytes };
+}
+
+/** Headers a server sets per connection or per reply, left out when comparing replies. */
+export const VOLATILE_HEADERS = new Set(['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding']);
+
+export function stableHeaders(headers) {
+  return Object.fromEntries(Object.entries(headers).filter(([k]) => !VOLATILE_HEADERS.has(k)).sort(([a], [b]) => a.localeCompare(b)));
+}

@@ -1,0 +1,76 @@
+// CPU time from /proc (Linux): per process, to tell whether a server was saturated
+// during a run (or the load generator was the limit), and machine-wide, to tell how
+// much CPU other processes on the machine took meanwhile. null where /proc is missing.
+import { readFileSync } from 'node:fs';
+
+const TICKS_PER_SECOND = 100; // USER_HZ on Linux
+
+/** utime + stime of `pid` in seconds, or null. */
+export function cpuSeconds(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // fields[0] is field 3 (state); utime is field 14, stime field 15
+    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+  } catch {
+    return null;
+  }
+}
+
+/** Busy CPU seconds of the whole machine (all CPUs), or null. */
+export function machineBusySeconds() {
+  try {
+    const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0];
+    const [user, nice, system, idle, iowait, irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number);
+    return (user + nice + system + irq + softirq + steal) / TICKS_PER_SECOND;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Starts a CPU meter over several pids; stop() returns each one's CPU use in
+ * cores, plus `others`: what every other process on the machine used meanwhile
+ * (a busy machine makes figures noisy; the report shows it).
+ */
+export function cpuMeter(pids) {
+  const started = performance.now();
+  const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuSeconds(pid)]));
+  const machineBefore = machineBusySeconds();
+  return () => {
+    const wall = (performance.now() - started) / 1000;
+    const out = {};
+    let ours = 0;
+    for (const [name, pid] of Object.entries(pids)) {
+      const now = cpuSeconds(pid);
+      const used = now === null || before[name] === null ? null : (now - before[name]) / wall;
+      out[name] = round(used, 3);
+      ours += used ?? 0;
+    }
+    const machineNow = machineBusySeconds();
+    out.others = machineNow === null || machineBefore === null ? null : round(Math.max(0, (machineNow - machineBefore) / wall - ours), 3);
+    return out;
+  };
+}
+
+export function round(value, digits = 3) {
+  if (value === null || value === undefined || !Number.isFinite(value)) return value ?? null;
+  const f = 10 ** digits;
+  return Math.round(value * f) / f;
+}
+
+/**
+ * Waits until processes other than `pids` use less than `threshold` CPU over a
+ * `windowMs` window, for at most `maxWaitMs`. Returns how long it waited and the
+ * last level seen (null when /proc is missing: no wait).
+ */
+export async function waitQuiet({ pids, maxWaitMs, threshold = 0.25, windowMs = 500 }) {
+  const started = performance.now();
+  for (;;) {
+    const meter = cpuMeter(Object.fromEntries(pids.map((pid, i) => [`p${i}`, pid])));
+    await new Promise((resolve) => setTimeout(resolve, windowMs));
+    const others = meter().others;
+    const waited = performance.now() - started;
+    if (others === null || others < threshold || waited >= maxWaitMs) return { waitedMs: Math.round(waited), others };
+  }
+}

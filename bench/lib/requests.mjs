@@ -1,0 +1,49 @@
+// The requests the bench sends: the two served endpoints in each form a wallet uses.
+// Each helper returns { path, headers, body } (body a Buffer).
+
+export const HANDLE = '0x' + 'ab'.repeat(32);
+export const VIEW_BCS_TYPE = 'application/x.node.view_function+bcs';
+
+function query(version) {
+  return version === undefined || version === null ? '' : `?ledger_version=${version}`;
+}
+
+/** 0x + 32-byte hex of item i (an account address). */
+export function address(i) {
+  return '0x' + i.toString(16).padStart(64, '0');
+}
+
+/** raw_item: JSON request body, BCS answer (the only answer format raw_item has). */
+export function rawItem(key, version, handle = HANDLE) {
+  return {
+    path: `/v1/tables/${handle}/raw_item${query(version)}`,
+    headers: { 'content-type': 'application/json', accept: 'application/x-bcs' },
+    body: Buffer.from(JSON.stringify({ key })),
+  };
+}
+
+/** view 0x1::sim::balance(owner) with a JSON body; answer JSON or BCS. */
+export function viewJson(owner, version, accept = 'application/json') {
+  return {
+    path: `/v1/view${query(version)}`,
+    headers: { 'content-type': 'application/json', accept },
+    body: Buffer.from(JSON.stringify({ function: '0x1::sim::balance', type_arguments: [], arguments: [owner] })),
+  };
+}
+
+const MODULE_ADDRESS = Buffer.from('00'.repeat(31) + '01', 'hex');
+const BCS_PREFIX = Buffer.concat([MODULE_ADDRESS, Buffer.from([3]), Buffer.from('sim'), Buffer.from([7]), Buffer.from('balance'), Buffer.from([0, 1, 32])]);
+
+/** view 0x1::sim::balance(owner) with a BCS body (what the Aptos SDK sends), BCS answer. */
+export function viewBcs(owner, version) {
+  return {
+    path: `/v1/view${query(version)}`,
+    headers: { 'content-type': VIEW_BCS_TYPE, accept: 'application/x-bcs' },
+    body: Buffer.concat([BCS_PREFIX, Buffer.from(owner.slice(2), 'hex')]),
+  };
+}
+
+/** raw_item table key of item i. */
+export function itemKey(i) {
+  return '0x' + i.toString(16).padStart(8, '0');
+}

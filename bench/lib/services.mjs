@@ -1,0 +1,70 @@
+// Starting the processes a scenario needs. CPU layout when pinning is possible
+// (2+ CPUs and taskset): servers under test (proxy, ceiling) on CPU 0; the load
+// generator, the simulated node and redis-server on CPU 1. Unpinned otherwise.
+import { fileURLToPath } from 'node:url';
+import { spawnChild } from './child.mjs';
+import { startRedis } from './redis.mjs';
+
+export const SERVER_CPU = 0;
+export const CLIENT_CPU = 1;
+
+const proc = (name) => fileURLToPath(new URL(`../proc/${name}.mjs`, import.meta.url));
+
+/** Everything started through a Services is stopped by stopAll(), newest first. */
+export class Services {
+  #started = [];
+
+  #track(name, handle) {
+    this.#started.push({ name, handle, stop: () => handle.stop() });
+    return handle;
+  }
+
+  async sim(params = {}, { cpu = CLIENT_CPU } = {}) {
+    return this.#track('sim', await spawnChild(proc('sim'), { cpu, params, name: 'sim' }));
+  }
+
+  async load() {
+    return this.#track('load', await spawnChild(proc('load'), { cpu: CLIENT_CPU, name: 'load' }));
+  }
+
+  /** A proxy in front of `simUrl`; `config` is merged over the bench base config. */
+  async proxy(simUrl, config = {}, { nodeArgs = ['--expose-gc'], name = 'proxy' } = {}) {
+    const full = { upstreams: [{ url: simUrl, name: 'sim' }], ...config };
+    return this.#track(name, await spawnChild(proc('proxy'), { cpu: SERVER_CPU, params: { config: full }, nodeArgs, name }));
+  }
+
+  async ceiling(params) {
+    return this.#track('ceiling', await spawnChild(proc('ceiling'), { cpu: SERVER_CPU, params, name: 'ceiling' }));
+  }
+
+  async memfill(params) {
+    return this.#track('memfill', await spawnChild(proc('memfill'), { cpu: SERVER_CPU, params, nodeArgs: ['--expose-gc'], name: 'memfill', readyTimeoutMs: 120_000 }));
+  }
+
+  async redis() {
+    return this.#track('redis', await startRedis({ cpu: CLIENT_CPU }));
+  }
+
+  /** The pids of everything running (and this process): what the quiet gate leaves out. */
+  pids() {
+    return [process.pid, ...this.#started.map((s) => s.handle.info?.pid ?? s.handle.pid).filter((pid) => pid !== undefined)];
+  }
+
+  /** Stops one handle early (it is also forgotten by stopAll). */
+  async stop(handle) {
+    const i = this.#started.findIndex((s) => s.handle === handle);
+    await handle.stop();
+    if (i >= 0) this.#started.splice(i, 1);
+  }
+
+  async stopAll() {
+    while (this.#started.length > 0) {
+      const s = this.#started.pop();
+      try {
+        await s.stop();
+      } catch (err) {
+        console.error(`stopping ${s.name}: ${err.message}`);
+      }
+    }
+  }
+}

@@ -1,0 +1,104 @@
+// Request generators for autocannon's setupRequest (run in the load process).
+//   distinctLatest: every request a latest raw_item read of a new key (never coalesced, never cached)
+//   distinctPinned: every request a pinned raw_item read of a new key (a miss that fills the cache)
+//   keyCycle:       pinned raw_item reads cycling through a key list (hits on distinct keys)
+//   wallet:         Zipf-ranked items, a share pinned at one version and the rest latest,
+//                   spread over raw_item (BCS), view JSON->JSON and view BCS->BCS
+import { address, itemKey, rawItem, viewBcs, viewJson } from './requests.mjs';
+
+/** A small seeded PRNG (mulberry32), so a workload is the same sequence every run. */
+export function prng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Zipf(s) over ranks 0..n-1: P(rank k) ∝ 1/(k+1)^s. Returns a sampler of ranks. */
+export function zipf(n, s, random) {
+  const cdf = new Float64Array(n);
+  let total = 0;
+  for (let k = 0; k < n; k++) {
+    total += 1 / Math.pow(k + 1, s);
+    cdf[k] = total;
+  }
+  for (let k = 0; k < n; k++) cdf[k] /= total;
+  return () => {
+    const u = random();
+    let lo = 0;
+    let hi = n - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (cdf[mid] < u) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+}
+
+/** Which share of requests a Zipf(s) over n ranks sends to the top `top` ranks (for the report). */
+export function zipfTopShare(n, s, top) {
+  let all = 0;
+  let head = 0;
+  for (let k = 0; k < n; k++) {
+    const w = 1 / Math.pow(k + 1, s);
+    all += w;
+    if (k < top) head += w;
+  }
+  return head / all;
+}
+
+function apply(req, r) {
+  req.path = r.path;
+  req.headers = { ...req.headers, ...r.headers };
+  req.body = r.body;
+  return req;
+}
+
+export function makeWorkload(spec) {
+  switch (spec.kind) {
+    case 'distinctLatest': {
+      let next = spec.start ?? 0;
+      return (req) => apply(req, rawItem(itemKey(next++), null));
+    }
+    case 'keyCycle': {
+      // pinned raw_item reads cycling through a given key list (all present, all cached)
+      let next = 0;
+      return (req) => apply(req, rawItem(spec.keys[next++ % spec.keys.length], spec.version));
+    }
+    case 'distinctPinned': {
+      let next = spec.start ?? 0;
+      return (req) => apply(req, rawItem(itemKey(next++), spec.version));
+    }
+    case 'wallet': {
+      const random = prng(spec.seed ?? 1);
+      const rank = zipf(spec.items, spec.s, random);
+      // What was generated, by kind: the report splits node calls into latest and pinned.
+      const stats = { pinned: 0, latest: 0, raw_item: 0, view_json: 0, view_bcs: 0 };
+      const setup = (req) => {
+        const item = rank();
+        const version = random() < spec.pinnedShare ? spec.version : null;
+        stats[version === null ? 'latest' : 'pinned']++;
+        const form = random();
+        if (form < 0.5) {
+          stats.raw_item++;
+          return apply(req, rawItem(itemKey(item), version));
+        }
+        if (form < 0.75) {
+          stats.view_json++;
+          return apply(req, viewJson(address(item), version));
+        }
+        stats.view_bcs++;
+        return apply(req, viewBcs(address(item), version));
+      };
+      setup.stats = stats;
+      return setup;
+    }
+    default:
+      throw new Error(`unknown workload ${spec.kind}`);
+  }
+}

@@ -1,0 +1,63 @@
+// Scenario 6a: a proxy built with buildApp whose memory tier is filled through
+// app.memory.set with small answers shaped like raw_item hits (lib/entries.mjs).
+// BENCH_PARAMS: { simUrl, maxBytes }. Calls: keyFunction, fill, shutdown.
+import pino from 'pino';
+import { buildApp } from '../../dist/app.js';
+import { parseConfig } from '../../dist/config/index.js';
+import { childParams, serveRpc } from '../lib/child.mjs';
+import { entry, entryBytes, KEY_FUNCTIONS, readRequest, VERSION } from '../lib/entries.mjs';
+import { itemKey, rawItem } from '../lib/requests.mjs';
+
+const { simUrl, maxBytes } = childParams();
+const config = parseConfig({
+  server: { host: '127.0.0.1', port: 0 },
+  admin: { port: 0 },
+  log: { level: 'warn' },
+  upstreams: [{ url: simUrl, name: 'sim' }],
+  cache: { memory: { maxBytes } },
+});
+const app = await buildApp(config, { logger: pino({ level: 'warn' }) });
+await app.listen();
+
+async function settle() {
+  for (let i = 0; i < 3; i++) {
+    globalThis.gc();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const m = process.memoryUsage();
+  return { rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, arrayBuffers: m.arrayBuffers };
+}
+
+/** Which key function the memory tier really uses: one real miss (in-process inject), then look it up. */
+async function detectKeyFunction() {
+  const probe = 0xfffffff;
+  const r = rawItem(itemKey(probe), VERSION);
+  await app.http.inject({ method: 'POST', url: r.path, headers: r.headers, payload: r.body });
+  for (const [name, fn] of Object.entries(KEY_FUNCTIONS)) {
+    if (app.memory.get(fn('node', readRequest(probe), VERSION)) !== undefined) return name;
+  }
+  throw new Error(`the memory tier's key is none of ${Object.keys(KEY_FUNCTIONS).join(', ')}: update bench/lib/entries.mjs`);
+}
+const keyFunction = await detectKeyFunction();
+app.memory.delete(KEY_FUNCTIONS[keyFunction]('node', readRequest(0xfffffff), VERSION));
+
+serveRpc(
+  {
+    /** Inserts `count` entries (numbered from `from`); returns memory before and after (after GC). */
+    async fill({ from = 0, count }) {
+      const before = await settle();
+      const statsBefore = app.memory.stats();
+      const keyFn = KEY_FUNCTIONS[keyFunction];
+      const started = performance.now();
+      for (let i = from; i < from + count; i++) {
+        const [key, answer] = entry(i, keyFn);
+        app.memory.set(key, answer);
+      }
+      const ms = performance.now() - started;
+      const after = await settle();
+      return { ms, before, after, statsBefore, statsAfter: app.memory.stats() };
+    },
+    shutdown: () => app.close(),
+  },
+  { pid: process.pid, keyFunction, entryBytes: entryBytes(0, KEY_FUNCTIONS[keyFunction]) },
+);

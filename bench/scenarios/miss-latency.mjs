@@ -1,0 +1,111 @@
+// Scenario 3: what the proxy adds to a forwarded read. Latest raw_item reads of a
+// new key each time (so every one is forwarded, never coalesced) at a fixed
+// moderate rate, straight to the sim and through the proxy, in alternating rounds.
+// Latencies are each response's own time (sub-millisecond), not autocannon's 1 ms histogram.
+import { cpuMeter, round } from '../lib/procstat.mjs';
+import { itemKey, rawItem } from '../lib/requests.mjs';
+import { percentiles } from '../lib/stats.mjs';
+import { meets } from '../lib/report.mjs';
+
+const P50_TARGET = { op: '<=', value: 0.3 };
+const P99_TARGET = { op: '<=', value: 2 };
+
+export async function missOverhead(ctx) {
+  const { services, load, sim, mode, log } = ctx;
+  const proxy = await services.proxy(sim.info.url, {}, { name: 'proxy-memory' });
+  const targets = [
+    { name: 'direct', url: sim.info.url },
+    { name: 'proxy', url: proxy.info.url },
+  ];
+  const sample = rawItem(itemKey(0), null);
+  let nextKey = 1_000_000;
+  const spec = (url, duration, latencies) => {
+    const start = nextKey;
+    nextKey += Math.ceil(duration * mode.latencyRate * 2) + 1000;
+    return {
+      url,
+      path: sample.path,
+      headers: sample.headers,
+      body: sample.body.toString('utf8'),
+      connections: mode.latencyConnections,
+      overallRate: mode.latencyRate,
+      duration,
+      workload: { kind: 'distinctLatest', start },
+      latencies,
+      returnSamples: latencies,
+    };
+  };
+
+  for (const t of targets) {
+    log(`  warm-up ${t.name} ${mode.warmS}s`);
+    await load.call('run', spec(t.url, mode.warmS, false));
+  }
+  const samples = { direct: [], proxy: [] };
+  const runs = { direct: [], proxy: [] };
+  let forwarded = 0;
+  let proxiedSent = 0;
+  for (let i = 0; i < mode.rounds; i++) {
+    const order = i % 2 === 0 ? targets : [...targets].reverse();
+    for (const t of order) {
+      await ctx.quiet(`latency ${t.name} round ${i + 1}`);
+      const before = (await sim.call('counters')).byRoute.raw_item;
+      const meter = cpuMeter({ sim: sim.info.pid, proxy: proxy.info.pid, load: load.info.pid });
+      const r = await load.call('run', spec(t.url, mode.measureS, true));
+      const cpu = meter();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const calls = (await sim.call('counters')).byRoute.raw_item - before;
+      if (r.errors + r.timeouts > 0) throw new Error(`${t.name}: ${r.errors} errors, ${r.timeouts} timeouts`);
+      if (t.name === 'proxy') {
+        forwarded += calls;
+        proxiedSent += r.sent;
+      }
+      samples[t.name].push(...r.samples);
+      runs[t.name].push({ round: i + 1, completed: r.completed, rps: round(r.rps, 1), latencyMs: roundAll(r.latencyMs), statusCodes: r.statusCodes, simCalls: calls, cpu });
+      log(`  round ${i + 1} ${t.name.padEnd(6)} ${Math.round(r.rps)} req/s p50 ${r.latencyMs.p50.toFixed(3)} ms p99 ${r.latencyMs.p99.toFixed(3)} ms (other processes CPU ${cpu.others ?? '?'})`);
+    }
+  }
+  await services.stop(proxy);
+
+  const direct = percentiles(samples.direct);
+  const proxied = percentiles(samples.proxy);
+  const addedP50 = proxied.p50 - direct.p50;
+  const addedP99 = proxied.p99 - direct.p99;
+  const raw = {
+    rate: mode.latencyRate,
+    connections: mode.latencyConnections,
+    rounds: mode.rounds,
+    measureSecondsPerRound: mode.measureS,
+    request: 'latest raw_item (JSON body, BCS answer), a new key per request',
+    directMs: roundAll(direct),
+    proxyMs: roundAll(proxied),
+    addedMs: { p50: round(addedP50, 4), p99: round(addedP99, 4), mean: round(proxied.mean - direct.mean, 4) },
+    forwardedPerProxiedRequest: round(proxiedSent ? forwarded / proxiedSent : null, 4),
+    runs,
+  };
+  return [
+    {
+      id: 'miss-added-p50',
+      title: '3a. Miss path: added p50 latency (proxy vs direct)',
+      measured: round(addedP50, 3),
+      unit: 'ms',
+      target: P50_TARGET,
+      pass: meets(addedP50, P50_TARGET),
+      display: `+${addedP50.toFixed(3)} ms (${proxied.p50.toFixed(3)} vs ${direct.p50.toFixed(3)})`,
+      raw,
+    },
+    {
+      id: 'miss-added-p99',
+      title: '3b. Miss path: added p99 latency (proxy vs direct)',
+      measured: round(addedP99, 3),
+      unit: 'ms',
+      target: P99_TARGET,
+      pass: meets(addedP99, P99_TARGET),
+      display: `+${addedP99.toFixed(3)} ms (${proxied.p99.toFixed(3)} vs ${direct.p99.toFixed(3)})`,
+      raw: { see: 'miss-added-p50' },
+    },
+  ];
+}
+
+function roundAll(obj) {
+  return Object.fromEntries(Object.entries(obj).map(([k, v]) => [k, typeof v === 'number' && !Number.isInteger(v) ? round(v, 4) : v]));
+}
