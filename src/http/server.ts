@@ -8,6 +8,7 @@ import { fromClientError, fromFrameworkError } from './framework-errors.js';
 import { protocolError, rawErrorResponse, writeRawError, type ReplyWriter } from './reply.js';
 import { registerReadRoutes, type ReadRoutesDeps } from './read-routes.js';
 import { registerRateLimit, type RateLimitSettings } from './rate-limit.js';
+import { serveUpgradesAsPlainHttp } from './upgrade.js';
 
 export interface HttpServerOptions extends ReadRoutesDeps {
   bodyLimitBytes: number;
@@ -44,6 +45,7 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
   app.server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
     socket.end(rawErrorResponse(NodeError.badRequest('CONNECT is not supported: this is a ledger node API, not a forward proxy')));
   });
+  serveUpgradesAsPlainHttp(app.server);
   // Node answers an Expect other than 100-continue with an empty 417 (not an allowed status).
   app.server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
     writeRawError(res, NodeError.badRequest(`unsupported Expect header: ${JSON.stringify(req.headers.expect ?? '')}`));

@@ -89,4 +89,39 @@ describe('fuzz findings, reduced', () => {
       expect(parseErrorBody(outcome.reply!)).toMatchObject({ error_code: 'web_framework_error', vm_error_code: null });
     }
   });
+
+  // src/http/server.ts: Node serves a request with "Connection: upgrade" as a plain
+  // request when nothing listens for upgrades, but its parser then swallows every
+  // error in that request's body. A bad chunk (FUZZ_SEED=762414215) or a body cut
+  // short got no reply, only a closed connection, or one left waiting. Fixed in
+  // src/http/upgrade.ts: upgrades are re-parsed as plain requests.
+  describe('a request asking for a protocol upgrade is served as plain HTTP', () => {
+    const upgradeRequest = (body: string, framing: string): string =>
+      `POST /v1/tables/${HANDLE}/raw_item?ledger_version=903 HTTP/1.1\r\nHost: proxy.test\r\nContent-Type: application/json\r\n` +
+      `Accept: application/x-bcs\r\nUpgrade: websocket\r\nConnection: keep-alive, Upgrade\r\n${framing}\r\n${body}`;
+
+    it('a bad chunk gets the 400 error body', async () => {
+      const before = servedCalls();
+      const outcome = await rawExchange(stack.port, upgradeRequest(`zz\r\n${KEY_BODY}\r\n0\r\n\r\n`, 'Transfer-Encoding: chunked\r\n'), { halfCloseAfterMs: 1000, timeoutMs: 2000 });
+      expect(outcome.reply?.status, `closed without a reply ${outcome.closedWithoutReply}`).toBe(400);
+      expect(parseErrorBody(outcome.reply!)).toMatchObject({ error_code: 'web_framework_error', message: 'malformed chunked request body' });
+      expect(servedCalls() - before, 'a refused request reached the node').toBe(0);
+    });
+
+    it('a body cut short gets the 400 error body when the client half-closes', async () => {
+      const outcome = await rawExchange(stack.port, upgradeRequest(KEY_BODY.slice(0, 5), `Content-Length: ${KEY_BODY.length}\r\n`), { halfCloseAtOnce: true, timeoutMs: 2000 });
+      expect(outcome.reply?.status, `closed without a reply ${outcome.closedWithoutReply}`).toBe(400);
+      expect(parseErrorBody(outcome.reply!)).toMatchObject({ error_code: 'web_framework_error' });
+    });
+
+    it('a well-formed one is answered, and the connection stays usable', async () => {
+      const request = upgradeRequest(KEY_BODY, `Content-Length: ${KEY_BODY.length}\r\n`);
+      const outcome = await rawExchange(stack.port, request + rawItemRequest(904, 'Connection: close\r\n'), { untilClose: true, timeoutMs: 3000 });
+      const replies = rawReplies(outcome.received, true);
+      expect(replies.map((r) => r.status)).toEqual([200, 200]);
+      expect(replies[0].body.equals(simTableItem(HANDLE, PRESENT_KEY, 903n)!)).toBe(true);
+      expect(replies[1].body.equals(simTableItem(HANDLE, PRESENT_KEY, 904n)!)).toBe(true);
+      expect(replies[0].headers['upgrade'], 'no upgrade is offered').toBeUndefined();
+    });
+  });
 });
