@@ -7,7 +7,7 @@ import { SIM_URL } from './config/index.js';
 import { MemoryStore } from './cache/memory.js';
 import { RedisStore } from './cache/redis.js';
 import { buildAdminServer } from './http/admin.js';
-import { registerPassthrough } from './http/passthrough.js';
+import { registerPassthrough, type PassthroughTarget } from './http/passthrough.js';
 import { buildHttpServer, closeGracefully } from './http/server.js';
 import { Metrics } from './metrics.js';
 import { ReplyWriter } from './http/reply.js';
@@ -79,7 +79,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
     upstreams.map(
       (u) =>
         new NodeState(
-          new NodeClient({ name: u.name, url: u.url === SIM_URL ? sim!.url : u.url, headerNames }),
+          new NodeClient({ name: u.name, url: u.url === SIM_URL ? sim!.url : u.url, headers: u.headers, headerNames }),
           u.role,
           u.weight,
           config.routing.breaker,
@@ -137,7 +137,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
   // Decided once: building the line costs even when pino drops it.
   const requestLog = logger.isLevelEnabled('info');
   const rateLimitRedis = config.rateLimit.enabled && config.rateLimit.redis && redisConfig ? sharedCounterClient(redisConfig) : undefined;
-  const originOf = (node: NodeState): string => new URL(node.client.url).origin;
+  const targetOf = (node: NodeState): PassthroughTarget => ({ base: node.client.url, headers: node.client.headers });
   const http = await buildHttpServer({
     bodyLimitBytes: config.server.bodyLimitBytes,
     trustProxy: config.server.trustProxy,
@@ -150,9 +150,9 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
           registerPassthrough(app, {
             pickUpstream: () => {
               const node = pool.pickAny();
-              return node ? originOf(node) : null;
+              return node ? targetOf(node) : null;
             },
-            fallbackUpstream: () => originOf(pool.nodes[0]),
+            fallbackUpstream: () => targetOf(pool.nodes[0]),
             writer,
             watermark,
             timeoutMs: config.routing.deadlineMs,

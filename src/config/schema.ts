@@ -45,9 +45,36 @@ const upstreamUrl = z.string().transform((raw, ctx) => {
   return z.NEVER;
 });
 
+// Header names the proxy itself sets per call, or that describe one connection: an
+// operator's value for them would break framing or be overwritten anyway.
+const RESERVED_HEADERS = new Set(['host', 'content-length', 'content-type', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'expect', 'accept-encoding']);
+
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
+/** Extra headers sent with every call to one node (an API key of a hosted node). Names are lower-cased. */
+const upstreamHeaders = z
+  .record(z.string(), z.string())
+  .superRefine((headers, ctx) => {
+    for (const [name, value] of Object.entries(headers)) {
+      // The value is never echoed: it is usually a secret.
+      const problem = !HEADER_NAME.test(name)
+        ? 'must be an HTTP header name'
+        : RESERVED_HEADERS.has(name.toLowerCase())
+          ? 'is set by the proxy itself'
+          : !HEADER_VALUE.test(value)
+            ? 'must not contain control characters (CR, LF, NUL)'
+            : null;
+      if (problem !== null) ctx.addIssue({ code: 'custom', path: [name], message: problem });
+    }
+  })
+  .transform((headers) => Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value.trim()])))
+  .default({});
+
 const UpstreamSchema = z
   .strictObject({
     url: upstreamUrl,
+    headers: upstreamHeaders,
     name: z.string().min(1).optional(),
     weight: positiveInt.default(1),
     role: z.enum(['normal', 'archive']).default('normal'),

@@ -21,6 +21,8 @@ export interface NodeClientOptions {
   /** base url without /v1 and without a trailing slash */
   url: string;
   headerNames: LedgerHeaderNames;
+  /** sent with every call (an API key): config's upstreams[].headers, names lower-case */
+  headers?: Readonly<Record<string, string>>;
   /** keep-alive connections to this node */
   connections?: number;
 }
@@ -31,6 +33,7 @@ const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
 export class NodeClient {
   readonly name: string;
   readonly url: string;
+  readonly headers: Readonly<Record<string, string>>;
   private readonly pool: Pool;
   private readonly names: LedgerHeaderNames;
   private readonly basePath: string;
@@ -38,6 +41,7 @@ export class NodeClient {
   constructor(options: NodeClientOptions) {
     this.name = options.name;
     this.url = options.url;
+    this.headers = options.headers ?? {};
     this.names = options.headerNames;
     const base = new URL(options.url);
     this.basePath = base.pathname.replace(/\/+$/, '');
@@ -71,6 +75,7 @@ export class NodeClient {
         method: call.method,
         path: this.basePath + call.path,
         headers: {
+          ...this.headers,
           ...call.headers,
           // Nodes gzip by default; we keep raw bytes so answers stay byte-identical.
           'accept-encoding': 'identity',

@@ -316,7 +316,8 @@ export class UpstreamPool {
    * url) keep their state; removed nodes finish their calls in flight, then close.
    */
   async replaceNodes(next: NodeState[]): Promise<{ added: string[]; removed: string[] }> {
-    const identity = (n: NodeState): string => `${n.name} ${n.client.url} ${n.role} ${n.weight}`;
+    // New headers (a rotated API key) make a new node: its client must send them.
+    const identity = (n: NodeState): string => JSON.stringify([n.name, n.client.url, n.role, n.weight, n.client.headers]);
     const byKey = new Map(this.nodes.map((n) => [identity(n), n]));
     const merged = next.map((n) => {
       const kept = byKey.get(identity(n));

@@ -25,7 +25,7 @@ export interface ProxyHandle {
 }
 
 /** A proxy on 127.0.0.1:0 in front of `upstreams`, with `overrides` merged into the config. */
-export type UpstreamSpec = SimNode | { url: string; name?: string; role?: string; weight?: number; maxInFlight?: number; maxRps?: number };
+export type UpstreamSpec = SimNode | { url: string; name?: string; role?: string; weight?: number; maxInFlight?: number; maxRps?: number; headers?: Record<string, string> };
 
 export async function proxy(upstreams: UpstreamSpec[], overrides: Record<string, unknown> = {}): Promise<ProxyHandle> {
   const config = parseConfig({

@@ -33,7 +33,7 @@ describe('defaults', () => {
       server: { host: '127.0.0.1', port: 8080, bodyLimitBytes: 8388608, trustProxy: false },
       admin: { host: '127.0.0.1', port: 9090 },
       vendor: 'node',
-      upstreams: [{ url: 'sim', name: 'sim', weight: 1, role: 'normal' }],
+      upstreams: [{ url: 'sim', name: 'sim', weight: 1, role: 'normal', headers: {} }],
       routing: {
         attemptTimeoutMs: 5000,
         deadlineMs: 10000,
@@ -330,6 +330,30 @@ describe('upstream urls', () => {
   });
 });
 
+describe('upstream headers (an API key)', () => {
+  it('default to none, and keep their values with names lower-cased', () => {
+    const [plain, keyed] = parseConfig({
+      upstreams: [{ url: 'http://a:1' }, { url: 'http://b:1', headers: { 'X-Api-Key': ' k-1 ', Authorization: 'Bearer t' } }],
+    }).upstreams;
+    expect(plain!.headers).toEqual({});
+    expect(keyed!.headers).toEqual({ 'x-api-key': 'k-1', authorization: 'Bearer t' });
+  });
+
+  it('refuse names the proxy sets, bad names and control characters, without echoing the value', () => {
+    const issues = fail({
+      upstreams: [{ url: 'http://a:1', headers: { Host: 'evil', 'Content-Length': '1', 'bad name': 'x', 'x-key': 'secret\r\nInjected: 1' } }],
+    });
+    expect(issues).toEqual([
+      'upstreams.0.headers.Host: is set by the proxy itself',
+      'upstreams.0.headers.Content-Length: is set by the proxy itself',
+      'upstreams.0.headers.bad name: must be an HTTP header name',
+      'upstreams.0.headers.x-key: must not contain control characters (CR, LF, NUL)',
+    ]);
+    expect(issues.join('\n')).not.toContain('secret');
+    expect(fail({ upstreams: [{ url: 'http://a:1', headers: { 'x-n': 5 } }] })).toEqual(['upstreams.0.headers.x-n: must be a string, got 5']);
+  });
+});
+
 describe('redis', () => {
   it('takes a cluster instead of a url', () => {
     const redis = parseConfig({ cache: { redis: { cluster: ['redis://a:1', 'rediss://b:2'] } } }).cache.redis;
@@ -371,7 +395,7 @@ describe('frozen output', () => {
 describe('shipped config files', () => {
   it('config/default.yaml: one simulated node, memory only', () => {
     const config = loadConfig({ file: 'config/default.yaml', env: {} });
-    expect(config.upstreams).toEqual([{ url: 'sim', name: 'sim', weight: 1, role: 'normal' }]);
+    expect(config.upstreams).toEqual([{ url: 'sim', name: 'sim', weight: 1, role: 'normal', headers: {} }]);
     expect(config.cache.redis).toBeUndefined();
     expect(config.server).toMatchObject({ host: '127.0.0.1', port: 8080 });
   });
