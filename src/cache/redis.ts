@@ -6,7 +6,7 @@ import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import type { StoredAnswer } from '../wire/read-request.js';
 import { decodeAnswer, encodeAnswer } from './codec.js';
-import type { AnswerStore } from './store.js';
+import type { AnswerStore, FillLock } from './store.js';
 
 export interface RedisStoreOptions {
   /** redis://[user:pass@]host:port[/db] of a single node; exactly one of url and cluster. */
@@ -47,8 +47,6 @@ export class RedisStore implements AnswerStore {
   readonly #prefix: string;
   readonly #logger: Logger | undefined;
   readonly #onError: ((op: string, err: Error) => void) | undefined;
-  /** tokens of the locks this instance holds, by cache key */
-  readonly #locks = new Map<string, string>();
   /**
    * Set in cluster mode only. A single connection's commandTimeout bounds a whole
    * command there; a Cluster re-sends a command on MOVED, TRYAGAIN, CLUSTERDOWN
@@ -200,15 +198,11 @@ export class RedisStore implements AnswerStore {
   }
 
   /**
-   * Cross-instance single-flight: true when this instance now holds the fill lock
-   * of key for ttlMs. False when another holder has it, and also when Redis failed
-   * (check isReady() to tell the two apart).
+   * Takes the fill lock for key: a FillLock to release once the fill is written,
+   * 'held' (another holder has it: wait for its fill), or 'failed' (Redis did not
+   * answer: do not wait for anyone).
    */
-  /**
-   * Takes the fill lock for key: 'acquired', 'held' (another holder has it: wait
-   * for its fill), or 'failed' (Redis did not answer: do not wait for anyone).
-   */
-  async tryLock(key: string, ttlMs: number): Promise<'acquired' | 'held' | 'failed'> {
+  async tryLock(key: string, ttlMs: number): Promise<FillLock | 'held' | 'failed'> {
     if (!this.#usable('lock')) return 'failed';
     const token = randomUUID();
     try {
@@ -222,28 +216,27 @@ export class RedisStore implements AnswerStore {
       this.#client.eval(UNLOCK_SCRIPT, 1, this.#lockKey(key), token).catch(() => undefined);
       return 'failed';
     }
-    this.#locks.set(key, token);
-    return 'acquired';
-  }
-
-  /** Releases key's lock if this instance took it and it was not since taken by another holder. */
-  async unlock(key: string): Promise<void> {
-    const token = this.#locks.get(key);
-    if (token === undefined) return;
-    this.#locks.delete(key);
-    if (!this.#usable('unlock')) return;
-    try {
-      await this.#bounded(this.#client.eval(UNLOCK_SCRIPT, 1, this.#lockKey(key), token));
-    } catch (err) {
-      this.#fail('unlock', err);
-    }
+    // The token stays with this one holding: if it expires and the key is taken
+    // again (by anyone, this instance too), release() leaves the new lock alone.
+    let released = false;
+    return {
+      release: async () => {
+        if (released) return;
+        released = true;
+        if (!this.#usable('unlock')) return;
+        try {
+          await this.#bounded(this.#client.eval(UNLOCK_SCRIPT, 1, this.#lockKey(key), token));
+        } catch (err) {
+          this.#fail('unlock', err);
+        }
+      },
+    };
   }
 
   /** QUIT when connected (bounded by commandTimeoutMs), otherwise or on failure drop the connection. */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    this.#locks.clear();
     if (this.#client.status === 'ready') {
       try {
         await this.#bounded(this.#client.quit());

@@ -18,3 +18,9 @@ export interface AnswerStore {
   delete(key: string): MaybePromise<void>;
   close(): Promise<void>;
 }
+
+/** A fill lock one holder took (cross-instance single-flight of one pinned miss). */
+export interface FillLock {
+  /** deletes the lock, unless it expired and was taken again since */
+  release(): Promise<void>;
+}

@@ -12,7 +12,7 @@ import type { NodeAnswer } from '../upstream/answer.js';
 import type { ReadRequest, StoredAnswer } from '../wire/read-request.js';
 import { cacheKeyText, sharedKey } from '../cache/key.js';
 import type { MemoryStore } from '../cache/memory.js';
-import type { AnswerStore } from '../cache/store.js';
+import type { AnswerStore, FillLock } from '../cache/store.js';
 import type { LatestAnswer, LatestAnswers } from './latest-answers.js';
 import { cacheability } from './policy.js';
 import { SingleFlight } from './single-flight.js';
@@ -45,8 +45,7 @@ export interface NodeReader {
 export interface SharedStore extends AnswerStore {
   /** false while disconnected or just after a failed command: then it is skipped */
   isHealthy(): boolean;
-  tryLock(key: string, ttlMs: number): Promise<'acquired' | 'held' | 'failed'>;
-  unlock(key: string): Promise<void>;
+  tryLock(key: string, ttlMs: number): Promise<FillLock | 'held' | 'failed'>;
 }
 
 export interface ReadThroughOptions {
@@ -119,7 +118,7 @@ export class ReadThrough {
     const { redis, redisSettings } = this.o;
     const deadlineAt = Date.now() + this.o.deadlineMs;
     const shared = sharedKey(key);
-    let locked = false;
+    let lock: FillLock | undefined;
     // A Redis that is down or stalled costs at most one command timeout: no
     // further lookups, and no wait for a lock.
     if (redis !== undefined && redisSettings !== undefined && redis.isHealthy()) {
@@ -129,9 +128,9 @@ export class ReadThrough {
         return { answer: found, tier: 'redis' };
       }
       if (redisSettings.fillLock && redis.isHealthy()) {
-        const lock = await redis.tryLock(shared, redisSettings.fillLockMs);
-        locked = lock === 'acquired';
-        if (lock === 'held') {
+        const taken = await redis.tryLock(shared, redisSettings.fillLockMs);
+        if (typeof taken === 'object') lock = taken;
+        if (taken === 'held') {
           // At most half of what is left, so the node still has time if the fill never comes.
           const waitMs = Math.min(redisSettings.fillLockMs, (deadlineAt - Date.now()) / 2);
           const filled = await this.awaitOtherFill(redis, key, shared, waitMs);
@@ -143,14 +142,14 @@ export class ReadThrough {
     try {
       answer = await this.o.nodes.read(req, deadlineAt);
     } catch (err) {
-      if (locked) void redis!.unlock(shared);
+      void lock?.release();
       throw err;
     }
     const stored = toStored(answer, version);
     const verdict = cacheability(req.endpoint, answer);
     // The lock is held until the shared write lands, so waiters find the answer.
     const written = verdict.cacheable ? this.store(key, stored) : Promise.resolve();
-    if (locked) void written.finally(() => redis!.unlock(shared));
+    if (lock !== undefined) void written.finally(() => lock.release());
     if (!verdict.cacheable) this.o.logger.debug({ endpoint: req.endpoint, version: String(version), reason: verdict.reason }, 'answer not cached');
     return { answer: stored, upstream: answer.upstream };
   }

@@ -5,6 +5,7 @@ import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { decodeAnswer, FORMAT_V1 } from '../../src/cache/codec.js';
 import { RedisStore, type RedisStoreOptions } from '../../src/cache/redis.js';
+import type { FillLock } from '../../src/cache/store.js';
 import type { StoredAnswer } from '../../src/wire/read-request.js';
 import { startRedisServer, type RedisServerHandle } from '../helpers/redis-server.js';
 
@@ -123,28 +124,35 @@ describe('RedisStore fill lock', () => {
     const a = await makeStore({ keyPrefix: 'lk:' });
     const b = await makeStore({ keyPrefix: 'lk:' });
     const redis = admin();
-    expect(await a.store.tryLock('k', 5000)).toBe('acquired');
+    const lock = await a.store.tryLock('k', 5000);
+    expect(typeof lock).toBe('object');
     expect(await b.store.tryLock('k', 5000)).toBe('held');
     expect(await a.store.tryLock('k', 5000)).toBe('held');
     expect(await redis.pttl('lk:lock:k')).toBeGreaterThan(4000);
 
-    await b.store.unlock('k');
-    expect(await redis.exists('lk:lock:k')).toBe(1);
-    await a.store.unlock('k');
+    await (lock as FillLock).release();
     expect(await redis.exists('lk:lock:k')).toBe(0);
-    expect(await b.store.tryLock('k', 5000)).toBe('acquired');
-    await b.store.unlock('k');
+    const next = await b.store.tryLock('k', 5000);
+    expect(typeof next).toBe('object');
+    await (next as FillLock).release();
+    expect(await redis.exists('lk:lock:k')).toBe(0);
   });
 
-  it('an expired lock taken by another is not released by its first holder', async () => {
+  it('an expired lock taken again is not released by its first holder: another instance, or the same one', async () => {
     const a = await makeStore({ keyPrefix: 'lx:' });
     const b = await makeStore({ keyPrefix: 'lx:' });
     const redis = admin();
-    expect(await a.store.tryLock('k', 50)).toBe('acquired');
-    expect(await until(async () => (await redis.exists('lx:lock:k')) === 0, 5000)).toBe(true);
-    expect(await b.store.tryLock('k', 5000)).toBe('acquired');
-    await a.store.unlock('k');
-    expect(await redis.exists('lx:lock:k')).toBe(1);
+    for (const second of [b, a]) {
+      const first = (await a.store.tryLock('k', 50)) as FillLock;
+      expect(typeof first).toBe('object');
+      expect(await until(async () => (await redis.exists('lx:lock:k')) === 0, 5000)).toBe(true);
+      const taken = (await second.store.tryLock('k', 5000)) as FillLock;
+      expect(typeof taken).toBe('object');
+      await first.release();
+      expect(await redis.exists('lx:lock:k'), 'the first holder released the second holder\'s lock').toBe(1);
+      await taken.release();
+      expect(await redis.exists('lx:lock:k')).toBe(0);
+    }
   });
 });
 
@@ -164,7 +172,6 @@ describe('RedisStore fails open', () => {
     expect((await timed(() => store.set('k', sample))).ms).toBeLessThan(TIMEOUT_MS + SLACK_MS);
     await store.delete('k');
     expect(await store.tryLock('k', 1000)).toBe('failed');
-    await store.unlock('k');
     expect(store.isReady()).toBe(false);
 
     // An outage is reported on every call but logged once, not per request.
