@@ -21,6 +21,7 @@ import { NodeClient } from './upstream/node-client.js';
 import { NodeState } from './upstream/node-state.js';
 import { UpstreamPool } from './upstream/pool.js';
 import { vendorNames } from './wire/vendor.js';
+import { parseRawItem, parseView } from './http/parse-read.js';
 
 /** How long start-up waits for Redis before serving from memory and nodes alone. */
 const REDIS_START_WAIT_MS = 2000;
@@ -137,6 +138,11 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
   // Decided once: building the line costs even when pino drops it.
   const requestLog = logger.isLevelEnabled('info');
   const rateLimitRedis = config.rateLimit.enabled && config.rateLimit.redis && redisConfig ? sharedCounterClient(redisConfig) : undefined;
+  /** Every reply, counted and logged alike whichever path served it. */
+  const account = (endpoint: string, cache: string, status: number, ms: number, tier?: string, upstream?: string): void => {
+    metrics.request(endpoint, cache, status, ms / 1000);
+    if (requestLog) logger.info({ endpoint, cache, tier, upstream, status, ms: Math.round(ms * 100) / 100 }, 'request');
+  };
   const targetOf = (node: NodeState): PassthroughTarget => ({ base: node.client.url, headers: node.client.headers });
   const http = await buildHttpServer({
     bodyLimitBytes: config.server.bodyLimitBytes,
@@ -165,12 +171,19 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
       const served = request.served;
       const endpoint = served?.endpoint ?? (request.routeOptions.url?.startsWith('/v1') ? 'passthrough' : 'other');
       const cache = String(reply.getHeader('x-cache') ?? 'BYPASS');
-      metrics.request(endpoint, cache, reply.statusCode, reply.elapsedTime / 1000);
-      if (requestLog) logger.info(
-        { endpoint, cache, tier: served?.tier, upstream: served?.upstream, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 },
-        'request',
-      );
+      account(endpoint, cache, reply.statusCode, reply.elapsedTime, served?.tier, served?.upstream);
     },
+    // Rate limiting must count every request, so with it on every request goes through fastify.
+    fastHits: config.rateLimit.enabled
+      ? undefined
+      : {
+          parseRawItem,
+          parseView: (raw) => parseView(raw, vendor),
+          memoryHit: (req) => reads.memoryHit(req),
+
+          writer,
+          onServed: (endpoint, result, startedAt) => account(endpoint, result.cache, result.status, performance.now() - startedAt, result.tier),
+        },
   });
 
   const admin =

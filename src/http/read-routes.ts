@@ -1,11 +1,12 @@
 // POST /v1/tables/{handle}/raw_item and POST /v1/view: parse, read through, reply.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, preParsingHookHandler } from 'fastify';
 import { NodeError } from '../errors.js';
 import type { Watermark } from '../ledger/watermark.js';
 import type { ReadResult, ReadThrough } from '../serve/read-through.js';
 import type { ReadRequest } from '../wire/read-request.js';
 import type { VendorNames } from '../wire/vendor.js';
 import { parseRawItem, parseView, type RawRead } from './parse-read.js';
+import { preReadBody } from './fast-hits.js';
 import { protocolError, type ReplyWriter } from './reply.js';
 
 export interface ReadRoutesDeps {
@@ -39,7 +40,7 @@ function rawRead(request: FastifyRequest): RawRead {
   };
 }
 
-export function registerReadRoutes(app: FastifyInstance, deps: ReadRoutesDeps): void {
+export function registerReadRoutes(app: FastifyInstance, deps: ReadRoutesDeps, afterFastHits = false): void {
   const { reads, watermark, vendor, writer } = deps;
 
   const serve = (endpoint: ReadRequest['endpoint'], parse: (raw: RawRead) => ReadRequest) => (request: FastifyRequest, reply: FastifyReply) => {
@@ -71,6 +72,8 @@ export function registerReadRoutes(app: FastifyInstance, deps: ReadRoutesDeps): 
     }
   };
 
-  app.post('/v1/tables/:handle/raw_item', serve('raw_item', parseRawItem));
-  app.post('/v1/view', serve('view', (raw) => parseView(raw, vendor)));
+  // Behind the fast path, a request it read but did not answer comes with its body already read.
+  const preParsing: preParsingHookHandler | undefined = afterFastHits ? (request, _reply, payload, done) => done(null, preReadBody(request, payload)) : undefined;
+  app.post('/v1/tables/:handle/raw_item', { preParsing }, serve('raw_item', parseRawItem));
+  app.post('/v1/view', { preParsing }, serve('view', (raw) => parseView(raw, vendor)));
 }

@@ -1,7 +1,7 @@
 // The public listener: fastify with raw-body parsing, the served endpoints, and
 // every framework failure rendered as a node error body.
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerFactory } from 'fastify';
+import { createServer, type IncomingMessage, type ServerOptions, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { NodeError } from '../errors.js';
 import { fromClientError, fromFrameworkError } from './framework-errors.js';
@@ -9,6 +9,7 @@ import { protocolError, rawErrorResponse, writeRawError, type ReplyWriter } from
 import { registerReadRoutes, type ReadRoutesDeps } from './read-routes.js';
 import { registerRateLimit, type RateLimitSettings } from './rate-limit.js';
 import { serveUpgradesAsPlainHttp } from './upgrade.js';
+import { withFastHits, type FastHitsDeps } from './fast-hits.js';
 
 export interface HttpServerOptions extends ReadRoutesDeps {
   bodyLimitBytes: number;
@@ -20,6 +21,8 @@ export interface HttpServerOptions extends ReadRoutesDeps {
   rateLimit?: RateLimitSettings;
   /** told of every reply sent, for the request log and metrics */
   onResponse?: (request: FastifyRequest, reply: FastifyReply) => void;
+  /** answers memory hits before fastify (off with rate limiting, which must see every request) */
+  fastHits?: FastHitsDeps;
 }
 
 export async function buildHttpServer(options: HttpServerOptions): Promise<FastifyInstance> {
@@ -39,6 +42,7 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
     routerOptions: { maxParamLength: Number.MAX_SAFE_INTEGER, ignoreDuplicateSlashes: false },
     frameworkErrors: (err, _request, reply) => writer.error(reply, fromFrameworkError(err, bodyLimitBytes), null),
     clientErrorHandler: (err, socket) => answerClientError(err as { code?: string }, socket),
+    ...(options.fastHits ? { serverFactory: fastHitServerFactory(options.fastHits) } : {}),
   });
 
   // CONNECT would otherwise get its socket dropped without a reply.
@@ -69,9 +73,26 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
   }
   // Before the routes: the limit applies to routes registered after it.
   if (options.rateLimit) await registerRateLimit(app, options.rateLimit);
-  registerReadRoutes(app, options);
+  registerReadRoutes(app, options, options.fastHits !== undefined);
   if (options.passthrough) await options.passthrough(app);
   return app;
+}
+
+/**
+ * The server fastify would build (getServerInstance in fastify/lib/server.js, with
+ * the same settings from its options), whose request handler answers memory hits
+ * itself and passes everything else to fastify's.
+ */
+function fastHitServerFactory(deps: FastHitsDeps): FastifyServerFactory {
+  return (handler, options) => {
+    const opts = options as { http?: ServerOptions; keepAliveTimeout: number; requestTimeout: number; connectionTimeout: number; maxRequestsPerSocket: number };
+    const server = createServer(opts.http ?? {}, withFastHits(deps, handler));
+    server.keepAliveTimeout = opts.keepAliveTimeout;
+    server.requestTimeout = opts.requestTimeout;
+    server.setTimeout(opts.connectionTimeout);
+    if (opts.maxRequestsPerSocket > 0) server.maxRequestsPerSocket = opts.maxRequestsPerSocket;
+    return server;
+  };
 }
 
 /** A hop count becomes proxy-addr's "trust the first n hops" function. */

@@ -85,6 +85,13 @@ export class ReadThrough {
     return req.version === null ? this.readLatest(req) : this.readPinned(req, req.version);
   }
 
+  /** The reply for a pinned read held in the memory tier; undefined for anything else (nothing is fetched). */
+  memoryHit(req: ReadRequest): ReadResult | undefined {
+    if (req.version === null || this.o.nodes.isPruned(req.version)) return undefined;
+    const hit = this.o.memory.get(cacheKeyText(this.o.vendor, req, req.version));
+    return hit === undefined ? undefined : this.fromStore(hit, 'HIT', 'memory');
+  }
+
   /** Synchronous on a memory hit: the hot path takes no async hop. */
   private readPinned(req: ReadRequest, version: bigint): Promise<ReadResult> | ReadResult {
     if (this.o.nodes.isPruned(version)) throw NodeError.pruned(version);

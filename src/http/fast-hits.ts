@@ -1,0 +1,128 @@
+// Memory hits of pinned reads, answered before fastify builds its request and
+// reply objects, routes, and runs its hooks: that pipeline was most of what a hit
+// cost beyond Node's own HTTP work (bench scenario 1).
+//
+// Only the plainest requests are taken: POST, HTTP/1.1 with Host, a
+// Content-Length body of at most FAST_BODY_MAX bytes, no Expect or
+// Transfer-Encoding, and a path that is exactly one of the two endpoints with a
+// lone ?ledger_version. The body is read and parsed by the same functions as the
+// routes use. Whatever is not a memory hit then (a miss, a pruned version, input
+// the parser refuses, anything unusual) goes to fastify as it came, the body
+// already read handed back through the read routes' preParsing hook, so there is
+// one implementation of every answer that is not a hit.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Readable } from 'node:stream';
+import type { ReadResult } from '../serve/read-through.js';
+import type { ReadRequest } from '../wire/read-request.js';
+import type { RawRead } from './parse-read.js';
+import type { ReplyWriter } from './reply.js';
+
+/** Larger bodies are left to fastify: raw_item and view bodies are far smaller. */
+const FAST_BODY_MAX = 16 * 1024;
+const RAW_ITEM_PATH = /^\/v1\/tables\/(0x[0-9a-fA-F]{1,64})\/raw_item\?ledger_version=([0-9]{1,20})$/;
+const VIEW_PATH = /^\/v1\/view\?ledger_version=([0-9]{1,20})$/;
+
+/** The body a request arrived with, when the fast path read it and then handed the request on. */
+const PRE_READ_BODY = Symbol('ledger-proxy.preReadBody');
+type PreRead = IncomingMessage & { [PRE_READ_BODY]?: Buffer };
+
+export interface FastHitsDeps {
+  parseRawItem(raw: RawRead): ReadRequest;
+  parseView(raw: RawRead): ReadRequest;
+  /** the reply for a memory hit, or undefined for anything else */
+  memoryHit(req: ReadRequest): ReadResult | undefined;
+  writer: ReplyWriter;
+  /** told of every hit served here, as the onResponse hook is of the others */
+  onServed(endpoint: ReadRequest['endpoint'], result: ReadResult, startedAt: number): void;
+}
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
+/** Wraps fastify's request handler: memory hits are answered here, the rest go on to it. */
+export function withFastHits(deps: FastHitsDeps, next: Handler): Handler {
+  return (req, res) => {
+    if (req.method !== 'POST') return next(req, res);
+    const url = req.url ?? '';
+    const rawItem = RAW_ITEM_PATH.exec(url);
+    const view = rawItem === null ? VIEW_PATH.exec(url) : null;
+    if (rawItem === null && view === null) return next(req, res);
+    const headers = req.headers;
+    const length = Number(headers['content-length']);
+    if (
+      req.httpVersion !== '1.1' ||
+      headers.host === undefined ||
+      headers.expect !== undefined ||
+      headers['transfer-encoding'] !== undefined ||
+      !(length > 0 && length <= FAST_BODY_MAX)
+    ) {
+      return next(req, res);
+    }
+    const startedAt = performance.now();
+    readBody(req, length, (body) => {
+      if (body === null) return next(req, res);
+      const raw: RawRead = {
+        handle: rawItem?.[1],
+        query: { ledger_version: rawItem !== null ? rawItem[2] : view![1] },
+        contentType: headers['content-type'],
+        accept: headers.accept,
+        body,
+      };
+      let result: ReadResult | undefined;
+      let read: ReadRequest | undefined;
+      try {
+        read = rawItem !== null ? deps.parseRawItem(raw) : deps.parseView(raw);
+        result = deps.memoryHit(read);
+      } catch {
+        // Refused input: fastify's route refuses it again, with the error body.
+      }
+      if (result === undefined || read === undefined) {
+        (req as PreRead)[PRE_READ_BODY] = body;
+        return next(req, res);
+      }
+      deps.writer.writeRaw(res, result);
+      deps.onServed(read.endpoint, result, startedAt);
+    });
+  };
+}
+
+/**
+ * Reads exactly `length` bytes of body. null when the body is not that long (the
+ * stream ended early or failed): then fastify reports it, from what is left.
+ */
+function readBody(req: IncomingMessage, length: number, done: (body: Buffer | null) => void): void {
+  const chunks: Buffer[] = [];
+  let received = 0;
+  const finish = (body: Buffer | null): void => {
+    req.removeListener('data', onData);
+    req.removeListener('end', onEnd);
+    req.removeListener('error', onEnd);
+    done(body);
+  };
+  const onData = (chunk: Buffer): void => {
+    chunks.push(chunk);
+    received += chunk.length;
+  };
+  const onEnd = (): void => {
+    if (received !== length) {
+      // fastify reads the same stream next: give it back what was read, so it
+      // sees the short (or long) body and answers as it always does.
+      (req as PreRead)[PRE_READ_BODY] = Buffer.concat(chunks, received);
+      finish(null);
+      return;
+    }
+    // Parsed at once and not kept on a hit (a miss hands it to fastify, which copies it).
+    finish(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received));
+  };
+  req.on('data', onData);
+  req.on('end', onEnd);
+  req.on('error', onEnd);
+}
+
+/**
+ * The read routes' preParsing hook: a request the fast path already read is
+ * parsed from that body, since its own stream has ended.
+ */
+export function preReadBody<T extends Readable>(request: { raw: IncomingMessage }, payload: T): T | Readable {
+  const body = (request.raw as PreRead)[PRE_READ_BODY];
+  return body === undefined ? payload : Readable.from([body]);
+}
