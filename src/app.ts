@@ -180,7 +180,6 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
           parseRawItem,
           parseView: (raw) => parseView(raw, vendor),
           memoryHit: (req) => reads.memoryHit(req),
-
           writer,
           onServed: (endpoint, result, startedAt) => account(endpoint, result.cache, result.status, performance.now() - startedAt, result.tier),
         },

@@ -88,7 +88,11 @@ export class ReadThrough {
   /** The reply for a pinned read held in the memory tier; undefined for anything else (nothing is fetched). */
   memoryHit(req: ReadRequest): ReadResult | undefined {
     if (req.version === null || this.o.nodes.isPruned(req.version)) return undefined;
-    const hit = this.o.memory.get(cacheKeyText(this.o.vendor, req, req.version));
+    return this.fromMemory(cacheKeyText(this.o.vendor, req, req.version));
+  }
+
+  private fromMemory(key: string): ReadResult | undefined {
+    const hit = this.o.memory.get(key);
     return hit === undefined ? undefined : this.fromStore(hit, 'HIT', 'memory');
   }
 
@@ -96,8 +100,8 @@ export class ReadThrough {
   private readPinned(req: ReadRequest, version: bigint): Promise<ReadResult> | ReadResult {
     if (this.o.nodes.isPruned(version)) throw NodeError.pruned(version);
     const key = cacheKeyText(this.o.vendor, req, version);
-    const hit = this.o.memory.get(key);
-    if (hit !== undefined) return this.fromStore(hit, 'HIT', 'memory');
+    const hit = this.fromMemory(key);
+    if (hit !== undefined) return hit;
     const { promise, shared } = this.pinnedFlights.do(key, () => this.fillPinned(key, req, version));
     return promise.then((filled) => {
       // The prune line may have moved while Redis or a node answered: a node
