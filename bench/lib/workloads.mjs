@@ -4,19 +4,8 @@
 //   keyCycle:       pinned raw_item reads cycling through a key list (hits on distinct keys)
 //   wallet:         Zipf-ranked items, a share pinned at one version and the rest latest,
 //                   spread over raw_item (BCS), view JSON->JSON and view BCS->BCS
+import { prng } from './prng.mjs';
 import { address, itemKey, rawItem, viewBcs, viewJson } from './requests.mjs';
-
-/** A small seeded PRNG (mulberry32), so a workload is the same sequence every run. */
-export function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Zipf(s) over ranks 0..n-1: P(rank k) ∝ 1/(k+1)^s. Returns a sampler of ranks. */
 export function zipf(n, s, random) {

@@ -11,6 +11,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { encodeJsonValues, simBalance, simTableItem, type SimNode } from '../../src/sim/index.js';
+import { prng } from '../../bench/lib/prng.mjs';
 import { PRESENT_KEYS, hex } from '../helpers/cache.js';
 import { runLoad, type LoadReply, type LoadReport, type LoadRequest } from '../helpers/load.js';
 import { call, HANDLE, proxy, sim, type Reply } from '../helpers/proxy.js';
@@ -31,18 +32,6 @@ const OWNERS = ['0x' + 'cd'.repeat(32), '0x' + '7'.repeat(64)];
 
 // ---------------------------------------------------------------------------
 // The request mix and the model of every answer.
-
-/** mulberry32: a deterministic mix, so a failure can be replayed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const RAW_HEADERS = { 'content-type': 'application/json', accept: 'application/x-bcs' };
 const VIEW_HEADERS = { 'content-type': 'application/json', accept: 'application/json' };
