@@ -4,7 +4,7 @@
 import { NodeError } from '../errors.js';
 import { acceptFormat } from '../wire/accept.js';
 import { parseAddress } from '../wire/address.js';
-import { canonicalMembers, JsonSyntaxError } from '../wire/canonical-json.js';
+import { canonicalMembers, JSON_WHITESPACE, JsonSyntaxError } from '../wire/canonical-json.js';
 import { parseEntryFunctionId } from '../wire/function-id.js';
 import { parseHexBytes } from '../wire/hex.js';
 import { formatTypeTag, parseTypeTag } from '../wire/move-type.js';
@@ -75,7 +75,8 @@ function parseJsonObject(body: Buffer): { parsed: Record<string, unknown>; membe
  * of the full parser (a hot path). It has a single member, so no duplicate can
  * hide in it; anything else takes the full parse.
  */
-const SIMPLE_KEY_BODY = /^\s*\{\s*"key"\s*:\s*"((?:0x)?(?:[0-9a-fA-F]{2})*)"\s*\}\s*$/;
+const WS = `${JSON_WHITESPACE}*`;
+const SIMPLE_KEY_BODY = new RegExp(`^${WS}\\{${WS}"key"${WS}:${WS}"((?:0x)?(?:[0-9a-fA-F]{2})*)"${WS}\\}${WS}$`);
 
 /** The raw_item body's key bytes; 400 for anything else. */
 function rawItemKey(body: Buffer): Buffer {

@@ -5,6 +5,17 @@
 
 export class JsonSyntaxError extends Error {}
 
+/**
+ * JSON whitespace as serde_json (and RFC 8259) reads it: space, tab, LF, CR and
+ * nothing else. JavaScript's `\s` and String.prototype.trim also take form feed,
+ * vertical tab, NBSP, U+2028 and more, which a node refuses with a 400.
+ */
+export const JSON_WHITESPACE = '[ \\t\\n\\r]';
+
+function isJsonWhitespace(c: string | undefined): boolean {
+  return c === ' ' || c === '\t' || c === '\n' || c === '\r';
+}
+
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /** The canonical text of a JSON document. Throws JsonSyntaxError when it is not JSON. */
@@ -24,7 +35,7 @@ function canonicalize(text: string): { text: string; members: Map<string, string
   let topMembers: Map<string, string> | null = null;
   let pos = 0;
   const ws = (): void => {
-    while (pos < text.length && (text[pos] === ' ' || text[pos] === '\t' || text[pos] === '\n' || text[pos] === '\r')) pos++;
+    while (isJsonWhitespace(text[pos])) pos++;
   };
   const fail = (what: string): never => {
     throw new JsonSyntaxError(`${what} at position ${pos}`);
