@@ -7,13 +7,18 @@ import { decodeGasUsed, decodeLedgerHeaders, type LedgerHeaderNames } from '../l
 import type { NodeAnswer } from './answer.js';
 
 export interface NodeCall {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
   /** path and query under the node's base url, starting with /v1 */
   path: string;
   headers?: Record<string, string>;
   body?: Buffer;
   timeoutMs: number;
   signal?: AbortSignal;
+  /**
+   * A passthrough call: any answer below 400 is passed on whatever its type, and
+   * the answer keeps the node's headers. Errors must still be node-shaped.
+   */
+  passthrough?: boolean;
 }
 
 export interface NodeClientOptions {
@@ -95,11 +100,12 @@ export class NodeClient {
       clearTimeout(timer);
       call.signal?.removeEventListener('abort', cancel);
     }
-    const body = decode(raw, headers['content-encoding'], this.name);
-    return this.shape(status, headers, body);
+    // A HEAD answer has no body to decode, whatever its Content-Encoding says.
+    const body = call.method === 'HEAD' ? raw : decode(raw, headers['content-encoding'], this.name);
+    return this.shape(status, headers, body, call.passthrough === true);
   }
 
-  private shape(status: number, headers: Record<string, string | string[] | undefined>, body: Buffer): NodeAnswer {
+  private shape(status: number, headers: Record<string, string | string[] | undefined>, body: Buffer, passthrough: boolean): NodeAnswer {
     const contentType = firstHeader(headers['content-type']) ?? '';
     const mediaType = contentType.split(';', 1)[0].trim().toLowerCase();
     const answer: NodeAnswer = {
@@ -113,6 +119,10 @@ export class NodeClient {
     const broken = (what: string): never => {
       throw NodeError.unavailable(`upstream ${this.name}: ${what}`);
     };
+    if (passthrough) {
+      answer.headers = headers;
+      if (status < 400) return answer;
+    }
     if (status === 200) {
       if (mediaType === 'application/x-bcs') return answer;
       if (mediaType === 'application/json') {
