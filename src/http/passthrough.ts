@@ -97,5 +97,5 @@ export function registerPassthrough(app: FastifyInstance, deps: PassthroughDeps)
     reply.code(answer.status).headers({ ...headers, 'x-cache': 'BYPASS' });
     return reply.send(answer.body);
   };
-  for (const url of ['/v1', '/v1/*']) app.route({ method: [...METHODS], url, handler, exposeHeadRoutes: false });
+  for (const url of ['/v1', '/v1/*']) app.route({ method: [...METHODS], url, handler, exposeHeadRoute: false });
 }
