@@ -80,8 +80,9 @@ export class NodeClient {
         method: call.method,
         path: this.basePath + call.path,
         headers: {
-          ...this.headers,
+          // The node's own headers (an API key) win over a passthrough client's.
           ...call.headers,
+          ...this.headers,
           // Nodes gzip by default; we keep raw bytes so answers stay byte-identical.
           'accept-encoding': 'identity',
           ...(call.body ? { 'content-length': String(call.body.length) } : {}),
@@ -132,6 +133,10 @@ export class NodeClient {
       return broken(`answered 200 with content type '${contentType || 'none'}'`);
     }
     if (status === 429) broken('answered 429 Too Many Requests (rate limited)');
+    // A refusal of the proxy's own credentials is the deployment's failure, not the client's.
+    if ((status === 401 || status === 403 || status === 407) && parseErrorBody(body) === null) {
+      broken(`answered HTTP ${status}: check the node's upstreams[].headers (API key)`);
+    }
     if (!(ERROR_STATUSES as readonly number[]).includes(status)) {
       broken(`answered HTTP ${status}${mediaType ? ` ${mediaType}` : ''}${body.length === 0 ? ' with an empty body' : ''}`);
     }

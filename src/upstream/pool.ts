@@ -98,7 +98,9 @@ export class UpstreamPool {
     }
     this.inFlight++;
     try {
-      return await this.withFailover(route.minVersion ?? null, call, Date.now() + this.routing.deadlineMs, route.idempotent);
+      // A version every node has pruned is the node's to judge (it may not even be a read route).
+      const version = route.minVersion !== undefined && !this.isPruned(route.minVersion) ? route.minVersion : null;
+      return await this.withFailover(version, call, Date.now() + this.routing.deadlineMs, route.idempotent);
     } finally {
       this.inFlight--;
     }
@@ -284,12 +286,6 @@ export class UpstreamPool {
       if (!node.quarantined && node.ledger !== null && node.ledger.oldestLedgerVersion <= n) return false;
     }
     return this.nodes.some((node) => !node.quarantined && node.ledger !== null);
-  }
-
-  /** A node for a passthrough request: the healthiest, least loaded. */
-  pickAny(): NodeState | null {
-    const choice = chooseNode(this.nodes, null, new Set(), this.routing.maxLagVersions);
-    return choice.kind === 'node' ? choice.node : null;
   }
 
   ready(): boolean {

@@ -54,6 +54,16 @@ describe('passthrough routing', () => {
     expect(posts).toHaveLength(1);
   });
 
+  it('a slow write is not hedged to a second node', async () => {
+    const a = await sim();
+    const b = await sim();
+    const { url } = await proxy([a, b], { routing: { probeIntervalMs: 600_000, hedgeAfterMs: 20 } });
+    for (const n of [a, b]) n.faults.set({ mode: 'slow', delayMs: 200, routes: ['other'] });
+    await call(url, '/v1/transactions', { headers: { 'content-type': 'application/json' }, body: '{"sender":"0x1"}' });
+    const posts = [a, b].flatMap((n) => n.counters.requests.filter((r) => r.method === 'POST'));
+    expect(posts).toHaveLength(1);
+  });
+
   it('?ledger_version=N goes to a node that still holds N, not to one that pruned it', async () => {
     const pruned = await sim({ startVersion: 5000n, pruneWindow: 100n });
     const archive = await sim({ startVersion: 5000n });
