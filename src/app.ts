@@ -7,7 +7,7 @@ import { SIM_URL } from './config/index.js';
 import { MemoryStore } from './cache/memory.js';
 import { RedisStore } from './cache/redis.js';
 import { buildAdminServer } from './http/admin.js';
-import { registerPassthrough, type PassthroughTarget } from './http/passthrough.js';
+import { registerPassthrough } from './http/passthrough.js';
 import { buildHttpServer, closeGracefully } from './http/server.js';
 import { Metrics } from './metrics.js';
 import { ReplyWriter } from './http/reply.js';
@@ -143,7 +143,6 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
     metrics.request(endpoint, cache, status, ms / 1000);
     if (requestLog) logger.info({ endpoint, cache, tier, upstream, status, ms: Math.round(ms * 100) / 100 }, 'request');
   };
-  const targetOf = (node: NodeState): PassthroughTarget => ({ base: node.client.url, headers: node.client.headers });
   const http = await buildHttpServer({
     bodyLimitBytes: config.server.bodyLimitBytes,
     trustProxy: config.server.trustProxy,
@@ -154,14 +153,13 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
     passthrough: config.passthrough
       ? (app) =>
           registerPassthrough(app, {
-            pickUpstream: () => {
-              const node = pool.pickAny();
-              return node ? targetOf(node) : null;
+            forward: async (call, minVersion) => {
+              const idempotent = call.method === 'GET' || call.method === 'HEAD' || call.method === 'OPTIONS';
+              const answer = await pool.forward({ ...call, passthrough: true }, { idempotent, minVersion });
+              return { status: answer.status, headers: answer.headers ?? {}, body: answer.body, upstream: answer.upstream };
             },
-            fallbackUpstream: () => targetOf(pool.nodes[0]),
             writer,
             watermark,
-            timeoutMs: config.routing.deadlineMs,
           })
       : undefined,
     rateLimit: config.rateLimit.enabled

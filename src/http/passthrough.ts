@@ -1,126 +1,101 @@
-// Every other /v1 route goes to a healthy node unchanged (status, headers, body),
-// so a real SDK works through the proxy. @fastify/http-proxy refuses paths that
-// would leave /v1 (dot segments, encoded slashes, absolute URLs); what the client
-// sends never picks the host: the pool does.
-import type { IncomingHttpHeaders } from 'node:http';
-import httpProxy from '@fastify/http-proxy';
+// Every other /v1 route goes to a node unchanged (status, headers, body), so a
+// real SDK works through the proxy. The call is routed like a cached read (SPEC
+// §8): the pool picks a healthy node on the right chain, one that covers
+// ?ledger_version=N, within its budget, and fails a GET over to another node on
+// connection errors, timeouts and 5xx. What the client sends never picks the
+// host: the pool does, and the path must stay under /v1.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ERROR_STATUSES, NodeError } from '../errors.js';
+import { NodeError } from '../errors.js';
 import type { Watermark } from '../ledger/watermark.js';
+import { parseU64 } from '../wire/u64.js';
 import { protocolError, type ReplyWriter } from './reply.js';
 
-/** Where a passthrough call goes: a node's base url (with any path prefix, without /v1) and its extra headers. */
-export interface PassthroughTarget {
-  base: string;
-  headers: Readonly<Record<string, string>>;
+/** A passthrough request as a node gets it: path (with the query) under /v1, and the client's end-to-end headers. */
+export interface PassthroughCall {
+  method: 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
+  path: string;
+  headers: Record<string, string>;
+  body?: Buffer;
+}
+
+/** A node's answer to a passthrough call, passed on as it came. */
+export interface PassthroughAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+  /** the node's name (config), for the log */
+  upstream: string;
 }
 
 export interface PassthroughDeps {
-  /** the node to send a request to now, or null when none is available */
-  pickUpstream(): PassthroughTarget | null;
-  /** any configured node: used when none is available, so the call fails cleanly */
-  fallbackUpstream: () => PassthroughTarget;
+  /**
+   * Sends the call to a node chosen by the pool (one covering `minVersion` when
+   * set); rejects with a NodeError when no node could answer.
+   */
+  forward(call: PassthroughCall, minVersion: bigint | undefined): Promise<PassthroughAnswer>;
   writer: ReplyWriter;
   watermark: Watermark;
-  timeoutMs: number;
 }
+
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
 /** Per-connection headers (RFC 9110 §7.6.1): they describe one hop, not the message. */
 const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade'];
 
-/** Client headers that must not reach a node: they would name another host. */
-const FORWARDING_HEADERS = ['x-forwarded-host', 'forwarded', 'x-forwarded-proto', 'x-forwarded-port'];
+/** Client headers that must not reach a node: they would name another host, or are the proxy's to set. */
+const NOT_FORWARDED = ['host', 'x-forwarded-host', 'forwarded', 'x-forwarded-proto', 'x-forwarded-port', 'content-length', 'accept-encoding'];
 
-/** Drops hop-by-hop headers, and every header the Connection header names. */
-function withoutHopByHop<T extends Record<string, unknown>>(headers: T, extra: readonly string[] = []): T {
-  const out: Record<string, unknown> = { ...headers };
+/** Node headers the proxy sets itself: the body is re-framed, and was decoded. */
+const NOT_RELAYED = ['content-length', 'content-encoding'];
+
+/** Drops hop-by-hop headers, every header the Connection header names, and `extra`. */
+function withoutHopByHop(headers: Record<string, string | string[] | undefined>, extra: readonly string[]): Record<string, string | string[]> {
   const listed = String(headers.connection ?? '')
     .split(',')
     .map((name) => name.trim().toLowerCase())
     .filter((name) => name !== '');
-  for (const name of [...HOP_BY_HOP, ...listed, ...extra]) delete out[name];
-  return out as T;
+  const drop = new Set([...HOP_BY_HOP, ...listed, ...extra]);
+  const out: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(headers)) if (value !== undefined && !drop.has(name)) out[name] = value;
+  return out;
 }
 
-/**
- * The client's headers as a node may see them. fastify drops the body of a GET or
- * HEAD: its length must go too, or the node waits for a body that never comes.
- */
-function clientHeaders<T extends Record<string, unknown>>(request: { method?: string }, headers: T): T {
-  return withoutHopByHop(headers, request.method === 'GET' || request.method === 'HEAD' ? [...FORWARDING_HEADERS, 'content-length'] : FORWARDING_HEADERS);
+/** The client's headers as a node may see them (the node client adds the node's own, such as an API key). */
+function clientHeaders(headers: FastifyRequest['headers']): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(withoutHopByHop(headers, NOT_FORWARDED))) out[name] = Array.isArray(value) ? value.join(', ') : value;
+  return out;
 }
 
 /** Paths a client could use to step outside /v1 on some server: dot segments, empty segments, encoded or back slashes. */
 const UNSAFE_PATH = /(?:^|\/)\.{1,2}(?:\/|$)|\/\/|%2f|%5c|%2e|\\/i;
 
-export async function registerPassthrough(app: FastifyInstance, deps: PassthroughDeps): Promise<void> {
-  await app.register(httpProxy, {
-    preHandler: (request, reply, done) => {
-      const refused = protocolError(request as FastifyRequest);
-      if (refused !== null) {
-        deps.writer.error(reply as FastifyReply, refused, null);
-        return;
-      }
-      const path = request.url.split('?', 1)[0];
-      if (UNSAFE_PATH.test(path)) {
-        deps.writer.error(reply as FastifyReply, NodeError.badRequest(`refused path: ${JSON.stringify(path)} (dot segments, empty segments and encoded slashes are not forwarded)`), null);
-        return;
-      }
-      done();
-    },
-    // A preValidation of our own makes http-proxy skip its stream parsers, so the
-    // server's buffering parser applies: with server.bodyLimitBytes, and the body
-    // is forwarded with a Content-Length (nodes answer 411 to chunked bodies).
-    preValidation: (_request, _reply, done) => done(),
-    // The node is picked once per request: the url and the headers must be the same node's.
-    // dest is '/v1/…'; made relative, it resolves under the node's path prefix
-    // (https://host/prefix/ + v1/…) instead of replacing it.
-    handler: (request, reply, dest, options) => {
-      const target = deps.pickUpstream() ?? deps.fallbackUpstream();
-      const perNode = {
-        ...options,
-        getUpstream: () => `${target.base}/`,
-        rewriteRequestHeaders: (req: { method?: string }, headers: IncomingHttpHeaders) => ({ ...clientHeaders(req, headers), ...target.headers }),
-      };
-      const relative = dest.replace(/^\/+/, '');
-      return Buffer.isBuffer(request.body)
-        ? reply.from(relative, { ...perNode, body: request.body, contentType: request.headers['content-type'] ?? 'application/octet-stream' })
-        : reply.from(relative, perNode);
-    },
-    upstream: new URL(deps.fallbackUpstream().base).origin,
-    prefix: '/v1',
-    rewritePrefix: '/v1',
-    http: { requestOptions: { timeout: deps.timeoutMs } },
-    replyOptions: {
-      // No retries of a node's 503 (reply-from would retry a GET up to 10 times).
-      retryDelay: () => null,
-      rewriteHeaders: (headers) => ({ ...withoutHopByHop(headers), 'x-cache': 'BYPASS' }),
-      // A node's answer passes through when it is node-shaped; an HTML or empty
-      // error, a 429 or a 502 from something in front of the node does not.
-      onResponse: (_request, reply, raw) => {
-        // At run time reply-from hands over { statusCode, headers, stream }.
-        const res = raw as unknown as { statusCode: number; headers: Record<string, string | string[] | undefined>; stream: NodeJS.ReadableStream };
-        const type = String(res.headers['content-type'] ?? '').split(';', 1)[0].trim().toLowerCase();
-        const status = res.statusCode;
-        if (status < 400 || ((ERROR_STATUSES as readonly number[]).includes(status) && type === 'application/json')) {
-          reply.send(res.stream);
-          return;
-        }
-        res.stream.resume();
-        for (const name of Object.keys(res.headers)) reply.removeHeader(name);
-        const what = `upstream answered HTTP ${status}${type ? ` ${type}` : ''}`;
-        // A refusal of the proxy's own credentials is the deployment's failure, not the client's.
-        const refusedProxy = status === 401 || status === 403 || status === 407;
-        const err =
-          status >= 500 || status === 429 || refusedProxy
-            ? NodeError.unavailable(refusedProxy ? `${what}: check the node's upstreams[].headers (API key)` : what)
-            : NodeError.badRequest(what);
-        deps.writer.error(reply as FastifyReply, err, deps.watermark.current());
-      },
-      onError: (reply, { error }) => {
-        const reason = (error as { code?: string; message?: string }).code ?? error.message;
-        deps.writer.error(reply as FastifyReply, NodeError.unavailable(`passthrough to a node failed: ${reason}`), deps.watermark.current());
-      },
-    },
-  });
+/** `?ledger_version=N` when it is one u64: the version the node must cover (anything else is the node's to judge). */
+function pinnedVersion(query: unknown): bigint | undefined {
+  const value = (query as Record<string, unknown> | undefined)?.ledger_version;
+  return typeof value === 'string' ? (parseU64(value) ?? undefined) : undefined;
+}
+
+export function registerPassthrough(app: FastifyInstance, deps: PassthroughDeps): void {
+  const handler = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    const refused = protocolError(request);
+    if (refused !== null) return deps.writer.error(reply, refused, null);
+    const path = request.url.split('?', 1)[0];
+    if (!path.startsWith('/v1') || UNSAFE_PATH.test(path)) {
+      const err = NodeError.badRequest(`refused path: ${JSON.stringify(path)} (dot segments, empty segments and encoded slashes are not forwarded)`);
+      return deps.writer.error(reply, err, null);
+    }
+    const method = request.method as PassthroughCall['method'];
+    const body = Buffer.isBuffer(request.body) && method !== 'GET' && method !== 'HEAD' ? request.body : undefined;
+    let answer: PassthroughAnswer;
+    try {
+      answer = await deps.forward({ method, path: request.url, headers: clientHeaders(request.headers), body }, pinnedVersion(request.query));
+    } catch (err) {
+      return deps.writer.error(reply, NodeError.from(err), deps.watermark.current());
+    }
+    const headers = withoutHopByHop(answer.headers, method === 'HEAD' ? ['content-encoding'] : NOT_RELAYED);
+    reply.code(answer.status).headers({ ...headers, 'x-cache': 'BYPASS' });
+    return reply.send(answer.body);
+  };
+  for (const url of ['/v1', '/v1/*']) app.route({ method: [...METHODS], url, handler, exposeHeadRoute: false });
 }

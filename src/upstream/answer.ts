@@ -16,4 +16,6 @@ export interface NodeAnswer {
   errorCode?: string;
   /** the vm_error_code of a JSON error body */
   vmErrorCode?: number | null;
+  /** every header the node sent, kept for passthrough calls only */
+  headers?: Record<string, string | string[] | undefined>;
 }

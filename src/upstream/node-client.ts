@@ -7,13 +7,18 @@ import { decodeGasUsed, decodeLedgerHeaders, type LedgerHeaderNames } from '../l
 import type { NodeAnswer } from './answer.js';
 
 export interface NodeCall {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
   /** path and query under the node's base url, starting with /v1 */
   path: string;
   headers?: Record<string, string>;
   body?: Buffer;
   timeoutMs: number;
   signal?: AbortSignal;
+  /**
+   * A passthrough call: any answer below 400 is passed on whatever its type, and
+   * the answer keeps the node's headers. Errors must still be node-shaped.
+   */
+  passthrough?: boolean;
 }
 
 export interface NodeClientOptions {
@@ -75,8 +80,9 @@ export class NodeClient {
         method: call.method,
         path: this.basePath + call.path,
         headers: {
-          ...this.headers,
+          // The node's own headers (an API key) win over a passthrough client's.
           ...call.headers,
+          ...this.headers,
           // Nodes gzip by default; we keep raw bytes so answers stay byte-identical.
           'accept-encoding': 'identity',
           ...(call.body ? { 'content-length': String(call.body.length) } : {}),
@@ -95,11 +101,12 @@ export class NodeClient {
       clearTimeout(timer);
       call.signal?.removeEventListener('abort', cancel);
     }
-    const body = decode(raw, headers['content-encoding'], this.name);
-    return this.shape(status, headers, body);
+    // A HEAD answer has no body to decode, whatever its Content-Encoding says.
+    const body = call.method === 'HEAD' ? raw : decode(raw, headers['content-encoding'], this.name);
+    return this.shape(status, headers, body, call.passthrough === true);
   }
 
-  private shape(status: number, headers: Record<string, string | string[] | undefined>, body: Buffer): NodeAnswer {
+  private shape(status: number, headers: Record<string, string | string[] | undefined>, body: Buffer, passthrough: boolean): NodeAnswer {
     const contentType = firstHeader(headers['content-type']) ?? '';
     const mediaType = contentType.split(';', 1)[0].trim().toLowerCase();
     const answer: NodeAnswer = {
@@ -113,6 +120,10 @@ export class NodeClient {
     const broken = (what: string): never => {
       throw NodeError.unavailable(`upstream ${this.name}: ${what}`);
     };
+    if (passthrough) {
+      answer.headers = headers;
+      if (status < 400) return answer;
+    }
     if (status === 200) {
       if (mediaType === 'application/x-bcs') return answer;
       if (mediaType === 'application/json') {
@@ -122,6 +133,10 @@ export class NodeClient {
       return broken(`answered 200 with content type '${contentType || 'none'}'`);
     }
     if (status === 429) broken('answered 429 Too Many Requests (rate limited)');
+    // A refusal of the proxy's own credentials is the deployment's failure, not the client's.
+    if ((status === 401 || status === 403 || status === 407) && parseErrorBody(body) === null) {
+      broken(`answered HTTP ${status}: check the node's upstreams[].headers (API key)`);
+    }
     if (!(ERROR_STATUSES as readonly number[]).includes(status)) {
       broken(`answered HTTP ${status}${mediaType ? ` ${mediaType}` : ''}${body.length === 0 ? ' with an empty body' : ''}`);
     }

@@ -90,11 +90,29 @@ export class UpstreamPool {
     }
   }
 
-  private async withFailover(version: bigint | null, call: Omit<NodeCall, 'timeoutMs'>, deadline: number): Promise<NodeAnswer> {
+  /** A passthrough call: routed like a read; only an idempotent one is tried on a second node. */
+  async forward(call: Omit<NodeCall, 'timeoutMs'>, route: { idempotent: boolean; minVersion?: bigint }): Promise<NodeAnswer> {
+    if (this.inFlight >= this.maxInFlight) {
+      this.onShed?.('overload');
+      throw NodeError.unavailable(`overloaded: ${this.inFlight} reads are in flight to the nodes (shedding.maxInFlight ${this.maxInFlight})`);
+    }
+    this.inFlight++;
+    try {
+      // A version every node has pruned is the node's to judge (it may not even be a read route).
+      const version = route.minVersion !== undefined && !this.isPruned(route.minVersion) ? route.minVersion : null;
+      return await this.withFailover(version, call, Date.now() + this.routing.deadlineMs, route.idempotent);
+    } finally {
+      this.inFlight--;
+    }
+  }
+
+  private async withFailover(version: bigint | null, call: Omit<NodeCall, 'timeoutMs'>, deadline: number, idempotent = true): Promise<NodeAnswer> {
+    // A call that is not idempotent (a passthrough write) is sent once: no retry, no hedge.
+    const maxAttempts = idempotent ? this.routing.maxAttempts : 1;
     const tried = new Set<NodeState>();
     const attempts: string[] = [];
     let fallback: NodeAnswer | null = null;
-    for (let attempt = 0; attempt < this.routing.maxAttempts; attempt++) {
+    for (let attempt = 0; attempt < maxAttempts; attempt++) {
       const remaining = deadline - Date.now();
       if (remaining <= 0) {
         attempts.push(`deadline of ${this.routing.deadlineMs} ms reached`);
@@ -115,7 +133,7 @@ export class UpstreamPool {
       tried.add(node);
       const timeoutMs = Math.min(this.routing.attemptTimeoutMs, remaining);
       const answer =
-        version === null && this.routing.hedgeAfterMs > 0 && this.routing.hedgeAfterMs < timeoutMs
+        idempotent && version === null && this.routing.hedgeAfterMs > 0 && this.routing.hedgeAfterMs < timeoutMs
           ? await this.hedged(node, { ...call, timeoutMs }, tried, attempts)
           : await this.attempt(node, { ...call, timeoutMs }, attempts);
       if (answer === null) continue;
@@ -268,12 +286,6 @@ export class UpstreamPool {
       if (!node.quarantined && node.ledger !== null && node.ledger.oldestLedgerVersion <= n) return false;
     }
     return this.nodes.some((node) => !node.quarantined && node.ledger !== null);
-  }
-
-  /** A node for a passthrough request: the healthiest, least loaded. */
-  pickAny(): NodeState | null {
-    const choice = chooseNode(this.nodes, null, new Set(), this.routing.maxLagVersions);
-    return choice.kind === 'node' ? choice.node : null;
   }
 
   ready(): boolean {

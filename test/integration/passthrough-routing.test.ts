@@ -1,0 +1,105 @@
+// Passthrough is routed like a cached read (SPEC §8, issue 12 finding 4): a GET
+// fails over to another node on connection errors and 5xx, a write is never sent
+// twice, ?ledger_version=N goes to a node that covers N, and every call counts in
+// the node budgets and the upstream metrics.
+import { describe, expect, it } from 'vitest';
+import type { SimNode } from '../../src/sim/index.js';
+import { call, freePort, proxy, sim } from '../helpers/proxy.js';
+
+/** Probes only at start: what the pool knows of a node comes from the calls themselves. */
+const QUIET = { routing: { probeIntervalMs: 600_000 } };
+const MODULE = '/v1/accounts/0x1/module/sim';
+
+function moduleCalls(node: SimNode): number {
+  return node.counters.byRoute.module;
+}
+
+describe('passthrough routing', () => {
+  it('the first node killed, the second healthy: every passthrough GET answers 200 from the second', async () => {
+    const a = await sim();
+    const b = await sim();
+    const { url } = await proxy([a, b], QUIET);
+    await a.stop();
+    for (let i = 0; i < 6; i++) {
+      const reply = await call(url, MODULE);
+      expect(reply.status, reply.body.toString()).toBe(200);
+      expect(reply.headers['x-cache']).toBe('BYPASS');
+    }
+    expect(moduleCalls(b)).toBe(6);
+  });
+
+  it('a node answering HTML 502 or a 500 to a GET: the call goes to the other node', async () => {
+    const a = await sim();
+    const b = await sim();
+    const { url } = await proxy([a, b], QUIET);
+    for (const mode of ['html', 'status500'] as const) {
+      a.faults.set({ mode, routes: ['module'] });
+      b.faults.clear();
+      const reply = await call(url, MODULE);
+      expect(reply.status, `${mode}: ${reply.body.toString()}`).toBe(200);
+      a.faults.clear();
+    }
+    expect(moduleCalls(b)).toBeGreaterThanOrEqual(1);
+  });
+
+  it('a write (POST) answered 500 is passed on once, never sent to a second node', async () => {
+    const a = await sim();
+    const b = await sim();
+    const { url } = await proxy([a, b], QUIET);
+    a.faults.set({ mode: 'status500', routes: ['other'] });
+    b.faults.set({ mode: 'status500', routes: ['other'] });
+    const reply = await call(url, '/v1/transactions', { headers: { 'content-type': 'application/json' }, body: '{"sender":"0x1"}' });
+    expect(reply.status).toBe(500);
+    const posts = [a, b].flatMap((n) => n.counters.requests.filter((r) => r.method === 'POST'));
+    expect(posts).toHaveLength(1);
+  });
+
+  it('a slow write is not hedged to a second node', async () => {
+    const a = await sim();
+    const b = await sim();
+    const { url } = await proxy([a, b], { routing: { probeIntervalMs: 600_000, hedgeAfterMs: 20 } });
+    for (const n of [a, b]) n.faults.set({ mode: 'slow', delayMs: 200, routes: ['other'] });
+    await call(url, '/v1/transactions', { headers: { 'content-type': 'application/json' }, body: '{"sender":"0x1"}' });
+    const posts = [a, b].flatMap((n) => n.counters.requests.filter((r) => r.method === 'POST'));
+    expect(posts).toHaveLength(1);
+  });
+
+  it('?ledger_version=N goes to a node that still holds N, not to one that pruned it', async () => {
+    const pruned = await sim({ startVersion: 5000n, pruneWindow: 100n });
+    const archive = await sim({ startVersion: 5000n });
+    const { url } = await proxy([pruned, archive], QUIET);
+    for (let i = 0; i < 4; i++) {
+      const reply = await call(url, `${MODULE}?ledger_version=1000`);
+      expect(reply.status, reply.body.toString()).toBe(200);
+    }
+    expect(moduleCalls(pruned)).toBe(0);
+    expect(moduleCalls(archive)).toBe(4);
+  });
+
+  it('a node on another chain gets no passthrough (quarantined)', async () => {
+    const right = await sim({ chainId: 4 });
+    const wrong = await sim({ chainId: 5 });
+    const { url } = await proxy([right, wrong], { ...QUIET, chainId: 4 });
+    for (let i = 0; i < 6; i++) expect((await call(url, MODULE)).status).toBe(200);
+    expect(moduleCalls(wrong)).toBe(0);
+  });
+
+  it('passthrough calls count in the upstream metrics and against the node budget', async () => {
+    const node = await sim();
+    const { app, url } = await proxy([{ url: node.url, name: 'only', maxInFlight: 1 }], {
+      ...QUIET,
+      admin: { host: '127.0.0.1', port: await freePort() },
+      shedding: { budgetWaitMs: 0 },
+    });
+    expect((await call(url, MODULE)).status).toBe(200);
+    const metrics = (await app.admin!.inject({ url: '/metrics' })).body;
+    expect(metrics).toMatch(/ledger_proxy_upstream_requests_total\{[^}]*upstream="only"[^}]*outcome="ok"[^}]*\} [1-9]/);
+
+    node.faults.set({ mode: 'slow', delayMs: 400, routes: ['module'] });
+    const [first, second] = await Promise.all([call(url, MODULE), new Promise((r) => setTimeout(r, 50)).then(() => call(url, MODULE))]);
+    expect(first.status).toBe(200);
+    expect(second.status).toBe(503);
+    expect(second.json().message).toMatch(/budget/);
+    expect(moduleCalls(node)).toBe(2);
+  });
+});
