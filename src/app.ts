@@ -21,6 +21,7 @@ import { NodeClient } from './upstream/node-client.js';
 import { NodeState } from './upstream/node-state.js';
 import { UpstreamPool } from './upstream/pool.js';
 import { vendorNames } from './wire/vendor.js';
+import { Reloader, type ReloadOutcome } from './reload.js';
 import { parseRawItem, parseView } from './http/parse-read.js';
 
 /** How long start-up waits for Redis before serving from memory and nodes alone. */
@@ -45,11 +46,10 @@ export interface App {
   /** Starts listening (public, then admin); resolves with the public base url. */
   listen(): Promise<string>;
   /**
-   * Replaces the upstream list (SIGHUP) without dropping requests. Only the
-   * upstreams change; other settings need a restart. A 'sim' upstream needs the
-   * built-in node to be running already.
+   * Applies a re-read config (SIGHUP): upstreams and log.level change live, every
+   * other changed key is logged as needing a restart. Reloads run one at a time.
    */
-  reloadUpstreams(upstreams: Config['upstreams']): Promise<{ added: string[]; removed: string[] }>;
+  reload(next: Config): Promise<ReloadOutcome>;
   /** the admin base url, once listening (undefined when admin.port is 0) */
   adminUrl(): string | undefined;
   close(): Promise<void>;
@@ -145,6 +145,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
   };
   const http = await buildHttpServer({
     bodyLimitBytes: config.server.bodyLimitBytes,
+    requestTimeoutMs: config.server.requestTimeoutMs,
     trustProxy: config.server.trustProxy,
     writer,
     reads,
@@ -187,12 +188,24 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
     config.admin.port !== 0
       ? buildAdminServer({
           metrics,
-          ready: () => pool.ready(),
+          // Fails first on shutdown, so a load balancer stops sending before the drain.
+          ready: () => !closing && pool.ready(),
           upstreams: () => pool.nodes.map((n) => ({ name: n.name, state: pool.health(n) })),
           headerNames,
         })
       : undefined;
   let adminAddress: string | undefined;
+  let closing = false;
+  const reloader = new Reloader(config, logger, {
+    upstreams: async (next) => {
+      if (next.upstreams.some((u) => u.url === SIM_URL) && !sim) throw new Error("a 'sim' upstream needs a restart: the built-in node is not running");
+      const result = await pool.replaceNodes(makeNodes(next.upstreams));
+      logger.info({ ...result, upstreams: pool.nodes.map((n) => n.name) }, 'upstreams reloaded');
+    },
+    'log.level': (next) => {
+      logger.level = next.log.level;
+    },
+  });
 
   // Both are bounded: a node or a Redis that is down does not stop the start.
   await Promise.all([pool.start(), redis?.whenReady(REDIS_START_WAIT_MS)]);
@@ -215,14 +228,10 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
       return address;
     },
     adminUrl: () => adminAddress,
-    async reloadUpstreams(upstreams) {
-      if (upstreams.some((u) => u.url === SIM_URL) && !sim) throw new Error("a 'sim' upstream needs a restart: the built-in node is not running");
-      const result = await pool.replaceNodes(makeNodes(upstreams));
-      logger.info({ ...result, upstreams: pool.nodes.map((n) => n.name) }, 'upstreams reloaded');
-      return result;
-    },
+    reload: (next) => reloader.reload(next),
     async close() {
-      await closeGracefully(http);
+      closing = true;
+      await closeGracefully(http, config.server.shutdownTimeoutMs);
       await admin?.close();
       await pool.close();
       await memory.close();

@@ -4,6 +4,9 @@ import pino from 'pino';
 import { buildApp } from './app.js';
 import { CliError, ConfigError, loadConfig, parseCli, USAGE } from './config/index.js';
 
+/** After the drain deadline, how long closing the rest (nodes, Redis) may take. */
+const SHUTDOWN_GRACE_MS = 2000;
+
 async function main(): Promise<void> {
   let args;
   let config;
@@ -34,7 +37,14 @@ async function main(): Promise<void> {
   const shutdown = (signal: string): void => {
     if (closing) return;
     closing = true;
-    logger.info({ signal }, 'shutting down: no new connections, draining requests in flight');
+    const deadlineMs = config.server.shutdownTimeoutMs;
+    logger.info({ signal, deadlineMs }, 'shutting down: not ready, no new connections, draining requests in flight');
+    // The drain closes every connection at the deadline; this is for anything
+    // else that would hold the process (a node or Redis that never answers a close).
+    setTimeout(() => {
+      logger.error({ deadlineMs }, 'shutdown did not finish in time; exiting');
+      process.exit(1);
+    }, deadlineMs + SHUTDOWN_GRACE_MS).unref();
     app.close().then(
       () => process.exit(0),
       (err) => {
@@ -43,16 +53,17 @@ async function main(): Promise<void> {
       },
     );
   };
-  // SIGHUP: re-read the config file and swap the upstream list, dropping nothing.
+  // SIGHUP: re-read the config file; reloads are queued one behind the other.
   process.on('SIGHUP', () => {
     let next;
     try {
       next = loadConfig({ file: args.configFile });
     } catch (err) {
-      logger.error({ err: (err as Error).message }, 'SIGHUP: config not reloaded, it is invalid; the running upstreams stay');
+      const keys = err instanceof ConfigError ? err.issues.map((i) => i.path) : undefined;
+      logger.error({ keys, err: (err as Error).message }, 'SIGHUP: config not reloaded, the file is invalid; the running config stays');
       return;
     }
-    app.reloadUpstreams(next.upstreams).catch((err) => logger.error({ err: (err as Error).message }, 'SIGHUP: upstreams not reloaded'));
+    app.reload(next).catch((err: Error) => logger.error({ err: err.message }, 'SIGHUP: config not reloaded'));
   });
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));

@@ -31,6 +31,12 @@ const ServerSchema = z.strictObject({
       error: 'must be true, false, a hop count, or a comma-separated list of IP addresses / CIDR ranges',
     })
     .default(false),
+  // The whole request, headers included, must arrive within this: a client sending
+  // a byte a second cannot hold a connection. 0 turns the limit off.
+  requestTimeoutMs: nonNegativeInt.default(30_000),
+  // SIGTERM: how long requests in flight may take to finish before every
+  // connection is closed and the process exits.
+  shutdownTimeoutMs: positiveInt.default(10_000),
 });
 
 const AdminSchema = z.strictObject({

@@ -13,6 +13,8 @@ import { withFastHits, type FastHitsDeps } from './fast-hits.js';
 
 export interface HttpServerOptions extends ReadRoutesDeps {
   bodyLimitBytes: number;
+  /** server.requestTimeoutMs: the whole request, headers included; 0 = no limit */
+  requestTimeoutMs: number;
   trustProxy: boolean | number | string;
   writer: ReplyWriter;
   /** registers the passthrough of other /v1 routes, when enabled */
@@ -27,6 +29,7 @@ export interface HttpServerOptions extends ReadRoutesDeps {
 
 export async function buildHttpServer(options: HttpServerOptions): Promise<FastifyInstance> {
   const { writer, bodyLimitBytes } = options;
+  const connections = new Connections();
   const app = Fastify({
     // No logger for fastify itself: it would build a child logger per request, and
     // every line worth writing (one per request, errors) is written by us.
@@ -41,8 +44,9 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
     // route, and the request would fall through to the passthrough and reach a node.
     routerOptions: { maxParamLength: Number.MAX_SAFE_INTEGER, ignoreDuplicateSlashes: false },
     frameworkErrors: (err, _request, reply) => writer.error(reply, fromFrameworkError(err, bodyLimitBytes), null),
-    clientErrorHandler: (err, socket) => answerClientError(err as { code?: string }, socket),
-    ...(options.fastHits ? { serverFactory: fastHitServerFactory(options.fastHits) } : {}),
+    clientErrorHandler: (err, socket) => answerClientError(err as { code?: string }, socket, connections),
+    requestTimeout: options.requestTimeoutMs,
+    serverFactory: serverFactory(connections, options.fastHits),
   });
 
   // CONNECT would otherwise get its socket dropped without a reply.
@@ -75,20 +79,62 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
   if (options.rateLimit) await registerRateLimit(app, options.rateLimit);
   registerReadRoutes(app, options, options.fastHits !== undefined);
   if (options.passthrough) await options.passthrough(app);
+  drainingServers.set(app, () => connections.drain());
   return app;
 }
 
 /**
- * The server fastify would build (getServerInstance in fastify/lib/server.js, with
- * the same settings from its options), whose request handler answers memory hits
- * itself and passes everything else to fastify's.
+ * What the server knows of its connections, kept by its own request handler
+ * (Node exposes neither): the reply in progress on each socket, and whether the
+ * server is draining, when every reply closes its connection.
  */
-function fastHitServerFactory(deps: FastHitsDeps): FastifyServerFactory {
+class Connections {
+  private draining = false;
+  private readonly replying = new Map<Duplex, ServerResponse>();
+
+  track(req: IncomingMessage, res: ServerResponse): void {
+    if (this.draining) res.setHeader('connection', 'close');
+    const socket = req.socket;
+    this.replying.set(socket, res);
+    res.once('close', () => {
+      if (this.replying.get(socket) === res) this.replying.delete(socket);
+    });
+  }
+
+  /** From now on every reply closes its connection, those in progress included. */
+  drain(): void {
+    this.draining = true;
+    for (const res of this.replying.values()) if (!res.headersSent) res.setHeader('connection', 'close');
+  }
+
+  /** The reply in progress on `socket`, if any. */
+  inFlight(socket: Duplex): ServerResponse | undefined {
+    return this.replying.get(socket);
+  }
+}
+
+/** How often Node checks requests against requestTimeout (its default, 30 s, would let a slow client overstay it). */
+function checkingIntervalMs(requestTimeoutMs: number): number {
+  return requestTimeoutMs > 0 ? Math.min(1000, Math.max(50, Math.floor(requestTimeoutMs / 4))) : 30_000;
+}
+
+/**
+ * The server fastify would build (getServerInstance in fastify/lib/server.js, with
+ * the same settings from its options), whose request handler tracks connections
+ * and answers memory hits itself, passing everything else to fastify's.
+ */
+function serverFactory(connections: Connections, fastHits: FastHitsDeps | undefined): FastifyServerFactory {
   return (handler, options) => {
     const opts = options as { http?: ServerOptions; keepAliveTimeout: number; requestTimeout: number; connectionTimeout: number; maxRequestsPerSocket: number };
-    const server = createServer(opts.http ?? {}, withFastHits(deps, handler));
+    const inner = fastHits ? withFastHits(fastHits, handler) : handler;
+    const server = createServer({ ...opts.http, connectionsCheckingInterval: checkingIntervalMs(opts.requestTimeout) }, (req, res) => {
+      connections.track(req, res);
+      inner(req, res);
+    });
     server.keepAliveTimeout = opts.keepAliveTimeout;
     server.requestTimeout = opts.requestTimeout;
+    // Headers are part of the request: a client trickling them gets no longer.
+    if (opts.requestTimeout > 0) server.headersTimeout = opts.requestTimeout;
     server.setTimeout(opts.connectionTimeout);
     if (opts.maxRequestsPerSocket > 0) server.maxRequestsPerSocket = opts.maxRequestsPerSocket;
     return server;
@@ -104,16 +150,24 @@ function toTrustProxy(setting: boolean | number | string): boolean | string | ((
 /**
  * Stops accepting, lets requests in flight finish, and closes keep-alive
  * connections as soon as they fall idle (server.close() alone closes only those
- * idle at the moment it is called; the rest would linger for the keep-alive timeout).
+ * idle at the moment it is called; the rest would linger for the keep-alive
+ * timeout). Every reply sent from now on says `Connection: close`. At
+ * `deadlineMs` the connections still open are closed, whatever the clients do.
  */
-export async function closeGracefully(app: FastifyInstance): Promise<void> {
+export async function closeGracefully(app: FastifyInstance, deadlineMs: number): Promise<void> {
+  drainingServers.get(app)?.();
   const sweep = setInterval(() => app.server.closeIdleConnections(), IDLE_SWEEP_MS);
+  const deadline = setTimeout(() => app.server.closeAllConnections(), deadlineMs);
   try {
     await app.close();
   } finally {
     clearInterval(sweep);
+    clearTimeout(deadline);
   }
 }
+
+/** How closeGracefully tells a server built here that it is draining. */
+const drainingServers = new WeakMap<FastifyInstance, () => void>();
 
 const IDLE_SWEEP_MS = 25;
 
@@ -123,7 +177,7 @@ const IDLE_SWEEP_MS = 25;
  * request's reply goes first; then the 400, or for bytes after "Connection:
  * close" nothing, and the connection ends.
  */
-function answerClientError(err: { code?: string }, socket: Duplex): void {
+function answerClientError(err: { code?: string }, socket: Duplex, connections: Connections): void {
   let done = false;
   const finish = (): void => {
     if (done) return;
@@ -132,9 +186,8 @@ function answerClientError(err: { code?: string }, socket: Duplex): void {
     else if (err.code === 'HPE_CLOSED_CONNECTION') socket.end();
     else socket.end(rawErrorResponse(fromClientError(err)));
   };
-  // Node keeps the response in progress on the socket (no public accessor). Only
-  // a request received whole is waited for: one whose own body broke never ends.
-  const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
+  // Only a request received whole is waited for: one whose own body broke never ends.
+  const inFlight = connections.inFlight(socket);
   if (inFlight && !inFlight.writableFinished && inFlight.req?.complete) {
     inFlight.once('finish', finish);
     inFlight.once('close', finish);

@@ -1,6 +1,9 @@
-// Reloading the upstream list (what SIGHUP does) drops no request and moves
-// traffic to the new nodes.
-import { describe, expect, it } from 'vitest';
+// Reloading the config (what SIGHUP does): the upstream list changes without
+// dropping a request, reloads are serialised, and every changed key is reported
+// as applied or as needing a restart.
+import pino from 'pino';
+import { describe, expect, it, vi } from 'vitest';
+import { buildApp } from '../../src/app.js';
 import { parseConfig } from '../../src/config/index.js';
 import { proxy, sim, viewJson } from '../helpers/proxy.js';
 
@@ -15,8 +18,9 @@ describe('upstream reload', () => {
     for (let i = 0; i < 100 && old.counters.byRoute.view < 10; i++) await new Promise((resolve) => setTimeout(resolve, 5));
     expect(old.counters.byRoute.view).toBe(10);
     const upstreams = parseConfig({ upstreams: [{ url: fresh.url, name: 'fresh' }] }).upstreams;
-    const result = await p.app.reloadUpstreams(upstreams);
-    expect(result).toEqual({ added: ['fresh'], removed: ['node0'] });
+    const result = await p.app.reload({ ...p.app.config, upstreams });
+    expect(result).toEqual({ applied: ['upstreams'], needRestart: [], failed: [] });
+    expect(p.app.pool.nodes.map((n) => n.name)).toEqual(['fresh']);
     const replies = await Promise.all(inFlight);
     replies.forEach((r, i) => {
       expect(r.status).toBe(200);
@@ -34,9 +38,58 @@ describe('upstream reload', () => {
     const b = await sim();
     const p = await proxy([a]);
     const before = p.app.pool.nodes[0];
-    await p.app.reloadUpstreams(parseConfig({ upstreams: [{ url: a.url, name: 'node0' }, { url: b.url, name: 'b' }] }).upstreams);
+    await p.app.reload({ ...p.app.config, upstreams: parseConfig({ upstreams: [{ url: a.url, name: 'node0' }, { url: b.url, name: 'b' }] }).upstreams });
     expect(p.app.pool.nodes[0]).toBe(before);
     expect(p.app.pool.nodes.map((n) => n.name)).toEqual(['node0', 'b']);
     expect(p.app.pool.nodes[1].ledger).not.toBeNull();
+  });
+});
+
+describe('config reload', () => {
+  it('two reloads close together run one after the other', async () => {
+    const [a, b, c] = [await sim(), await sim(), await sim()];
+    // b's first probe is slow, so the first reload is still running when the second comes.
+    b.faults.set({ mode: 'slow', delayMs: 300, routes: ['ledger_info'], count: 1 });
+    const p = await proxy([a]);
+    const events: string[] = [];
+    const pool = p.app.pool;
+    const replace = pool.replaceNodes.bind(pool);
+    const spy = vi.spyOn(pool, 'replaceNodes').mockImplementation(async (next) => {
+      const names = next.map((n) => n.name).join(',');
+      events.push(`start ${names}`);
+      const result = await replace(next);
+      events.push(`end ${names}`);
+      return result;
+    });
+    try {
+      const with_ = (url: string, name: string) => ({ ...p.app.config, upstreams: parseConfig({ upstreams: [{ url, name }] }).upstreams });
+      const [first, second] = await Promise.all([p.app.reload(with_(b.url, 'b')), p.app.reload(with_(c.url, 'c'))]);
+      expect(first.applied).toEqual(['upstreams']);
+      expect(second.applied).toEqual(['upstreams']);
+      expect(events).toEqual(['start b', 'end b', 'start c', 'end c']);
+      expect(pool.nodes.map((n) => n.name)).toEqual(['c']);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it('logs each changed key as applied or as needing a restart, and applies log.level live', async () => {
+    const node = await sim();
+    const lines: Array<Record<string, unknown>> = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) });
+    const config = parseConfig({ server: { host: '127.0.0.1', port: 0 }, admin: { port: 0 }, upstreams: [{ url: node.url, name: 'node0' }] });
+    const app = await buildApp(config, { logger });
+    try {
+      const next = { ...config, log: { ...config.log, level: 'warn' as const }, cache: { ...config.cache, memory: { ...config.cache.memory, maxBytes: 1024 } } };
+      const outcome = await app.reload(next);
+      expect(outcome).toEqual({ applied: ['log.level'], needRestart: ['cache.memory.maxBytes'], failed: [] });
+      expect(logger.level).toBe('warn');
+      const restart = lines.find((l) => l.key === 'cache.memory.maxBytes');
+      expect(restart?.msg).toMatch(/restart/);
+      // Reloading the same file again changes nothing live, and still reports the pending restart.
+      expect(await app.reload(next)).toEqual({ applied: [], needRestart: ['cache.memory.maxBytes'], failed: [] });
+    } finally {
+      await app.close();
+    }
   });
 });
