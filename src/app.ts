@@ -134,7 +134,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
     onStale: (reason) => metrics.stale(reason),
   });
 
-  const writer = new ReplyWriter(headerNames);
+  const writer = new ReplyWriter(headerNames, (cause) => logger.error({ err: cause }, 'internal error (the client got a 500 without its text)'));
   // Decided once: building the line costs even when pino drops it.
   const requestLog = logger.isLevelEnabled('info');
   const rateLimitRedis = config.rateLimit.enabled && config.rateLimit.redis && redisConfig ? sharedCounterClient(redisConfig) : undefined;

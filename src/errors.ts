@@ -67,11 +67,16 @@ export class NodeError extends Error {
     );
   }
 
-  /** Anything thrown that is not a NodeError becomes a 500 internal_error. */
+  /**
+   * Anything thrown that is not a NodeError becomes a 500 internal_error. The
+   * client learns that the proxy failed, not how: raw exception text can name
+   * hosts, keys or internals. The cause is kept for the log (ReplyWriter.error).
+   */
   static from(err: unknown): NodeError {
     if (err instanceof NodeError) return err;
-    const message = err instanceof Error ? err.message : String(err);
-    return new NodeError(500, 'internal_error', `Internal error: ${message}`);
+    const internal = new NodeError(500, 'internal_error', 'Internal error: the proxy could not handle this request');
+    internal.cause = err;
+    return internal;
   }
 }
 

@@ -12,7 +12,11 @@ export class ReplyWriter {
   private lastLedger: LedgerInfo | null = null;
   private lastEncoded: HeaderPairs = [];
 
-  constructor(private readonly names: LedgerHeaderNames) {}
+  constructor(
+    private readonly names: LedgerHeaderNames,
+    /** told of every internal error, with its cause, which the client is not shown */
+    private readonly onInternalError: (cause: unknown) => void = () => undefined,
+  ) {}
 
   private encoded(ledger: LedgerInfo): HeaderPairs {
     if (ledger !== this.lastLedger) {
@@ -53,6 +57,7 @@ export class ReplyWriter {
 
   /** An error body. `ledger` is null for input errors, which a node answers without ledger headers. */
   error(reply: FastifyReply, err: NodeError, ledger: LedgerInfo | null, cache: CacheStatus = 'BYPASS'): FastifyReply {
+    if (err.cause !== undefined) this.onInternalError(err.cause);
     reply.code(err.status).header('content-type', ERROR_CONTENT_TYPE);
     this.ledgerHeaders(reply, ledger);
     reply.header('x-cache', cache);

@@ -63,7 +63,12 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: bodyLimitBytes }, (_req, body, done) => done(null, body));
 
-  app.setErrorHandler((err, _request, reply) => writer.error(reply, fromFrameworkError(err, bodyLimitBytes), null));
+  // The proxy's own refusals (rate limit, a 5xx of its own) carry the freshest
+  // snapshot it knows (SPEC §8); input errors carry none, as a node's don't.
+  app.setErrorHandler((err, _request, reply) => {
+    const refused = fromFrameworkError(err, bodyLimitBytes);
+    writer.error(reply, refused, refused.status >= 500 ? options.watermark.current() : null);
+  });
   app.setNotFoundHandler((request, reply) =>
     writer.error(reply, protocolError(request) ?? new NodeError(404, 'web_framework_error', `not found: ${request.method} ${request.url.split('?')[0]}`), null),
   );

@@ -2,10 +2,10 @@
 // answer with the node error body, and what they refuse never reaches a node.
 import { request as httpRequest } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { proxy, rawItem, sim, viewJson } from '../helpers/proxy.js';
+import { ledgerHeaders, proxy, rawItem, sim, viewJson } from '../helpers/proxy.js';
 
 /** A pinned raw_item read from a chosen loopback source address (another "client"). */
-function rawItemFrom(base: string, localAddress: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
+function rawItemFrom(base: string, localAddress: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string; headers: Record<string, string> }> {
   const body = '{"key":"0x01"}';
   return new Promise((resolve, reject) => {
     const req = httpRequest(
@@ -19,7 +19,7 @@ function rawItemFrom(base: string, localAddress: string, headers: Record<string,
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), headers: res.headers as Record<string, string> }));
       },
     );
     req.on('error', reject);
@@ -42,6 +42,9 @@ describe('rate limiting (rateLimit)', () => {
     expect(limited.status).toBe(503);
     expect(JSON.parse(limited.body)).toMatchObject({ error_code: 'internal_error', vm_error_code: null });
     expect(JSON.parse(limited.body).message).toContain('rate limit exceeded');
+    // The proxy's own refusal is node-shaped: it carries the snapshot it knows (SPEC §8).
+    expect(Object.keys(ledgerHeaders({ ...limited, body: Buffer.from(limited.body), json: () => null }))).toHaveLength(7);
+    expect(limited.headers['x-node-ledger-version']).toBe(String(node.ledger.info().ledgerVersion));
     // Another client is not limited by the first one's traffic.
     const other = await rawItemFrom(p.url, '127.0.0.2');
     expect(other.body).not.toContain('rate limit');
@@ -74,6 +77,7 @@ describe('overload shedding (shedding.maxInFlight)', () => {
     for (const r of shed) {
       expect(r.json()).toMatchObject({ error_code: 'internal_error', vm_error_code: null });
       expect(r.json().message).toContain('overloaded');
+      expect(Object.keys(ledgerHeaders(r))).toHaveLength(7);
     }
     expect(node.counters.byRoute.view).toBe(2);
   });
