@@ -6,7 +6,7 @@ import type { Config } from './config/index.js';
 import { SIM_URL } from './config/index.js';
 import { MemoryStore } from './cache/memory.js';
 import { RedisStore } from './cache/redis.js';
-import { buildAdminServer } from './http/admin.js';
+import { buildAdminServer, type Readiness } from './http/admin.js';
 import { registerPassthrough } from './http/passthrough.js';
 import { buildHttpServer, closeGracefully } from './http/server.js';
 import { Metrics } from './metrics.js';
@@ -29,6 +29,8 @@ const REDIS_START_WAIT_MS = 2000;
 
 export interface AppDeps {
   logger?: Logger;
+  /** false in a worker of server.workers > 1: the primary serves the admin listener for all */
+  serveAdmin?: boolean;
 }
 
 export interface App {
@@ -52,6 +54,8 @@ export interface App {
   reload(next: Config): Promise<ReloadOutcome>;
   /** the admin base url, once listening (undefined when admin.port is 0) */
   adminUrl(): string | undefined;
+  /** what /readyz says: not ready once closing, or while no node is healthy */
+  readiness(): Readiness;
   close(): Promise<void>;
 }
 
@@ -184,16 +188,9 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
         },
   });
 
-  const admin =
-    config.admin.port !== 0
-      ? buildAdminServer({
-          metrics,
-          // Fails first on shutdown, so a load balancer stops sending before the drain.
-          ready: () => !closing && pool.ready(),
-          upstreams: () => pool.nodes.map((n) => ({ name: n.name, state: pool.health(n) })),
-          headerNames,
-        })
-      : undefined;
+  // Fails first on shutdown, so a load balancer stops sending before the drain.
+  const readiness = (): Readiness => ({ ready: !closing && pool.ready(), upstreams: pool.nodes.map((n) => ({ name: n.name, state: pool.health(n) })) });
+  const admin = config.admin.port !== 0 && deps.serveAdmin !== false ? buildAdminServer({ metrics, readiness, headerNames }) : undefined;
   let adminAddress: string | undefined;
   let closing = false;
   const reloader = new Reloader(config, logger, {
@@ -228,6 +225,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
       return address;
     },
     adminUrl: () => adminAddress,
+    readiness,
     reload: (next) => reloader.reload(next),
     async close() {
       closing = true;

@@ -1,7 +1,10 @@
 #!/usr/bin/env node
-// CLI entry: parse args, load config, start, and shut down gracefully.
+// CLI entry: parse args, load config, start (one process, or a primary and its
+// workers with server.workers > 1), and shut down gracefully.
+import cluster from 'node:cluster';
 import pino from 'pino';
 import { buildApp } from './app.js';
+import { runPrimary, serveAsWorker, workerCount } from './cluster.js';
 import { CliError, ConfigError, loadConfig, parseCli, USAGE } from './config/index.js';
 
 /** After the drain deadline, how long closing the rest (nodes, Redis) may take. */
@@ -30,7 +33,13 @@ async function main(): Promise<void> {
     level: config.log.level,
     ...(process.stdout.isTTY ? { transport: { target: 'pino-pretty', options: { colorize: true } } } : {}),
   });
-  const app = await buildApp(config, { logger });
+  const workers = workerCount(config.server.workers);
+  if (workers > 1 && cluster.isPrimary) {
+    await runPrimary(config, logger, workers);
+    return;
+  }
+  const app = await buildApp(config, { logger, serveAdmin: !cluster.isWorker });
+  if (cluster.isWorker) serveAsWorker(app.metrics.registry, app.readiness);
   await app.listen();
 
   let closing = false;

@@ -102,9 +102,10 @@ export class Metrics {
     });
     new Gauge({
       name: 'ledger_proxy_upstream_state',
-      help: '1 for the state each node is in (healthy, lagging, down, quarantined)',
+      help: '1 for the state each node is in (healthy, lagging, down, quarantined); with several workers, the share of workers that see it so',
       labelNames: ['upstream', 'state'],
       registers,
+      aggregator: 'average',
       collect() {
         this.reset();
         for (const u of sources.upstreams()) {
@@ -117,6 +118,7 @@ export class Metrics {
       help: 'Latest ledger version each node reported',
       labelNames: ['upstream'],
       registers,
+      aggregator: 'max',
       collect() {
         this.reset();
         for (const u of sources.upstreams()) if (u.ledgerVersion !== null) this.set({ upstream: u.name }, Number(u.ledgerVersion));
@@ -136,6 +138,7 @@ export class Metrics {
       name: 'ledger_proxy_watermark_version',
       help: 'The freshest ledger version the proxy has seen (what cache hits carry)',
       registers,
+      aggregator: 'max',
       collect() {
         const v = sources.watermarkVersion();
         if (v !== null) this.set(Number(v));

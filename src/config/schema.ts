@@ -37,6 +37,9 @@ const ServerSchema = z.strictObject({
   // SIGTERM: how long requests in flight may take to finish before every
   // connection is closed and the process exits.
   shutdownTimeoutMs: positiveInt.default(10_000),
+  // Processes sharing the port (node:cluster), each with its own memory tier and
+  // the shared Redis tier; "auto" = one per CPU.
+  workers: z.union([z.literal('auto'), positiveInt.max(256)]).default(1),
 });
 
 const AdminSchema = z.strictObject({

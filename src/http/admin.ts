@@ -1,16 +1,20 @@
 // The admin listener, apart from the public one so metrics are not public:
 // /metrics (Prometheus), /healthz (the process is up), /readyz (a node is healthy).
+// With server.workers > 1 the primary serves it for every worker.
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { NodeError } from '../errors.js';
-import type { Metrics } from '../metrics.js';
 import { ReplyWriter } from './reply.js';
 import type { LedgerHeaderNames } from '../ledger/headers.js';
 
+/** What /readyz reports: ready or not, and each node's state so an operator sees why. */
+export interface Readiness {
+  ready: boolean;
+  upstreams: Array<{ name: string; state: string }>;
+}
+
 export interface AdminDeps {
-  metrics: Metrics;
-  ready(): boolean;
-  /** per-node states, shown by /readyz so an operator sees why it is not ready */
-  upstreams(): Array<{ name: string; state: string }>;
+  metrics: { render(): Promise<{ contentType: string; body: string }> };
+  readiness(): Readiness | Promise<Readiness>;
   headerNames: LedgerHeaderNames;
 }
 
@@ -23,8 +27,8 @@ export function buildAdminServer(deps: AdminDeps): FastifyInstance {
   });
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_request, reply) => {
-    const ready = deps.ready();
-    return reply.code(ready ? 200 : 503).send({ ready, upstreams: deps.upstreams() });
+    const readiness = await deps.readiness();
+    return reply.code(readiness.ready ? 200 : 503).send(readiness);
   });
   app.setNotFoundHandler((request, reply) =>
     writer.error(reply, new NodeError(404, 'web_framework_error', `not found: ${request.method} ${request.url.split('?')[0]}`), null),

@@ -1,61 +1,23 @@
-// Signals to the real CLI (node dist/main.js --config FILE). On SIGTERM it stops
+// Signals to the real CLI (node main.js --config FILE, built from src/). On SIGTERM it stops
 // accepting connections, drains the requests in flight (every one gets its
 // complete reply), and exits 0 within a few seconds. On SIGHUP it re-reads the
 // file and swaps the upstream list.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
 import { Agent, request } from 'undici';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { simBalance, simTableItem, type SimNode } from '../../src/sim/index.js';
+import { configFile, startCli as startCliOn, useCliBuild, type Cli } from '../helpers/cli.js';
 import { freePort, sim } from '../helpers/proxy.js';
 
-const ROOT = resolve(import.meta.dirname, '../..');
-/** A build of src/ of its own (under the repo, so its imports find node_modules), never dist/. */
-let build: string;
-let MAIN: string;
 const HANDLE = '0x' + 'ef'.repeat(32);
 const SLOW_MS = 300;
-
-let tmp: string;
-const children: ChildProcess[] = [];
 const agents: Agent[] = [];
 
-beforeAll(async () => {
-  mkdirSync(join(ROOT, '.test-build'), { recursive: true });
-  build = mkdtempSync(join(ROOT, '.test-build', 'shutdown-'));
-  MAIN = join(build, 'main.js');
-  // tsc, ~10-20 s: the CLI under test is today's src/.
-  await promisify(execFile)(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json', '--outDir', build], { cwd: ROOT, timeout: 170_000 });
-  tmp = mkdtempSync(join(tmpdir(), 'ledger-proxy-shutdown-'));
-}, 180_000);
-
+useCliBuild();
 afterEach(async () => {
   for (const agent of agents.splice(0)) await agent.destroy();
-  for (const child of children.splice(0)) {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGKILL');
-      await new Promise((r) => child.once('exit', r));
-    }
-  }
 });
-
-afterAll(() => {
-  if (tmp) rmSync(tmp, { recursive: true, force: true });
-  if (build) rmSync(build, { recursive: true, force: true });
-});
-
-interface Cli {
-  child: ChildProcess;
-  url: string;
-  port: number;
-  configFile: string;
-  output(): string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
 
 /** The CLI's config file: one upstream, `node`, on `port`. */
 function writeConfig(file: string, port: number, node: SimNode): void {
@@ -82,33 +44,9 @@ function writeConfig(file: string, port: number, node: SimNode): void {
 /** Writes a config for `node` and starts the CLI; resolves once it answers GET /v1. */
 async function startCli(node: SimNode): Promise<Cli> {
   const port = await freePort();
-  const file = join(tmp, `config-${port}.yaml`);
+  const file = configFile(`config-${port}.yaml`, '');
   writeConfig(file, port, node);
-  // No LEDGER_PROXY_* from the environment may override the file.
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('LEDGER_PROXY_')));
-  const child = spawn(process.execPath, [MAIN, '--config', file], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push(child);
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString('utf8')));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString('utf8')));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) =>
-    child.once('exit', (code, signal) => res({ code, signal })),
-  );
-  const url = `http://127.0.0.1:${port}`;
-  const until = Date.now() + 15_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`the proxy exited with ${child.exitCode} at start:\n${out}`);
-    try {
-      const res = await request(`${url}/v1`, { reset: true });
-      await res.body.arrayBuffer();
-      if (res.statusCode === 200) break;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > until) throw new Error(`the proxy did not answer GET /v1 within 15 s:\n${out}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return { child, url, port, configFile: file, output: () => out, exited };
+  return startCliOn(file, port);
 }
 
 /** Resolves true when a TCP connection to port is refused, false when it is accepted. */

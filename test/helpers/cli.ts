@@ -1,0 +1,81 @@
+// The real CLI (src/main.ts built by tsc into a temp dir under the repo, so its
+// imports find node_modules; never dist/), started on a config file of the test's.
+// Registers the build and its cleanup: call useCliBuild() at the top of a file.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { request } from 'undici';
+import { afterAll, afterEach, beforeAll } from 'vitest';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+let build: string | undefined;
+let configs: string | undefined;
+const children: ChildProcess[] = [];
+
+export interface Cli {
+  child: ChildProcess;
+  url: string;
+  port: number;
+  configFile: string;
+  output(): string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** Builds the CLI once for the file (tsc, ~10-20 s), kills what is left after each test, removes the build after all. */
+export function useCliBuild(): void {
+  beforeAll(async () => {
+    mkdirSync(join(ROOT, '.test-build'), { recursive: true });
+    build = mkdtempSync(join(ROOT, '.test-build', 'cli-'));
+    configs = mkdtempSync(join(tmpdir(), 'ledger-proxy-cli-'));
+    await promisify(execFile)(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json', '--outDir', build], { cwd: ROOT, timeout: 170_000 });
+  }, 180_000);
+
+  afterEach(async () => {
+    for (const child of children.splice(0)) {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGKILL');
+        await new Promise((r) => child.once('exit', r));
+      }
+    }
+  });
+
+  afterAll(() => {
+    for (const dir of [build, configs]) if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+}
+
+/** A file in the config temp dir (written with `text`). */
+export function configFile(name: string, text: string): string {
+  const file = join(configs!, name);
+  writeFileSync(file, text);
+  return file;
+}
+
+/** Starts the CLI on `file` (which must set server.port = `port`); resolves once it answers GET /v1. */
+export async function startCli(file: string, port: number): Promise<Cli> {
+  // No LEDGER_PROXY_* from the environment may override the file.
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('LEDGER_PROXY_')));
+  const child = spawn(process.execPath, [join(build!, 'main.js'), '--config', file], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString('utf8')));
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString('utf8')));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) => child.once('exit', (code, signal) => res({ code, signal })));
+  const url = `http://127.0.0.1:${port}`;
+  const until = Date.now() + 15_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the proxy exited with ${child.exitCode} at start:\n${out}`);
+    try {
+      const res = await request(`${url}/v1`, { reset: true });
+      await res.body.arrayBuffer();
+      if (res.statusCode === 200) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > until) throw new Error(`the proxy did not answer GET /v1 within 15 s:\n${out}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return { child, url, port, configFile: file, output: () => out, exited };
+}

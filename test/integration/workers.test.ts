@@ -1,0 +1,87 @@
+// server.workers: 2 (issue 14): the CLI forks two workers sharing the port; the
+// primary's /metrics adds up every worker's counters, /readyz asks each worker,
+// SIGHUP reaches every worker, and SIGTERM drains them all and exits 0.
+import { request } from 'undici';
+import { describe, expect, it } from 'vitest';
+import type { SimNode } from '../../src/sim/index.js';
+import { configFile, startCli, useCliBuild } from '../helpers/cli.js';
+import { freePort, sim } from '../helpers/proxy.js';
+
+useCliBuild();
+
+function config(port: number, adminPort: number, node: SimNode, level = 'info'): string {
+  return [
+    'server:',
+    '  host: 127.0.0.1',
+    `  port: ${port}`,
+    '  workers: 2',
+    'admin:',
+    '  host: 127.0.0.1',
+    `  port: ${adminPort}`,
+    'upstreams:',
+    `  - url: ${node.url}`,
+    '    name: sim',
+    'log:',
+    `  level: ${level}`,
+    '',
+  ].join('\n');
+}
+
+/** The value of one sample line of the Prometheus text, summed over label sets matching `labels`. */
+function total(text: string, name: string, labels: RegExp = /.*/): number {
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    const m = new RegExp(`^${name}(\\{[^}]*\\})? (\\S+)$`).exec(line);
+    if (m && labels.test(m[1] ?? '')) sum += Number(m[2]);
+  }
+  return sum;
+}
+
+async function text(url: string): Promise<{ status: number; body: string }> {
+  const res = await request(url);
+  return { status: res.statusCode, body: await res.body.text() };
+}
+
+describe('server.workers: 2', () => {
+  it('serves from two workers, aggregates their metrics, relays SIGHUP and drains both on SIGTERM', async () => {
+    const node = await sim();
+    const [port, adminPort] = [await freePort(), await freePort()];
+    const file = configFile(`workers-${port}.yaml`, config(port, adminPort, node));
+    const cli = await startCli(file, port);
+    const admin = `http://127.0.0.1:${adminPort}`;
+    const workerPids = (): Set<string> => new Set([...cli.output().matchAll(/"pid":(\d+)[^\n]*"msg":"ledger-proxy listening"/g)].map((m) => m[1]));
+    for (let i = 0; i < 100 && workerPids().size < 2; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(workerPids().size, cli.output()).toBe(2);
+
+    // A fresh connection per request: the primary spreads connections over the workers.
+    const N = 40;
+    for (let i = 0; i < N; i++) {
+      const res = await request(`${cli.url}/v1/accounts/0x1/module/sim?i=${i}`, { reset: true });
+      expect(res.statusCode).toBe(200);
+      await res.body.dump();
+    }
+    const metrics = await text(`${admin}/metrics`);
+    expect(metrics.status, metrics.body).toBe(200);
+    // Every worker's requests, counted once: the N above plus startCli's GET /v1 probes (some).
+    expect(total(metrics.body, 'ledger_proxy_requests_total', /endpoint="passthrough"/)).toBeGreaterThanOrEqual(N);
+    expect(total(metrics.body, 'ledger_proxy_requests_total', /endpoint="passthrough"/)).toBeLessThan(N + 40);
+    // The node's state is the share of workers that see it: 1 when both agree.
+    expect(total(metrics.body, 'ledger_proxy_upstream_state', /state="healthy"/)).toBe(1);
+
+    const ready = await text(`${admin}/readyz`);
+    expect(ready.status, ready.body).toBe(200);
+    expect(JSON.parse(ready.body)).toMatchObject({ ready: true, upstreams: [{ name: 'sim', state: 'healthy' }] });
+
+    // SIGHUP: each worker re-reads the file and reports the change.
+    configFile(`workers-${port}.yaml`, config(port, adminPort, node, 'debug'));
+    cli.child.kill('SIGHUP');
+    const reloaded = (): number => [...cli.output().matchAll(/"key":"log.level"[^\n]*config reload: applied/g)].length;
+    for (let i = 0; i < 100 && reloaded() < 2; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(reloaded(), cli.output()).toBe(2);
+
+    cli.child.kill('SIGTERM');
+    const exit = await Promise.race([cli.exited, new Promise((r) => setTimeout(() => r('timeout'), 10_000))]);
+    expect(exit, cli.output()).toEqual({ code: 0, signal: null });
+    for (const pid of workerPids()) expect(() => process.kill(Number(pid), 0)).toThrow();
+  });
+});
