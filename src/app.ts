@@ -139,13 +139,18 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
   });
 
   const writer = new ReplyWriter(headerNames, (cause) => logger.error({ err: cause }, 'internal error (the client got a 500 without its text)'));
-  // Decided once: building the line costs even when pino drops it.
-  const requestLog = logger.isLevelEnabled('info');
   const rateLimitRedis = config.rateLimit.enabled && config.rateLimit.redis && redisConfig ? sharedCounterClient(redisConfig) : undefined;
-  /** Every reply, counted and logged alike whichever path served it. */
+  /**
+   * Every reply, counted and logged alike whichever path served it. A memory hit
+   * costs microseconds, so it gets only a counter (no histogram observation) and a
+   * log line only at debug; every other reply is observed and logged at info.
+   * The level is asked per reply, so a SIGHUP that changes log.level takes effect.
+   */
   const account = (endpoint: string, cache: string, status: number, ms: number, tier?: string, upstream?: string): void => {
-    metrics.request(endpoint, cache, status, ms / 1000);
-    if (requestLog) logger.info({ endpoint, cache, tier, upstream, status, ms: Math.round(ms * 100) / 100 }, 'request');
+    const memoryHit = cache === 'HIT' && tier === 'memory';
+    metrics.request(endpoint, cache, status, memoryHit ? undefined : ms / 1000);
+    const level = memoryHit ? 'debug' : 'info';
+    if (logger.isLevelEnabled(level)) logger[level]({ endpoint, cache, tier, upstream, status, ms: Math.round(ms * 100) / 100 }, 'request');
   };
   const http = await buildHttpServer({
     bodyLimitBytes: config.server.bodyLimitBytes,

@@ -40,7 +40,7 @@ export class Metrics {
     });
     this.requestSeconds = new Histogram({
       name: 'ledger_proxy_request_duration_seconds',
-      help: 'Time to answer a client request, by endpoint',
+      help: 'Time to answer a client request, by endpoint (every reply but memory-tier hits, which are only counted)',
       labelNames: ['endpoint'],
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers,
@@ -146,18 +146,20 @@ export class Metrics {
     });
   }
 
-  request(endpoint: string, cache: string, status: number, seconds: number): void {
+  /** `seconds` undefined: counted only, not observed in the duration histogram (memory hits). */
+  request(endpoint: string, cache: string, status: number, seconds: number | undefined): void {
     const key = `${endpoint}|${cache}|${status}`;
     const counted = this.requestCounts.get(key);
     if (counted === undefined) this.requestCounts.set(key, { endpoint, cache, status: String(status), count: 1 });
     else counted.count++;
+    if (cache === 'COALESCED') this.coalesced.labels(endpoint).inc();
+    if (seconds === undefined) return;
     let timer = this.durationChildren.get(endpoint);
     if (timer === undefined) {
       timer = this.requestSeconds.labels(endpoint);
       this.durationChildren.set(endpoint, timer);
     }
     timer.observe(seconds);
-    if (cache === 'COALESCED') this.coalesced.labels(endpoint).inc();
   }
 
   upstreamCall(upstream: string, outcome: 'ok' | 'node_error' | 'failed', seconds: number): void {
