@@ -12,6 +12,8 @@
 // one implementation of every answer that is not a hit.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
+import type { NodeError } from '../errors.js';
+import type { LedgerInfo } from '../ledger/info.js';
 import type { ReadResult } from '../serve/read-through.js';
 import type { ReadRequest } from '../wire/read-request.js';
 import type { RawRead } from './parse-read.js';
@@ -34,6 +36,8 @@ export interface FastHitsDeps {
   writer: ReplyWriter;
   /** told of every hit served here, as the onResponse hook is of the others */
   onServed(endpoint: ReadRequest['endpoint'], result: ReadResult, startedAt: number): void;
+  /** the per-client rate limit: counts the request, and says when it must be refused */
+  rateLimit?: { admit(req: IncomingMessage): NodeError | null; snapshot(): LedgerInfo | null };
 }
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -58,6 +62,8 @@ export function withFastHits(deps: FastHitsDeps, next: Handler): Handler {
       return next(req, res);
     }
     const startedAt = performance.now();
+    const refused = deps.rateLimit?.admit(req) ?? null;
+    if (refused !== null) return deps.writer.writeRawError(res, refused, deps.rateLimit!.snapshot());
     readBody(req, length, (body) => {
       if (body === null) return next(req, res);
       const raw: RawRead = {

@@ -55,6 +55,16 @@ export class ReplyWriter {
     res.end(result.body);
   }
 
+  /** The same reply as error(), written straight to Node's response (the fast path's refusals). */
+  writeRawError(res: ServerResponse, err: NodeError, ledger: LedgerInfo | null): void {
+    const body = errorBody(err);
+    const headers: string[] = ['content-type', ERROR_CONTENT_TYPE];
+    if (ledger !== null) for (const [name, value] of this.encoded(ledger)) headers.push(name, value);
+    headers.push('x-cache', 'BYPASS', 'content-length', String(body.length));
+    res.writeHead(err.status, headers);
+    res.end(body);
+  }
+
   /** An error body. `ledger` is null for input errors, which a node answers without ledger headers. */
   error(reply: FastifyReply, err: NodeError, ledger: LedgerInfo | null, cache: CacheStatus = 'BYPASS'): FastifyReply {
     if (err.cause !== undefined) this.onInternalError(err.cause);

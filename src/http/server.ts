@@ -7,7 +7,7 @@ import { NodeError } from '../errors.js';
 import { fromClientError, fromFrameworkError } from './framework-errors.js';
 import { protocolError, rawErrorResponse, writeRawError, type ReplyWriter } from './reply.js';
 import { registerReadRoutes, type ReadRoutesDeps } from './read-routes.js';
-import { registerRateLimit, type RateLimitSettings } from './rate-limit.js';
+import type { ClientRateLimiter } from './rate-limit.js';
 import { serveUpgradesAsPlainHttp } from './upgrade.js';
 import { withFastHits, type FastHitsDeps } from './fast-hits.js';
 
@@ -19,8 +19,8 @@ export interface HttpServerOptions extends ReadRoutesDeps {
   writer: ReplyWriter;
   /** registers the passthrough of other /v1 routes, when enabled */
   passthrough?: (app: FastifyInstance) => Promise<void> | void;
-  /** per-client rate limiting, when enabled */
-  rateLimit?: RateLimitSettings;
+  /** per-client rate limiting, when enabled (the fast path checks it too) */
+  rateLimit?: ClientRateLimiter;
   /** told of every reply sent, for the request log and metrics */
   onResponse?: (request: FastifyRequest, reply: FastifyReply) => void;
   /** answers memory hits before fastify (off with rate limiting, which must see every request) */
@@ -80,8 +80,16 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
       done();
     });
   }
-  // Before the routes: the limit applies to routes registered after it.
-  if (options.rateLimit) await registerRateLimit(app, options.rateLimit);
+  // Every request is counted once, before anything else is done for it; one the
+  // fast path counted already is not counted again.
+  const limiter = options.rateLimit;
+  if (limiter) {
+    app.addHook('onRequest', (request, reply, done) => {
+      const refused = limiter.admit(request.raw);
+      if (refused === null) return done();
+      writer.error(reply, refused, options.watermark.current());
+    });
+  }
   registerReadRoutes(app, options, options.fastHits !== undefined);
   if (options.passthrough) await options.passthrough(app);
   drainingServers.set(app, () => connections.drain());

@@ -3,7 +3,7 @@
 import pino from 'pino';
 import { request } from 'undici';
 import { afterEach } from 'vitest';
-import { buildApp, type App } from '../../src/app.js';
+import { buildApp, type App, type AppDeps } from '../../src/app.js';
 import { parseConfig } from '../../src/config/index.js';
 import { startSim, type SimNode, type SimOptions } from '../../src/sim/index.js';
 
@@ -27,7 +27,7 @@ export interface ProxyHandle {
 /** A proxy on 127.0.0.1:0 in front of `upstreams`, with `overrides` merged into the config. */
 export type UpstreamSpec = SimNode | { url: string; name?: string; role?: string; weight?: number; maxInFlight?: number; maxRps?: number; headers?: Record<string, string> };
 
-export async function proxy(upstreams: UpstreamSpec[], overrides: Record<string, unknown> = {}): Promise<ProxyHandle> {
+export async function proxy(upstreams: UpstreamSpec[], overrides: Record<string, unknown> = {}, deps: Omit<AppDeps, 'logger'> = {}): Promise<ProxyHandle> {
   const config = parseConfig({
     server: { host: '127.0.0.1', port: 0 },
     admin: { port: 0 },
@@ -38,7 +38,7 @@ export async function proxy(upstreams: UpstreamSpec[], overrides: Record<string,
     log: { level: 'silent' },
     ...overrides,
   });
-  const app = await buildApp(config, { logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
+  const app = await buildApp(config, { logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }), ...deps });
   cleanups.push(() => app.close());
   const url = await app.listen();
   return { app, url };

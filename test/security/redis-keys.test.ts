@@ -13,8 +13,8 @@ import { httpRequest, rawHttp } from '../helpers/raw-socket.js';
 const PREFIX = 'sec-test:';
 const ENTRY = /^sec-test:[0-9a-f]{64}$/;
 const LOCK = /^sec-test:lock:[0-9a-f]{64}$/;
-/** Rate-limit counters (rateLimit.redis): under the prefix, keyed by a hash of the client address. */
-const RATE = /^sec-test:rate-limit:[0-9a-f]{64}$/;
+/** Rate-limit counters (rateLimit.redis): under the prefix, keyed by a hash of the client address and the window. */
+const RATE = /^sec-test:rate-limit:[0-9a-f]{64}:[0-9]+$/;
 
 let redis: RedisServerHandle;
 let admin: Redis;

@@ -1,0 +1,62 @@
+// The per-client rate limit (issue 14): checked in the fast path, so memory hits
+// stay on it with rate limiting on; each request counted once whichever path
+// serves it; refusals node-shaped with the ledger headers; and with
+// rateLimit.redis one limit shared by every instance.
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ReplyWriter } from '../../src/http/reply.js';
+import { ledgerHeaders, proxy, rawItem, sim } from '../helpers/proxy.js';
+import { startRedisServer, type RedisServerHandle } from '../helpers/redis-server.js';
+
+const QUIET = { routing: { probeIntervalMs: 600_000 } };
+const limit = (max: number, redis = false) => ({ rateLimit: { enabled: true, max, timeWindowMs: 60_000, redis } });
+
+describe('rate limiting and the fast path', () => {
+  it('memory hits are answered by the fast path with rate limiting on', async () => {
+    const node = await sim();
+    const p = await proxy([node], { ...QUIET, ...limit(1000) });
+    await rawItem(p.url, '0x01', { version: 1000 });
+    const fast = vi.spyOn(ReplyWriter.prototype, 'writeRaw');
+    try {
+      for (let i = 0; i < 3; i++) expect((await rawItem(p.url, '0x01', { version: 1000 })).headers['x-cache']).toBe('HIT');
+      expect(fast).toHaveBeenCalledTimes(3);
+    } finally {
+      fast.mockRestore();
+    }
+  });
+
+  it('counts a request once whichever path answers it, and refuses hits and misses alike, with the ledger headers', async () => {
+    const node = await sim();
+    const p = await proxy([node], { ...QUIET, ...limit(3) });
+    // A miss the fast path reads and hands to the route, a hit, a latest read: three requests.
+    expect((await rawItem(p.url, '0x01', { version: 1000 })).status).toBe(200);
+    expect((await rawItem(p.url, '0x01', { version: 1000 })).headers['x-cache']).toBe('HIT');
+    expect((await rawItem(p.url, '0x01')).status).toBe(200);
+    for (const refused of [await rawItem(p.url, '0x01', { version: 1000 }), await rawItem(p.url, '0x02', { version: 1000 })]) {
+      expect(refused.status).toBe(503);
+      expect(refused.json().message).toContain('rate limit exceeded');
+      expect(Object.keys(ledgerHeaders(refused))).toHaveLength(7);
+    }
+    expect(node.counters.byRoute.raw_item).toBe(2);
+  });
+});
+
+describe('rate limiting shared through Redis', () => {
+  let redis: RedisServerHandle;
+  beforeAll(async () => {
+    redis = await startRedisServer();
+  });
+  afterAll(async () => {
+    await redis?.stop();
+  });
+
+  it('two instances share one limit per client', async () => {
+    const node = await sim();
+    const cache = { redis: { url: redis.url, keyPrefix: 'rl-test:' } };
+    const a = await proxy([node], { ...QUIET, cache, ...limit(3, true) });
+    const b = await proxy([node], { ...QUIET, cache, ...limit(3, true) });
+    for (let i = 0; i < 3; i++) expect((await rawItem(a.url, '0x01', { version: 1000 })).status).toBe(200);
+    // b has not seen this client yet: its first request is admitted and learns the shared total.
+    expect((await rawItem(b.url, '0x01', { version: 1000 })).status).toBe(200);
+    await vi.waitFor(async () => expect((await rawItem(b.url, '0x01', { version: 1000 })).status).toBe(503));
+  });
+});
