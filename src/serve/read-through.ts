@@ -39,6 +39,8 @@ export interface NodeReader {
   /** `deadlineAt` (epoch ms) bounds the whole read, retries included */
   read(req: ReadRequest, deadlineAt?: number): Promise<NodeAnswer>;
   isPruned(version: bigint): boolean;
+  /** The chain the nodes are on; undefined while not known (then nothing is served or cached). */
+  chainId(): number | undefined;
 }
 
 /** Redis, as the read path uses it: a store plus a short lock for cross-instance fills. */
@@ -87,8 +89,17 @@ export class ReadThrough {
 
   /** The reply for a pinned read held in the memory tier; undefined for anything else (nothing is fetched). */
   memoryHit(req: ReadRequest): ReadResult | undefined {
-    if (req.version === null || this.o.nodes.isPruned(req.version)) return undefined;
-    return this.fromMemory(cacheKeyText(this.o.vendor, req, req.version));
+    if (req.version === null) return undefined;
+    const chain = this.o.nodes.chainId();
+    if (chain === undefined || this.o.nodes.isPruned(req.version)) return undefined;
+    return this.fromMemory(cacheKeyText(this.o.vendor, chain, req, req.version));
+  }
+
+  /** The chain to key entries under; a read while it is not known is refused. */
+  private chain(): number {
+    const chain = this.o.nodes.chainId();
+    if (chain === undefined) throw NodeError.unavailable('not ready: the chain the nodes are on is not known yet');
+    return chain;
   }
 
   private fromMemory(key: string): ReadResult | undefined {
@@ -98,11 +109,12 @@ export class ReadThrough {
 
   /** Synchronous on a memory hit: the hot path takes no async hop. */
   private readPinned(req: ReadRequest, version: bigint): Promise<ReadResult> | ReadResult {
+    const chain = this.chain();
     if (this.o.nodes.isPruned(version)) throw NodeError.pruned(version);
-    const key = cacheKeyText(this.o.vendor, req, version);
+    const key = cacheKeyText(this.o.vendor, chain, req, version);
     const hit = this.fromMemory(key);
     if (hit !== undefined) return hit;
-    const { promise, shared } = this.pinnedFlights.do(key, () => this.fillPinned(key, req, version));
+    const { promise, shared } = this.pinnedFlights.do(key, () => this.fillPinned(key, chain, req, version));
     return promise.then((filled) => {
       // The prune line may have moved while Redis or a node answered: a node
       // asked now would say 410, so the proxy does too.
@@ -125,7 +137,7 @@ export class ReadThrough {
     };
   }
 
-  private async fillPinned(key: string, req: ReadRequest, version: bigint): Promise<Filled> {
+  private async fillPinned(key: string, chain: number, req: ReadRequest, version: bigint): Promise<Filled> {
     const { redis, redisSettings } = this.o;
     const deadlineAt = Date.now() + this.o.deadlineMs;
     const shared = sharedKey(key);
@@ -159,7 +171,8 @@ export class ReadThrough {
     const stored = toStored(answer, version);
     const verdict = cacheability(req.endpoint, answer);
     // The lock is held until the shared write lands, so waiters find the answer.
-    const written = verdict.cacheable ? this.store(key, stored) : Promise.resolve();
+    // An answer from after a chain change is not stored under the old chain's key.
+    const written = verdict.cacheable && this.o.nodes.chainId() === chain ? this.store(key, stored) : Promise.resolve();
     if (lock !== undefined) void written.finally(() => lock.release());
     if (!verdict.cacheable) this.o.logger.debug({ endpoint: req.endpoint, version: String(version), reason: verdict.reason }, 'answer not cached');
     return { answer: stored, upstream: answer.upstream };
@@ -191,7 +204,8 @@ export class ReadThrough {
   }
 
   private async readLatest(req: ReadRequest): Promise<ReadResult> {
-    const flightKey = `${req.endpoint}\n${req.format}\n${req.identity}`;
+    // The chain is in the key: a remembered latest answer of another chain is never served.
+    const flightKey = `${this.chain()}\n${req.endpoint}\n${req.format}\n${req.identity}`;
     const latest = this.o.latest;
     const stale = latest?.withinBound(flightKey, this.o.watermark.current()?.ledgerVersion ?? null);
     if (stale !== undefined) {
@@ -236,10 +250,11 @@ export class ReadThrough {
   private async fetchLatest(req: ReadRequest, flightKey: string): Promise<NodeAnswer> {
     const answer = await this.o.nodes.read(req);
     const verdict = cacheability(req.endpoint, answer);
-    if (verdict.cacheable && answer.ledger !== null) {
+    // Stored under the chain the answer itself reports, and only while that is the nodes' chain.
+    if (verdict.cacheable && answer.ledger !== null && answer.ledger.chainId === this.o.nodes.chainId()) {
       const version = answer.ledger.ledgerVersion;
       const stored = toStored(answer, version);
-      void this.store(cacheKeyText(this.o.vendor, req, version), stored);
+      void this.store(cacheKeyText(this.o.vendor, answer.ledger.chainId, req, version), stored);
       this.o.latest?.remember(flightKey, stored, answer.ledger);
     } else if (!verdict.cacheable) {
       this.o.logger.debug({ endpoint: req.endpoint, reason: verdict.reason }, 'latest answer not stored');

@@ -341,4 +341,10 @@ export class UpstreamPool {
     this.probeTimer = null;
     await Promise.all(this.nodes.map((n) => n.client.destroy()));
   }
+
+  /** The chain this pool fronts, undefined while not known (stand-in; the chain module replaces it). */
+  chainId(): number | undefined {
+    return expectedChain(this.nodes, this.expectedChainId);
+  }
+
 }
