@@ -41,6 +41,8 @@ export interface NodeReader {
   isPruned(version: bigint): boolean;
   /** The chain the nodes are on; undefined while not known (then nothing is served or cached). */
   chainId(): number | undefined;
+  /** why chainId() is undefined, for the not-ready reply (no URLs, no keys) */
+  notReadyReason?(): string;
 }
 
 /** Redis, as the read path uses it: a store plus a short lock for cross-instance fills. */
@@ -98,7 +100,9 @@ export class ReadThrough {
   /** The chain to key entries under; a read while it is not known is refused. */
   private chain(): number {
     const chain = this.o.nodes.chainId();
-    if (chain === undefined) throw NodeError.unavailable('not ready: the chain the nodes are on is not known yet');
+    if (chain === undefined) {
+      throw NodeError.unavailable(`not ready: ${this.o.nodes.notReadyReason?.() ?? 'the chain the nodes are on is not known yet'}`);
+    }
     return chain;
   }
 
