@@ -70,8 +70,8 @@ export class RedisStore implements AnswerStore {
   #lastFailureAt = -Infinity;
   #suppressed = 0;
   #failingSinceReady = false;
-  /** The one connection in subscriber mode, for fill outcomes; made on the first wait. */
-  #subscriber: Redis | Cluster | undefined;
+  /** The one connection in subscriber mode, for fill outcomes. */
+  readonly #subscriber: Redis | Cluster;
   /** Waiters per fill channel; a channel is subscribed while it has any. */
   readonly #fillWaiters = new Map<string, { subscribed: Promise<unknown>; waiters: Set<(message: Buffer) => void> }>();
 
@@ -121,6 +121,7 @@ export class RedisStore implements AnswerStore {
     this.#commandTimeoutMs = commandTimeoutMs;
     // Without a listener an 'error' event would be thrown and crash the process.
     this.#client.on('error', (err: Error) => this.#fail('connection', err));
+    this.#subscriber = this.#subscriberConnection();
     this.#client.on('ready', () => {
       if (this.#failingSinceReady) this.#logger?.info({ suppressed: this.#suppressed }, 'redis cache available again');
       this.#failingSinceReady = false;
@@ -311,8 +312,7 @@ export class RedisStore implements AnswerStore {
   #joinChannel(channel: string, waiter: (message: Buffer) => void): { subscribed: Promise<unknown> } {
     let entry = this.#fillWaiters.get(channel);
     if (entry === undefined) {
-      const subscriber = this.#subscriberConnection();
-      const subscribed = subscriber.subscribe(channel);
+      const subscribed = this.#subscriber.subscribe(channel);
       subscribed.catch(() => undefined);
       entry = { subscribed, waiters: new Set() };
       this.#fillWaiters.set(channel, entry);
@@ -327,20 +327,23 @@ export class RedisStore implements AnswerStore {
     entry.waiters.delete(waiter);
     if (entry.waiters.size > 0) return;
     this.#fillWaiters.delete(channel);
-    this.#subscriber?.unsubscribe(channel).catch(() => undefined);
+    this.#subscriber.unsubscribe(channel).catch(() => undefined);
   }
 
+  /**
+   * Its own connection, made with the store: one in subscriber mode takes no
+   * other commands, so it also skips the ready check (an INFO). A SUBSCRIBE sent
+   * while it (re)connects waits in its queue; #bounded caps that wait.
+   */
   #subscriberConnection(): Redis | Cluster {
-    if (this.#subscriber !== undefined) return this.#subscriber;
-    // Its own connection: one in subscriber mode takes no other commands. It
-    // queues the first SUBSCRIBE while it connects; #bounded caps that wait.
     const subscriber =
-      this.#client instanceof Cluster ? this.#client.duplicate() : this.#client.duplicate({ enableOfflineQueue: true, enableAutoPipelining: false });
+      this.#client instanceof Cluster
+        ? this.#client.duplicate()
+        : this.#client.duplicate({ enableOfflineQueue: true, enableAutoPipelining: false, enableReadyCheck: false });
     subscriber.on('error', (err: Error) => this.#fail('connection', err));
     subscriber.on('messageBuffer', (channel: Buffer, message: Buffer) => {
       for (const waiter of this.#fillWaiters.get(channel.toString())?.waiters ?? []) waiter(message);
     });
-    this.#subscriber = subscriber;
     return subscriber;
   }
 
@@ -352,7 +355,7 @@ export class RedisStore implements AnswerStore {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    this.#subscriber?.disconnect();
+    this.#subscriber.disconnect();
     if (this.#client.status === 'ready') {
       try {
         await this.#bounded(this.#client.quit());
