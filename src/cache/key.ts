@@ -1,5 +1,7 @@
 // The cache key of a pinned answer (DESIGN "Cache keys and entries"): (vendor,
-// endpoint, format, N, canonical request), hashed with SHA-256 for shared stores.
+// chain id, endpoint, format, N, canonical request), hashed with SHA-256 for
+// shared stores. The chain id is in it so two chains never share an entry (SPEC
+// §8), even on one Redis with one key prefix, and a devnet reset starts afresh.
 import { createHash } from 'node:crypto';
 import type { ReadRequest } from '../wire/read-request.js';
 
@@ -7,7 +9,7 @@ import type { ReadRequest } from '../wire/read-request.js';
  * Bump when the serialisation below changes, so old entries are simply never
  * looked up again instead of being misread.
  */
-const KEY_SCHEME = 'lp1';
+const KEY_SCHEME = 'lp2';
 
 /**
  * The unambiguous serialisation: every field but the last is either
@@ -19,9 +21,9 @@ const KEY_SCHEME = 'lp1';
  * `version` is passed separately from req.version because a latest read is stored
  * under the version its answer was read at.
  */
-export function cacheKeyText(vendor: string, req: ReadRequest, version: bigint): string {
+export function cacheKeyText(vendor: string, chainId: number, req: ReadRequest, version: bigint): string {
   const key =
-    `${KEY_SCHEME}:${vendor.length}:${vendor}${req.endpoint.length}:${req.endpoint}` +
+    `${KEY_SCHEME}:${vendor.length}:${vendor}${chainId}:${req.endpoint.length}:${req.endpoint}` +
     `${req.format.length}:${req.format}${version}:${req.identity}`;
   // V8 keeps a concatenation as a rope of its pieces; a cache holding the rope as
   // its key would keep every piece. Reading a character flattens it in place.
@@ -42,6 +44,6 @@ export function sharedKey(text: string): string {
 }
 
 /** sharedKey(cacheKeyText(…)): the shared-store key of a pinned answer. */
-export function cacheKey(vendor: string, req: ReadRequest, version: bigint): string {
-  return sharedKey(cacheKeyText(vendor, req, version));
+export function cacheKey(vendor: string, chainId: number, req: ReadRequest, version: bigint): string {
+  return sharedKey(cacheKeyText(vendor, chainId, req, version));
 }

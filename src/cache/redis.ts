@@ -6,7 +6,7 @@ import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import type { StoredAnswer } from '../wire/read-request.js';
 import { decodeAnswer, encodeAnswer } from './codec.js';
-import type { AnswerStore, FillLock } from './store.js';
+import type { AnswerStore, FillLock, FillOutcome } from './store.js';
 
 export interface RedisStoreOptions {
   /** redis://[user:pass@]host:port[/db] of a single node; exactly one of url and cluster. */
@@ -19,7 +19,8 @@ export interface RedisStoreOptions {
   commandTimeoutMs: number;
   logger?: Logger;
   /**
-   * Called on every failure. op is get | set | delete | lock | unlock (the command
+   * Called on every failure. op is get | set | delete | lock | unlock | publish |
+   * subscribe (the command
    * failed or Redis was not ready), encode (an answer the codec cannot hold),
    * decode (an entry this release cannot read) or connection (the client's error event).
    */
@@ -37,6 +38,17 @@ const LOG_INTERVAL_MS = 10_000;
 
 /** Deletes the lock only when it still holds our token: it may have expired and been taken. */
 const UNLOCK_SCRIPT = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
+
+/**
+ * How long a fill's outcome stays readable at `<prefix>fill:<hash>`: only for a
+ * waiter that subscribes just after the publish, so a few round trips would do;
+ * a second leaves room for a loaded Redis without relaying old outcomes for long.
+ */
+const FILL_OUTCOME_TTL_MS = 1000;
+/** First byte of a fill outcome message: what follows. */
+const OUTCOME_GAVE_UP = 0;
+const OUTCOME_ONE_OFF = 1;
+const OUTCOME_STORED = 2;
 
 /** One shared error while not connected: no stack capture per request during an outage. */
 const NOT_READY = new Error('redis is not connected');
@@ -58,6 +70,10 @@ export class RedisStore implements AnswerStore {
   #lastFailureAt = -Infinity;
   #suppressed = 0;
   #failingSinceReady = false;
+  /** The one connection in subscriber mode, for fill outcomes. */
+  readonly #subscriber: Redis | Cluster;
+  /** Waiters per fill channel; a channel is subscribed while it has any. */
+  readonly #fillWaiters = new Map<string, { subscribed: Promise<unknown>; waiters: Set<(message: Buffer) => void> }>();
 
   constructor(options: RedisStoreOptions) {
     const { url, cluster, keyPrefix, commandTimeoutMs } = options;
@@ -105,6 +121,7 @@ export class RedisStore implements AnswerStore {
     this.#commandTimeoutMs = commandTimeoutMs;
     // Without a listener an 'error' event would be thrown and crash the process.
     this.#client.on('error', (err: Error) => this.#fail('connection', err));
+    this.#subscriber = this.#subscriberConnection();
     this.#client.on('ready', () => {
       if (this.#failingSinceReady) this.#logger?.info({ suppressed: this.#suppressed }, 'redis cache available again');
       this.#failingSinceReady = false;
@@ -233,10 +250,112 @@ export class RedisStore implements AnswerStore {
     };
   }
 
+  /**
+   * Tells every instance waiting for the fill of key its outcome: published on
+   * the key's channel, and kept briefly at its outcome key for a waiter that
+   * subscribes just after. Two commands, whatever the number of waiters.
+   */
+  async publishFill(key: string, outcome: FillOutcome): Promise<void> {
+    if (!this.#usable('publish')) return;
+    let message: Buffer;
+    try {
+      message = encodeOutcome(outcome);
+    } catch (err) {
+      this.#fail('encode', err);
+      message = Buffer.of(OUTCOME_GAVE_UP);
+    }
+    const channel = this.#fillKey(key);
+    try {
+      await this.#bounded(Promise.all([this.#client.set(channel, message, 'PX', FILL_OUTCOME_TTL_MS), this.#client.publish(channel, message)]));
+    } catch (err) {
+      this.#fail('publish', err);
+    }
+  }
+
+  /**
+   * Waits for the outcome of another holder's fill of key: undefined when none
+   * came within timeoutMs or Redis failed (the caller then asks a node). Costs
+   * SUBSCRIBE (shared by the waiters of one key), one GET of the outcome key, and
+   * UNSUBSCRIBE: a bounded number of commands, and no polling.
+   */
+  async awaitFill(key: string, timeoutMs: number): Promise<FillOutcome | undefined> {
+    if (!this.#usable('subscribe') || !(timeoutMs > 0)) return undefined;
+    const channel = this.#fillKey(key);
+    let receive!: (message: Buffer) => void;
+    const received = new Promise<Buffer>((resolve) => (receive = resolve));
+    const entry = this.#joinChannel(channel, receive);
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const expired = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), timeoutMs)));
+      try {
+        await this.#bounded(entry.subscribed);
+      } catch (err) {
+        this.#fail('subscribe', err);
+        return undefined;
+      }
+      // Published before we subscribed: it is still at the outcome key.
+      const early = this.#bounded(this.#client.getBuffer(channel)).then(
+        (value) => value ?? received,
+        (err: unknown) => {
+          this.#fail('get', err);
+          return received;
+        },
+      );
+      const message = await Promise.race([early, received, expired]);
+      return message === undefined ? undefined : decodeOutcome(message);
+    } finally {
+      clearTimeout(timer);
+      this.#leaveChannel(channel, receive);
+    }
+  }
+
+  #joinChannel(channel: string, waiter: (message: Buffer) => void): { subscribed: Promise<unknown> } {
+    let entry = this.#fillWaiters.get(channel);
+    if (entry === undefined) {
+      const subscribed = this.#subscriber.subscribe(channel);
+      subscribed.catch(() => undefined);
+      entry = { subscribed, waiters: new Set() };
+      this.#fillWaiters.set(channel, entry);
+    }
+    entry.waiters.add(waiter);
+    return entry;
+  }
+
+  #leaveChannel(channel: string, waiter: (message: Buffer) => void): void {
+    const entry = this.#fillWaiters.get(channel);
+    if (entry === undefined) return;
+    entry.waiters.delete(waiter);
+    if (entry.waiters.size > 0) return;
+    this.#fillWaiters.delete(channel);
+    this.#subscriber.unsubscribe(channel).catch(() => undefined);
+  }
+
+  /**
+   * Its own connection, made with the store: one in subscriber mode takes no
+   * other commands, so it also skips the ready check (an INFO). A SUBSCRIBE sent
+   * while it (re)connects waits in its queue; #bounded caps that wait.
+   */
+  #subscriberConnection(): Redis | Cluster {
+    const subscriber =
+      this.#client instanceof Cluster
+        ? this.#client.duplicate()
+        : this.#client.duplicate({ enableOfflineQueue: true, enableAutoPipelining: false, enableReadyCheck: false });
+    subscriber.on('error', (err: Error) => this.#fail('connection', err));
+    subscriber.on('messageBuffer', (channel: Buffer, message: Buffer) => {
+      for (const waiter of this.#fillWaiters.get(channel.toString())?.waiters ?? []) waiter(message);
+    });
+    return subscriber;
+  }
+
+  #fillKey(key: string): string {
+    return `${this.#prefix}fill:${key}`;
+  }
+
   /** QUIT when connected (bounded by commandTimeoutMs), otherwise or on failure drop the connection. */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#subscriber.disconnect();
     if (this.#client.status === 'ready') {
       try {
         await this.#bounded(this.#client.quit());
@@ -297,4 +416,17 @@ export class RedisStore implements AnswerStore {
     this.#lastWarnAt = now;
     this.#suppressed = 0;
   }
+}
+
+function encodeOutcome(outcome: FillOutcome): Buffer {
+  if (outcome === 'gave-up') return Buffer.of(OUTCOME_GAVE_UP);
+  return Buffer.concat([Buffer.of(outcome.stored ? OUTCOME_STORED : OUTCOME_ONE_OFF), encodeAnswer(outcome.answer)]);
+}
+
+/** An outcome this release cannot read counts as given up: the waiter asks a node. */
+function decodeOutcome(message: Buffer): FillOutcome {
+  const kind = message[0];
+  if (kind !== OUTCOME_ONE_OFF && kind !== OUTCOME_STORED) return 'gave-up';
+  const answer = decodeAnswer(message.subarray(1));
+  return answer === undefined ? 'gave-up' : { answer, stored: kind === OUTCOME_STORED };
 }

@@ -24,3 +24,10 @@ export interface FillLock {
   /** deletes the lock, unless it expired and was taken again since */
   release(): Promise<void>;
 }
+
+/**
+ * What a filler tells the instances waiting for its fill (SPEC §8): the answer it
+ * got, and whether it was stored (cacheable) or is a one-off to relay as is.
+ * 'gave-up': the filler has no answer to share; a waiter then asks a node itself.
+ */
+export type FillOutcome = { answer: StoredAnswer; stored: boolean } | 'gave-up';

@@ -4,7 +4,7 @@
 //   latest:   one node call per canonical request in flight → store the answer as
 //             the pinned answer at the version in its ledger header.
 import type { Logger } from 'pino';
-import { NodeError } from '../errors.js';
+import { ERROR_CONTENT_TYPE, errorBody, NodeError } from '../errors.js';
 import type { LedgerInfo } from '../ledger/info.js';
 import type { PruneClock } from '../ledger/prune-clock.js';
 import type { Watermark } from '../ledger/watermark.js';
@@ -12,7 +12,7 @@ import type { NodeAnswer } from '../upstream/answer.js';
 import type { ReadRequest, StoredAnswer } from '../wire/read-request.js';
 import { cacheKeyText, sharedKey } from '../cache/key.js';
 import type { MemoryStore } from '../cache/memory.js';
-import type { AnswerStore, FillLock } from '../cache/store.js';
+import type { AnswerStore, FillLock, FillOutcome } from '../cache/store.js';
 import type { LatestAnswer, LatestAnswers } from './latest-answers.js';
 import { cacheability } from './policy.js';
 import { SingleFlight } from './single-flight.js';
@@ -39,13 +39,24 @@ export interface NodeReader {
   /** `deadlineAt` (epoch ms) bounds the whole read, retries included */
   read(req: ReadRequest, deadlineAt?: number): Promise<NodeAnswer>;
   isPruned(version: bigint): boolean;
+  /** The chain the nodes are on; undefined while not known (then nothing is served or cached). */
+  chainId(): number | undefined;
+  /** why chainId() is undefined, for the not-ready reply (no URLs, no keys) */
+  notReadyReason?(): string;
 }
 
-/** Redis, as the read path uses it: a store plus a short lock for cross-instance fills. */
+/**
+ * Redis, as the read path uses it: a store plus a short lock for cross-instance
+ * fills, and the filler's word to those waiting for it.
+ */
 export interface SharedStore extends AnswerStore {
   /** false while disconnected or just after a failed command: then it is skipped */
   isHealthy(): boolean;
   tryLock(key: string, ttlMs: number): Promise<FillLock | 'held' | 'failed'>;
+  /** tells the waiters of key the fill's outcome */
+  publishFill(key: string, outcome: FillOutcome): Promise<void>;
+  /** the outcome of another holder's fill of key; undefined when none came in time */
+  awaitFill(key: string, timeoutMs: number): Promise<FillOutcome | undefined>;
 }
 
 export interface ReadThroughOptions {
@@ -66,13 +77,12 @@ export interface ReadThroughOptions {
   onStale?: (reason: 'bound' | 'error') => void;
 }
 
-/** How often a waiter polls Redis for another instance's fill. */
-const FILL_POLL_MS = 20;
-
 interface Filled {
   answer: StoredAnswer;
   tier?: CacheTier;
   upstream?: string;
+  /** another instance's one-off answer, relayed */
+  relayed?: true;
 }
 
 export class ReadThrough {
@@ -87,8 +97,19 @@ export class ReadThrough {
 
   /** The reply for a pinned read held in the memory tier; undefined for anything else (nothing is fetched). */
   memoryHit(req: ReadRequest): ReadResult | undefined {
-    if (req.version === null || this.o.nodes.isPruned(req.version)) return undefined;
-    return this.fromMemory(cacheKeyText(this.o.vendor, req, req.version));
+    if (req.version === null) return undefined;
+    const chain = this.o.nodes.chainId();
+    if (chain === undefined || this.o.nodes.isPruned(req.version)) return undefined;
+    return this.fromMemory(cacheKeyText(this.o.vendor, chain, req, req.version));
+  }
+
+  /** The chain to key entries under; a read while it is not known is refused. */
+  private chain(): number {
+    const chain = this.o.nodes.chainId();
+    if (chain === undefined) {
+      throw NodeError.unavailable(`not ready: ${this.o.nodes.notReadyReason?.() ?? 'the chain the nodes are on is not known yet'}`);
+    }
+    return chain;
   }
 
   private fromMemory(key: string): ReadResult | undefined {
@@ -98,15 +119,17 @@ export class ReadThrough {
 
   /** Synchronous on a memory hit: the hot path takes no async hop. */
   private readPinned(req: ReadRequest, version: bigint): Promise<ReadResult> | ReadResult {
+    const chain = this.chain();
     if (this.o.nodes.isPruned(version)) throw NodeError.pruned(version);
-    const key = cacheKeyText(this.o.vendor, req, version);
+    const key = cacheKeyText(this.o.vendor, chain, req, version);
     const hit = this.fromMemory(key);
     if (hit !== undefined) return hit;
-    const { promise, shared } = this.pinnedFlights.do(key, () => this.fillPinned(key, req, version));
+    const { promise, shared } = this.pinnedFlights.do(key, () => this.fillPinned(key, chain, req, version));
     return promise.then((filled) => {
       // The prune line may have moved while Redis or a node answered: a node
       // asked now would say 410, so the proxy does too.
       if (this.o.nodes.isPruned(version)) throw NodeError.pruned(version);
+      if (filled.relayed) return this.fromStore(filled.answer, 'COALESCED');
       return filled.tier !== undefined
         ? this.fromStore(filled.answer, shared ? 'COALESCED' : 'HIT', filled.tier)
         : { ...this.fromStore(filled.answer, shared ? 'COALESCED' : 'MISS'), upstream: filled.upstream };
@@ -125,7 +148,7 @@ export class ReadThrough {
     };
   }
 
-  private async fillPinned(key: string, req: ReadRequest, version: bigint): Promise<Filled> {
+  private async fillPinned(key: string, chain: number, req: ReadRequest, version: bigint): Promise<Filled> {
     const { redis, redisSettings } = this.o;
     const deadlineAt = Date.now() + this.o.deadlineMs;
     const shared = sharedKey(key);
@@ -144,8 +167,12 @@ export class ReadThrough {
         if (taken === 'held') {
           // At most half of what is left, so the node still has time if the fill never comes.
           const waitMs = Math.min(redisSettings.fillLockMs, (deadlineAt - Date.now()) / 2);
-          const filled = await this.awaitOtherFill(redis, key, shared, waitMs);
-          if (filled !== undefined) return { answer: filled, tier: 'redis' };
+          const outcome = await redis.awaitFill(shared, waitMs);
+          if (outcome !== undefined && outcome !== 'gave-up') {
+            if (!outcome.stored) return { answer: outcome.answer, relayed: true };
+            this.o.memory.set(key, outcome.answer);
+            return { answer: outcome.answer, tier: 'redis' };
+          }
         }
       }
     }
@@ -153,30 +180,27 @@ export class ReadThrough {
     try {
       answer = await this.o.nodes.read(req, deadlineAt);
     } catch (err) {
-      void lock?.release();
+      // Waiters get the proxy's own error as a one-off: they learn now, not at lock expiry.
+      if (lock !== undefined) this.tellWaiters(redis!, shared, lock, err instanceof NodeError ? { answer: errorAnswer(err, version), stored: false } : 'gave-up', Promise.resolve());
       throw err;
     }
     const stored = toStored(answer, version);
     const verdict = cacheability(req.endpoint, answer);
-    // The lock is held until the shared write lands, so waiters find the answer.
-    const written = verdict.cacheable ? this.store(key, stored) : Promise.resolve();
-    if (lock !== undefined) void written.finally(() => lock.release());
+    // An answer from after a chain change is not stored under the old chain's key.
+    const storable = verdict.cacheable && this.o.nodes.chainId() === chain;
+    const written = storable ? this.store(key, stored) : Promise.resolve();
+    if (lock !== undefined) this.tellWaiters(redis!, shared, lock, { answer: stored, stored: storable }, written);
     if (!verdict.cacheable) this.o.logger.debug({ endpoint: req.endpoint, version: String(version), reason: verdict.reason }, 'answer not cached');
     return { answer: stored, upstream: answer.upstream };
   }
 
-  /** Another instance holds the fill lock: poll Redis for its answer, for a bounded time. */
-  private async awaitOtherFill(redis: SharedStore, key: string, shared: string, waitMs: number): Promise<StoredAnswer | undefined> {
-    const until = Date.now() + waitMs;
-    while (Date.now() < until && redis.isHealthy()) {
-      await new Promise((resolve) => setTimeout(resolve, FILL_POLL_MS));
-      const answer = (await redis.get(shared)) as StoredAnswer | undefined;
-      if (answer !== undefined) {
-        this.o.memory.set(key, answer);
-        return answer;
-      }
-    }
-    return undefined;
+  /**
+   * Publishes the fill's outcome at once (waiters need not read the entry), and
+   * releases the lock once both the outcome and the shared write have landed, so
+   * an instance that takes the lock next finds the entry.
+   */
+  private tellWaiters(redis: SharedStore, shared: string, lock: FillLock, outcome: FillOutcome, written: Promise<void>): void {
+    void Promise.all([redis.publishFill(shared, outcome), written]).finally(() => lock.release());
   }
 
   /**
@@ -191,7 +215,8 @@ export class ReadThrough {
   }
 
   private async readLatest(req: ReadRequest): Promise<ReadResult> {
-    const flightKey = `${req.endpoint}\n${req.format}\n${req.identity}`;
+    // The chain is in the key: a remembered latest answer of another chain is never served.
+    const flightKey = `${this.chain()}\n${req.endpoint}\n${req.format}\n${req.identity}`;
     const latest = this.o.latest;
     const stale = latest?.withinBound(flightKey, this.o.watermark.current()?.ledgerVersion ?? null);
     if (stale !== undefined) {
@@ -236,10 +261,11 @@ export class ReadThrough {
   private async fetchLatest(req: ReadRequest, flightKey: string): Promise<NodeAnswer> {
     const answer = await this.o.nodes.read(req);
     const verdict = cacheability(req.endpoint, answer);
-    if (verdict.cacheable && answer.ledger !== null) {
+    // Stored under the chain the answer itself reports, and only while that is the nodes' chain.
+    if (verdict.cacheable && answer.ledger !== null && answer.ledger.chainId === this.o.nodes.chainId()) {
       const version = answer.ledger.ledgerVersion;
       const stored = toStored(answer, version);
-      void this.store(cacheKeyText(this.o.vendor, req, version), stored);
+      void this.store(cacheKeyText(this.o.vendor, answer.ledger.chainId, req, version), stored);
       this.o.latest?.remember(flightKey, stored, answer.ledger);
     } else if (!verdict.cacheable) {
       this.o.logger.debug({ endpoint: req.endpoint, reason: verdict.reason }, 'latest answer not stored');
@@ -252,6 +278,11 @@ export class ReadThrough {
 function staleResult(entry: LatestAnswer): ReadResult {
   const { answer, ledger } = entry;
   return { status: answer.status, contentType: answer.contentType, body: answer.body, gasUsed: answer.gasUsed, ledger, cache: 'STALE' };
+}
+
+/** The proxy's error reply, as a one-off answer for another instance's waiters. */
+function errorAnswer(err: NodeError, version: bigint): StoredAnswer {
+  return { status: err.status, contentType: ERROR_CONTENT_TYPE, body: errorBody(err), version };
 }
 
 function toStored(answer: NodeAnswer, version: bigint): StoredAnswer {

@@ -6,7 +6,10 @@ export type SimFaultMode = 'hang' | 'slow' | 'html' | 'reset' | 'status500' | 's
 
 export interface SimFault {
   mode: SimFaultMode;
-  /** 'slow' only: how long to wait before answering normally (default 1000 ms) */
+  /**
+   * 'slow': how long to wait before answering normally (default 1000 ms); any
+   * other mode but 'hang': how long to wait before the fault (default 0)
+   */
   delayMs?: number;
   /** only these routes are faulted (default: all) */
   routes?: SimRoute[];

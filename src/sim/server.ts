@@ -166,6 +166,15 @@ class SimServer implements SimNode {
   }
 
   #applyFault(fault: SimFault, req: IncomingMessage, res: ServerResponse, answer: () => void, gzip: boolean): void {
+    if (fault.mode !== 'slow' && fault.mode !== 'hang' && fault.delayMs !== undefined && fault.delayMs > 0) {
+      // A node that takes its time to fail.
+      const timer = setTimeout(() => {
+        this.#timers.delete(timer);
+        this.#applyFault({ ...fault, delayMs: undefined }, req, res, answer, gzip);
+      }, fault.delayMs);
+      this.#timers.add(timer);
+      return;
+    }
     switch (fault.mode) {
       case 'hang':
         return; // the socket stays open until the client gives up or stop()/close()

@@ -59,6 +59,8 @@ export class UpstreamPool {
   private readonly onShed: PoolOptions['onShed'];
   private inFlight = 0;
   private probeTimer: NodeJS.Timeout | null = null;
+  /** the last probe failure of each node whose last probe failed, for the not-ready message */
+  private readonly probeFailures = new Map<NodeState, string>();
 
   constructor(options: PoolOptions) {
     this.nodes = options.nodes;
@@ -309,8 +311,10 @@ export class UpstreamPool {
       const info = answer.status === 200 ? parseLedgerInfoJson(JSON.parse(answer.body.toString('utf8'))) : null;
       if (info === null) throw new Error(`GET /v1 answered HTTP ${answer.status}`);
       if (counts) node.recordSuccess();
+      this.probeFailures.delete(node);
       this.observe(node, info);
     } catch (err) {
+      this.probeFailures.set(node, (err as Error).message);
       if (counts) node.recordFailure();
       this.logger.debug({ upstream: node.name, err: (err as Error).message }, 'probe failed');
     }
@@ -341,8 +345,11 @@ export class UpstreamPool {
     const removed = this.nodes.filter((n) => !kept.has(n));
     const added = merged.filter((n) => !this.nodes.includes(n));
     for (const n of next) if (!merged.includes(n)) await n.client.destroy();
-    this.nodes = merged;
+    // Added nodes are probed before they take reads: until then the chain they
+    // are on is unknown, and a list of only new nodes would not be ready.
     await Promise.all(added.map((n) => this.probe(n)));
+    this.nodes = merged;
+    for (const n of added) if (n.ledger !== null) this.observe(n, n.ledger);
     // close() lets requests in flight finish before the connections go.
     await Promise.all(removed.map((n) => n.client.close()));
     return { added: added.map((n) => n.name), removed: removed.map((n) => n.name) };
@@ -353,4 +360,16 @@ export class UpstreamPool {
     this.probeTimer = null;
     await Promise.all(this.nodes.map((n) => n.client.destroy()));
   }
+
+  /** The chain this pool fronts, undefined while not known (stand-in; the chain module replaces it). */
+  chainId(): number | undefined {
+    return expectedChain(this.nodes, this.expectedChainId);
+  }
+
+  /** Why the chain is not known: each node's chain or last probe failure (names, never URLs). */
+  notReadyReason(): string {
+    const parts = this.nodes.map((n) => `${n.name}: ${n.ledger !== null ? `chain ${n.ledger.chainId}` : (this.probeFailures.get(n) ?? 'no answer yet')}`);
+    return `the chain the nodes are on is not known (${parts.join('; ')})`;
+  }
+
 }

@@ -80,7 +80,7 @@ function admin(): Redis {
 /** The answer entries (not fill locks) under the prefix. */
 async function entryKeys(client: Redis): Promise<string[]> {
   const keys = await client.keys(`${PREFIX}*`);
-  return keys.filter((k) => !k.startsWith(`${PREFIX}lock:`)).sort();
+  return keys.filter((k) => !k.startsWith(`${PREFIX}lock:`) && !k.startsWith(`${PREFIX}fill:`)).sort();
 }
 
 /** Waits (bounded) until `count` answer entries are in Redis: a write may finish after its reply. */
@@ -163,6 +163,72 @@ describe('sharing between instances', () => {
       expect((counts['HIT redis'] ?? 0) + (counts['COALESCED redis'] ?? 0) + (counts.COALESCED ?? 0), JSON.stringify(counts)).toBe(39);
       expect(counts['HIT redis'], `${label}: ${JSON.stringify(counts)}`).toBe(1);
     }
+  });
+});
+
+describe('waiting for another instance\'s fill (SPEC §8)', () => {
+  /** Commands the server ran since the last CONFIG RESETSTAT, by name, without the test's own. */
+  async function commandCalls(client: Redis): Promise<Record<string, number>> {
+    const out: Record<string, number> = {};
+    for (const m of (await client.info('commandstats')).matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
+      if (!/^(info|config)\b/.test(m[1])) out[m[1]] = Number(m[2]);
+    }
+    return out;
+  }
+
+  it('a node that takes 1.5 s to answer 500: the waiter relays that answer as it arrives, with no node call of its own', async () => {
+    const node = await sim();
+    const a = await redisProxy(node);
+    const b = await redisProxy(node);
+    await Promise.all([warmConnections(a.url, 1), warmConnections(b.url, 1)]);
+    const client = admin();
+    // Two slow failures: a waiter that called the node itself would get the second.
+    node.faults.set({ mode: 'status500', delayMs: 1500, routes: ['raw_item'], count: 2 });
+    const calls = served(node);
+
+    const started = performance.now();
+    const onA = rawItem(a.url, hex(PRESENT), { version: 995 }).then((reply) => ({ reply, ms: performance.now() - started }));
+    await until(async () => (await client.keys(`${PREFIX}lock:*`)).length === 1, 1000, 'A to hold the fill lock');
+    await client.config('RESETSTAT');
+    const onB = await rawItem(b.url, hex(PRESENT), { version: 995 }).then((reply) => ({ reply, ms: performance.now() - started }));
+    const filler = await onA;
+
+    expect(filler.reply.status).toBeGreaterThanOrEqual(500);
+    expect(cacheOf(filler.reply)).toBe('MISS');
+    expect(onB.reply.status).toBe(filler.reply.status);
+    expect(onB.reply.body.equals(filler.reply.body), 'the filler\'s answer, relayed').toBe(true);
+    expect(cacheOf(onB.reply)).toBe('COALESCED');
+    expect(served(node) - calls, 'node calls between both instances').toBe(1);
+    expect(filler.ms).toBeGreaterThanOrEqual(1450);
+    expect(Math.round(onB.ms), 'the waiter answers within the filler\'s node call + 100 ms (and slack)').toBeLessThanOrEqual(filler.ms + 150);
+
+    // B: GET, SET NX, SUBSCRIBE, GET outcome, UNSUBSCRIBE; A: SET outcome, PUBLISH,
+    // unlock (EVAL, which Redis counts with the GET and DEL it runs).
+    const commands = await commandCalls(client);
+    const total = Object.values(commands).reduce((x, y) => x + y, 0);
+    expect(total, JSON.stringify(commands)).toBeLessThanOrEqual(12);
+    expect(commands.get ?? 0, JSON.stringify(commands)).toBeLessThanOrEqual(3);
+  });
+
+  it('a cacheable fill: the waiter gets the answer from the outcome, stores it in memory, no node call of its own', async () => {
+    const node = await sim();
+    const a = await redisProxy(node);
+    const b = await redisProxy(node);
+    await Promise.all([warmConnections(a.url, 1), warmConnections(b.url, 1)]);
+    const client = admin();
+    node.faults.set({ mode: 'slow', delayMs: 500, routes: ['raw_item'], count: 2 });
+    const calls = served(node);
+    const started = performance.now();
+    const onA = rawItem(a.url, hex(PRESENT), { version: 995 }).then((reply) => ({ reply, ms: performance.now() - started }));
+    await until(async () => (await client.keys(`${PREFIX}lock:*`)).length === 1, 1000, 'A to hold the fill lock');
+    const onB = await rawItem(b.url, hex(PRESENT), { version: 995 }).then((reply) => ({ reply, ms: performance.now() - started }));
+    const filler = await onA;
+    expectStatus(onB.reply, 200);
+    expect(onB.reply.body.equals(itemAt(PRESENT, 995n))).toBe(true);
+    expect(cacheOf(onB.reply)).toBe('HIT redis');
+    expect(Math.round(onB.ms)).toBeLessThanOrEqual(filler.ms + 150);
+    expect(cacheOf(await rawItem(b.url, hex(PRESENT), { version: 995 }))).toBe('HIT memory');
+    expect(served(node) - calls).toBe(1);
   });
 });
 

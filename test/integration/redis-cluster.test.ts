@@ -77,3 +77,19 @@ it('a cluster store gives up on a stalled node within about the command timeout'
     await store.close();
   }
 });
+
+it('fill outcomes reach a waiter on another cluster store, published before or after it subscribes', async () => {
+  const stores = [0, 1].map(() => new RedisStore({ cluster: [node.url], keyPrefix: 'cf:', commandTimeoutMs: TIMEOUT_MS }));
+  const [filler, waiter] = stores;
+  try {
+    for (const s of stores) expect(await s.whenReady(10_000)).toBe(true);
+    const waiting = waiter.awaitFill('k', 5000);
+    await new Promise((r) => setTimeout(r, 100));
+    await filler.publishFill('k', { answer: sample, stored: true });
+    expect(await waiting).toEqual({ answer: sample, stored: true });
+    await filler.publishFill('late', { answer: sample, stored: false });
+    expect(await waiter.awaitFill('late', 5000)).toEqual({ answer: sample, stored: false });
+  } finally {
+    for (const s of stores) await s.close();
+  }
+});

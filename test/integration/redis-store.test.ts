@@ -156,6 +156,55 @@ describe('RedisStore fill lock', () => {
   });
 });
 
+describe('RedisStore fill outcomes', () => {
+  it('reach every waiter of the key at once, and none of another key', async () => {
+    const filler = await makeStore({ keyPrefix: 'fo:' });
+    const waiter = await makeStore({ keyPrefix: 'fo:' });
+    const waits = [waiter.store.awaitFill('k', 5000), waiter.store.awaitFill('k', 5000), waiter.store.awaitFill('other', 300)];
+    await new Promise((r) => setTimeout(r, 50));
+    const started = performance.now();
+    await filler.store.publishFill('k', { answer: sample, stored: false });
+    const [first, second] = await Promise.all(waits.slice(0, 2));
+    expect(performance.now() - started).toBeLessThan(200);
+    const other = await waits[2];
+    for (const outcome of [first, second]) {
+      expect(outcome).toEqual({ answer: sample, stored: false });
+    }
+    expect(other, 'another key times out').toBeUndefined();
+    expect(waiter.errors).toEqual([]);
+  });
+
+  it('a waiter that subscribes after the publish reads the outcome key; it lives about a second', async () => {
+    const filler = await makeStore({ keyPrefix: 'fl:' });
+    const waiter = await makeStore({ keyPrefix: 'fl:' });
+    await filler.store.publishFill('k', { answer: sample, stored: true });
+    const redis = admin();
+    const ttl = await redis.pttl('fl:fill:k');
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(1000);
+    const { value, ms } = await timed(() => waiter.store.awaitFill('k', 5000));
+    expect(value).toEqual({ answer: sample, stored: true });
+    expect(ms).toBeLessThan(200);
+    await filler.store.publishFill('g', 'gave-up');
+    expect(await waiter.store.awaitFill('g', 5000)).toBe('gave-up');
+  });
+
+  it('with the server gone, a wait ends at once with no outcome', async () => {
+    const { store } = await makeStore();
+    await server.kill();
+    let restarted = false;
+    cleanups.push(async () => {
+      if (!restarted) await server.restart();
+    });
+    const { value, ms } = await timed(() => store.awaitFill('k', 5000));
+    expect(value).toBeUndefined();
+    expect(ms).toBeLessThan(TIMEOUT_MS + SLACK_MS);
+    await store.publishFill('k', 'gave-up');
+    await server.restart();
+    restarted = true;
+  });
+});
+
 describe('RedisStore fails open', () => {
   it('while the server is killed, then reconnects by itself after a restart', async () => {
     const { store, errors, logs } = await makeStore();

@@ -18,31 +18,32 @@ function req(overrides: Partial<ReadRequest> = {}): ReadRequest {
 
 describe('cacheKey', () => {
   it('is a sha256 hex digest and deterministic', () => {
-    const key = cacheKey('node', req(), 5n);
+    const key = cacheKey('node', 4, req(), 5n);
     expect(key).toMatch(/^[0-9a-f]{64}$/);
-    expect(cacheKey('node', req(), 5n)).toBe(key);
+    expect(cacheKey('node', 4, req(), 5n)).toBe(key);
   });
 
   it('differs in every field', () => {
-    const base = cacheKey('node', req(), 5n);
+    const base = cacheKey('node', 4, req(), 5n);
     const variants = [
-      cacheKey('aptos', req(), 5n),
-      cacheKey('node', req({ endpoint: 'raw_item' }), 5n),
-      cacheKey('node', req({ format: 'bcs' }), 5n),
-      cacheKey('node', req(), 6n),
-      cacheKey('node', req({ identity: 'json\n0x1::coin::supply\n\n"arguments":[]' }), 5n),
+      cacheKey('aptos', 4, req(), 5n),
+      cacheKey('node', 5, req(), 5n),
+      cacheKey('node', 4, req({ endpoint: 'raw_item' }), 5n),
+      cacheKey('node', 4, req({ format: 'bcs' }), 5n),
+      cacheKey('node', 4, req(), 6n),
+      cacheKey('node', 4, req({ identity: 'json\n0x1::coin::supply\n\n"arguments":[]' }), 5n),
     ];
     expect(new Set([base, ...variants]).size).toBe(variants.length + 1);
   });
 
   it('uses the version argument, not req.version (latest reads are stored at their read version)', () => {
-    expect(cacheKey('node', req({ version: null }), 5n)).toBe(cacheKey('node', req({ version: 5n }), 5n));
-    expect(cacheKey('node', req({ version: 5n }), 6n)).not.toBe(cacheKey('node', req({ version: 5n }), 5n));
+    expect(cacheKey('node', 4, req({ version: null }), 5n)).toBe(cacheKey('node', 4, req({ version: 5n }), 5n));
+    expect(cacheKey('node', 4, req({ version: 5n }), 6n)).not.toBe(cacheKey('node', 4, req({ version: 5n }), 5n));
   });
 
   it('ignores fields that are not part of the identity', () => {
-    const a = cacheKey('node', req(), 5n);
-    const b = cacheKey('node', req({ body: Buffer.from('{ }'), accept: 'application/json, */*', path: '/v1/view?x' }), 5n);
+    const a = cacheKey('node', 4, req(), 5n);
+    const b = cacheKey('node', 4, req({ body: Buffer.from('{ }'), accept: 'application/json, */*', path: '/v1/view?x' }), 5n);
     expect(b).toBe(a);
   });
 
@@ -56,15 +57,19 @@ describe('cacheKey', () => {
       ['node', { identity: '12:x' }, 3n, 'node', { identity: '2:x' }, 31n],
     ];
     for (const [v1, r1, n1, v2, r2, n2] of pairs) {
-      expect(cacheKey(v1, req(r1), n1)).not.toBe(cacheKey(v2, req(r2), n2));
+      expect(cacheKey(v1, 4, req(r1), n1)).not.toBe(cacheKey(v2, 4, req(r2), n2));
     }
+  });
+
+  it('does not let text shift between the vendor and the chain id', () => {
+    expect(cacheKey('node1', 4, req(), 5n)).not.toBe(cacheKey('node', 14, req(), 5n));
   });
 
   it('gives every split of one text into vendor and identity its own key', () => {
     const text = 'nodebcs1:json';
     const keys = new Set<string>();
     for (let i = 0; i <= text.length; i++) {
-      keys.add(cacheKey(text.slice(0, i), req({ identity: text.slice(i) }), 1n));
+      keys.add(cacheKey(text.slice(0, i), 4, req({ identity: text.slice(i) }), 1n));
     }
     expect(keys.size).toBe(text.length + 1);
   });
