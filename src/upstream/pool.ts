@@ -129,6 +129,8 @@ export class UpstreamPool {
    * the metrics; only an idempotent call is retried on another node or hedged.
    */
   async forward(call: Omit<NodeCall, 'timeoutMs'>, route: ForwardRoute): Promise<NodeAnswer> {
+    // Nothing is served before the chain is known (SPEC §8), passthrough included.
+    if (this.chain.current() === undefined) throw NodeError.unavailable(`not ready: ${this.notReadyReason()}`);
     if (this.inFlight >= this.maxInFlight) {
       this.onShed?.('overload');
       throw NodeError.unavailable(`overloaded: ${this.inFlight} reads are in flight to the nodes (shedding.maxInFlight ${this.maxInFlight})`);
