@@ -112,6 +112,9 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
     budget: { waitMs: config.shedding.budgetWaitMs, shedFirst: config.shedding.shedFirst },
     onShed: (reason) => metrics.shed(reason),
     onCall: (upstream, outcome, seconds) => metrics.upstreamCall(upstream, outcome, seconds),
+    onStepBack: () => metrics.latestStepBack(),
+    // A devnet reset: the old chain's pruning rate says nothing of the new one.
+    onChainChange: () => pruneClock.reset(),
   });
 
   const memory = new MemoryStore({ maxBytes: config.cache.memory.maxBytes });

@@ -19,6 +19,7 @@ export class Metrics {
   private readonly redisErrors: Counter<'op'>;
   private readonly staleAnswers: Counter<'reason'>;
   private readonly shedReads: Counter<'reason'>;
+  private readonly latestStepBacks: Counter;
   /** requests by endpoint|cache|status: a plain count per request, labels at scrape time */
   private readonly requestCounts = new Map<string, { endpoint: string; cache: string; status: string; count: number }>();
   private readonly durationChildren = new Map<string, { observe(value: number): void }>();
@@ -80,6 +81,11 @@ export class Metrics {
       name: 'ledger_proxy_shed_total',
       help: 'Reads refused rather than queued, by reason (overload: shedding.maxInFlight, budget: a node budget)',
       labelNames: ['reason'],
+      registers,
+    });
+    this.latestStepBacks = new Counter({
+      name: 'ledger_proxy_latest_step_backs_total',
+      help: 'Latest reads answered below a ledger version already reported (no node at or above it answered: a failover)',
       registers,
     });
     new Gauge({
@@ -169,6 +175,10 @@ export class Metrics {
 
   stale(reason: 'bound' | 'error'): void {
     this.staleAnswers.labels(reason).inc();
+  }
+
+  latestStepBack(): void {
+    this.latestStepBacks.inc();
   }
 
   shed(reason: 'overload' | 'budget'): void {

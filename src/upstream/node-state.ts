@@ -67,6 +67,15 @@ export class NodeState {
     return true;
   }
 
+  /** How long until the rate budget has a token again (0: it has one, or there is no rate budget). */
+  msUntilToken(): number {
+    const { maxRps } = this.budget;
+    if (maxRps === undefined) return 0;
+    const now = this.now();
+    const tokens = Math.min(maxRps, this.tokens + ((now - this.refilledAt) / 1000) * maxRps);
+    return tokens >= 1 ? 0 : Math.ceil(((1 - tokens) / maxRps) * 1000);
+  }
+
   /** Spends one call of the rate budget (after hasBudget said yes). */
   spend(): void {
     if (this.budget.maxRps !== undefined) this.tokens -= 1;

@@ -1,18 +1,23 @@
-// The configured nodes: routing by version coverage, failover within a deadline,
-// health probes and chain-id integrity. Every node answer updates that node's
-// ledger snapshot, and healthy nodes of the right chain feed the watermark.
+// The configured nodes, as one: every read and passthrough call goes to the node
+// the selection picks (select.ts), within the nodes' budgets (budgets.ts), with
+// failover and hedging inside the deadline. Probes (health.ts) and answers update
+// each node's snapshot; the chain identity (chain.ts) decides which nodes count;
+// healthy nodes of the chain feed the watermark. Latest reads never step back
+// below the highest version already reported (read-your-latest, SPEC §8), but
+// when no node at or above it answers, and such a step back is counted.
 import type { Logger } from 'pino';
 import { NodeError } from '../errors.js';
 import type { LedgerInfo } from '../ledger/info.js';
-import { parseLedgerInfoJson } from '../ledger/info.js';
 import type { Watermark } from '../ledger/watermark.js';
 import type { ReadRequest } from '../wire/read-request.js';
 import type { NodeAnswer } from './answer.js';
+import { BudgetWaits, budgetShare, type ShedFirst } from './budgets.js';
+import { ChainIdentity } from './chain.js';
+import { nodeHealth, Prober } from './health.js';
 import type { NodeCall } from './node-client.js';
 import type { NodeHealth, NodeState } from './node-state.js';
-import { expectedChain } from './chain.js';
 import { betterFallback, firstUseful, isNodeSpecific } from './outcomes.js';
-import { chooseNode, type Choice } from './router.js';
+import { chooseNode, type Choice } from './select.js';
 
 export interface RoutingSettings {
   attemptTimeoutMs: number;
@@ -38,40 +43,64 @@ export interface PoolOptions {
   onShed?: (reason: 'overload' | 'budget') => void;
   /** told of every call to a node, for metrics */
   onCall?: (upstream: string, outcome: 'ok' | 'node_error' | 'failed', seconds: number) => void;
+  /** told of every latest reply below a version already reported (a failover) */
+  onStepBack?: () => void;
+  /** told when an established chain is replaced (a devnet reset) */
+  onChainChange?: (from: number, to: number) => void;
 }
 
-/** A class of reads that is shed first may use this part of a node's maxInFlight. */
-const SHED_FIRST_SHARE = 0.8;
-/** How often a read waiting for a node's budget looks again. */
-const BUDGET_POLL_MS = 5;
-
+/** How a passthrough call is routed. */
+export interface ForwardRoute {
+  /** GET, HEAD, OPTIONS: may be retried on another node and hedged; a write is sent once */
+  idempotent: boolean;
+  /** ?ledger_version=N: a node that covers N */
+  minVersion?: bigint;
+}
 
 export class UpstreamPool {
   /** replaced whole by replaceNodes (SIGHUP reload); never mutated in place */
   nodes: readonly NodeState[];
   private readonly routing: RoutingSettings;
-  private readonly expectedChainId?: number;
   private readonly watermark: Watermark;
   private readonly logger: Logger;
   private readonly onCall: PoolOptions['onCall'];
+  private readonly onStepBack: PoolOptions['onStepBack'];
   private readonly maxInFlight: number;
-  private readonly budget: NonNullable<PoolOptions['budget']>;
+  private readonly budget: { waitMs: number; shedFirst: ShedFirst };
   private readonly onShed: PoolOptions['onShed'];
+  private readonly chain: ChainIdentity;
+  private readonly prober: Prober;
+  private readonly budgetWaits = new BudgetWaits();
   private inFlight = 0;
-  private probeTimer: NodeJS.Timeout | null = null;
-  /** the last probe failure of each node whose last probe failed, for the not-ready message */
-  private readonly probeFailures = new Map<NodeState, string>();
+  /** read-your-latest: the highest ledger version a latest reply has carried */
+  private latestFloor: bigint | null = null;
+  /** serialises replaceNodes: two reloads close together never interleave */
+  private replacing: Promise<unknown> = Promise.resolve();
 
   constructor(options: PoolOptions) {
     this.nodes = options.nodes;
     this.routing = options.routing;
-    this.expectedChainId = options.chainId;
     this.watermark = options.watermark;
     this.logger = options.logger;
     this.onCall = options.onCall;
+    this.onStepBack = options.onStepBack;
     this.maxInFlight = options.maxInFlight ?? Infinity;
     this.budget = options.budget ?? { waitMs: 0, shedFirst: 'none' };
     this.onShed = options.onShed;
+    this.chain = new ChainIdentity(options.chainId, options.logger, (from, to) => {
+      // Everything learned of the old chain goes: its snapshots, and the latest floor.
+      this.watermark.reset();
+      this.latestFloor = null;
+      options.onChainChange?.(from, to);
+    });
+    this.prober = new Prober({
+      intervalMs: options.routing.probeIntervalMs,
+      timeoutMs: options.routing.attemptTimeoutMs,
+      logger: options.logger,
+      nodes: () => this.nodes,
+      onSnapshot: (node, info) => this.observe(node, info),
+      onRound: (answered) => this.chainUpdate(answered),
+    });
   }
 
   /** Reads from the best node for the request, failing over until the deadline. */
@@ -86,14 +115,22 @@ export class UpstreamPool {
     try {
       const headers = { 'content-type': req.contentType, accept: req.accept };
       const deadline = deadlineAt ?? Date.now() + this.routing.deadlineMs;
-      return await this.withFailover(req.version, { method: 'POST', path: req.path, headers, body: req.body }, deadline);
+      const answer = await this.withFailover(req.version, { method: 'POST', path: req.path, headers, body: req.body }, deadline);
+      if (req.version === null) this.reportedLatest(answer);
+      return answer;
     } finally {
       this.inFlight--;
     }
   }
 
-  /** A passthrough call: routed like a read; only an idempotent one is tried on a second node. */
-  async forward(call: Omit<NodeCall, 'timeoutMs'>, route: { idempotent: boolean; minVersion?: bigint }): Promise<NodeAnswer> {
+  /**
+   * A passthrough call, routed like a read (SPEC §8): healthy nodes of the chain
+   * only, a node covering ?ledger_version=N, within the budgets and counted in
+   * the metrics; only an idempotent call is retried on another node or hedged.
+   */
+  async forward(call: Omit<NodeCall, 'timeoutMs'>, route: ForwardRoute): Promise<NodeAnswer> {
+    // Nothing is served before the chain is known (SPEC §8), passthrough included.
+    if (this.chain.current() === undefined) throw NodeError.unavailable(`not ready: ${this.notReadyReason()}`);
     if (this.inFlight >= this.maxInFlight) {
       this.onShed?.('overload');
       throw NodeError.unavailable(`overloaded: ${this.inFlight} reads are in flight to the nodes (shedding.maxInFlight ${this.maxInFlight})`);
@@ -130,8 +167,8 @@ export class UpstreamPool {
           `node budget exhausted: ${choice.node.name} (maxInFlight ${maxInFlight ?? 'unlimited'}, maxRps ${maxRps ?? 'unlimited'}) after waiting ${this.budget.waitMs} ms`,
         );
       }
+      // pickWithinBudget reserved the slot (inFlight, a rate token); attempt() gives it back.
       const node = choice.node;
-      node.spend();
       tried.add(node);
       const timeoutMs = Math.min(this.routing.attemptTimeoutMs, remaining);
       const answer =
@@ -150,32 +187,44 @@ export class UpstreamPool {
     throw NodeError.unavailable(`no upstream could answer: ${attempts.join('; ')}`);
   }
 
-  /** The part of a node's maxInFlight a read of this class may use. */
-  private share(version: bigint | null): number {
-    const { shedFirst } = this.budget;
-    const loses = (shedFirst === 'latest' && version === null) || (shedFirst === 'pinned' && version !== null);
-    return loses ? SHED_FIRST_SHARE : 1;
+  /** A latest reply is about to be sent: it raises the floor, or is counted as a step back below it. */
+  private reportedLatest(answer: NodeAnswer): void {
+    const version = answer.ledger?.ledgerVersion;
+    if (version === undefined || answer.ledger!.chainId !== this.chain.current()) return;
+    if (this.latestFloor !== null && version < this.latestFloor) {
+      this.onStepBack?.();
+      this.logger.warn({ upstream: answer.upstream, version: String(version), floor: String(this.latestFloor) }, 'latest read stepped back: no node at or above the version already reported answered');
+      return;
+    }
+    this.latestFloor = version;
+  }
+
+  /** The highest ledger version a latest reply has carried (read-your-latest). */
+  latestVersion(): bigint | null {
+    return this.latestFloor;
   }
 
   /**
    * The routing choice, within the nodes' budgets. A node out of budget may be
    * replaced by an equivalent one (one that covers N alike); otherwise the read
-   * waits up to waitMs for a slot, then reports the budget exhausted.
+   * waits up to waitMs for a slot (woken when a call ends or a token is due),
+   * then reports the budget exhausted.
    */
-  private async pickWithinBudget(
-    version: bigint | null,
-    tried: Set<NodeState>,
-    waitMs: number,
-  ): Promise<Choice | { kind: 'exhausted'; node: NodeState }> {
-    const share = this.share(version);
+  private async pickWithinBudget(version: bigint | null, tried: Set<NodeState>, waitMs: number): Promise<Choice | { kind: 'exhausted'; node: NodeState }> {
+    const share = budgetShare(this.budget.shedFirst, version === null);
     const until = Date.now() + waitMs;
+    const base = { version, tried, maxLag: this.routing.maxLagVersions, floor: this.latestFloor };
     for (;;) {
-      const choice: Choice = chooseNode(this.nodes, version, tried, this.routing.maxLagVersions);
-      if (choice.kind !== 'node' || choice.node.hasBudget(share)) return choice;
-      const alt = chooseNode(this.nodes, version, tried, this.routing.maxLagVersions, (n) => n.hasBudget(share));
-      if (alt.kind === 'node' && (version === null || alt.node.covers(version) === choice.node.covers(version))) return alt;
-      if (Date.now() >= until) return { kind: 'exhausted', node: choice.node };
-      await new Promise((resolve) => setTimeout(resolve, BUDGET_POLL_MS));
+      const choice: Choice = chooseNode(this.nodes, base);
+      if (choice.kind !== 'node') return choice;
+      // The slot is taken at once, in the same tick as the check: readers woken
+      // together cannot all pass the check before any of them holds a slot.
+      if (choice.node.hasBudget(share)) return reserve(choice);
+      const alt = chooseNode(this.nodes, { ...base, usable: (n) => n.hasBudget(share) });
+      if (alt.kind === 'node' && (version === null || alt.node.covers(version) === choice.node.covers(version))) return reserve(alt);
+      const left = until - Date.now();
+      if (left <= 0) return { kind: 'exhausted', node: choice.node };
+      await this.budgetWaits.next(choice.node, left);
     }
   }
 
@@ -194,9 +243,11 @@ export class UpstreamPool {
     const early = await Promise.race([first, due]);
     clearTimeout(timer);
     if (early !== 'hedge') return early;
-    const choice = chooseNode(this.nodes, null, tried, this.routing.maxLagVersions, (n) => n.hasBudget(this.share(null)));
+    // A hedge never steps back: only a node at or above the latest floor.
+    const share = budgetShare(this.budget.shedFirst, true);
+    const choice = chooseNode(this.nodes, { version: null, tried, maxLag: this.routing.maxLagVersions, floor: this.latestFloor, atOrAboveFloor: true, usable: (n) => n.hasBudget(share) });
     if (choice.kind !== 'node') return first;
-    choice.node.spend();
+    reserve(choice);
     tried.add(choice.node);
     const secondAbort = new AbortController();
     const second = this.attempt(choice.node, { ...call, timeoutMs: call.timeoutMs - this.routing.hedgeAfterMs, signal: secondAbort.signal }, attempts);
@@ -206,9 +257,8 @@ export class UpstreamPool {
     ]);
   }
 
-  /** One call to one node; null (with the reason in `attempts`) when it failed. */
+  /** One call to one node, whose slot the caller reserved; null (with the reason in `attempts`) when it failed. */
   private async attempt(node: NodeState, call: NodeCall, attempts: string[]): Promise<NodeAnswer | null> {
-    node.inFlight++;
     node.dispatched();
     const started = performance.now();
     const seconds = (): number => (performance.now() - started) / 1000;
@@ -233,6 +283,7 @@ export class UpstreamPool {
       return null;
     } finally {
       node.inFlight--;
+      this.budgetWaits.wake();
     }
   }
 
@@ -241,45 +292,24 @@ export class UpstreamPool {
     if (node.ledger === null || info.ledgerVersion >= node.ledger.ledgerVersion || info.chainId !== node.ledger.chainId) {
       node.ledger = info;
     }
-    const expected = expectedChain(this.nodes, this.expectedChainId);
-    for (const n of this.nodes) this.checkChain(n, expected);
+    this.chainUpdate();
+  }
+
+  /** Re-decides the chain and the quarantine, then feeds the watermark from the nodes that count. */
+  private chainUpdate(answeredRound?: ReadonlySet<NodeState>): void {
+    this.chain.update(this.nodes, answeredRound);
+    const expected = this.chain.current();
     if (expected === undefined) return;
-    // A snapshot of another chain (taken before the majority was known) is dropped.
-    if (this.watermark.current()?.chainId !== undefined && this.watermark.current()!.chainId !== expected) this.watermark.reset();
+    // A snapshot of another chain (taken before the chain was known) is dropped.
+    if (this.watermark.current() !== null && this.watermark.current()!.chainId !== expected) this.watermark.reset();
     // Every healthy node of the chain: snapshots seen before the chain was known count too.
     for (const n of this.nodes) {
       if (n.ledger !== null && !n.quarantined && this.health(n) === 'healthy') this.watermark.observe(n.ledger);
     }
   }
 
-  private checkChain(node: NodeState, expected: number | undefined): void {
-    const wrong = expected !== undefined && node.ledger !== null && node.ledger.chainId !== expected;
-    if (wrong && !node.quarantined) {
-      this.logger.error(
-        { upstream: node.name, chainId: node.ledger!.chainId, expected },
-        'UPSTREAM QUARANTINED: it reports another chain id; it gets no traffic and nothing it says is cached',
-      );
-    } else if (!wrong && node.quarantined) {
-      this.logger.warn({ upstream: node.name }, 'upstream back on the expected chain; quarantine lifted');
-    }
-    node.quarantined = wrong;
-  }
-
   health(node: NodeState): NodeHealth {
-    if (node.quarantined) return 'quarantined';
-    if (node.circuit() === 'open' || node.ledger === null) return 'down';
-    const top = this.mostAdvanced();
-    if (top !== null && node.ledger.ledgerVersion + BigInt(this.routing.maxLagVersions) < top) return 'lagging';
-    return 'healthy';
-  }
-
-  private mostAdvanced(): bigint | null {
-    let top: bigint | null = null;
-    for (const n of this.nodes) {
-      if (n.quarantined || n.ledger === null) continue;
-      if (top === null || n.ledger.ledgerVersion > top) top = n.ledger.ledgerVersion;
-    }
-    return top;
+    return nodeHealth(node, this.nodes, this.routing.maxLagVersions);
   }
 
   /** SPEC §7: N is pruned when it is below the oldest version of every node that could serve it. */
@@ -290,48 +320,32 @@ export class UpstreamPool {
     return this.nodes.some((node) => !node.quarantined && node.ledger !== null);
   }
 
+  /** Ready: the chain is known and some node of it is healthy. */
   ready(): boolean {
-    return this.nodes.some((n) => this.health(n) === 'healthy');
+    return this.chain.current() !== undefined && this.nodes.some((n) => this.health(n) === 'healthy');
   }
 
   /** GET /v1 on every node: learns ledgers, and half-opens or closes circuits. */
-  async probeAll(): Promise<void> {
-    await Promise.all(this.nodes.map((node) => this.probe(node)));
-  }
-
-  /**
-   * While a circuit is open, a probe only learns the node's ledger: its outcome
-   * neither closes the circuit (reads failed there; GET /v1 answering says little
-   * about them) nor keeps it open longer. Closed or half-open, it counts like a call.
-   */
-  private async probe(node: NodeState): Promise<void> {
-    const counts = node.circuit() !== 'open';
-    try {
-      const answer = await node.client.call({ method: 'GET', path: '/v1', timeoutMs: this.routing.attemptTimeoutMs, headers: { accept: 'application/json' } });
-      const info = answer.status === 200 ? parseLedgerInfoJson(JSON.parse(answer.body.toString('utf8'))) : null;
-      if (info === null) throw new Error(`GET /v1 answered HTTP ${answer.status}`);
-      if (counts) node.recordSuccess();
-      this.probeFailures.delete(node);
-      this.observe(node, info);
-    } catch (err) {
-      this.probeFailures.set(node, (err as Error).message);
-      if (counts) node.recordFailure();
-      this.logger.debug({ upstream: node.name, err: (err as Error).message }, 'probe failed');
-    }
+  probeAll(): Promise<void> {
+    return this.prober.probeAll();
   }
 
   /** Probes now, then every probeIntervalMs. */
   start(): Promise<void> {
-    this.probeTimer = setInterval(() => void this.probeAll(), this.routing.probeIntervalMs);
-    this.probeTimer.unref();
-    return this.probeAll();
+    return this.prober.start();
   }
 
   /**
    * Swaps in a new node list without dropping requests: nodes kept (same name and
    * url) keep their state; removed nodes finish their calls in flight, then close.
    */
-  async replaceNodes(next: NodeState[]): Promise<{ added: string[]; removed: string[] }> {
+  replaceNodes(next: NodeState[]): Promise<{ added: string[]; removed: string[] }> {
+    const done = this.replacing.then(() => this.swapNodes(next));
+    this.replacing = done.catch(() => undefined);
+    return done;
+  }
+
+  private async swapNodes(next: NodeState[]): Promise<{ added: string[]; removed: string[] }> {
     // New headers (a rotated API key) make a new node: its client must send them.
     const identity = (n: NodeState): string => JSON.stringify([n.name, n.client.url, n.role, n.weight, n.client.headers]);
     const byKey = new Map(this.nodes.map((n) => [identity(n), n]));
@@ -346,30 +360,35 @@ export class UpstreamPool {
     const added = merged.filter((n) => !this.nodes.includes(n));
     for (const n of next) if (!merged.includes(n)) await n.client.destroy();
     // Added nodes are probed before they take reads: until then the chain they
-    // are on is unknown, and a list of only new nodes would not be ready.
-    await Promise.all(added.map((n) => this.probe(n)));
+    // are on is unknown. The established chain stays while they are.
+    const answered = await Promise.all(added.map((n) => this.prober.probe(n)));
     this.nodes = merged;
-    for (const n of added) if (n.ledger !== null) this.observe(n, n.ledger);
+    // Nodes kept count with their last snapshot; added ones if they answered.
+    this.chainUpdate(new Set(merged.filter((n) => !added.includes(n) ? n.ledger !== null : answered[added.indexOf(n)])));
     // close() lets requests in flight finish before the connections go.
     await Promise.all(removed.map((n) => n.client.close()));
     return { added: added.map((n) => n.name), removed: removed.map((n) => n.name) };
   }
 
   async close(): Promise<void> {
-    if (this.probeTimer) clearInterval(this.probeTimer);
-    this.probeTimer = null;
+    this.prober.stop();
     await Promise.all(this.nodes.map((n) => n.client.destroy()));
   }
 
-  /** The chain this pool fronts, undefined while not known (stand-in; the chain module replaces it). */
+  /** The chain this pool fronts, undefined while not known (then nothing is served or cached). */
   chainId(): number | undefined {
-    return expectedChain(this.nodes, this.expectedChainId);
+    return this.chain.current();
   }
 
   /** Why the chain is not known: each node's chain or last probe failure (names, never URLs). */
   notReadyReason(): string {
-    const parts = this.nodes.map((n) => `${n.name}: ${n.ledger !== null ? `chain ${n.ledger.chainId}` : (this.probeFailures.get(n) ?? 'no answer yet')}`);
-    return `the chain the nodes are on is not known (${parts.join('; ')})`;
+    return this.chain.describe(this.nodes, this.prober.failures);
   }
+}
 
+/** Takes a slot of the chosen node's budget: one call in flight, one rate token. */
+function reserve(choice: { kind: 'node'; node: NodeState }): { kind: 'node'; node: NodeState } {
+  choice.node.inFlight++;
+  choice.node.spend();
+  return choice;
 }

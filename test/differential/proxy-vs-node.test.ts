@@ -89,3 +89,40 @@ describe('the proxy answers as the node does (two proxies sharing Redis, a tiny 
     expect(report.byCache.get('HIT redis') ?? 0).toBeGreaterThan(0);
   }, LONG ? 900_000 : 120_000);
 });
+
+describe('the proxy answers as the nodes do (two nodes at different versions)', () => {
+  const BEHIND = 5n;
+  let lagging: SimNode;
+  let stack: Stack;
+  let oracle: SimNode;
+
+  beforeAll(async () => {
+    lagging = await startSim({ startVersion: START - BEHIND, pruneWindow: PRUNE_WINDOW, gzip: true });
+    stack = await startStack({ sim: { startVersion: START, pruneWindow: PRUNE_WINDOW }, overrides: { routing: ROUTING }, moreNodes: [lagging.url] });
+    oracle = await startSim({ startVersion: START, pruneWindow: 10n ** 15n, gzip: false });
+  });
+
+  afterAll(async () => {
+    await stack?.close();
+    await lagging?.close();
+    await oracle?.close();
+  });
+
+  it(`${REDIS_TOTAL} requests, ${CONCURRENCY} in flight: no client sees the latest version go back`, async () => {
+    const report = await runDifferential({
+      seed: SEED ^ 0x2a0de,
+      total: REDIS_TOTAL,
+      concurrency: CONCURRENCY,
+      proxies: [stack.url],
+      node: stack.node,
+      oracle,
+      advanceEvery: 8,
+      maxAdvance: 2,
+      lagging: { node: lagging, behind: BEHIND },
+    });
+    console.log(formatReport('two nodes', report));
+    expectClean(report, REDIS_TOTAL);
+    // Both nodes took reads: the run is about routing between them.
+    expect(lagging.counters.byRoute.raw_item + lagging.counters.byRoute.view).toBeGreaterThan(0);
+  }, LONG ? 900_000 : 120_000);
+});

@@ -205,27 +205,42 @@ describe('upstream routing: N beyond every node’s latest', () => {
 });
 
 describe('upstream routing: latest reads', () => {
-  it('go to nodes within maxLagVersions of the most advanced, spread by least in-flight; a lagging node gets none', async () => {
+  it('go to the most advanced node (read-your-latest): a node behind it gets none, even within maxLagVersions and idle', async () => {
     const top = await sim();
-    const near = await sim({ startVersion: 950n }); // 50 behind: within maxLag 100
+    const near = await sim({ startVersion: 995n }); // 5 behind: within maxLag 100, "healthy"
     const lagging = await sim({ startVersion: 800n }); // 200 behind
     const { app, url } = await proxy([lagging, near, top], { routing: { ...QUIET, maxLagVersions: 100 } });
     expect(app.pool.health(app.pool.nodes[0])).toBe('lagging');
     expect(app.pool.health(app.pool.nodes[1])).toBe('healthy');
     slow([top, near, lagging]);
 
-    const replies = await Promise.all(KEYS.slice(0, 20).map((k) => rawItem(url, hex(k))));
-    replies.forEach((r, i) => {
-      expect(r.status, r.body.toString()).toBe(200);
-      // A forwarded latest read carries the answering node's snapshot; data read at that version.
-      expectItem(r, KEYS[i], versionOf(r), `latest #${i}`);
-      expect(['950', '1000']).toContain(r.headers['x-node-ledger-version']);
-    });
-    expect(reads(lagging), 'a lagging node took latest reads').toBe(0);
-    expect(top.counters.byRoute.raw_item + near.counters.byRoute.raw_item).toBe(20);
-    // Least in-flight: with every call in flight for 150 ms, the two fresh nodes share the load.
-    expect(top.counters.byRoute.raw_item).toBeGreaterThanOrEqual(5);
-    expect(near.counters.byRoute.raw_item).toBeGreaterThanOrEqual(5);
+    // Four clients at once, in rounds: no client sees the version go back.
+    const seen = [-1n, -1n, -1n, -1n];
+    for (let round = 0; round < 5; round++) {
+      const replies = await Promise.all(seen.map((_, c) => rawItem(url, hex(KEYS[round * 4 + c]))));
+      replies.forEach((r, c) => {
+        expect(r.status, r.body.toString()).toBe(200);
+        expectItem(r, KEYS[round * 4 + c], versionOf(r), `latest round ${round} client ${c}`);
+        expect(versionOf(r)).toBeGreaterThanOrEqual(seen[c]);
+        seen[c] = versionOf(r);
+        expect(r.headers['x-node-ledger-version']).toBe('1000');
+      });
+    }
+    expect(reads(lagging) + reads(near), 'a node behind the most advanced took latest reads').toBe(0);
+    expect(top.counters.byRoute.raw_item).toBe(20);
+  });
+
+  it('the most advanced node down: latest reads fail over to the next one, counted as step backs', async () => {
+    const top = await sim();
+    const near = await sim({ startVersion: 995n });
+    const { app, url } = await proxy([near, top], { routing: { ...QUIET, maxLagVersions: 100 } });
+    expect(versionOf(await rawItem(url, hex(KEYS[0])))).toBe(1000n);
+    await top.stop();
+    const after = await rawItem(url, hex(KEYS[1]));
+    expect(after.status).toBe(200);
+    expect(versionOf(after)).toBe(995n);
+    const counted = await app.metrics.registry.getSingleMetricAsString('ledger_proxy_latest_step_backs_total');
+    expect(counted).toMatch(/ledger_proxy_latest_step_backs_total 1$/m);
   });
 
   it('once a lagging node catches up (probe), it takes latest reads again', async () => {

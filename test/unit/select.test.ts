@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { LedgerInfo } from '../../src/ledger/info.js';
 import { NodeClient } from '../../src/upstream/node-client.js';
 import { NodeState } from '../../src/upstream/node-state.js';
-import { chooseNode } from '../../src/upstream/router.js';
+import { chooseNode } from '../../src/upstream/select.js';
 import { ledgerHeaderNames } from '../../src/ledger/headers.js';
 
 const names = ledgerHeaderNames('x-node-');
@@ -16,12 +16,12 @@ function node(name: string, oldest: bigint | null, latest: bigint | null, over: 
   return state;
 }
 
-function chosen(nodes: NodeState[], version: bigint | null, maxLag = 10): string {
-  const c = chooseNode(nodes, version, new Set(), maxLag);
+function chosen(nodes: NodeState[], version: bigint | null, maxLag = 10, floor: bigint | null = null): string {
+  const c = chooseNode(nodes, { version, tried: new Set(), maxLag, floor });
   return c.kind === 'node' ? c.node.name : c.kind;
 }
 
-describe('router', () => {
+describe('select', () => {
   it('sends a pinned N only to a node that covers it', () => {
     const a = node('a', 100n, 200n);
     const b = node('b', 150n, 300n);
@@ -39,12 +39,22 @@ describe('router', () => {
   it('prefers normal nodes over archive nodes when both cover N', () => {
     expect(chosen([node('arch', 0n, 200n, { role: 'archive' }), node('a', 100n, 200n)], 150n)).toBe('a');
   });
-  it('sends latest reads to a fresh node, least in flight first', () => {
+  it('sends latest reads to the most advanced node, however busy; ties spread by load', () => {
     const lagging = node('lag', 0n, 100n);
     const busy = node('busy', 0n, 500n, { inFlight: 5 });
     const idle = node('idle', 0n, 495n, { inFlight: 1 });
-    expect(chosen([lagging, busy, idle], null)).toBe('idle');
-    expect(chosen([lagging, busy], null)).toBe('busy');
+    expect(chosen([lagging, busy, idle], null)).toBe('busy');
+    const twin = node('twin', 0n, 500n, { inFlight: 2 });
+    expect(chosen([lagging, busy, idle, twin], null)).toBe('twin');
+  });
+  it('takes a node below the latest floor only when none at or above it is left', () => {
+    const behind = node('behind', 0n, 495n);
+    const ahead = node('ahead', 0n, 500n);
+    expect(chosen([behind, ahead], null, 10, 498n)).toBe('ahead');
+    ahead.quarantined = true;
+    expect(chosen([behind, ahead], null, 10, 498n)).toBe('behind');
+    const hedge = chooseNode([behind, ahead], { version: null, tried: new Set(), maxLag: 10, floor: 498n, atOrAboveFloor: true });
+    expect(hedge.kind).toBe('none');
   });
   it('skips quarantined and open-circuit nodes', () => {
     const a = node('a', 0n, 500n);
