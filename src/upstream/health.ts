@@ -3,7 +3,7 @@
 // the metrics.
 import type { Logger } from 'pino';
 import { parseLedgerInfoJson, type LedgerInfo } from '../ledger/info.js';
-import type { NodeHealth, NodeState } from './node-state.js';
+import { CountedFailure, type NodeHealth, type NodeState } from './node-state.js';
 
 export interface ProberOptions {
   intervalMs: number;
@@ -43,25 +43,36 @@ export class Prober {
   }
 
   /**
-   * One probe. While a circuit is open, a probe only learns the node's ledger:
-   * its outcome neither closes the circuit (reads failed there; GET /v1 answering
-   * says little about them) nor keeps it open longer. Closed or half-open, it
-   * counts like a call. True when the node answered.
+   * One probe. It always learns the node's ledger. What it does to the circuit:
+   * closed, a failure counts like a failed call but a success does not reset the
+   * count (GET /v1 answering says little about reads: a node failing every read
+   * must still trip after failureThreshold); open and due for a trial, the probe
+   * is the trial; open otherwise, nothing. True when the node answered.
    */
   async probe(node: NodeState): Promise<boolean> {
-    const counts = node.circuit() !== 'open';
+    const circuit = node.circuit();
+    const get = async (): Promise<LedgerInfo> => {
+      let info: LedgerInfo | null = null;
+      try {
+        const answer = await node.client.call({ method: 'GET', path: '/v1', timeoutMs: this.o.timeoutMs, headers: { accept: 'application/json' } });
+        info = answer.status === 200 ? parseLedgerInfoJson(JSON.parse(answer.body.toString('utf8'))) : null;
+        if (info === null) throw new Error(`GET /v1 answered HTTP ${answer.status}`);
+      } catch (err) {
+        throw new CountedFailure(err);
+      }
+      return info;
+    };
     try {
-      const answer = await node.client.call({ method: 'GET', path: '/v1', timeoutMs: this.o.timeoutMs, headers: { accept: 'application/json' } });
-      const info = answer.status === 200 ? parseLedgerInfoJson(JSON.parse(answer.body.toString('utf8'))) : null;
-      if (info === null) throw new Error(`GET /v1 answered HTTP ${answer.status}`);
-      if (counts) node.recordSuccess();
+      const info = circuit === 'half-open' ? await node.guard(get) : await get();
       this.failures.delete(node);
       this.o.onSnapshot(node, info);
       return true;
     } catch (err) {
-      this.failures.set(node, (err as Error).message);
-      if (counts) node.recordFailure();
-      this.o.logger.debug({ upstream: node.name, err: (err as Error).message }, 'probe failed');
+      const cause = err instanceof CountedFailure ? err.cause : err;
+      const message = cause instanceof Error ? cause.message : String(cause);
+      this.failures.set(node, message);
+      if (circuit === 'closed' && err instanceof CountedFailure) await node.recordFailure();
+      this.o.logger.debug({ upstream: node.name, err: message }, 'probe failed');
       return false;
     }
   }

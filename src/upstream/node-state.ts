@@ -1,6 +1,22 @@
 // What the proxy knows of one node: its last ledger snapshot, its circuit, its load.
+// The circuit is cockatiel's breaker (consecutive failures open it for openMs,
+// then one trial call decides); the router asks it synchronously whether the
+// node can take a call now.
+import { BrokenCircuitError, circuitBreaker, CircuitState, ConsecutiveBreaker, handleType, type CircuitBreakerPolicy } from 'cockatiel';
 import type { LedgerInfo } from '../ledger/info.js';
 import type { NodeClient } from './node-client.js';
+
+/** A call that failed and counts against the node's circuit; `answer` is the node's own 5xx, when it sent one. */
+export class CountedFailure<A = unknown> extends Error {
+  constructor(
+    override readonly cause: unknown,
+    readonly answer?: A,
+  ) {
+    super('node call failed');
+  }
+}
+
+export { BrokenCircuitError };
 
 export type NodeRole = 'normal' | 'archive';
 export type NodeHealth = 'healthy' | 'lagging' | 'down' | 'quarantined';
@@ -21,10 +37,9 @@ export class NodeState {
   inFlight = 0;
   /** set when the node reports a chain id other than the expected one */
   quarantined = false;
-  private failures = 0;
-  private openUntil = 0;
-  /** half-open admits one trial call; others wait for its outcome */
-  private trialInFlight = false;
+  private readonly policy: CircuitBreakerPolicy;
+  /** when the circuit last opened (cockatiel keeps it to itself) */
+  private openedAt = 0;
   /** token bucket for maxRps: refilled at maxRps per second, at most maxRps */
   private tokens: number;
   private refilledAt: number;
@@ -37,6 +52,10 @@ export class NodeState {
     private readonly now: () => number = Date.now,
     private currentBudget: NodeBudget = {},
   ) {
+    this.policy = circuitBreaker(handleType(CountedFailure), { halfOpenAfter: breaker.openMs, breaker: new ConsecutiveBreaker(breaker.failureThreshold) });
+    this.policy.onBreak(() => {
+      this.openedAt = this.now();
+    });
     this.tokens = currentBudget.maxRps ?? 0;
     this.refilledAt = now();
   }
@@ -86,37 +105,44 @@ export class NodeState {
   }
 
   /**
-   * Closed: traffic flows. Open: consecutive failures reached the threshold, no
+   * Closed: traffic flows. Open: failureThreshold calls in a row failed; no
    * traffic until openMs has passed. Then half-open: one call (or probe) may try,
    * and its success closes the circuit, its failure opens it again.
    */
   circuit(): 'closed' | 'open' | 'half-open' {
-    if (this.failures < this.breaker.failureThreshold) return 'closed';
-    return this.now() < this.openUntil ? 'open' : 'half-open';
+    switch (this.policy.state) {
+      case CircuitState.Closed:
+        return 'closed';
+      case CircuitState.HalfOpen:
+        return 'half-open';
+      default:
+        return this.trialDue() ? 'half-open' : 'open';
+    }
   }
 
-  /** A call is on its way to the node: in half-open, it is the one trial. */
-  dispatched(): void {
-    if (this.circuit() === 'half-open') this.trialInFlight = true;
+  /** Open, and openMs has passed: the next call is the trial. */
+  private trialDue(): boolean {
+    return this.policy.state === CircuitState.Open && this.now() - this.openedAt >= this.breaker.openMs;
   }
 
-  recordSuccess(): void {
-    this.failures = 0;
-    this.openUntil = 0;
-    this.trialInFlight = false;
+  /**
+   * Runs one call through the circuit. A CountedFailure thrown by `call` counts
+   * against the node; anything else thrown (a call we cancelled) does not. An open
+   * circuit throws BrokenCircuitError without calling.
+   */
+  guard<T>(call: () => Promise<T>): Promise<T> {
+    return this.policy.execute(call);
   }
 
-  recordFailure(): void {
-    this.trialInFlight = false;
-    this.failures++;
-    if (this.failures >= this.breaker.failureThreshold) this.openUntil = this.now() + this.breaker.openMs;
+  /** A failure seen outside a call (a probe that got no answer): counts like a failed call. */
+  async recordFailure(): Promise<void> {
+    await this.guard(() => Promise.reject(new CountedFailure(null))).catch(() => undefined);
   }
 
-  /** Can this node take a call now? */
+  /** Can this node take a call now? (Half-open while its trial is running: no.) */
   available(): boolean {
     if (this.quarantined) return false;
-    const circuit = this.circuit();
-    return circuit === 'closed' || (circuit === 'half-open' && !this.trialInFlight);
+    return this.policy.state === CircuitState.Closed || this.trialDue();
   }
 
   /** Does the node's last snapshot cover version n? */

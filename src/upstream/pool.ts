@@ -15,7 +15,7 @@ import { BudgetWaits, budgetShare, type ShedFirst } from './budgets.js';
 import { ChainIdentity } from './chain.js';
 import { nodeHealth, Prober } from './health.js';
 import type { NodeCall } from './node-client.js';
-import type { NodeHealth, NodeState } from './node-state.js';
+import { BrokenCircuitError, CountedFailure, type NodeHealth, type NodeState } from './node-state.js';
 import { betterFallback, firstUseful, isNodeSpecific } from './outcomes.js';
 import { chooseNode, type Choice } from './select.js';
 
@@ -259,32 +259,50 @@ export class UpstreamPool {
 
   /** One call to one node, whose slot the caller reserved; null (with the reason in `attempts`) when it failed. */
   private async attempt(node: NodeState, call: NodeCall, attempts: string[]): Promise<NodeAnswer | null> {
-    node.dispatched();
     const started = performance.now();
     const seconds = (): number => (performance.now() - started) / 1000;
+    let answer: NodeAnswer;
     try {
-      const answer = await node.client.call(call);
-      this.onCall?.(node.name, answer.status >= 500 ? 'node_error' : 'ok', seconds());
-      // The outcome first: a success closes the circuit, so its snapshot counts.
-      if (answer.status >= 500) node.recordFailure();
-      else node.recordSuccess();
-      if (answer.ledger !== null) this.observe(node, answer.ledger);
-      if (node.quarantined) {
-        attempts.push(`${node.name}: quarantined (chain id ${answer.ledger?.chainId ?? node.ledger?.chainId})`);
+      // Through the node's circuit: a transport failure or a 5xx counts against it,
+      // a success closes a half-open one; a hedge we cancel counts as nothing.
+      answer = await node.guard(async () => {
+        let got: NodeAnswer;
+        try {
+          got = await node.client.call(call);
+        } catch (err) {
+          throw call.signal?.aborted ? err : new CountedFailure(err);
+        }
+        if (got.status >= 500) throw new CountedFailure(null, got);
+        return got;
+      });
+    } catch (err) {
+      if (err instanceof CountedFailure && err.answer !== undefined) {
+        answer = err.answer as NodeAnswer;
+      } else {
+        if (call.signal?.aborted) return null;
+        if (err instanceof BrokenCircuitError) {
+          attempts.push(`${node.name}: circuit open`);
+          return null;
+        }
+        this.onCall?.(node.name, 'failed', seconds());
+        const cause = err instanceof CountedFailure ? err.cause : err;
+        attempts.push(cause instanceof NodeError ? cause.message : `${node.name}: ${String(cause)}`);
         return null;
       }
-      return answer;
-    } catch (err) {
-      // A hedge we cancelled ourselves says nothing about the node.
-      if (call.signal?.aborted) return null;
-      this.onCall?.(node.name, 'failed', seconds());
-      node.recordFailure();
-      attempts.push(err instanceof NodeError ? err.message : `${node.name}: ${String(err)}`);
-      return null;
     } finally {
       node.inFlight--;
       this.budgetWaits.wake();
     }
+    this.onCall?.(node.name, answer.status >= 500 ? 'node_error' : 'ok', seconds());
+    if (answer.ledger !== null) this.observe(node, answer.ledger);
+    if (node.quarantined) {
+      attempts.push(`${node.name}: quarantined (chain id ${answer.ledger?.chainId ?? node.ledger?.chainId})`);
+      return null;
+    }
+    // This snapshot may reach a client even if the node's circuit opened while the
+    // call was out: later hits must not carry an older one.
+    if (answer.ledger !== null && answer.ledger.chainId === this.chain.current()) this.watermark.observe(answer.ledger);
+    return answer;
   }
 
   /** Takes a node's snapshot: updates it, checks its chain, and feeds the watermark. */

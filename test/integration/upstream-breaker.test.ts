@@ -1,7 +1,8 @@
 // The circuit breaker of each node (routing.breaker, src/upstream/node-state.ts):
 // closed → open after failureThreshold consecutive failures (no traffic for openMs)
 // → half-open: one trial call, whose success closes the circuit and whose failure
-// opens it again. Real timers, bounded polls on the circuit state, no fixed sleeps.
+// opens it again (cockatiel's CircuitBreakerPolicy). Probes never reset the count.
+// Real timers, bounded polls on the circuit state.
 import { describe, expect, it } from 'vitest';
 import { simTableItem, type SimNode } from '../../src/sim/index.js';
 import type { NodeState } from '../../src/upstream/node-state.js';
@@ -136,5 +137,23 @@ describe('upstream circuit breaker (failureThreshold 2, openMs 500)', () => {
     expect(failing.counters.byRoute.ledger_info, 'probes ran meanwhile').toBeGreaterThanOrEqual(probes + 2);
     expect(failing.counters.byRoute.raw_item, 'reads reached a node whose circuit was opened < openMs ago').toBe(2);
     expect(state.circuit()).toBe('open');
+  });
+});
+
+describe('upstream circuit breaker: probes do not reset it (issue 15 item 3)', () => {
+  it('a node that fails every read but answers GET /v1 opens after failureThreshold reads, with probes every 10 ms', async () => {
+    const breaker = { failureThreshold: 5, openMs: 60_000 };
+    const { failing, url, state } = await setup(10, breaker);
+    failing.faults.set({ mode: 'status500', routes: ['raw_item'] });
+    // Each read fails over to the healthy node; the failing one is asked until its circuit opens.
+    for (let i = 0; i < 5; i++) {
+      await read(url);
+      // Probes answer in between, as they would in production.
+      await new Promise((resolve) => setTimeout(resolve, 15));
+    }
+    expect(failing.counters.byRoute.raw_item).toBe(5);
+    expect(state.circuit()).toBe('open');
+    for (let i = 0; i < 5; i++) await read(url);
+    expect(failing.counters.byRoute.raw_item).toBe(5);
   });
 });

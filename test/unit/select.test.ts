@@ -1,7 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { LedgerInfo } from '../../src/ledger/info.js';
 import { NodeClient } from '../../src/upstream/node-client.js';
-import { NodeState } from '../../src/upstream/node-state.js';
+import { BrokenCircuitError, CountedFailure, NodeState } from '../../src/upstream/node-state.js';
 import { chooseNode } from '../../src/upstream/select.js';
 import { ledgerHeaderNames } from '../../src/ledger/headers.js';
 
@@ -56,13 +56,13 @@ describe('select', () => {
     const hedge = chooseNode([behind, ahead], { version: null, tried: new Set(), maxLag: 10, floor: 498n, atOrAboveFloor: true });
     expect(hedge.kind).toBe('none');
   });
-  it('skips quarantined and open-circuit nodes', () => {
+  it('skips quarantined and open-circuit nodes', async () => {
     const a = node('a', 0n, 500n);
     const b = node('b', 0n, 500n, { inFlight: 3 });
     a.quarantined = true;
     expect(chosen([a, b], null)).toBe('b');
-    b.recordFailure();
-    b.recordFailure();
+    await b.recordFailure();
+    await b.recordFailure();
     expect(chosen([a, b], null)).toBe('none');
   });
   it('tries nodes it knows nothing of yet', () => {
@@ -70,25 +70,40 @@ describe('select', () => {
   });
 });
 
-describe('circuit breaker', () => {
-  it('opens after consecutive failures, half-opens after openMs, closes on success', () => {
-    let now = 0;
-    const state = new NodeState(new NodeClient({ name: 'n', url: 'http://127.0.0.1:1', headerNames: names }), 'normal', 1, { failureThreshold: 3, openMs: 1000 }, () => now);
-    state.recordFailure();
-    state.recordFailure();
+describe('circuit breaker (cockatiel)', () => {
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
+
+  it('opens after consecutive failures, half-opens after openMs, one trial decides', async () => {
+    const state = new NodeState(new NodeClient({ name: 'n', url: 'http://127.0.0.1:1', headerNames: names }), 'normal', 1, { failureThreshold: 3, openMs: 1000 });
+    await state.recordFailure();
+    await state.recordFailure();
     expect(state.circuit()).toBe('closed');
-    state.recordFailure();
+    await state.recordFailure();
     expect(state.circuit()).toBe('open');
     expect(state.available()).toBe(false);
-    now = 999;
+    await expect(state.guard(async () => 'called')).rejects.toThrow(BrokenCircuitError);
+    vi.advanceTimersByTime(999);
     expect(state.circuit()).toBe('open');
-    now = 1000;
+    vi.advanceTimersByTime(1);
     expect(state.circuit()).toBe('half-open');
     expect(state.available()).toBe(true);
-    state.recordFailure();
+    // The trial fails: open again for openMs.
+    await expect(state.guard(() => Promise.reject(new CountedFailure(null)))).rejects.toBeInstanceOf(CountedFailure);
     expect(state.circuit()).toBe('open');
-    now = 2500;
-    state.recordSuccess();
+    vi.advanceTimersByTime(1000);
+    // While the trial runs, nobody else may call; its success closes the circuit.
+    let finish!: (v: string) => void;
+    const trial = state.guard(() => new Promise<string>((resolve) => (finish = resolve)));
+    expect(state.available()).toBe(false);
+    finish('ok');
+    await expect(trial).resolves.toBe('ok');
+    expect(state.circuit()).toBe('closed');
+  });
+
+  it('errors that are not counted failures (a cancelled hedge) leave the count alone', async () => {
+    const state = new NodeState(new NodeClient({ name: 'n', url: 'http://127.0.0.1:1', headerNames: names }), 'normal', 1, { failureThreshold: 1, openMs: 1000 });
+    await expect(state.guard(() => Promise.reject(new Error('aborted')))).rejects.toThrow('aborted');
     expect(state.circuit()).toBe('closed');
   });
 });
