@@ -4,6 +4,7 @@ import { Cluster, Redis } from 'ioredis';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config/index.js';
 import { SIM_URL } from './config/index.js';
+import { defaultUpstreamName } from './config/net.js';
 import { MemoryStore } from './cache/memory.js';
 import { RedisStore } from './cache/redis.js';
 import { buildAdminServer, type Readiness } from './http/admin.js';
@@ -85,9 +86,10 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
 
   const makeNodes = (upstreams: Config['upstreams']): NodeState[] =>
     upstreams.map(
-      (u) =>
+      (u, i) =>
         new NodeState(
-          new NodeClient({ name: u.name, url: u.url === SIM_URL ? sim!.url : u.url, headers: u.headers, headerNames }),
+          // A name that defaulted to host:port is shown to clients as its position.
+          new NodeClient({ name: u.name, label: u.name === defaultUpstreamName(u.url) && u.url !== SIM_URL ? `node${i + 1}` : u.name, url: u.url === SIM_URL ? sim!.url : u.url, headers: u.headers, headerNames }),
           u.role,
           u.weight,
           config.routing.breaker,

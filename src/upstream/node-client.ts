@@ -23,6 +23,12 @@ export interface NodeCall {
 
 export interface NodeClientOptions {
   name: string;
+  /**
+   * How the node is named in messages clients see (default: name). A name that
+   * defaulted to the node's host:port must not reach a client: the caller gives
+   * its position instead.
+   */
+  label?: string;
   /** base url without /v1 and without a trailing slash */
   url: string;
   headerNames: LedgerHeaderNames;
@@ -37,6 +43,7 @@ const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
 
 export class NodeClient {
   readonly name: string;
+  readonly label: string;
   readonly url: string;
   readonly headers: Readonly<Record<string, string>>;
   private readonly pool: Pool;
@@ -45,6 +52,7 @@ export class NodeClient {
 
   constructor(options: NodeClientOptions) {
     this.name = options.name;
+    this.label = options.label ?? options.name;
     this.url = options.url;
     this.headers = options.headers ?? {};
     this.names = options.headerNames;
@@ -96,13 +104,13 @@ export class NodeClient {
       // never holds a view into the socket's read buffer (which would keep it alive).
       raw = Buffer.from(await res.body.arrayBuffer());
     } catch (err) {
-      throw NodeError.unavailable(`upstream ${this.name}: ${describeTransportError(err, timedOut, call.timeoutMs)}`);
+      throw NodeError.unavailable(`upstream ${this.label}: ${describeTransportError(err, timedOut, call.timeoutMs)}`);
     } finally {
       clearTimeout(timer);
       call.signal?.removeEventListener('abort', cancel);
     }
     // A HEAD answer has no body to decode, whatever its Content-Encoding says.
-    const body = call.method === 'HEAD' ? raw : decode(raw, headers['content-encoding'], this.name);
+    const body = call.method === 'HEAD' ? raw : decode(raw, headers['content-encoding'], this.label);
     return this.shape(status, headers, body, call.passthrough === true);
   }
 
@@ -118,7 +126,7 @@ export class NodeClient {
       ledger: decodeLedgerHeaders(this.names, headers),
     };
     const broken = (what: string): never => {
-      throw NodeError.unavailable(`upstream ${this.name}: ${what}`);
+      throw NodeError.unavailable(`upstream ${this.label}: ${what}`);
     };
     if (passthrough) {
       answer.headers = headers;

@@ -104,6 +104,11 @@ export class NodeState {
     return this.client.name;
   }
 
+  /** The name clients may see in an error message (never an address). */
+  get label(): string {
+    return this.client.label;
+  }
+
   /**
    * Closed: traffic flows. Open: failureThreshold calls in a row failed; no
    * traffic until openMs has passed. Then half-open: one call (or probe) may try,

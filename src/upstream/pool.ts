@@ -164,7 +164,7 @@ export class UpstreamPool {
         this.onShed?.('budget');
         const { maxInFlight, maxRps } = choice.node.budget;
         throw NodeError.unavailable(
-          `node budget exhausted: ${choice.node.name} (maxInFlight ${maxInFlight ?? 'unlimited'}, maxRps ${maxRps ?? 'unlimited'}) after waiting ${this.budget.waitMs} ms`,
+          `node budget exhausted: ${choice.node.label} (maxInFlight ${maxInFlight ?? 'unlimited'}, maxRps ${maxRps ?? 'unlimited'}) after waiting ${this.budget.waitMs} ms`,
         );
       }
       // pickWithinBudget reserved the slot (inFlight, a rate token); attempt() gives it back.
@@ -177,7 +177,8 @@ export class UpstreamPool {
           : await this.attempt(node, { ...call, timeoutMs }, attempts);
       if (answer === null) continue;
       if (!isNodeSpecific(answer)) return answer;
-      attempts.push(`${answer.upstream}: HTTP ${answer.status} ${answer.errorCode ?? ''}`.trim());
+      const answered = this.nodes.find((n) => n.name === answer.upstream) ?? node;
+      attempts.push(`${answered.label}: HTTP ${answer.status} ${answer.errorCode ?? ''}`.trim());
       fallback = betterFallback(fallback, answer);
     }
     // A node's own JSON error (500, version_not_found, version_pruned) is passed
@@ -281,12 +282,13 @@ export class UpstreamPool {
       } else {
         if (call.signal?.aborted) return null;
         if (err instanceof BrokenCircuitError) {
-          attempts.push(`${node.name}: circuit open`);
+          attempts.push(`${node.label}: circuit open`);
           return null;
         }
         this.onCall?.(node.name, 'failed', seconds());
         const cause = err instanceof CountedFailure ? err.cause : err;
-        attempts.push(cause instanceof NodeError ? cause.message : `${node.name}: ${String(cause)}`);
+        attempts.push(cause instanceof NodeError ? cause.message : `${node.label}: failed`);
+        if (!(cause instanceof NodeError)) this.logger.warn({ upstream: node.name, err: String(cause) }, 'node call failed unexpectedly');
         return null;
       }
     } finally {
@@ -296,7 +298,7 @@ export class UpstreamPool {
     this.onCall?.(node.name, answer.status >= 500 ? 'node_error' : 'ok', seconds());
     if (answer.ledger !== null) this.observe(node, answer.ledger);
     if (node.quarantined) {
-      attempts.push(`${node.name}: quarantined (chain id ${answer.ledger?.chainId ?? node.ledger?.chainId})`);
+      attempts.push(`${node.label}: quarantined (chain id ${answer.ledger?.chainId ?? node.ledger?.chainId})`);
       return null;
     }
     // This snapshot may reach a client even if the node's circuit opened while the

@@ -146,3 +146,35 @@ describe('proxy upstream failures (one node, maxAttempts 1)', () => {
     expect(ledgerHeaders(view)).toEqual(simHeaders(1000n, 0n));
   });
 });
+
+describe('messages clients see name no address (issue 15 item 4)', () => {
+  it('a node configured by url alone is "node1" in a 503, never its host:port', async () => {
+    const node = await sim();
+    // name: undefined keeps the config's default name, the node's host:port.
+    const { url } = await proxy([{ url: node.url, name: undefined }], ROUTING);
+    await node.stop();
+    for (const [label, read] of READS) {
+      const reply = await read(url);
+      expect(reply.status, label).toBe(503);
+      const message: string = reply.json().message;
+      expect(message, label).toContain('node1');
+      expect(message, label).not.toContain(String(node.port));
+      expect(message, label).not.toContain('127.0.0.1');
+    }
+  });
+});
+
+describe('a 404 version_not_found: message and headers agree (issue 15 item 4)', () => {
+  it('the latest version its message names is the one in its ledger headers, after the node moved on', async () => {
+    const node = await sim();
+    const { url } = await proxy([node], { routing: { probeIntervalMs: 600_000 } });
+    for (const advance of [0, 3, 2]) {
+      node.ledger.advance(advance);
+      const reply = await rawItem(url, KEY_HEX, { version: 2000 });
+      expect(reply.status).toBe(404);
+      const named = /latest version is (\d+)/.exec(reply.json().message)?.[1];
+      expect(named).toBe(String(node.ledger.info().ledgerVersion));
+      expect(reply.headers['x-node-ledger-version']).toBe(named);
+    }
+  });
+});
