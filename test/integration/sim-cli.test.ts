@@ -1,8 +1,14 @@
-// The sim CLI as an operator uses it (runSimCli is main.ts minus signals and
-// process.exit): --help exits 0 and lists the fault modes, bad arguments exit 2,
-// --fault answers every request with the fault, --prune-window prunes.
+// The sim CLI as an operator uses it: --help exits 0 and lists the fault modes,
+// bad arguments exit 2, --fault answers every request with the fault,
+// --prune-window prunes. Most cases run runSimCli (main.ts minus signals and exit)
+// in-process; the last block runs the real entry point, compiled into a temp dir.
+import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
 import { request } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runSimCli, type SimStarted } from '../../src/sim/cli.js';
 import { SIM_FAULT_MODES } from '../../src/sim/index.js';
 
@@ -64,5 +70,67 @@ describe('sim CLI', () => {
     });
     expect(pruned.statusCode).toBe(410);
     expect(await pruned.body.json()).toMatchObject({ error_code: 'version_pruned' });
+  });
+});
+
+describe('node sim/main.js (the compiled entry point)', () => {
+  const ROOT = resolve(import.meta.dirname, '../..');
+  let tmp: string;
+  let main: string;
+
+  beforeAll(async () => {
+    // Compiled apart from dist/ so the test never changes what `npm start` runs;
+    // node_modules is linked beside it so the output resolves its packages.
+    tmp = mkdtempSync(join(tmpdir(), 'ledger-proxy-sim-cli-'));
+    symlinkSync(join(ROOT, 'node_modules'), join(tmp, 'node_modules'), 'dir');
+    const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+    await promisify(execFile)(process.execPath, [tsc, '-p', join(ROOT, 'tsconfig.build.json'), '--outDir', join(tmp, 'dist')], { cwd: ROOT, timeout: 110_000 });
+    main = join(tmp, 'dist', 'sim', 'main.js');
+  }, 120_000);
+
+  afterAll(() => {
+    if (tmp) rmSync(tmp, { recursive: true, force: true });
+  });
+
+  const run = (argv: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> =>
+    new Promise((done, fail) => {
+      execFile(process.execPath, [main, ...argv], { timeout: 10_000 }, (err, stdout, stderr) => {
+        if (err !== null && typeof err.code !== 'number') fail(err);
+        else done({ code: err === null ? 0 : (err.code as number), stdout, stderr });
+      });
+    });
+
+  it('--help exits 0 with the usage on stdout; an unknown option exits 2', async () => {
+    const help = await run(['--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('--fault MODE');
+    expect(help.stderr).toBe('');
+    const bad = await run(['--bogus']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('usage: sim');
+  });
+
+  it('starts with --fault, answers with it, and exits 0 on SIGTERM', async () => {
+    const child = spawn(process.execPath, [main, '--port', '0', '--fault', 'status500'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+    try {
+      // The first log line names the url (port 0: any free port).
+      const url = await new Promise<string>((done, fail) => {
+        let out = '';
+        child.stdout.on('data', (chunk: Buffer) => {
+          out += chunk.toString();
+          const match = /"url":"(http:[^"]+)"/.exec(out);
+          if (match !== null) done(match[1]);
+        });
+        child.once('exit', () => fail(new Error(`exited before listening: ${out}`)));
+      });
+      const answer = await request(`${url}/v1`);
+      expect(answer.statusCode).toBe(500);
+      await answer.body.dump();
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
   });
 });
