@@ -7,6 +7,7 @@ import { parseAddress } from '../wire/address.js';
 import { canonicalMembers, JSON_WHITESPACE, JsonSyntaxError } from '../wire/canonical-json.js';
 import { parseEntryFunctionId } from '../wire/function-id.js';
 import { parseHexBytes } from '../wire/hex.js';
+import { mediaType } from '../wire/media-type.js';
 import { formatTypeTag, parseTypeTag } from '../wire/move-type.js';
 import type { ReadRequest } from '../wire/read-request.js';
 import { parseU64 } from '../wire/u64.js';
@@ -25,10 +26,6 @@ export interface RawRead {
 const JSON_TYPE = 'application/json';
 const BCS_ACCEPT = 'application/x-bcs';
 
-/** The media type of a Content-Type header, lower-case, without parameters. */
-export function mediaType(contentType: string | undefined): string {
-  return (contentType ?? '').split(';', 1)[0].trim().toLowerCase();
-}
 
 /** ?ledger_version: absent → null (latest), else a u64, else 400. */
 export function parseLedgerVersion(query: Record<string, unknown>): bigint | null {

@@ -1,5 +1,6 @@
 // SPEC §4: the ledger headers under the vendor prefix. Encodes a LedgerInfo into the
 // seven headers and decodes them back from a node's answer (all seven, or none).
+import { parseU64 } from '../wire/u64.js';
 import type { LedgerInfo } from './info.js';
 
 export interface LedgerHeaderNames {
@@ -43,8 +44,6 @@ export function encodeLedgerHeaders(names: LedgerHeaderNames, info: LedgerInfo):
   ];
 }
 
-const U64_TEXT = /^[0-9]{1,20}$/;
-
 type HeaderBag = Record<string, string | string[] | undefined>;
 
 function one(headers: HeaderBag, name: string): string | undefined {
@@ -54,7 +53,7 @@ function one(headers: HeaderBag, name: string): string | undefined {
 
 function u64(headers: HeaderBag, name: string): bigint | null {
   const text = one(headers, name);
-  return text !== undefined && U64_TEXT.test(text) ? BigInt(text) : null;
+  return text !== undefined ? parseU64(text) : null;
 }
 
 /** The snapshot in a node's headers (lower-case keys), or null unless all seven are valid. */
@@ -78,5 +77,5 @@ export function decodeLedgerHeaders(names: LedgerHeaderNames, headers: HeaderBag
 /** A gas-used header value, when the node sent a valid one. */
 export function decodeGasUsed(names: LedgerHeaderNames, headers: HeaderBag): string | undefined {
   const text = one(headers, names.gasUsed);
-  return text !== undefined && U64_TEXT.test(text) ? text : undefined;
+  return text !== undefined && parseU64(text) !== null ? text : undefined;
 }

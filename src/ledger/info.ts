@@ -1,5 +1,6 @@
 // SPEC §4/§6: one observation of a node's ledger. The seven ledger headers and
 // GET /v1 carry the same values, and always travel together.
+import { parseU64 } from '../wire/u64.js';
 
 export interface LedgerInfo {
   chainId: number;
@@ -26,11 +27,9 @@ export function ledgerInfoJson(info: LedgerInfo, gitHash: string): Record<string
   };
 }
 
-const U64_TEXT = /^[0-9]{1,20}$/;
-
 function u64Field(value: unknown): bigint | null {
   const text = typeof value === 'number' && Number.isSafeInteger(value) ? String(value) : value;
-  return typeof text === 'string' && U64_TEXT.test(text) ? BigInt(text) : null;
+  return typeof text === 'string' ? parseU64(text) : null;
 }
 
 /** Parses a GET /v1 body; null when any field is missing or malformed. */
@@ -43,9 +42,4 @@ export function parseLedgerInfoJson(body: unknown): LedgerInfo | null {
   if (fields.some((f) => f === null)) return null;
   const [epoch, ledgerVersion, oldestLedgerVersion, ledgerTimestampUsec, blockHeight, oldestBlockHeight] = fields as bigint[];
   return { chainId, epoch, ledgerVersion, oldestLedgerVersion, ledgerTimestampUsec, blockHeight, oldestBlockHeight };
-}
-
-/** Is a newer than b? Versions decide; the timestamp breaks no ties we care about. */
-export function isNewer(a: LedgerInfo, b: LedgerInfo): boolean {
-  return a.ledgerVersion > b.ledgerVersion;
 }

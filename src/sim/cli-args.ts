@@ -1,13 +1,27 @@
-// The sim CLI's arguments (node:util parseArgs) → SimOptions. Kept apart from
+// The sim CLI's arguments (node:util parseArgs) → what to start. Kept apart from
 // main.ts so it can be tested without starting a process.
 import { parseArgs } from 'node:util';
 import { parseU64 } from '../wire/u64.js';
 import { VENDOR_PATTERN } from '../wire/vendor.js';
+import { SIM_FAULT_MODES, type SimFaultMode } from './faults.js';
 import type { SimOptions } from './server.js';
 
-export const USAGE =
-  'usage: sim [--port 8081] [--host 127.0.0.1] [--vendor node] [--chain-id 4] [--versions-per-second 2] ' +
-  '[--prune-window N] [--start-version N] [--git-hash H] [--no-gzip]';
+export const USAGE = `usage: sim [options]
+  --port N                  listen port (default 8081; 0 = any free port)
+  --host H                  listen address (default 127.0.0.1)
+  --vendor V                header prefix X-V- and BCS media type (default node)
+  --chain-id N              chain id, 0-255 (default 4)
+  --versions-per-second R   ledger advance rate, also the pace of its chain clock (default 0: never advances)
+  --prune-window N          versions kept: oldest = latest - N (default 1000000)
+  --start-version N         latest version at start (default 1000)
+  --fault MODE              answer every request with a fault until restarted:
+                            ${SIM_FAULT_MODES.join(', ')}
+  --git-hash H              git_hash in GET /v1 (default simulated)
+  --no-gzip                 never gzip answers
+  --help                    print this and exit`;
+
+/** What the CLI was asked for: usage, or a node to start (with a fault from the start). */
+export type SimCli = { help: true } | { help: false; options: SimOptions; fault?: SimFaultMode };
 
 function u64Option(name: string, text: string | undefined): bigint | undefined {
   if (text === undefined) return undefined;
@@ -25,11 +39,19 @@ function numberOption(name: string, text: string | undefined, max: number): numb
   return value;
 }
 
-export function parseSimArgs(argv: string[]): SimOptions {
+function faultOption(text: string | undefined): SimFaultMode | undefined {
+  if (text === undefined) return undefined;
+  const mode = SIM_FAULT_MODES.find((known) => known === text);
+  if (mode === undefined) throw new Error(`--fault must be one of ${SIM_FAULT_MODES.join(', ')}: ${text}`);
+  return mode;
+}
+
+export function parseSimArgs(argv: string[]): SimCli {
   const { values } = parseArgs({
     args: argv,
     strict: true,
     options: {
+      help: { type: 'boolean', short: 'h', default: false },
       port: { type: 'string', default: '8081' },
       host: { type: 'string', default: '127.0.0.1' },
       vendor: { type: 'string', default: 'node' },
@@ -37,17 +59,19 @@ export function parseSimArgs(argv: string[]): SimOptions {
       'versions-per-second': { type: 'string' },
       'prune-window': { type: 'string' },
       'start-version': { type: 'string' },
+      fault: { type: 'string' },
       'git-hash': { type: 'string' },
       'no-gzip': { type: 'boolean', default: false },
     },
   });
+  if (values.help) return { help: true };
   const port = numberOption('port', values.port, 65535);
   const chainId = numberOption('chain-id', values['chain-id'], 255);
   if (!Number.isInteger(port) || (chainId !== undefined && !Number.isInteger(chainId))) {
     throw new Error('--port and --chain-id must be integers');
   }
   if (!VENDOR_PATTERN.test(values.vendor)) throw new Error(`--vendor must match ${VENDOR_PATTERN}: ${values.vendor}`);
-  return {
+  const options: SimOptions = {
     port,
     host: values.host,
     vendor: values.vendor,
@@ -58,4 +82,6 @@ export function parseSimArgs(argv: string[]): SimOptions {
     gitHash: values['git-hash'],
     gzip: !values['no-gzip'],
   };
+  const fault = faultOption(values.fault);
+  return fault === undefined ? { help: false, options } : { help: false, options, fault };
 }

@@ -22,7 +22,8 @@ export interface SimFaults {
   clear(): void;
 }
 
-const MODES: readonly SimFaultMode[] = ['hang', 'slow', 'html', 'reset', 'status500', 'status429', 'empty'];
+/** Every mode, in the order the sim CLI's --help lists them. */
+export const SIM_FAULT_MODES: readonly SimFaultMode[] = ['hang', 'slow', 'html', 'reset', 'status500', 'status429', 'empty'];
 
 export const SIM_DEFAULT_SLOW_MS = 1000;
 
@@ -30,7 +31,7 @@ export class SimFaultInjector implements SimFaults {
   #active: (SimFault & { remaining: number }) | null = null;
 
   set(fault: SimFault): void {
-    if (!MODES.includes(fault.mode)) throw new RangeError(`unknown fault mode: ${String(fault.mode)}`);
+    if (!SIM_FAULT_MODES.includes(fault.mode)) throw new RangeError(`unknown fault mode: ${String(fault.mode)}`);
     if (fault.count !== undefined && !(Number.isInteger(fault.count) && fault.count > 0)) {
       throw new RangeError(`fault count must be a positive integer: ${fault.count}`);
     }

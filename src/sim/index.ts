@@ -11,7 +11,7 @@ export {
   type SimLedgerOptions,
 } from './ledger.js';
 export { SIM_REQUEST_LOG_SIZE, type SimCounters, type SimRecordedRequest } from './counters.js';
-export { SIM_DEFAULT_SLOW_MS, type SimFault, type SimFaultMode, type SimFaults } from './faults.js';
+export { SIM_DEFAULT_SLOW_MS, SIM_FAULT_MODES, type SimFault, type SimFaultMode, type SimFaults } from './faults.js';
 export { SIM_ROUTES, classifyRoute, type SimRoute } from './routes.js';
 export { simTableItem, SIM_VALUE_PERIOD } from './tables.js';
 export {

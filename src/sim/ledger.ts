@@ -4,7 +4,10 @@
 //   blockHeight        = version / 4
 //   oldestBlockHeight  = oldest / 4
 //   epoch              = version / 10_000 + 1
-//   ledgerTimestampUsec = 1_700_000_000_000_000 + version * 250_000
+//   ledgerTimestampUsec = 1_700_000_000_000_000 + version * usecPerVersion
+// usecPerVersion is 1e6 / versionsPerSecond when the ledger advances on a timer, so
+// its chain clock keeps pace with the wall clock (the proxy estimates the rate, and
+// so Redis TTLs, from these timestamps); 250_000 (4 versions/s) when it advances by hand.
 import type { LedgerInfo } from '../ledger/info.js';
 
 export const SIM_GENESIS_TIMESTAMP_USEC = 1_700_000_000_000_000n;
@@ -16,16 +19,24 @@ export interface SimLedgerOptions {
   chainId?: number;
   startVersion?: bigint;
   pruneWindow?: bigint;
+  /** the pace of the chain clock (ledger timestamps); default 4, i.e. SIM_USEC_PER_VERSION */
+  versionsPerSecond?: number;
+}
+
+/** Chain time per version at this rate, in whole microseconds (at least 1). */
+export function simUsecPerVersion(versionsPerSecond: number | undefined): bigint {
+  if (versionsPerSecond === undefined || versionsPerSecond === 0) return SIM_USEC_PER_VERSION;
+  return BigInt(Math.max(1, Math.round(1_000_000 / versionsPerSecond)));
 }
 
 /** The deterministic snapshot of a ledger whose latest version is `latest` and oldest `oldest`. */
-export function simLedgerInfo(chainId: number, latest: bigint, oldest: bigint): LedgerInfo {
+export function simLedgerInfo(chainId: number, latest: bigint, oldest: bigint, usecPerVersion = SIM_USEC_PER_VERSION): LedgerInfo {
   return {
     chainId,
     epoch: latest / SIM_VERSIONS_PER_EPOCH + 1n,
     ledgerVersion: latest,
     oldestLedgerVersion: oldest,
-    ledgerTimestampUsec: SIM_GENESIS_TIMESTAMP_USEC + latest * SIM_USEC_PER_VERSION,
+    ledgerTimestampUsec: SIM_GENESIS_TIMESTAMP_USEC + latest * usecPerVersion,
     blockHeight: latest / SIM_VERSIONS_PER_BLOCK,
     oldestBlockHeight: oldest / SIM_VERSIONS_PER_BLOCK,
   };
@@ -45,6 +56,7 @@ export class SimLedger {
   #chainId: number;
   #latest: bigint;
   #pruneWindow: bigint;
+  readonly #usecPerVersion: bigint;
   /**
    * Pruned data never comes back (as on a real node): the oldest version is a floor
    * that rises with the window or by pruneTo, and enlarging the window only slows pruning.
@@ -55,13 +67,14 @@ export class SimLedger {
     this.#chainId = checkChainId(options.chainId ?? 4);
     this.#latest = checkNonNegative('startVersion', options.startVersion ?? 1000n);
     this.#pruneWindow = checkNonNegative('pruneWindow', options.pruneWindow ?? 1_000_000n);
+    this.#usecPerVersion = simUsecPerVersion(options.versionsPerSecond);
     this.#oldest = 0n;
     this.#applyWindow();
   }
 
   /** The current snapshot; all seven header values come from it. */
   info(): LedgerInfo {
-    return simLedgerInfo(this.#chainId, this.#latest, this.#oldest);
+    return simLedgerInfo(this.#chainId, this.#latest, this.#oldest, this.#usecPerVersion);
   }
 
   /** latest += n (default 1). */

@@ -1,23 +1,30 @@
 // CLI: run the simulated node alone (demo upstream, bench target).
-//   node dist/sim/main.js [--port 8081] [--host 127.0.0.1] [--vendor node] [--chain-id 4]
-//     [--versions-per-second 2] [--prune-window N] [--start-version N] [--git-hash H] [--no-gzip]
+//   node dist/sim/main.js --help
 import { pino } from 'pino';
-import { parseSimArgs, USAGE } from './cli-args.js';
-import { startSim, type SimOptions } from './server.js';
+import { runSimCli } from './cli.js';
 
 async function main(): Promise<void> {
-  const log = pino({ name: 'sim' });
-  let options: SimOptions;
-  try {
-    options = parseSimArgs(process.argv.slice(2));
-  } catch (err) {
-    process.stderr.write(`${(err as Error).message}\n${USAGE}\n`);
-    process.exit(2);
+  const started = await runSimCli(process.argv.slice(2), {
+    stdout: (text) => process.stdout.write(text),
+    stderr: (text) => process.stderr.write(text),
+  });
+  if (typeof started === 'number') {
+    process.exitCode = started;
+    return;
   }
-  const sim = await startSim(options);
+  const { sim, options, fault } = started;
+  const log = pino({ name: 'sim' });
   const info = sim.ledger.info();
   log.info(
-    { url: sim.url, vendor: options.vendor, chainId: info.chainId, ledgerVersion: String(info.ledgerVersion), versionsPerSecond: options.versionsPerSecond ?? 0 },
+    {
+      url: sim.url,
+      vendor: options.vendor,
+      chainId: info.chainId,
+      ledgerVersion: String(info.ledgerVersion),
+      oldestLedgerVersion: String(info.oldestLedgerVersion),
+      versionsPerSecond: options.versionsPerSecond ?? 0,
+      fault,
+    },
     `simulated node listening on ${sim.url}`,
   );
   const shutdown = (signal: string): void => {

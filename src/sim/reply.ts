@@ -4,8 +4,9 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { errorBody, ERROR_CONTENT_TYPE, NodeError } from '../errors.js';
 import type { LedgerInfo } from '../ledger/info.js';
 import { encodeLedgerHeaders, type LedgerHeaderNames } from '../ledger/headers.js';
-import type { VendorNames } from '../wire/vendor.js';
+import { mediaType } from '../wire/media-type.js';
 import { parseU64 } from '../wire/u64.js';
+import type { VendorNames } from '../wire/vendor.js';
 import type { SimLedger } from './ledger.js';
 
 export interface SimReply {
@@ -84,10 +85,6 @@ export function readVersion(requested: bigint | null, info: LedgerInfo): bigint 
   return requested;
 }
 
-/** The media type of a Content-Type header, lower-case, without parameters. */
-export function mediaType(header: string | undefined): string {
-  return (header ?? '').split(';', 1)[0].trim().toLowerCase();
-}
 
 /** A path segment, %-decoded; bad %-encoding → 400. */
 export function pathParam(name: string, raw: string): string {

@@ -22,7 +22,10 @@ export interface SimOptions {
   startVersion?: bigint;
   /** default 1_000_000n: oldest = max(0, latest - pruneWindow), never lowered */
   pruneWindow?: bigint;
-  /** default 0: the ledger advances only by hand; else an unref'd timer advances it */
+  /**
+   * default 0: the ledger advances only by hand (4 versions per second of chain time);
+   * else an unref'd timer advances it, and its ledger timestamps keep the same pace
+   */
   versionsPerSecond?: number;
   /** default 127.0.0.1 */
   host?: string;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decodeLedgerHeaders, encodeLedgerHeaders, ledgerHeaderNames } from '../../src/ledger/headers.js';
-import type { LedgerInfo } from '../../src/ledger/info.js';
+import { parseLedgerInfoJson, type LedgerInfo } from '../../src/ledger/info.js';
 import { PruneClock } from '../../src/ledger/prune-clock.js';
 import { Watermark } from '../../src/ledger/watermark.js';
 import { cacheability } from '../../src/serve/policy.js';
@@ -22,6 +22,16 @@ describe('ledger headers', () => {
     delete headers['x-aptos-epoch'];
     expect(decodeLedgerHeaders(names, headers)).toBeNull();
     expect(decodeLedgerHeaders(names, { ...Object.fromEntries(encodeLedgerHeaders(names, info(5n))), 'x-aptos-chain-id': '300' })).toBeNull();
+  });
+  // Headers and GET /v1 read u64s by the one wire rule (src/wire/u64.ts): twenty
+  // digits above u64::MAX used to pass a digit-count regex as a version.
+  it('reads u64 values by the wire rule: above u64::MAX is not a version, leading zeros are', () => {
+    const headers = Object.fromEntries(encodeLedgerHeaders(names, info(5n)));
+    expect(decodeLedgerHeaders(names, { ...headers, 'x-aptos-ledger-version': '99999999999999999999' })).toBeNull();
+    expect(decodeLedgerHeaders(names, { ...headers, 'x-aptos-ledger-version': '0000000000000000000000005' })).toEqual(info(5n));
+    const body = { chain_id: 4, epoch: '2', ledger_version: '5', oldest_ledger_version: '0', ledger_timestamp: '5000000', block_height: '1', oldest_block_height: '0' };
+    expect(parseLedgerInfoJson(body)).toEqual(info(5n));
+    expect(parseLedgerInfoJson({ ...body, ledger_version: '18446744073709551616' })).toBeNull();
   });
 });
 

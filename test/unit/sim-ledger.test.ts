@@ -1,6 +1,7 @@
 // SimLedger: the documented derivation rules, monotone pruning, auto-advance.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { SimLedger, simLedgerInfo, startAutoAdvance } from '../../src/sim/index.js';
+import { PruneClock } from '../../src/ledger/prune-clock.js';
+import { SimLedger, simLedgerInfo, SIM_GENESIS_TIMESTAMP_USEC, startAutoAdvance } from '../../src/sim/index.js';
 
 describe('SimLedger', () => {
   afterEach(() => {
@@ -89,5 +90,31 @@ describe('SimLedger', () => {
     vi.advanceTimersByTime(5000);
     expect(ledger.info().ledgerVersion).toBe(14n);
     expect(() => startAutoAdvance(ledger, 0)).toThrow(RangeError);
+  });
+
+  // The proxy reads the rate from ledger timestamps (PruneClock → Redis TTLs). The
+  // chain clock used to run at 4 versions/s whatever the rate, so a sim at 2/s looked
+  // like one at 4/s and at 10/s like one at 4/s.
+  it.each([0.5, 2, 10, 1000])('keeps its chain clock at the wall-clock pace of %s versions/s', (rate) => {
+    vi.useFakeTimers();
+    const ledger = new SimLedger({ startVersion: 0n, versionsPerSecond: rate });
+    const stop = startAutoAdvance(ledger, rate);
+    const clock = new PruneClock();
+    const before = ledger.info();
+    clock.observe(before);
+    vi.advanceTimersByTime(20_000);
+    const after = ledger.info();
+    clock.observe(after);
+    stop();
+    expect(Number(after.ledgerVersion - before.ledgerVersion)).toBe(rate * 20);
+    const chainSeconds = Number(after.ledgerTimestampUsec - before.ledgerTimestampUsec) / 1e6;
+    expect(chainSeconds).toBeCloseTo(20, 3);
+    expect(clock.versionsPerSecond()).toBeCloseTo(rate, 3);
+  });
+
+  it('keeps 4 versions per chain second when it advances only by hand', () => {
+    const ledger = new SimLedger({ startVersion: 0n });
+    ledger.advance(8n);
+    expect(ledger.info().ledgerTimestampUsec - SIM_GENESIS_TIMESTAMP_USEC).toBe(2_000_000n);
   });
 });

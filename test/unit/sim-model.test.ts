@@ -14,7 +14,7 @@ import {
   simTableItem,
   SIM_VIEW_GAS,
 } from '../../src/sim/index.js';
-import { SimFaultInjector } from '../../src/sim/faults.js';
+import { SIM_FAULT_MODES, SimFaultInjector } from '../../src/sim/faults.js';
 import { SimRequestCounters } from '../../src/sim/counters.js';
 import { parseSimArgs } from '../../src/sim/cli-args.js';
 import { decodeBcsArg, decodeJsonArg } from '../../src/sim/view-codec.js';
@@ -191,14 +191,24 @@ describe('sim CLI arguments', () => {
     expect(
       parseSimArgs(['--port', '9000', '--host', '0.0.0.0', '--vendor', 'aptos', '--chain-id', '2', '--versions-per-second', '2.5', '--prune-window', '100', '--start-version', '7', '--no-gzip']),
     ).toEqual({
-      port: 9000, host: '0.0.0.0', vendor: 'aptos', chainId: 2, versionsPerSecond: 2.5,
-      pruneWindow: 100n, startVersion: 7n, gitHash: undefined, gzip: false,
+      help: false,
+      options: {
+        port: 9000, host: '0.0.0.0', vendor: 'aptos', chainId: 2, versionsPerSecond: 2.5,
+        pruneWindow: 100n, startVersion: 7n, gitHash: undefined, gzip: false,
+      },
     });
-    expect(parseSimArgs([])).toMatchObject({ port: 8081, host: '127.0.0.1', vendor: 'node', gzip: true });
+    expect(parseSimArgs([])).toMatchObject({ help: false, options: { port: 8081, host: '127.0.0.1', vendor: 'node', gzip: true } });
+    expect(parseSimArgs([])).not.toHaveProperty('fault');
+  });
+
+  it('takes --fault with every mode the sim has, and --help before anything else', () => {
+    for (const mode of SIM_FAULT_MODES) expect(parseSimArgs(['--fault', mode])).toMatchObject({ help: false, fault: mode });
+    expect(parseSimArgs(['--help'])).toEqual({ help: true });
+    expect(parseSimArgs(['-h', '--port', '1'])).toEqual({ help: true });
   });
 
   it('refuses bad values and unknown options', () => {
-    for (const argv of [['--vendor', 'Bad-Vendor'], ['--port', 'x'], ['--port', '1.5'], ['--chain-id', '300'], ['--prune-window', '-1'], ['--bogus']]) {
+    for (const argv of [['--vendor', 'Bad-Vendor'], ['--port', 'x'], ['--port', '1.5'], ['--chain-id', '300'], ['--prune-window', '-1'], ['--bogus'], ['--fault', 'explode'], ['--fault']]) {
       expect(() => parseSimArgs(argv)).toThrow();
     }
   });

@@ -4,6 +4,7 @@ import { parseAddress } from '../../src/wire/address.js';
 import { canonicalJson, canonicalMembers, JsonSyntaxError } from '../../src/wire/canonical-json.js';
 import { parseEntryFunctionId } from '../../src/wire/function-id.js';
 import { parseHexBytes } from '../../src/wire/hex.js';
+import { mediaType } from '../../src/wire/media-type.js';
 import { formatTypeTag, parseTypeTag } from '../../src/wire/move-type.js';
 import { parseU64 } from '../../src/wire/u64.js';
 import { decodeViewRequest, encodeViewRequest } from '../../src/wire/view-bcs.js';
@@ -19,6 +20,16 @@ describe('u64', () => {
   it.each(['-1', '+5', '1.0', 'abc', '18446744073709551616', '', ' 1', '1e3', '0x10'])('refuses %j', (text) =>
     expect(parseU64(text)).toBeNull(),
   );
+});
+
+describe('media type', () => {
+  it.each([
+    ['application/json', 'application/json'],
+    [' Application/JSON ; charset=utf-8', 'application/json'],
+    ['application/x.node.view_function+bcs;q=1', 'application/x.node.view_function+bcs'],
+    ['', ''],
+    [undefined, ''],
+  ])('%j is %j', (header, type) => expect(mediaType(header)).toBe(type));
 });
 
 describe('hex and addresses', () => {

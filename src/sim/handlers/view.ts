@@ -5,7 +5,8 @@ import { acceptFormat } from '../../wire/accept.js';
 import { parseEntryFunctionId } from '../../wire/function-id.js';
 import { parseTypeTag, type TypeTag } from '../../wire/move-type.js';
 import { decodeViewRequest } from '../../wire/view-bcs.js';
-import { atLedger, isObject, jsonBody, mediaType, readVersion, reply, requestedVersion, type SimContext, type SimReply, type SimRequest } from '../reply.js';
+import { mediaType } from '../../wire/media-type.js';
+import { atLedger, isObject, jsonBody, readVersion, reply, requestedVersion, type SimContext, type SimReply, type SimRequest } from '../reply.js';
 import { decodeBcsArg, decodeJsonArg, encodeBcsValues, encodeJsonValues } from '../view-codec.js';
 import { checkSimArity, findSimView, runSimView, type SimArg } from '../views.js';
 
