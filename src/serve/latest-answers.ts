@@ -1,5 +1,6 @@
 // The newest answer to each canonical latest read, with the snapshot it was read
 // at, for bounded-staleness latest reads and stale-if-error (both off by default).
+import { ENTRY_OVERHEAD_BYTES } from '../cache/memory.js';
 import { LRUCache } from 'lru-cache';
 import type { LedgerInfo } from '../ledger/info.js';
 import type { StoredAnswer } from '../wire/read-request.js';
@@ -20,8 +21,6 @@ export interface LatestAnswer {
   fetchedAt: number;
 }
 
-/** Per-entry bookkeeping counted against the byte bound, beyond the body. */
-const ENTRY_OVERHEAD_BYTES = 512;
 
 export class LatestAnswers {
   private readonly entries: LRUCache<string, LatestAnswer>;

@@ -11,8 +11,4 @@ export class SingleFlight<T> {
     this.inFlight.set(key, promise);
     return { promise, shared: false };
   }
-
-  get size(): number {
-    return this.inFlight.size;
-  }
 }

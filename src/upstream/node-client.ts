@@ -4,6 +4,7 @@ import { Pool } from 'undici';
 import { gunzipSync, inflateSync, brotliDecompressSync } from 'node:zlib';
 import { NodeError, ERROR_STATUSES, isErrorCode } from '../errors.js';
 import { decodeGasUsed, decodeLedgerHeaders, type LedgerHeaderNames } from '../ledger/headers.js';
+import { mediaType } from '../wire/media-type.js';
 import type { NodeAnswer } from './answer.js';
 
 export interface NodeCall {
@@ -116,7 +117,7 @@ export class NodeClient {
 
   private shape(status: number, headers: Record<string, string | string[] | undefined>, body: Buffer, passthrough: boolean): NodeAnswer {
     const contentType = firstHeader(headers['content-type']) ?? '';
-    const mediaType = contentType.split(';', 1)[0].trim().toLowerCase();
+    const type = mediaType(contentType);
     const answer: NodeAnswer = {
       upstream: this.name,
       status,
@@ -133,8 +134,8 @@ export class NodeClient {
       if (status < 400) return answer;
     }
     if (status === 200) {
-      if (mediaType === 'application/x-bcs') return answer;
-      if (mediaType === 'application/json') {
+      if (type === 'application/x-bcs') return answer;
+      if (type === 'application/json') {
         if (!isJson(body)) broken('answered 200 with a body that is not JSON');
         return answer;
       }
@@ -146,11 +147,11 @@ export class NodeClient {
       broken(`answered HTTP ${status}: check the node's upstreams[].headers (API key)`);
     }
     if (!(ERROR_STATUSES as readonly number[]).includes(status)) {
-      broken(`answered HTTP ${status}${mediaType ? ` ${mediaType}` : ''}${body.length === 0 ? ' with an empty body' : ''}`);
+      broken(`answered HTTP ${status}${type ? ` ${type}` : ''}${body.length === 0 ? ' with an empty body' : ''}`);
     }
     const error = parseErrorBody(body);
     if (error === null) {
-      broken(`answered HTTP ${status} without a node error body${body.length === 0 ? ' (empty)' : mediaType ? ` (${mediaType})` : ''}`);
+      broken(`answered HTTP ${status} without a node error body${body.length === 0 ? ' (empty)' : type ? ` (${type})` : ''}`);
     }
     answer.errorCode = error!.code;
     answer.vmErrorCode = error!.vmErrorCode;
