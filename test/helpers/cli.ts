@@ -1,13 +1,12 @@
-// The real CLI (src/main.ts built by tsc into a temp dir under the repo, so its
-// imports find node_modules; never dist/), started on a config file of the test's.
-// Registers the build and its cleanup: call useCliBuild() at the top of a file.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// The real CLI (src/main.ts built once per run by test/global-setup.ts into a temp
+// dir under the repo; never dist/), started on a config file of the test's.
+// Call useCliBuild() at the top of a file.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
 import { request } from 'undici';
-import { afterAll, afterEach, beforeAll } from 'vitest';
+import { afterAll, afterEach, beforeAll, inject } from 'vitest';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 let build: string | undefined;
@@ -23,14 +22,12 @@ export interface Cli {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Builds the CLI once for the file (tsc, ~10-20 s), kills what is left after each test, removes the build after all. */
+/** Uses the CLI built once for the run (test/global-setup.ts), kills what is left after each test, removes the config files after all. */
 export function useCliBuild(): void {
-  beforeAll(async () => {
-    mkdirSync(join(ROOT, '.test-build'), { recursive: true });
-    build = mkdtempSync(join(ROOT, '.test-build', 'cli-'));
+  beforeAll(() => {
+    build = inject('cliBuild');
     configs = mkdtempSync(join(tmpdir(), 'ledger-proxy-cli-'));
-    await promisify(execFile)(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json', '--outDir', build], { cwd: ROOT, timeout: 170_000 });
-  }, 180_000);
+  });
 
   afterEach(async () => {
     for (const child of children.splice(0)) {
@@ -42,7 +39,7 @@ export function useCliBuild(): void {
   });
 
   afterAll(() => {
-    for (const dir of [build, configs]) if (dir) rmSync(dir, { recursive: true, force: true });
+    if (configs) rmSync(configs, { recursive: true, force: true });
   });
 }
 

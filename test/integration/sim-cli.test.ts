@@ -1,14 +1,11 @@
 // The sim CLI as an operator uses it: --help exits 0 and lists the fault modes,
 // bad arguments exit 2, --fault answers every request with the fault,
 // --prune-window prunes. Most cases run runSimCli (main.ts minus signals and exit)
-// in-process; the last block runs the real entry point, compiled into a temp dir.
+// in-process; the last block runs the real entry point, built once for the run.
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
+import { join } from 'node:path';
 import { request } from 'undici';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { runSimCli, type SimStarted } from '../../src/sim/cli.js';
 import { SIM_FAULT_MODES } from '../../src/sim/index.js';
 
@@ -74,31 +71,11 @@ describe('sim CLI', () => {
 });
 
 describe('node sim/main.js (the compiled entry point)', () => {
-  const ROOT = resolve(import.meta.dirname, '../..');
-  let tmp: string;
   let main: string;
 
-  beforeAll(async () => {
-    // Compiled apart from dist/ so the test never changes what `npm start` runs, and
-    // only what sim/main.ts imports (a few seconds of CPU, not the whole build, while
-    // load tests may be running); node_modules is linked beside the output so it
-    // resolves its packages.
-    tmp = mkdtempSync(join(tmpdir(), 'ledger-proxy-sim-cli-'));
-    symlinkSync(join(ROOT, 'node_modules'), join(tmp, 'node_modules'), 'dir');
-    const tsconfig = {
-      extends: join(ROOT, 'tsconfig.json'),
-      compilerOptions: { rootDir: join(ROOT, 'src'), outDir: join(tmp, 'dist'), noEmit: false, sourceMap: false, typeRoots: [join(ROOT, 'node_modules', '@types')] },
-      include: [],
-      files: [join(ROOT, 'src', 'sim', 'main.ts')],
-    };
-    writeFileSync(join(tmp, 'tsconfig.json'), JSON.stringify(tsconfig));
-    const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-    await promisify(execFile)(process.execPath, [tsc, '-p', join(tmp, 'tsconfig.json')], { cwd: ROOT, timeout: 110_000 });
-    main = join(tmp, 'dist', 'sim', 'main.js');
-  }, 120_000);
-
-  afterAll(() => {
-    if (tmp) rmSync(tmp, { recursive: true, force: true });
+  beforeAll(() => {
+    // Built once for the run, apart from dist/ (test/global-setup.ts).
+    main = join(inject('cliBuild'), 'sim', 'main.js');
   });
 
   const run = (argv: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> =>
