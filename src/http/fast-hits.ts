@@ -12,6 +12,7 @@
 // one implementation of every answer that is not a hit.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
+import { LRUCache } from 'lru-cache';
 import type { NodeError } from '../errors.js';
 import type { LedgerInfo } from '../ledger/info.js';
 import type { ReadResult } from '../serve/read-through.js';
@@ -23,6 +24,16 @@ import type { ReplyWriter } from './reply.js';
 const FAST_BODY_MAX = 16 * 1024;
 const RAW_ITEM_PATH = /^\/v1\/tables\/(0x[0-9a-fA-F]{1,64})\/raw_item\?ledger_version=([0-9]{1,20})$/;
 const VIEW_PATH = /^\/v1\/view\?ledger_version=([0-9]{1,20})$/;
+
+/**
+ * Parsed requests by their exact spelling (path, content type, accept, body), so a
+ * repeated request is not parsed and canonicalised again: a JSON or BCS view costs
+ * what a raw_item costs. Parsing is a pure function of those bytes, so an entry
+ * never goes stale; the chain, the version's pruning and the hit itself are
+ * looked up afresh every time.
+ */
+const SPELLINGS_MAX_BYTES = 8 * 1024 * 1024;
+const SPELLINGS_MAX = 20_000;
 
 /** The body a request arrived with, when the fast path read it and then handed the request on. */
 const PRE_READ_BODY = Symbol('ledger-proxy.preReadBody');
@@ -44,6 +55,7 @@ type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
 /** Wraps fastify's request handler: memory hits are answered here, the rest go on to it. */
 export function withFastHits(deps: FastHitsDeps, next: Handler): Handler {
+  const spellings = new LRUCache<string, ReadRequest>({ max: SPELLINGS_MAX, maxSize: SPELLINGS_MAX_BYTES, sizeCalculation: (_read, spelling) => spelling.length * 2 + 200 });
   return (req, res) => {
     if (req.method !== 'POST') return next(req, res);
     const url = req.url ?? '';
@@ -66,17 +78,21 @@ export function withFastHits(deps: FastHitsDeps, next: Handler): Handler {
     if (refused !== null) return deps.writer.writeRawError(res, refused, deps.rateLimit!.snapshot());
     readBody(req, length, (body) => {
       if (body === null) return next(req, res);
-      const raw: RawRead = {
-        handle: rawItem?.[1],
-        query: { ledger_version: rawItem !== null ? rawItem[2] : view![1] },
-        contentType: headers['content-type'],
-        accept: headers.accept,
-        body,
-      };
       let result: ReadResult | undefined;
-      let read: ReadRequest | undefined;
+      const spelling = `${url}\n${headers['content-type'] ?? ''}\n${headers.accept ?? ''}\n${body.toString('latin1')}`;
+      let read = spellings.get(spelling);
       try {
-        read = rawItem !== null ? deps.parseRawItem(raw) : deps.parseView(raw);
+        if (read === undefined) {
+          const raw: RawRead = {
+            handle: rawItem?.[1],
+            query: { ledger_version: rawItem !== null ? rawItem[2] : view![1] },
+            contentType: headers['content-type'],
+            accept: headers.accept,
+            body,
+          };
+          read = rawItem !== null ? deps.parseRawItem(raw) : deps.parseView(raw);
+          spellings.set(spelling, read);
+        }
         result = deps.memoryHit(read);
       } catch {
         // Refused input: fastify's route refuses it again, with the error body.

@@ -1,0 +1,59 @@
+// The fast path parses a request's spelling once (issue 14): a repeated request
+// (same path, content type, accept and body bytes) is looked up without being
+// parsed and canonicalised again, so a JSON or BCS view hit costs what a raw_item
+// hit does. Refused input is never remembered.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { request } from 'undici';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { withFastHits } from '../../src/http/fast-hits.js';
+import { ReplyWriter } from '../../src/http/reply.js';
+import { ledgerHeaderNames } from '../../src/ledger/headers.js';
+import type { ReadResult } from '../../src/serve/read-through.js';
+import type { ReadRequest } from '../../src/wire/read-request.js';
+
+const servers: Server[] = [];
+afterEach(async () => {
+  for (const s of servers.splice(0)) await new Promise((r) => s.close(r));
+});
+
+const HIT: ReadResult = { status: 200, contentType: 'application/json', body: Buffer.from('["3"]'), ledger: null, cache: 'HIT', tier: 'memory' };
+
+async function serve(parseView: (raw: { body: Buffer }) => ReadRequest): Promise<{ url: string; memoryHit: ReturnType<typeof vi.fn>; next: ReturnType<typeof vi.fn> }> {
+  const memoryHit = vi.fn((_req: ReadRequest) => HIT);
+  const next = vi.fn((_req, res) => res.writeHead(400).end('routed'));
+  const handler = withFastHits(
+    { parseRawItem: () => { throw new Error('unused'); }, parseView, memoryHit, writer: new ReplyWriter(ledgerHeaderNames('x-node-')), onServed: () => undefined },
+    next,
+  );
+  const server = createServer(handler);
+  servers.push(server);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, memoryHit, next };
+}
+
+const view = (url: string, body: string) =>
+  request(`${url}/v1/view?ledger_version=990`, { method: 'POST', headers: { 'content-type': 'application/json' }, body }).then(async (r) => ({ status: r.statusCode, body: await r.body.text() }));
+
+describe('fast path: one parse per spelling', () => {
+  it('a repeated view is parsed once and looked up every time; another spelling is parsed again', async () => {
+    const parse = vi.fn((raw: { body: Buffer }) => ({ endpoint: 'view', version: 990n, format: 'json', identity: JSON.stringify(JSON.parse(raw.body.toString())), path: '/v1/view', body: raw.body, contentType: 'application/json', accept: 'application/json' }) as ReadRequest);
+    const { url, memoryHit } = await serve(parse);
+    const body = '{"function":"0x1::sim::add","type_arguments":[],"arguments":["1","2"]}';
+    for (let i = 0; i < 5; i++) expect(await view(url, body)).toEqual({ status: 200, body: '["3"]' });
+    expect(parse).toHaveBeenCalledTimes(1);
+    expect(memoryHit).toHaveBeenCalledTimes(5);
+    await view(url, body.replace(',', ' , '));
+    expect(parse).toHaveBeenCalledTimes(2);
+  });
+
+  it('input the parser refuses is not remembered: each time it is parsed again and handed to the route', async () => {
+    const parse = vi.fn(() => {
+      throw new Error('refused');
+    });
+    const { url, next } = await serve(parse);
+    for (let i = 0; i < 3; i++) expect((await view(url, '{"nope":1}')).body).toBe('routed');
+    expect(parse).toHaveBeenCalledTimes(3);
+    expect(next).toHaveBeenCalledTimes(3);
+  });
+});
