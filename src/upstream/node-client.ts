@@ -1,7 +1,8 @@
 // The transport to one node, and the ONLY place where transport failures and
 // answers that are not node-shaped become NodeErrors (503 internal_error).
 import { Pool } from 'undici';
-import { gunzipSync, inflateSync, brotliDecompressSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { brotliDecompress, gunzip, inflate } from 'node:zlib';
 import { NodeError, ERROR_STATUSES, isErrorCode } from '../errors.js';
 import { decodeGasUsed, decodeLedgerHeaders, type LedgerHeaderNames } from '../ledger/headers.js';
 import { mediaType } from '../wire/media-type.js';
@@ -111,7 +112,7 @@ export class NodeClient {
       call.signal?.removeEventListener('abort', cancel);
     }
     // A HEAD answer has no body to decode, whatever its Content-Encoding says.
-    const body = call.method === 'HEAD' ? raw : decode(raw, headers['content-encoding'], this.label);
+    const body = call.method === 'HEAD' ? raw : await decode(raw, headers['content-encoding'], this.label);
     return this.shape(status, headers, body, call.passthrough === true);
   }
 
@@ -172,17 +173,27 @@ function firstHeader(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-function decode(raw: Buffer, encoding: string | string[] | undefined, name: string): Buffer {
+const DECODERS: Record<string, (raw: Buffer) => Promise<Buffer>> = {
+  gzip: promisify(gunzip),
+  'x-gzip': promisify(gunzip),
+  deflate: promisify(inflate),
+  br: promisify(brotliDecompress),
+};
+
+/**
+ * Nodes are asked for identity encoding; one that compresses anyway is decoded
+ * on the thread pool, never on the event loop (bodies can be up to 64 MiB).
+ */
+async function decode(raw: Buffer, encoding: string | string[] | undefined, name: string): Promise<Buffer> {
   const enc = (firstHeader(encoding) ?? 'identity').trim().toLowerCase();
+  if (enc === 'identity' || enc === '') return raw;
+  const decoder = DECODERS[enc];
+  if (decoder === undefined) throw NodeError.unavailable(`upstream ${name}: answered an unknown content encoding '${enc}'`);
   try {
-    if (enc === 'identity' || enc === '') return raw;
-    if (enc === 'gzip' || enc === 'x-gzip') return gunzipSync(raw);
-    if (enc === 'deflate') return inflateSync(raw);
-    if (enc === 'br') return brotliDecompressSync(raw);
+    return await decoder(raw);
   } catch {
     throw NodeError.unavailable(`upstream ${name}: answered a body that does not decompress (${enc})`);
   }
-  throw NodeError.unavailable(`upstream ${name}: answered an unknown content encoding '${enc}'`);
 }
 
 function isJson(body: Buffer): boolean {
