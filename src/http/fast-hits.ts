@@ -15,6 +15,7 @@ import { Readable } from 'node:stream';
 import { LRUCache } from 'lru-cache';
 import type { NodeError } from '../errors.js';
 import type { LedgerInfo } from '../ledger/info.js';
+import { acceptsGzip } from '../serve/compress.js';
 import type { ReadResult } from '../serve/read-through.js';
 import type { ReadRequest } from '../wire/read-request.js';
 import type { RawRead } from './parse-read.js';
@@ -101,7 +102,7 @@ export function withFastHits(deps: FastHitsDeps, next: Handler): Handler {
         (req as PreRead)[PRE_READ_BODY] = body;
         return next(req, res);
       }
-      deps.writer.writeRaw(res, result);
+      deps.writer.writeRaw(res, result, result.gzip !== undefined && acceptsGzip(headers['accept-encoding']));
       deps.onServed(read.endpoint, result, startedAt);
     });
   };

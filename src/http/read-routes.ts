@@ -2,6 +2,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, preParsingHookHandler } from 'fastify';
 import { NodeError } from '../errors.js';
 import type { Watermark } from '../ledger/watermark.js';
+import { acceptsGzip } from '../serve/compress.js';
 import type { ReadResult, ReadThrough } from '../serve/read-through.js';
 import type { ReadRequest } from '../wire/read-request.js';
 import type { VendorNames } from '../wire/vendor.js';
@@ -57,7 +58,7 @@ export function registerReadRoutes(app: FastifyInstance, deps: ReadRoutesDeps, a
     }
     const done = (result: ReadResult): FastifyReply => {
       request.served = { endpoint: req.endpoint, upstream: result.upstream, tier: result.tier };
-      return writer.result(reply, result);
+      return writer.result(reply, result, result.gzip !== undefined && acceptsGzip(request.headers['accept-encoding']));
     };
     // The proxy's own errors carry the freshest snapshot it knows.
     const failed = (err: unknown): FastifyReply => {

@@ -31,12 +31,17 @@ export class ReplyWriter {
     for (const [name, value] of this.encoded(ledger)) reply.header(name, value);
   }
 
-  result(reply: FastifyReply, result: ReadResult): FastifyReply {
+  /** `gzipOk`: the client accepts gzip, so an entry's compressed copy may be sent. */
+  result(reply: FastifyReply, result: ReadResult, gzipOk = false): FastifyReply {
     reply.code(result.status).header('content-type', result.contentType);
     this.ledgerHeaders(reply, result.ledger);
     if (result.gasUsed !== undefined) reply.header(this.names.gasUsed, result.gasUsed);
     reply.header('x-cache', result.cache);
     if (result.tier !== undefined) reply.header('x-cache-tier', result.tier);
+    if (gzipOk && result.gzip !== undefined) {
+      reply.header('content-encoding', 'gzip').header('vary', 'accept-encoding');
+      return reply.send(result.gzip);
+    }
     return reply.send(result.body);
   }
 
@@ -44,15 +49,17 @@ export class ReplyWriter {
    * The same reply as result(), written straight to Node's response: for the
    * memory hits answered before fastify (fast-hits.ts).
    */
-  writeRaw(res: ServerResponse, result: ReadResult): void {
+  writeRaw(res: ServerResponse, result: ReadResult, gzipOk = false): void {
     const headers: string[] = ['content-type', result.contentType];
     if (result.ledger !== null) for (const [name, value] of this.encoded(result.ledger)) headers.push(name, value);
     if (result.gasUsed !== undefined) headers.push(this.names.gasUsed, result.gasUsed);
     headers.push('x-cache', result.cache);
     if (result.tier !== undefined) headers.push('x-cache-tier', result.tier);
-    headers.push('content-length', String(result.body.length));
+    const body = gzipOk && result.gzip !== undefined ? result.gzip : result.body;
+    if (body !== result.body) headers.push('content-encoding', 'gzip', 'vary', 'accept-encoding');
+    headers.push('content-length', String(body.length));
     res.writeHead(result.status, headers);
-    res.end(result.body);
+    res.end(body);
   }
 
   /** The same reply as error(), written straight to Node's response (the fast path's refusals). */

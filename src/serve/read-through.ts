@@ -14,6 +14,7 @@ import { cacheKeyText, sharedKey } from '../cache/key.js';
 import type { MemoryStore } from '../cache/memory.js';
 import type { AnswerStore, FillLock, FillOutcome } from '../cache/store.js';
 import type { LatestAnswer, LatestAnswers } from './latest-answers.js';
+import { withGzip } from './compress.js';
 import { cacheability } from './policy.js';
 import { SingleFlight } from './single-flight.js';
 
@@ -32,6 +33,8 @@ export interface ReadResult {
   tier?: CacheTier;
   /** the node that answered, for a node call */
   upstream?: string;
+  /** the body gzipped, for a client that accepts it (memory-tier entries of 1 KiB and more) */
+  gzip?: Buffer;
 }
 
 /** The upstream side the read path needs (UpstreamPool implements it). */
@@ -145,7 +148,23 @@ export class ReadThrough {
       ledger: this.o.watermark.current(),
       cache,
       tier,
+      gzip: answer.gzip,
     };
+  }
+
+  /**
+   * Puts an answer in the memory tier, then (off the event loop) a gzip copy of
+   * its body beside it, for clients that accept it: compressed once, never on a hit.
+   */
+  private remember(key: string, answer: StoredAnswer): void {
+    this.o.memory.set(key, answer);
+    void withGzip(answer).then(
+      (compressed) => {
+        // Only if the entry is still the one compressed (not evicted or replaced).
+        if (compressed !== undefined && this.o.memory.get(key) === answer) this.o.memory.set(key, compressed);
+      },
+      () => undefined,
+    );
   }
 
   private async fillPinned(key: string, chain: number, req: ReadRequest, version: bigint): Promise<Filled> {
@@ -158,7 +177,7 @@ export class ReadThrough {
     if (redis !== undefined && redisSettings !== undefined && redis.isHealthy()) {
       const found = (await redis.get(shared)) as StoredAnswer | undefined;
       if (found !== undefined) {
-        this.o.memory.set(key, found);
+        this.remember(key, found);
         return { answer: found, tier: 'redis' };
       }
       if (redisSettings.fillLock && redis.isHealthy()) {
@@ -170,7 +189,7 @@ export class ReadThrough {
           const outcome = await redis.awaitFill(shared, waitMs);
           if (outcome !== undefined && outcome !== 'gave-up') {
             if (!outcome.stored) return { answer: outcome.answer, relayed: true };
-            this.o.memory.set(key, outcome.answer);
+            this.remember(key, outcome.answer);
             return { answer: outcome.answer, tier: 'redis' };
           }
         }
@@ -208,7 +227,7 @@ export class ReadThrough {
    * for the shared write. The returned promise settles when Redis has it (or failed).
    */
   private store(key: string, answer: StoredAnswer): Promise<void> {
-    this.o.memory.set(key, answer);
+    this.remember(key, answer);
     const { redis, redisSettings } = this.o;
     if (redis === undefined || redisSettings === undefined || !redis.isHealthy()) return Promise.resolve();
     return Promise.resolve(redis.set(sharedKey(key), answer, this.o.pruneClock.secondsUntilPruned(answer.version, redisSettings.maxTtlSeconds)));

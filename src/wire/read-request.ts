@@ -34,4 +34,6 @@ export interface StoredAnswer {
   gasUsed?: string;
   /** the ledger version the answer was read at */
   version: bigint;
+  /** the body gzipped, kept in memory for clients that accept it (never in Redis) */
+  gzip?: Buffer;
 }
