@@ -194,7 +194,9 @@ describe('upstream failover: every node failing', () => {
     const reply = await rawItem(url, hex(KEY), { version: 990 });
     const elapsed = performance.now() - started;
     expectUnavailableAnswer(reply, ['timed out']);
+    // It waited for the deadline (never less), and the deadline ended it: a loose
+    // upper bound, since a busy machine only ever makes it later.
     expect(elapsed).toBeGreaterThanOrEqual(480);
-    expect(elapsed).toBeLessThan(900);
+    expect(elapsed).toBeLessThan(3 * 500);
   });
 });

@@ -3,7 +3,7 @@
 // probes, passthrough, the SDK's ABI fetch) must carry both; a client cannot
 // replace the key, and no call may go to the origin's bare /v1.
 import { Aptos, AptosConfig, Network } from '@aptos-labs/ts-sdk';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { simBalance } from '../../src/sim/index.js';
 import { gateway, type Gateway } from '../helpers/gateway.js';
 import { call, proxy, rawItem, sim } from '../helpers/proxy.js';
@@ -53,9 +53,8 @@ describe('a hosted node behind a path prefix and an API key', () => {
 
   it('probes the node through the prefix: it is healthy and its ledger is known', async () => {
     const { gw, url } = await hostedSetup();
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    const probes = gw.seen.filter((s) => s.method === 'GET' && s.url === `${PREFIX}/v1`);
-    expect(probes.length).toBeGreaterThan(1);
+    const probes = (): number => gw.seen.filter((s) => s.method === 'GET' && s.url === `${PREFIX}/v1`).length;
+    await vi.waitFor(() => expect(probes()).toBeGreaterThan(1), { timeout: 3000 });
     // A pruned version is answered by the proxy from the probed ledger (oldest 0 here: none is pruned).
     const reply = await rawItem(url, '0x01', { version: 5 });
     expect(reply.status).not.toBe(503);
