@@ -66,16 +66,6 @@ export function served(node: SimNode): number {
   return node.counters.total - node.counters.byRoute.ledger_info;
 }
 
-/** Polls cond every 10 ms until it holds; fails the test after timeoutMs. */
-export async function until(cond: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await cond()) return;
-    if (Date.now() >= deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
 /** A reply's X-Cache and X-Cache-Tier, e.g. "HIT memory", "MISS". */
 export function cacheOf(reply: Reply): string {
   const tier = reply.headers['x-cache-tier'];

@@ -2,7 +2,8 @@
 // entry, even on one Redis with one key prefix, and a node whose chain changes
 // (a devnet reset) is never answered from the old chain's entries.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { cacheOf, errorBodyOf, expectStatus, hex, PRESENT, served, until } from '../helpers/cache.js';
+import { cacheOf, errorBodyOf, expectStatus, hex, PRESENT, served } from '../helpers/cache.js';
+import { until } from '../helpers/until.js';
 import { proxy, rawItem, sim } from '../helpers/proxy.js';
 import { flushAll, startRedisServer, type RedisServerHandle } from '../helpers/redis-server.js';
 

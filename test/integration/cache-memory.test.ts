@@ -2,27 +2,8 @@
 // what is served from cache and what reaches the node, counted on the sim.
 import { describe, expect, it } from 'vitest';
 import { VM_ABORTED, VM_OUT_OF_GAS, type SimRoute } from '../../src/sim/index.js';
-import {
-  ABSENT,
-  BALANCE,
-  balanceAt,
-  cacheOf,
-  errorBodyOf,
-  expectStatus,
-  hex,
-  itemAt,
-  OWNER,
-  OWNER2,
-  PRESENT,
-  PRESENT_KEYS,
-  served,
-  simHeaders,
-  tally,
-  u64le,
-  until,
-  viewBcsRequest,
-  warmConnections,
-} from '../helpers/cache.js';
+import { ABSENT, BALANCE, balanceAt, cacheOf, errorBodyOf, expectStatus, hex, itemAt, OWNER, OWNER2, PRESENT, PRESENT_KEYS, served, simHeaders, tally, u64le, viewBcsRequest, warmConnections } from '../helpers/cache.js';
+import { until } from '../helpers/until.js';
 import { call, HANDLE, ledgerHeaders, proxy, rawItem, sim, viewJson, type Reply } from '../helpers/proxy.js';
 
 /**

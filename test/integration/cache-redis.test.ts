@@ -6,22 +6,8 @@ import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { decodeAnswer, FORMAT_V1 } from '../../src/cache/codec.js';
 import { simBalance } from '../../src/sim/index.js';
-import {
-  BALANCE,
-  balanceAt,
-  cacheOf,
-  expectStatus,
-  hex,
-  itemAt,
-  OWNER,
-  PRESENT,
-  PRESENT_KEYS,
-  served,
-  tally,
-  timed,
-  until,
-  warmConnections,
-} from '../helpers/cache.js';
+import { BALANCE, balanceAt, cacheOf, expectStatus, hex, itemAt, OWNER, PRESENT, PRESENT_KEYS, served, tally, timed, warmConnections } from '../helpers/cache.js';
+import { until } from '../helpers/until.js';
 import { proxy, rawItem, sim, viewJson, type Reply } from '../helpers/proxy.js';
 import { flushAll, startRedisServer, type RedisServerHandle } from '../helpers/redis-server.js';
 

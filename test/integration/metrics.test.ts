@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { simTableItem, type SimNode } from '../../src/sim/index.js';
 import { call, freePort, HANDLE, proxy, rawItem, sim, viewJson, type Reply } from '../helpers/proxy.js';
+import { until } from '../helpers/until.js';
 
 const OWNER = '0x' + '42'.repeat(32);
 const hex = (b: Buffer): string => '0x' + b.toString('hex');
@@ -62,16 +63,6 @@ async function withAdmin(node: SimNode, routing: Record<string, unknown> = { pro
   const adminUrl = p.app.adminUrl();
   expect(adminUrl).toBeDefined();
   return { ...p, adminUrl: adminUrl! };
-}
-
-/** Polls `check` every 25 ms until it is true or `ms` pass. */
-async function eventually(check: () => Promise<boolean>, ms: number): Promise<boolean> {
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    if (await check()) return true;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  return check();
 }
 
 describe('metrics on the admin listener', () => {
@@ -166,8 +157,7 @@ describe('metrics on the admin listener', () => {
     expect(ready.json()).toMatchObject({ ready: true, upstreams: [{ name: 'node0', state: 'healthy' }] });
 
     await node.stop();
-    const notReady = await eventually(async () => (await call(adminUrl, '/readyz')).status === 503, 5000);
-    expect(notReady).toBe(true);
+    await until(async () => (await call(adminUrl, '/readyz')).status === 503, 5000, '/readyz to say not ready');
     const after = await call(adminUrl, '/readyz');
     expect(after.status).toBe(503);
     expect(after.json()).toMatchObject({ ready: false, upstreams: [{ name: 'node0', state: 'down' }] });

@@ -8,6 +8,7 @@ import { RedisStore, type RedisStoreOptions } from '../../src/cache/redis.js';
 import type { FillLock } from '../../src/cache/store.js';
 import type { StoredAnswer } from '../../src/wire/read-request.js';
 import { startRedisServer, type RedisServerHandle } from '../helpers/redis-server.js';
+import { until } from '../helpers/until.js';
 
 const TIMEOUT_MS = 250;
 /** Scheduling slack on a busy CI machine on top of the command timeout. */
@@ -65,16 +66,6 @@ function admin(): Redis {
   client.on('error', () => {});
   cleanups.push(() => client.disconnect());
   return client;
-}
-
-/** Polls cond until it holds or timeoutMs passes (no fixed sleeps). */
-async function until(cond: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await cond()) return true;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  return false;
 }
 
 async function timed<T>(op: () => Promise<T>): Promise<{ value: T; ms: number }> {
@@ -145,7 +136,7 @@ describe('RedisStore fill lock', () => {
     for (const second of [b, a]) {
       const first = (await a.store.tryLock('k', 50)) as FillLock;
       expect(typeof first).toBe('object');
-      expect(await until(async () => (await redis.exists('lx:lock:k')) === 0, 5000)).toBe(true);
+      await until(async () => (await redis.exists('lx:lock:k')) === 0, 5000, 'the lock key to expire');
       const taken = (await second.store.tryLock('k', 5000)) as FillLock;
       expect(typeof taken).toBe('object');
       await first.release();
@@ -230,11 +221,14 @@ describe('RedisStore fails open', () => {
 
     await server.restart();
     restarted = true;
-    const recovered = await until(async () => {
-      await store.set('k2', sample);
-      return (await store.get('k2')) !== undefined;
-    }, 10_000);
-    expect(recovered).toBe(true);
+    await until(
+      async () => {
+        await store.set('k2', sample);
+        return (await store.get('k2')) !== undefined;
+      },
+      10_000,
+      'the store to work again',
+    );
     expect(store.isReady()).toBe(true);
     expect(logs.some((l) => l.msg === 'redis cache available again')).toBe(true);
   });
@@ -246,7 +240,7 @@ describe('RedisStore fails open', () => {
     expect(errors.some((e) => e.op === 'get' && /timed out/i.test(e.err.message))).toBe(true);
 
     await sleeping;
-    expect(await until(async () => (await store.get('stall')) !== undefined, 5000)).toBe(true);
+    await until(async () => (await store.get('stall')) !== undefined, 5000, 'the stalled value');
   });
 
   it('close does not hang when the server is stalled', async () => {

@@ -3,6 +3,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { proxy, sim, viewJson, ledgerHeaders } from '../helpers/proxy.js';
 import { inFlightGauge } from '../helpers/in-flight-gauge.js';
+import { until } from '../helpers/until.js';
 
 afterEach(() => {
   vi.useRealTimers();
@@ -12,14 +13,6 @@ afterEach(() => {
 function fakeClock(): { advance(ms: number): void } {
   vi.useFakeTimers({ toFake: ['Date'] });
   return { advance: (ms) => vi.setSystemTime(Date.now() + ms) };
-}
-
-async function until(check: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if (check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 const balance = (base: string) => viewJson(base, '0x1::sim::balance', ['0x1']);
@@ -34,7 +27,7 @@ describe('bounded-staleness latest reads (latest.maxStalenessMs)', () => {
     expect(node.counters.byRoute.view).toBe(1);
 
     node.ledger.advance(25);
-    await until(() => p.app.watermark.current()!.ledgerVersion === 1025n, 'the watermark to advance');
+    await until(() => p.app.watermark.current()!.ledgerVersion === 1025n, 2000, 'the watermark to advance');
     const stale = await balance(p.url);
     expect(stale.headers['x-cache']).toBe('STALE');
     expect(stale.body).toEqual(first.body);
@@ -44,7 +37,7 @@ describe('bounded-staleness latest reads (latest.maxStalenessMs)', () => {
 
     clock.advance(600);
     expect((await balance(p.url)).headers['x-cache']).toBe('STALE');
-    await until(() => node.counters.byRoute.view === 2, 'the background refresh');
+    await until(() => node.counters.byRoute.view === 2, 2000, 'the background refresh');
     const refreshed = await balance(p.url);
     expect(refreshed.headers['x-cache']).toBe('STALE');
     expect(refreshed.headers['x-node-ledger-version']).toBe('1025');
@@ -64,7 +57,7 @@ describe('bounded-staleness latest reads (latest.maxStalenessMs)', () => {
     clock.advance(700);
     const replies = await Promise.all(Array.from({ length: 30 }, () => balance(p.url)));
     expect(replies.every((r) => r.headers['x-cache'] === 'STALE')).toBe(true);
-    await until(() => node.counters.byRoute.view === 2, 'one refresh');
+    await until(() => node.counters.byRoute.view === 2, 2000, 'one refresh');
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(node.counters.byRoute.view).toBe(2);
   });
@@ -76,12 +69,12 @@ describe('bounded staleness by versions (latest.maxStalenessVersions)', () => {
     const p = await proxy([node], { latest: { maxStalenessVersions: 10 }, routing: { probeIntervalMs: 20 } });
     await balance(p.url);
     node.ledger.advance(4);
-    await until(() => p.app.watermark.current()!.ledgerVersion === 1004n, 'the watermark');
+    await until(() => p.app.watermark.current()!.ledgerVersion === 1004n, 2000, 'the watermark');
     const stale = await balance(p.url);
     expect(stale.headers['x-cache']).toBe('STALE');
     expect(stale.headers['x-node-ledger-version']).toBe('1000');
     node.ledger.advance(20);
-    await until(() => p.app.watermark.current()!.ledgerVersion === 1024n, 'the watermark');
+    await until(() => p.app.watermark.current()!.ledgerVersion === 1024n, 2000, 'the watermark');
     const forwarded = await balance(p.url);
     expect(forwarded.headers['x-cache']).toBe('MISS');
     expect(forwarded.headers['x-node-ledger-version']).toBe('1024');

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { simTableItem, type SimNode } from '../../src/sim/index.js';
 import type { NodeState } from '../../src/upstream/node-state.js';
 import { HANDLE, proxy, rawItem, sim, type Reply } from '../helpers/proxy.js';
+import { until } from '../helpers/until.js';
 
 const KEYS = Array.from({ length: 256 }, (_, i) => Buffer.from([i, 13])).filter((k) => simTableItem(HANDLE, k, 0n) !== null);
 const hex = (b: Buffer): string => '0x' + b.toString('hex');
@@ -20,15 +21,6 @@ async function read(url: string): Promise<Reply> {
   expect(reply.status, reply.body.toString()).toBe(200);
   expect(reply.body).toEqual(simTableItem(HANDLE, key, BigInt(reply.headers['x-node-ledger-version'])));
   return reply;
-}
-
-/** Polls (every 10 ms, at most `ms`) until the condition holds. */
-async function until(condition: () => boolean, what: string, ms = 3000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 /**
@@ -70,7 +62,7 @@ describe('upstream circuit breaker (failureThreshold 2, openMs 500)', () => {
     expect(healthy.counters.byRoute.raw_item).toBeGreaterThanOrEqual(healthyBefore + during);
 
     // Half-open after openMs: one trial. It fails → open again, no traffic.
-    await until(() => state.circuit() === 'half-open', 'half-open');
+    await until(() => state.circuit() === 'half-open', 3000, 'half-open');
     await read(url);
     expect(calls(), 'the half-open trial').toBe(3);
     expect(state.circuit()).toBe('open');
@@ -80,7 +72,7 @@ describe('upstream circuit breaker (failureThreshold 2, openMs 500)', () => {
 
     // The node recovers: the next trial succeeds and closes the circuit.
     failing.faults.clear();
-    await until(() => state.circuit() === 'half-open', 'half-open again');
+    await until(() => state.circuit() === 'half-open', 3000, 'half-open again');
     const trial = await read(url);
     expect(calls()).toBe(4);
     expect(trial.headers['x-node-ledger-version']).toBe('1001');
@@ -112,7 +104,7 @@ describe('upstream circuit breaker (failureThreshold 2, openMs 500)', () => {
     expect(state.circuit()).toBe('open');
     // The node now answers, slowly: every call sent to it stays in flight 300 ms.
     failing.faults.set({ mode: 'slow', delayMs: 300, routes: ['raw_item'] });
-    await until(() => state.circuit() === 'half-open', 'half-open');
+    await until(() => state.circuit() === 'half-open', 3000, 'half-open');
     const before = failing.counters.byRoute.raw_item;
     const healthyBefore = healthy.counters.byRoute.raw_item;
     await Promise.all(Array.from({ length: 8 }, () => read(url)));
