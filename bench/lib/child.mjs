@@ -15,12 +15,13 @@ export function pinned(cpu, argv) {
 
 /**
  * Starts `node [nodeArgs] script` (pinned to `cpu` when possible) and waits for
- * its { ready } message. `params` reaches the child as JSON in BENCH_PARAMS.
+ * its { ready } message. `params` reaches the child as JSON in BENCH_PARAMS;
+ * `stdout` is where the child's stdout goes (a file descriptor, or 'inherit').
  */
-export async function spawnChild(script, { cpu, params = {}, nodeArgs = [], name = script, readyTimeoutMs = 30_000 } = {}) {
+export async function spawnChild(script, { cpu, params = {}, nodeArgs = [], name = script, readyTimeoutMs = 30_000, stdout = 'inherit' } = {}) {
   const [cmd, ...args] = pinned(cpu, [process.execPath, ...nodeArgs, script]);
   const child = spawn(cmd, args, {
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    stdio: ['ignore', stdout, 'inherit', 'ipc'],
     env: { ...process.env, BENCH_PARAMS: JSON.stringify(params) },
   });
   const pending = new Map();

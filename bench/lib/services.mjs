@@ -1,6 +1,9 @@
 // Starting the processes a scenario needs. CPU layout when pinning is possible
 // (2+ CPUs and taskset): servers under test (proxy, ceiling) on CPU 0; the load
 // generator, the simulated node and redis-server on CPU 1. Unpinned otherwise.
+import { closeSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawnChild } from './child.mjs';
 import { startRedis } from './redis.mjs';
@@ -27,10 +30,32 @@ export class Services {
     return this.#track('load', await spawnChild(proc('load'), { cpu: CLIENT_CPU, name: 'load' }));
   }
 
-  /** A proxy in front of `simUrl`; `config` is merged over the bench base config. */
-  async proxy(simUrl, config = {}, { nodeArgs = ['--expose-gc'], name = 'proxy' } = {}) {
+  /**
+   * A proxy in front of `simUrl`; `config` is merged over the bench base config. It
+   * logs at `logLevel` (default: the proxy's default, info) into a file, as a
+   * deployment's stdout would be; handle.logLines() counts the lines so far.
+   */
+  async proxy(simUrl, config = {}, { nodeArgs = ['--expose-gc'], name = 'proxy', logLevel = 'info' } = {}) {
     const full = { upstreams: [{ url: simUrl, name: 'sim' }], ...config };
-    return this.#track(name, await spawnChild(proc('proxy'), { cpu: SERVER_CPU, params: { config: full }, nodeArgs, name }));
+    const logFile = join(tmpdir(), `ledger-proxy-bench-${process.pid}-${name}-${Date.now()}.log`);
+    const fd = openSync(logFile, 'w');
+    let handle;
+    try {
+      handle = await spawnChild(proc('proxy'), { cpu: SERVER_CPU, params: { config: full, logLevel }, nodeArgs, name, stdout: fd });
+    } finally {
+      closeSync(fd);
+    }
+    const stop = handle.stop;
+    handle.logFile = logFile;
+    handle.logLines = () => countLines(logFile);
+    handle.stop = async (...args) => {
+      try {
+        return await stop(...args);
+      } finally {
+        rmSync(logFile, { force: true });
+      }
+    };
+    return this.#track(name, handle);
   }
 
   async ceiling(params) {
@@ -66,5 +91,17 @@ export class Services {
         console.error(`stopping ${s.name}: ${err.message}`);
       }
     }
+  }
+}
+
+/** Lines in a file (0 when it is gone). */
+export function countLines(file) {
+  try {
+    const bytes = readFileSync(file);
+    let n = 0;
+    for (let i = bytes.indexOf(10); i >= 0; i = bytes.indexOf(10, i + 1)) n++;
+    return n;
+  } catch {
+    return 0;
   }
 }

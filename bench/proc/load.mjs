@@ -1,12 +1,15 @@
 // The load generator, in its own process (pinned apart from the servers when
 // possible). Calls:
 //   run(spec)   one autocannon run, bounded by `duration` seconds
+//   blast(spec) many distinct prepared requests (lib/rawload.mjs): the hit scenarios
 //   burst(spec) n identical requests at once on n connections (undici), for coalescing
 import autocannon from 'autocannon';
 import { Agent, request } from 'undici';
 import { childParams, serveRpc } from '../lib/child.mjs';
 import { percentiles } from '../lib/stats.mjs';
 import { makeWorkload } from '../lib/workloads.mjs';
+import { blast as rawBlast, sequence, wireRequest } from '../lib/rawload.mjs';
+import { hitRoute } from '../lib/routes.mjs';
 
 childParams();
 
@@ -114,4 +117,25 @@ async function burst(spec) {
   }
 }
 
-serveRpc({ run, burst }, { pid: process.pid });
+const prepared = new Map();
+
+/**
+ * spec: { url, route (lib/routes.mjs id), items (item numbers), version, order: 'zipf' | 'cycle',
+ *         s?, seed?, connections, durationS?, once?, eachConnection?, countHeaders? }
+ * The requests and their order are built once per (url, route, items, version, order).
+ */
+async function blast(spec) {
+  const id = JSON.stringify([spec.url, spec.route, spec.items.length, spec.items[0], spec.items.at(-1), spec.version, spec.order, spec.s, spec.seed]);
+  let p = prepared.get(id);
+  if (!p) {
+    const route = hitRoute(spec.route);
+    const host = new URL(spec.url).host;
+    const requests = spec.items.map((item) => wireRequest(host, route.request(item, spec.version)));
+    p = { requests, seq: sequence({ order: spec.order, n: requests.length, s: spec.s, seed: spec.seed }) };
+    prepared.set(id, p);
+  }
+  const seq = spec.once && spec.order !== 'cycle' ? sequence({ order: 'cycle', n: p.requests.length }) : p.seq;
+  return rawBlast({ ...spec, requests: p.requests, seq });
+}
+
+serveRpc({ run, burst, blast }, { pid: process.pid });

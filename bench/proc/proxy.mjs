@@ -1,12 +1,14 @@
 // The proxy in its own process, built with buildApp from dist/ as main.ts does.
-// BENCH_PARAMS: { config } merged over a bench base (127.0.0.1:0, admin off, log 'warn').
+// BENCH_PARAMS: { config, logLevel } merged over a bench base (127.0.0.1:0, admin off).
+// The log level is the proxy's default, info, unless a scenario says otherwise; the
+// log lines go to stdout as main.ts writes them (the bench points stdout at a file).
 // Calls: stats (memory tier, RSS), settle (GC, then memory figures), shutdown (closes the app, so --cpu-prof is written).
 import pino from 'pino';
 import { buildApp } from '../../dist/app.js';
 import { parseConfig } from '../../dist/config/index.js';
 import { childParams, serveRpc } from '../lib/child.mjs';
 
-const { config: overrides = {}, logLevel = 'warn' } = childParams();
+const { config: overrides = {}, logLevel = 'info' } = childParams();
 const config = parseConfig({
   server: { host: '127.0.0.1', port: 0 },
   admin: { port: 0 },
