@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [-- --only=hit,latency,wallet,burst,memory,profile] [-- --no-profile] [-- --no-write]
+// npm run bench [-- --quick] [-- --only=hit,latency,wallet,burst,memory,scaling,profile] [-- --no-profile] [-- --no-write]
 // Runs every scenario against real processes on 127.0.0.1 (see bench/README.md),
 // then writes bench/results/latest.json, bench/results/latest.svg and README's
 // performance section (quick or --only runs write quick.* / partial.* instead).
@@ -16,6 +16,7 @@ import { memoryFootprint } from './scenarios/memory.mjs';
 import { missOverhead } from './scenarios/miss-latency.mjs';
 import { profilePath } from './scenarios/profile.mjs';
 import { walletWorkload } from './scenarios/wallet.mjs';
+import { workerScaling } from './scenarios/scaling.mjs';
 
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
@@ -78,6 +79,7 @@ const SCENARIOS = [
   { id: 'wallet', run: walletWorkload },
   { id: 'burst', run: burstCoalescing },
   { id: 'memory', run: memoryFootprint },
+  { id: 'scaling', run: workerScaling },
 ];
 
 const started = Date.now();

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawnChild } from './child.mjs';
+import { startCliProxy } from './cli-proxy.mjs';
 import { startRedis } from './redis.mjs';
 
 export const SERVER_CPU = 0;
@@ -56,6 +57,11 @@ export class Services {
       }
     };
     return this.#track(name, handle);
+  }
+
+  /** The proxy started by its CLI (`dist/main.js --config`), e.g. with server.workers > 1; pinned to `cpu` (a taskset list). */
+  async cliProxy(simUrl, { workers = 1, cpu, name = `proxy-cli-${workers}`, config = {} } = {}) {
+    return this.#track(name, await startCliProxy({ config: { upstreams: [{ url: simUrl, name: 'sim' }], ...config }, cpu, workers }));
   }
 
   async ceiling(params) {
