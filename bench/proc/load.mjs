@@ -10,6 +10,7 @@ import { percentiles } from '../lib/stats.mjs';
 import { makeWorkload } from '../lib/workloads.mjs';
 import { blast as rawBlast, sequence, wireRequest } from '../lib/rawload.mjs';
 import { hitRoute } from '../lib/routes.mjs';
+import { oracleNodeCalls } from '../lib/oracle.mjs';
 
 childParams();
 
@@ -18,6 +19,8 @@ childParams();
  *         overallRate?, workload? (see workloads.mjs), latencies?: record each response's time,
  *         countHeader?: count the values of this response header (or of several, joined by '/') }
  */
+const traces = new Map();
+
 async function run(spec) {
   const body = typeof spec.body === 'object' && spec.body !== null ? Buffer.from(spec.body.base64, 'base64') : spec.body;
   const headerCounts = {};
@@ -35,6 +38,7 @@ async function run(spec) {
   if (spec.workload) {
     const setupRequest = makeWorkload(spec.workload);
     workloadStats = setupRequest.stats;
+    if (spec.traceId && setupRequest.trace) traces.set(spec.traceId, setupRequest.trace);
     requests = [{ ...base, setupRequest }];
   } else {
     requests = [{ ...base }];
@@ -138,4 +142,12 @@ async function blast(spec) {
   return rawBlast({ ...spec, requests: p.requests, seq });
 }
 
-serveRpc({ run, burst, blast }, { pid: process.pid });
+/** The oracle's node calls (lib/oracle.mjs) for the traces recorded under `traceIds` (then forgotten). */
+function oracle({ traceIds, windowMs, inflightMs }) {
+  const list = traceIds.map((id) => traces.get(id));
+  if (list.some((t) => !t)) throw new Error(`no trace recorded for ${traceIds.join(', ')}`);
+  for (const id of traceIds) traces.delete(id);
+  return oracleNodeCalls(list, { windowMs, inflightMs });
+}
+
+serveRpc({ run, burst, blast, oracle }, { pid: process.pid });
