@@ -41,8 +41,9 @@ export function markdownTable(report, name = 'latest') {
   const lines = [];
   lines.push(
     `Measured by \`npm run bench${mode.name === 'quick' ? ' -- --quick' : ''}\` on ${machine.date.slice(0, 10)}: ${machine.cpus} CPU (${machine.cpuModel}), Node ${machine.node}, ` +
-      `${machine.pinning ? 'proxy pinned to one CPU, load generator (autocannon), sim and Redis on the other (the sim on the proxy\'s CPU for the latency scenario)' : 'no CPU pinning'}; ` +
-      `everything on 127.0.0.1, ratios measured side by side in the same run.` +
+      `${machine.pinning ? 'proxy and ceiling pinned to one CPU, load generator, sim and Redis on the other (the sim on the proxy\'s CPU for the latency scenario; both CPUs for the proxies of scenario 7)' : 'no CPU pinning'}; ` +
+      `proxies at their default log level (info), logging to a file; hits over ${mode.hitKeys ?? '?'} distinct keys with Zipf popularity, sent by bench/lib/rawload.mjs (autocannon for the other scenarios); ` +
+      `everything on 127.0.0.1, ratios measured side by side in the same run, in alternating rounds.` +
       (mode.name === 'quick' ? ' **Quick mode: runs too short to judge speed.**' : ''),
   );
   const others = othersCpu(report);
