@@ -49,7 +49,7 @@ const MODES = {
     memoryEntries: 1_000_000,
     httpFillEntries: 30_000,
     profileS: 8,
-    quietBudgetS: 40,
+    quietBudgetS: 90,
   },
   quick: {
     name: 'quick',

@@ -45,7 +45,7 @@ export async function workerScaling(ctx) {
     target: SCALING_TARGET,
     pass: meets(cmp.ratio, SCALING_TARGET),
     display:
-      `${round(cmp.ratio, 3)} (median of ${cmp.perRound.length} rounds; ${Math.round(cmp.rps[two])} vs ${Math.round(cmp.rps[one])} req/s; ` +
+      `${round(cmp.ratio, 3)} (median of ${cmp.perRound.length} rounds; ${Math.round(cmp.rps[two])} vs ${Math.round(cmp.rps[one])} req/s; per proxy CPU-second ${cmp.perServerCpuSecondRatio ?? '?'}; ` +
       `CPU used: 2 workers ${meanOf(two, 'proxyTotal')} + load generator ${meanOf(two, 'load')}, 1 worker ${meanOf(one, 'proxyTotal')} + load generator ${meanOf(one, 'load')}, of ${CAN_PIN ? 2 : '?'} CPUs: the load generator shares them)`,
     raw: { keys: items.length, connections: mode.hitConnections, rounds: mode.rounds, measureSecondsPerRound: mode.measureS, pinning: cpu ? { proxies: cpu, load: 1 } : null, ...cmp, runs },
   };
