@@ -132,7 +132,7 @@ try {
   }
   for (const path of PROFILE_PATHS) {
     if (!profile || (only && !only.includes('profile'))) break;
-    log(`profile: ${path} path under node --cpu-prof`);
+    log(`profile: ${path} path (V8 CPU profile of the measured window, through node:inspector)`);
     const sim = await services.sim({ versionsPerSecond: 0 });
     try {
       const p = await profilePath({ services, load, sim, mode, log, version: BigInt((await sim.call('ledger')).ledgerVersion), root, quiet }, path);

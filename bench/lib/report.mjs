@@ -78,7 +78,7 @@ export function profileMarkdown(report) {
   for (const p of report.profiles) {
     lines.push('');
     lines.push(
-      `#### ${p.path} path — \`${p.file}\`: ${Math.round(p.rpsUnderProfiler)} req/s under the profiler, ${p.connections} connections, ${p.seconds} s (plus start-up and warm-up); busy ${p.busyMs} ms, idle ${p.idlePercent}%`,
+      `#### ${p.path} path — \`${p.file}\`: ${Math.round(p.rpsUnderProfiler)} req/s under the profiler, ${p.connections} connections, ${p.seconds} s (the measured window only); busy ${p.busyMs} ms, idle ${p.idlePercent}%`,
     );
     lines.push('');
     lines.push('| self % | function | where |');

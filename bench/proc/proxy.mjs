@@ -2,7 +2,11 @@
 // BENCH_PARAMS: { config, logLevel } merged over a bench base (127.0.0.1:0, admin off).
 // The log level is the proxy's default, info, unless a scenario says otherwise; the
 // log lines go to stdout as main.ts writes them (the bench points stdout at a file).
-// Calls: stats (memory tier, RSS), settle (GC, then memory figures), shutdown (closes the app, so --cpu-prof is written).
+// Calls: stats (memory tier, RSS), settle (GC, then memory figures), profileStart /
+// profileStop({ file }) (a V8 CPU profile of just that window, through node:inspector),
+// shutdown (closes the app, so --cpu-prof is written).
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import pino from 'pino';
 import { buildApp } from '../../dist/app.js';
 import { parseConfig } from '../../dist/config/index.js';
@@ -17,6 +21,7 @@ const config = parseConfig({
 });
 const app = await buildApp(config, { logger: pino({ level: logLevel }) });
 const url = await app.listen();
+let session;
 
 serveRpc(
   {
@@ -29,6 +34,17 @@ serveRpc(
       }
       const m = process.memoryUsage();
       return { rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, arrayBuffers: m.arrayBuffers, memory: app.memory.stats() };
+    },
+    async profileStart() {
+      session ??= new Session();
+      session.connect();
+      await session.post('Profiler.enable');
+      await session.post('Profiler.start');
+    },
+    async profileStop({ file }) {
+      const { profile } = await session.post('Profiler.stop');
+      session.disconnect();
+      writeFileSync(file, JSON.stringify(profile));
     },
     shutdown: () => app.close(),
   },

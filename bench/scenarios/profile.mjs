@@ -1,5 +1,6 @@
-// Hot paths under `node --cpu-prof`: a proxy profiled for its whole run while the
-// load generator drives one path; the profile goes to bench/results/<name>.cpuprofile
+// Hot paths profiled: a proxy profiled (through node:inspector, for the measured
+// window only: not its start-up, priming or warm-up) while the load generator
+// drives one path; the profile goes to bench/results/<name>.cpuprofile
 // (git-ignored) and its top self-time functions, packages and the inclusive time of
 // the proxy's own functions into latest.json.
 //   memory-hit:          memory hits of raw_item, the Zipf keys of scenario 1, 50 connections
@@ -26,7 +27,7 @@ export async function profilePath(ctx, path) {
   const dir = fileURLToPath(new URL('../results/', import.meta.url));
   const name = `${path}.cpuprofile`;
   rmSync(`${dir}${name}`, { force: true });
-  const proxy = await services.proxy(sim.info.url, {}, { name: `proxy-profiled-${path}`, nodeArgs: ['--cpu-prof', '--cpu-prof-dir', dir, '--cpu-prof-name', name] });
+  const proxy = await services.proxy(sim.info.url, {}, { name: `proxy-profiled-${path}` });
   let req;
   for (let i = 1; i < 64 && !req; i++) {
     if ((await call(proxy.info.url, rawItem(itemKey(i), version))).status === 200) req = rawItem(itemKey(i), version);
@@ -38,9 +39,11 @@ export async function profilePath(ctx, path) {
     const blast = (durationS) => load.call('blast', { ...t, order: 'zipf', s: 1, seed: 14, connections: how.connections(mode), durationS });
     await blast(mode.warmS);
     await ctx.quiet(`profile ${path}`);
+    await proxy.call('profileStart');
     const meter = cpuMeter({ server: proxy.info.pid });
     const r = await blast(mode.profileS);
     const cpu = meter();
+    await proxy.call('profileStop', { file: `${dir}${name}` });
     await services.stop(proxy);
     const summary = summarizeProfile(`${dir}${name}`, { root: root.replace(/\/$/, ''), top: 25 });
     log(`  ${path}: ${Math.round(r.rps)} req/s under the profiler; ${summary.busyMs} ms busy, idle ${summary.idlePercent}%`);
@@ -57,10 +60,12 @@ export async function profilePath(ctx, path) {
   });
   await load.call('run', spec(mode.warmS, 10_000_000));
   await ctx.quiet(`profile ${path}`);
+  await proxy.call('profileStart');
   const meter = cpuMeter({ server: proxy.info.pid });
   const r = await load.call('run', spec(mode.profileS, 20_000_000));
   const cpu = meter();
-  await services.stop(proxy); // a clean exit writes the profile
+  await proxy.call('profileStop', { file: `${dir}${name}` });
+  await services.stop(proxy);
   const summary = summarizeProfile(`${dir}${name}`, { root: root.replace(/\/$/, ''), top: 25 });
   log(`  ${path}: ${Math.round(r.rps)} req/s under the profiler; ${summary.busyMs} ms busy, idle ${summary.idlePercent}%`);
   return { path, ...summary, file: `bench/results/${name}`, rpsUnderProfiler: round(r.rps, 1), connections: how.connections(mode), seconds: mode.profileS, cpu };
