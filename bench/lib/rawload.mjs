@@ -64,81 +64,95 @@ export function blast({ url, requests, seq, connections, durationS, once = false
       finished = true;
       const seconds = (Math.min(performance.now(), once ? Infinity : deadline) - started) / 1000;
       for (const s of sockets) s.destroy();
-      resolve({ completed, durationS: seconds, rps: completed / seconds, statuses, errors, ...(countHeaders.length ? { headerCounts } : {}) });
+      resolve({ completed, durationS: seconds, rps: completed / seconds, statuses, errors, reconnects, ...(countHeaders.length ? { headerCounts } : {}) });
     };
     const timer = once ? null : setTimeout(finish, durationS * 1000 + 5);
+    let reconnects = 0;
     for (let c = 0; c < connections; c++) {
       let pos = once && !eachConnection ? -1 : Math.floor((c * seq.length) / connections);
       let sentOwn = 0;
-      let pending = null;
-      const socket = net.connect({ host: hostname, port: Number(port) });
-      sockets.push(socket);
-      socket.setNoDelay(true);
-      const next = () => {
+      let ended = false;
+      const next = (socket) => {
         if (finished) return;
         let index;
         if (once && !eachConnection) {
-          if (nextShared >= seq.length) return done();
+          if (nextShared >= seq.length) return done(socket);
           index = seq[nextShared++];
         } else if (once) {
-          if (sentOwn >= seq.length) return done();
+          if (sentOwn >= seq.length) return done(socket);
           index = seq[(pos + sentOwn) % seq.length];
         } else {
-          if (performance.now() >= deadline) return done();
+          if (performance.now() >= deadline) return done(socket);
           index = seq[pos];
           pos = pos + 1 === seq.length ? 0 : pos + 1;
         }
         sentOwn++;
         socket.write(requests[index]);
       };
-      const done = () => {
+      const done = (socket) => {
+        ended = true;
         socket.end();
         if (--open === 0) {
           if (timer) clearTimeout(timer);
           finish();
         }
       };
-      socket.on('connect', next);
-      socket.on('error', (err) => {
-        errors++;
-        if (!finished && completed === 0 && errors === connections) {
-          if (timer) clearTimeout(timer);
-          finished = true;
-          reject(err);
-        }
-      });
-      socket.on('data', (chunk) => {
-        pending = pending === null ? chunk : Buffer.concat([pending, chunk]);
-        for (;;) {
-          const headEnd = pending.indexOf(CRLF2);
-          if (headEnd < 0) return;
-          let cl = pending.indexOf(CL_LOWER);
-          if (cl < 0 || cl > headEnd) cl = pending.indexOf(CL_TITLE);
-          if (cl < 0 || cl > headEnd) {
-            socket.destroy(new Error('reply without Content-Length'));
-            return;
+      // A connection the server closes (keep-alive limits) is opened again; its request in flight is lost.
+      const connect = () => {
+        let pending = null;
+        const socket = net.connect({ host: hostname, port: Number(port) });
+        sockets.push(socket);
+        socket.setNoDelay(true);
+        socket.on('connect', () => next(socket));
+        socket.on('close', () => {
+          if (finished || ended) return;
+          // a server that keeps closing (or is gone) ends the run rather than spinning
+          if (++reconnects > 100 * connections) return finish();
+          connect();
+        });
+        socket.on('error', (err) => {
+          errors++;
+          if (!finished && completed === 0 && errors >= connections) {
+            if (timer) clearTimeout(timer);
+            finished = true;
+            for (const s of sockets) s.destroy();
+            reject(err);
           }
-          let length = 0;
-          for (let i = cl + CL_LOWER.length; i < headEnd; i++) {
-            const d = pending[i];
-            if (d >= 48 && d <= 57) length = length * 10 + d - 48;
-            else if (d === 13) break;
+        });
+        socket.on('data', (chunk) => {
+          pending = pending === null ? chunk : Buffer.concat([pending, chunk]);
+          for (;;) {
+            const headEnd = pending.indexOf(CRLF2);
+            if (headEnd < 0) return;
+            let cl = pending.indexOf(CL_LOWER);
+            if (cl < 0 || cl > headEnd) cl = pending.indexOf(CL_TITLE);
+            if (cl < 0 || cl > headEnd) {
+              socket.destroy(new Error('reply without Content-Length'));
+              return;
+            }
+            let length = 0;
+            for (let i = cl + CL_LOWER.length; i < headEnd; i++) {
+              const d = pending[i];
+              if (d >= 48 && d <= 57) length = length * 10 + d - 48;
+              else if (d === 13) break;
+            }
+            const total = headEnd + 4 + length;
+            if (pending.length < total) return;
+            const status = pending[9] * 100 + pending[10] * 10 + pending[11] - 48 * 111;
+            statuses[status] = (statuses[status] ?? 0) + 1;
+            if (countHeaders.length) {
+              const head = pending.latin1Slice(0, headEnd).toLowerCase();
+              const value = countHeaders.map((h) => headerValue(head, h)).join('/');
+              headerCounts[value] = (headerCounts[value] ?? 0) + 1;
+            }
+            if (once || performance.now() <= deadline) completed++;
+            pending = pending.length === total ? null : pending.subarray(total);
+            next(socket);
+            if (pending === null) return;
           }
-          const total = headEnd + 4 + length;
-          if (pending.length < total) return;
-          const status = pending[9] * 100 + pending[10] * 10 + pending[11] - 48 * 111;
-          statuses[status] = (statuses[status] ?? 0) + 1;
-          if (countHeaders.length) {
-            const head = pending.latin1Slice(0, headEnd).toLowerCase();
-            const value = countHeaders.map((h) => headerValue(head, h)).join('/');
-            headerCounts[value] = (headerCounts[value] ?? 0) + 1;
-          }
-          if (once || performance.now() <= deadline) completed++;
-          pending = pending.length === total ? null : pending.subarray(total);
-          next();
-          if (pending === null) return;
-        }
-      });
+        });
+      };
+      connect();
     }
   });
 }
