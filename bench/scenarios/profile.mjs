@@ -3,21 +3,19 @@
 // drives one path; the profile goes to bench/results/<name>.cpuprofile
 // (git-ignored) and its top self-time functions, packages and the inclusive time of
 // the proxy's own functions into latest.json.
-//   memory-hit:          memory hits of raw_item, the Zipf keys of scenario 1, 50 connections
-//   memory-hit-view_bcs: the same with view BCS-body hits (what the TS SDK sends)
-//   miss:                latest raw_item reads of a new key each (always forwarded to the sim)
+//   memory-hit-<route>: memory hits of each route of lib/routes.mjs, the Zipf keys of scenario 1, 50 connections
+//   miss:               latest raw_item reads of a new key each (always forwarded to the sim)
 import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { summarizeProfile } from '../lib/cpuprofile.mjs';
 import { call } from '../lib/http.mjs';
 import { cpuMeter, round } from '../lib/procstat.mjs';
 import { itemKey, rawItem } from '../lib/requests.mjs';
-import { hitRoute, routeItems } from '../lib/routes.mjs';
+import { HIT_ROUTES, hitRoute, routeItems } from '../lib/routes.mjs';
 import { prime } from './hit-throughput.mjs';
 
 const PATHS = {
-  'memory-hit': { connections: (mode) => mode.hitConnections, route: 'raw_item' },
-  'memory-hit-view_bcs': { connections: (mode) => mode.hitConnections, route: 'view_bcs' },
+  ...Object.fromEntries(HIT_ROUTES.map((r) => [`memory-hit-${r.id}`, { connections: (mode) => mode.hitConnections, route: r.id }])),
   miss: { connections: () => 8, workload: (start) => ({ kind: 'distinctLatest', start }) },
 };
 export const PROFILE_PATHS = Object.keys(PATHS);
