@@ -1,16 +1,15 @@
 // The proxy as an operator runs it: `node dist/main.js --config <file>`, with the
 // config written to a temporary YAML file and stdout (the JSON log lines) into a
-// file. Used where the process layout matters (server.workers: the primary forks
+// pipe this process drains and counts, as a container's log collector would. Used where the process layout matters (server.workers: the primary forks
 // the workers, which share the port).
 import { spawn } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
 import { pinned } from './child.mjs';
-import { countLines } from './services.mjs';
 
 const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
 
@@ -44,13 +43,23 @@ export async function startCliProxy({ config, cpu, workers = 1, timeoutMs = 30_0
   const full = { ...config, server: { host: '127.0.0.1', port, workers, ...config.server }, admin: { port: 0 }, log: { level: 'info' } };
   const file = join(dir, 'config.yaml');
   writeFileSync(file, YAML.stringify(full));
-  const logFile = join(dir, 'stdout.log');
-  const fd = openSync(logFile, 'w');
   const [cmd, ...args] = pinned(cpu, [process.execPath, MAIN, '--config', file]);
-  const child = spawn(cmd, args, { stdio: ['ignore', fd, 'inherit'] });
-  closeSync(fd);
+  const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = new Promise((resolve) => child.once('exit', resolve));
-  const listening = () => (readFileSync(logFile, 'utf8').match(/"msg":"ledger-proxy listening"/g) ?? []).length;
+  // Drain and count the log lines; watch for each serving process's 'listening' line.
+  let lines = 0;
+  let listeningLines = 0;
+  let tail = '';
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (text) => {
+    for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) lines++;
+    if (listeningLines < workers) {
+      const all = tail + text;
+      listeningLines += (all.match(/"msg":"ledger-proxy listening"/g) ?? []).length;
+      tail = all.slice(all.lastIndexOf('\n') + 1);
+    }
+  });
+  const listening = () => listeningLines;
   const started = Date.now();
   while (listening() < workers) {
     if (child.exitCode !== null) throw new Error(`ledger-proxy exited (${child.exitCode}) before listening`);
@@ -65,7 +74,7 @@ export async function startCliProxy({ config, cpu, workers = 1, timeoutMs = 30_0
     pid: child.pid,
     /** The primary and every worker (with one worker, the one process). */
     pids: () => [child.pid, ...childPids(child.pid)],
-    logLines: () => countLines(logFile),
+    logLines: () => lines,
     async stop() {
       if (child.exitCode === null) {
         const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);

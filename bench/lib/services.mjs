@@ -1,9 +1,6 @@
 // Starting the processes a scenario needs. CPU layout when pinning is possible
 // (2+ CPUs and taskset): servers under test (proxy, ceiling) on CPU 0; the load
 // generator, the simulated node and redis-server on CPU 1. Unpinned otherwise.
-import { closeSync, openSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawnChild } from './child.mjs';
 import { startCliProxy } from './cli-proxy.mjs';
@@ -33,29 +30,14 @@ export class Services {
 
   /**
    * A proxy in front of `simUrl`; `config` is merged over the bench base config. It
-   * logs at `logLevel` (default: the proxy's default, info) into a file, as a
-   * deployment's stdout would be; handle.logLines() counts the lines so far.
+   * logs at `logLevel` (default: the proxy's default, info) to its stdout, a pipe
+   * this process drains as a container's log collector would; handle.logLines()
+   * counts the lines so far.
    */
   async proxy(simUrl, config = {}, { nodeArgs = ['--expose-gc'], name = 'proxy', logLevel = 'info' } = {}) {
     const full = { upstreams: [{ url: simUrl, name: 'sim' }], ...config };
-    const logFile = join(tmpdir(), `ledger-proxy-bench-${process.pid}-${name}-${Date.now()}.log`);
-    const fd = openSync(logFile, 'w');
-    let handle;
-    try {
-      handle = await spawnChild(proc('proxy'), { cpu: SERVER_CPU, params: { config: full, logLevel }, nodeArgs, name, stdout: fd });
-    } finally {
-      closeSync(fd);
-    }
-    const stop = handle.stop;
-    handle.logFile = logFile;
-    handle.logLines = () => countLines(logFile);
-    handle.stop = async (...args) => {
-      try {
-        return await stop(...args);
-      } finally {
-        rmSync(logFile, { force: true });
-      }
-    };
+    const handle = await spawnChild(proc('proxy'), { cpu: SERVER_CPU, params: { config: full, logLevel }, nodeArgs, name, stdout: 'count' });
+    handle.logLines = handle.stdoutLines;
     return this.#track(name, handle);
   }
 
@@ -100,14 +82,3 @@ export class Services {
   }
 }
 
-/** Lines in a file (0 when it is gone). */
-export function countLines(file) {
-  try {
-    const bytes = readFileSync(file);
-    let n = 0;
-    for (let i = bytes.indexOf(10); i >= 0; i = bytes.indexOf(10, i + 1)) n++;
-    return n;
-  } catch {
-    return 0;
-  }
-}

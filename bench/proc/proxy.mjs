@@ -1,7 +1,7 @@
 // The proxy in its own process, built with buildApp from dist/ as main.ts does.
 // BENCH_PARAMS: { config, logLevel } merged over a bench base (127.0.0.1:0, admin off).
 // The log level is the proxy's default, info, unless a scenario says otherwise; the
-// log lines go to stdout as main.ts writes them (the bench points stdout at a file).
+// log lines go to stdout as main.ts writes them (the bench drains that pipe and counts the lines).
 // Calls: stats (memory tier, RSS), settle (GC, then memory figures), profileStart /
 // profileStop({ file }) (a V8 CPU profile of just that window, through node:inspector),
 // shutdown (closes the app, so --cpu-prof is written).
