@@ -8,9 +8,11 @@ import { cpuMeter, round } from '../lib/procstat.mjs';
 import { CAN_PIN } from '../lib/child.mjs';
 import { HIT_ROUTES, routeItems } from '../lib/routes.mjs';
 import { meets } from '../lib/report.mjs';
-import { compare, interleaved, prime } from './hit-throughput.mjs';
+import { compare, interleaved, median, prime } from './hit-throughput.mjs';
 
 const SCALING_TARGET = { op: '>=', value: 1.6 };
+/** One worker's process counts as having had a whole CPU at this use. */
+const SATURATED = 0.85;
 
 export async function workerScaling(ctx) {
   const { services, load, sim, mode, log, version } = ctx;
@@ -37,16 +39,21 @@ export async function workerScaling(ctx) {
   const cmp = compare(runs, targets[0].name, targets[1].name, 'proxyTotal', 0);
   const meanOf = (name, key) => round(runs[name].reduce((s, x) => s + (x.cpu[key] ?? 0), 0) / runs[name].length, 2);
   const [two, one] = targets.map((t) => t.name);
+  // Only rounds where the single worker had a whole CPU say what one worker can do:
+  // when other processes took its CPU, 2 vs 1 measures the machine, not the workers.
+  const valid = runs[one].map((x, i) => (x.cpu.proxyTotal >= SATURATED ? runs[two][i].rps / x.rps : null)).filter((x) => x !== null);
+  const measured = valid.length > 0 ? median(valid) : cmp.ratio;
+  const how = valid.length > 0 ? `median of the ${valid.length} of ${cmp.perRound.length} rounds where 1 worker had ≥ ${SATURATED} CPU` : `NOT MEASURABLE here: 1 worker never had ${SATURATED} CPU (other processes took it); median of all ${cmp.perRound.length} rounds`;
   return {
     id: 'workers-2-vs-1',
     title: '7. Hit throughput, server.workers 2 vs 1 (raw_item)',
-    measured: round(cmp.ratio, 3),
+    measured: round(measured, 3),
     unit: 'ratio',
     target: SCALING_TARGET,
-    pass: meets(cmp.ratio, SCALING_TARGET),
+    pass: valid.length > 0 && meets(measured, SCALING_TARGET),
     display:
-      `${round(cmp.ratio, 3)} (median of ${cmp.perRound.length} rounds; ${Math.round(cmp.rps[two])} vs ${Math.round(cmp.rps[one])} req/s; per proxy CPU-second ${cmp.perServerCpuSecondRatio ?? '?'}; ` +
+      `${round(measured, 3)} (${how}; totals ${Math.round(cmp.rps[two])} vs ${Math.round(cmp.rps[one])} req/s; per proxy CPU-second ${cmp.perServerCpuSecondRatio ?? '?'}; ` +
       `CPU used: 2 workers ${meanOf(two, 'proxyTotal')} + load generator ${meanOf(two, 'load')}, 1 worker ${meanOf(one, 'proxyTotal')} + load generator ${meanOf(one, 'load')}, of ${CAN_PIN ? 2 : '?'} CPUs: the load generator shares them)`,
-    raw: { keys: items.length, connections: mode.hitConnections, rounds: mode.rounds, measureSecondsPerRound: mode.measureS, pinning: cpu ? { proxies: cpu, load: 1 } : null, ...cmp, runs },
+    raw: { keys: items.length, validRounds: valid.length, ratiosOfValidRounds: valid.map((x) => round(x, 3)), connections: mode.hitConnections, rounds: mode.rounds, measureSecondsPerRound: mode.measureS, pinning: cpu ? { proxies: cpu, load: 1 } : null, ...cmp, runs },
   };
 }
