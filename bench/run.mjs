@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [-- --only=hit,latency,wallet,burst,memory,profile] [-- --no-profile] [-- --no-write]
+// npm run bench [-- --quick] [-- --only=hit,latency,wallet,burst,memory,scaling,profile] [-- --no-profile] [-- --no-write]
 // Runs every scenario against real processes on 127.0.0.1 (see bench/README.md),
 // then writes bench/results/latest.json, bench/results/latest.svg and README's
 // performance section (quick or --only runs write quick.* / partial.* instead).
@@ -14,8 +14,9 @@ import { burstCoalescing } from './scenarios/coalescing.mjs';
 import { hitThroughput } from './scenarios/hit-throughput.mjs';
 import { memoryFootprint } from './scenarios/memory.mjs';
 import { missOverhead } from './scenarios/miss-latency.mjs';
-import { profilePath } from './scenarios/profile.mjs';
+import { PROFILE_PATHS, profilePath } from './scenarios/profile.mjs';
 import { walletWorkload } from './scenarios/wallet.mjs';
+import { workerScaling } from './scenarios/scaling.mjs';
 
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
@@ -30,7 +31,7 @@ if (!existsSync(new URL('../dist/app.js', import.meta.url))) {
 }
 mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
 
-/** Durations and sizes per mode: full stays well under 5 minutes, quick proves the bench works. */
+/** Durations and sizes per mode: full stays around 5 minutes, quick (CI) only proves the bench works: its sizes are too small to judge anything. */
 const MODES = {
   full: {
     name: 'full',
@@ -38,6 +39,7 @@ const MODES = {
     measureS: 3,
     rounds: 5,
     hitConnections: 50,
+    hitKeys: 10_000,
     latencyRate: 500,
     latencyConnections: 1,
     walletConnections: 32,
@@ -47,24 +49,25 @@ const MODES = {
     memoryEntries: 1_000_000,
     httpFillEntries: 30_000,
     profileS: 8,
-    quietBudgetS: 40,
+    quietBudgetS: 90,
   },
   quick: {
     name: 'quick',
-    warmS: 0.5,
-    measureS: 1,
+    warmS: 0.3,
+    measureS: 0.7,
     rounds: 1,
     hitConnections: 50,
+    hitKeys: 500,
     latencyRate: 500,
     latencyConnections: 1,
     walletConnections: 32,
     walletWarmS: 1,
     walletMeasureS: 1.5,
     burst: 100,
-    memoryEntries: 1_000_000,
+    memoryEntries: 200_000,
     httpFillEntries: 5_000,
     profileS: 1,
-    quietBudgetS: 5,
+    quietBudgetS: 2,
   },
 };
 const mode = quick ? MODES.quick : MODES.full;
@@ -76,6 +79,7 @@ const SCENARIOS = [
   { id: 'wallet', run: walletWorkload },
   { id: 'burst', run: burstCoalescing },
   { id: 'memory', run: memoryFootprint },
+  { id: 'scaling', run: workerScaling },
 ];
 
 const started = Date.now();
@@ -126,9 +130,10 @@ try {
       await services.stop(sim);
     }
   }
-  for (const path of ['memory-hit', 'miss']) {
+  // Quick mode (CI) proves profiling works on one hit path and the miss path; full runs profile every route.
+  for (const path of quick ? [PROFILE_PATHS[0], 'miss'] : PROFILE_PATHS) {
     if (!profile || (only && !only.includes('profile'))) break;
-    log(`profile: ${path} path under node --cpu-prof`);
+    log(`profile: ${path} path (V8 CPU profile of the measured window, through node:inspector)`);
     const sim = await services.sim({ versionsPerSecond: 0 });
     try {
       const p = await profilePath({ services, load, sim, mode, log, version: BigInt((await sim.call('ledger')).ledgerVersion), root, quiet }, path);
@@ -152,8 +157,8 @@ const machine = {
   node: process.version,
   platform: `${process.platform} ${process.arch}`,
   date: new Date().toISOString(),
-  pinning: CAN_PIN ? { servers: SERVER_CPU, loadSimRedis: CLIENT_CPU, simInLatencyScenario: SERVER_CPU } : null,
-  loadGenerator: 'autocannon (own process)',
+  pinning: CAN_PIN ? { servers: SERVER_CPU, loadSimRedis: CLIENT_CPU, simInLatencyScenario: SERVER_CPU, scalingProxies: '0,1' } : null,
+  loadGenerator: 'bench/lib/rawload.mjs for hits (scenarios 1, 2, 7), autocannon for the others; own process',
 };
 const report = { machine, mode, durationSeconds: Math.round((Date.now() - started) / 100) / 10, scenarios: results, profiles, failures, quietWaits: quietLog };
 if (write) {

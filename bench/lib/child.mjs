@@ -15,14 +15,17 @@ export function pinned(cpu, argv) {
 
 /**
  * Starts `node [nodeArgs] script` (pinned to `cpu` when possible) and waits for
- * its { ready } message. `params` reaches the child as JSON in BENCH_PARAMS.
+ * its { ready } message. `params` reaches the child as JSON in BENCH_PARAMS;
+ * `stdout`: 'inherit', or 'count' (a pipe this process drains, counting lines:
+ * handle.stdoutLines()).
  */
-export async function spawnChild(script, { cpu, params = {}, nodeArgs = [], name = script, readyTimeoutMs = 30_000 } = {}) {
+export async function spawnChild(script, { cpu, params = {}, nodeArgs = [], name = script, readyTimeoutMs = 30_000, stdout = 'inherit' } = {}) {
   const [cmd, ...args] = pinned(cpu, [process.execPath, ...nodeArgs, script]);
   const child = spawn(cmd, args, {
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    stdio: ['ignore', stdout === 'count' ? 'pipe' : stdout, 'inherit', 'ipc'],
     env: { ...process.env, BENCH_PARAMS: JSON.stringify(params) },
   });
+  const lines = stdout === 'count' ? countingLines(child.stdout) : null;
   const pending = new Map();
   let nextId = 1;
   let exited = false;
@@ -55,6 +58,7 @@ export async function spawnChild(script, { cpu, params = {}, nodeArgs = [], name
   return {
     info,
     pid: child.pid,
+    stdoutLines: () => lines?.() ?? null,
     call(method, callParams = {}) {
       if (exited) return Promise.reject(new Error(`${name} has exited`));
       const id = nextId++;
@@ -103,4 +107,16 @@ export function serveRpc(handlers, info = {}) {
 /** The parameters the parent passed to this child. */
 export function childParams() {
   return JSON.parse(process.env.BENCH_PARAMS ?? '{}');
+}
+
+/**
+ * Drains a readable (a child's stdout pipe, as a log collector would) and counts
+ * its lines; returns the counter.
+ */
+export function countingLines(stream) {
+  let n = 0;
+  stream.on('data', (chunk) => {
+    for (let i = chunk.indexOf(10); i >= 0; i = chunk.indexOf(10, i + 1)) n++;
+  });
+  return () => n;
 }

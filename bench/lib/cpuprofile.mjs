@@ -32,9 +32,12 @@ export function summarizeProfile(file, { root, top = 20 } = {}) {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const selfUs = new Map();
   let totalUs = 0;
+  // The inspector session's own native dispatch (starting and stopping the profiler
+  // from inside the process) is the bench's cost, not the proxy's: left out.
+  const profilerOwn = new Set(profile.nodes.filter((n) => n.callFrame.functionName === 'dispatch' && n.callFrame.url === '').map((n) => n.id));
   for (let i = 0; i < profile.samples.length; i++) {
     const dt = profile.timeDeltas[i] ?? 0;
-    if (dt <= 0) continue;
+    if (dt <= 0 || profilerOwn.has(profile.samples[i])) continue;
     selfUs.set(profile.samples[i], (selfUs.get(profile.samples[i]) ?? 0) + dt);
     totalUs += dt;
   }

@@ -26,12 +26,20 @@ export const KEY_FUNCTIONS = Object.fromEntries(
   [['cacheKeyText', keys.cacheKeyText], ['cacheKey', keys.cacheKey]].filter(([, f]) => typeof f === 'function'),
 );
 
+/** The sim's chain id (its default), part of every cache key since keys carry it. */
+export const CHAIN_ID = 4;
+
+/** A key function's key of `req` at `version`, whichever signature it has (with or without the chain id). */
+export function keyOf(keyFn, req, version, chainId = CHAIN_ID) {
+  return keyFn.length >= 4 ? keyFn('node', chainId, req, version) : keyFn('node', req, version);
+}
+
 /** [key, answer] of entry i under `keyFn`. */
 export function entry(i, keyFn) {
   const value = new BigUint64Array([(BigInt(i) * 0x9e3779b97f4a7c15n) & 0xffffffffffffffffn]);
   // Buffer.from copies into Node's shared 8 KiB pool: a compact small Buffer.
   const body = Buffer.from(new Uint8Array(value.buffer));
-  return [keyFn('node', readRequest(i), VERSION), { status: 200, contentType: 'application/x-bcs', body, version: VERSION }];
+  return [keyOf(keyFn, readRequest(i), VERSION), { status: 200, contentType: 'application/x-bcs', body, version: VERSION }];
 }
 
 /** The bytes the memory tier charges for entry i. */

@@ -41,8 +41,9 @@ export function markdownTable(report, name = 'latest') {
   const lines = [];
   lines.push(
     `Measured by \`npm run bench${mode.name === 'quick' ? ' -- --quick' : ''}\` on ${machine.date.slice(0, 10)}: ${machine.cpus} CPU (${machine.cpuModel}), Node ${machine.node}, ` +
-      `${machine.pinning ? 'proxy pinned to one CPU, load generator (autocannon), sim and Redis on the other (the sim on the proxy\'s CPU for the latency scenario)' : 'no CPU pinning'}; ` +
-      `everything on 127.0.0.1, ratios measured side by side in the same run.` +
+      `${machine.pinning ? 'proxy and ceiling pinned to one CPU, load generator, sim and Redis on the other (the sim on the proxy\'s CPU for the latency scenario; both CPUs for the proxies of scenario 7)' : 'no CPU pinning'}; ` +
+      `proxies at their default log level (info), stdout drained through a pipe as by a log collector; hits over ${mode.hitKeys ?? '?'} distinct keys with Zipf popularity, sent by bench/lib/rawload.mjs (autocannon for the other scenarios); ` +
+      `everything on 127.0.0.1, ratios measured side by side in the same run, in alternating rounds.` +
       (mode.name === 'quick' ? ' **Quick mode: runs too short to judge speed.**' : ''),
   );
   const others = othersCpu(report);
@@ -77,7 +78,7 @@ export function profileMarkdown(report) {
   for (const p of report.profiles) {
     lines.push('');
     lines.push(
-      `#### ${p.path} path — \`${p.file}\`: ${Math.round(p.rpsUnderProfiler)} req/s under the profiler, ${p.connections} connections, ${p.seconds} s (plus start-up and warm-up); busy ${p.busyMs} ms, idle ${p.idlePercent}%`,
+      `#### ${p.path} path — \`${p.file}\`: ${Math.round(p.rpsUnderProfiler)} req/s under the profiler, ${p.connections} connections, ${p.seconds} s (the measured window only); busy ${p.busyMs} ms, idle ${p.idlePercent}%`,
     );
     lines.push('');
     lines.push('| self % | function | where |');

@@ -3,6 +3,7 @@
 // generator, the simulated node and redis-server on CPU 1. Unpinned otherwise.
 import { fileURLToPath } from 'node:url';
 import { spawnChild } from './child.mjs';
+import { startCliProxy } from './cli-proxy.mjs';
 import { startRedis } from './redis.mjs';
 
 export const SERVER_CPU = 0;
@@ -27,10 +28,22 @@ export class Services {
     return this.#track('load', await spawnChild(proc('load'), { cpu: CLIENT_CPU, name: 'load' }));
   }
 
-  /** A proxy in front of `simUrl`; `config` is merged over the bench base config. */
-  async proxy(simUrl, config = {}, { nodeArgs = ['--expose-gc'], name = 'proxy' } = {}) {
+  /**
+   * A proxy in front of `simUrl`; `config` is merged over the bench base config. It
+   * logs at `logLevel` (default: the proxy's default, info) to its stdout, a pipe
+   * this process drains as a container's log collector would; handle.logLines()
+   * counts the lines so far.
+   */
+  async proxy(simUrl, config = {}, { nodeArgs = ['--expose-gc'], name = 'proxy', logLevel = 'info' } = {}) {
     const full = { upstreams: [{ url: simUrl, name: 'sim' }], ...config };
-    return this.#track(name, await spawnChild(proc('proxy'), { cpu: SERVER_CPU, params: { config: full }, nodeArgs, name }));
+    const handle = await spawnChild(proc('proxy'), { cpu: SERVER_CPU, params: { config: full, logLevel }, nodeArgs, name, stdout: 'count' });
+    handle.logLines = handle.stdoutLines;
+    return this.#track(name, handle);
+  }
+
+  /** The proxy started by its CLI (`dist/main.js --config`), e.g. with server.workers > 1; pinned to `cpu` (a taskset list). */
+  async cliProxy(simUrl, { workers = 1, cpu, name = `proxy-cli-${workers}`, config = {} } = {}) {
+    return this.#track(name, await startCliProxy({ config: { upstreams: [{ url: simUrl, name: 'sim' }], ...config }, cpu, workers }));
   }
 
   async ceiling(params) {
@@ -68,3 +81,4 @@ export class Services {
     }
   }
 }
+

@@ -4,6 +4,7 @@
 //   keyCycle:       pinned raw_item reads cycling through a key list (hits on distinct keys)
 //   wallet:         Zipf-ranked items, a share pinned at one version and the rest latest,
 //                   spread over raw_item (BCS), view JSON->JSON and view BCS->BCS
+import { readCode } from './oracle.mjs';
 import { prng } from './prng.mjs';
 import { address, itemKey, rawItem, viewBcs, viewJson } from './requests.mjs';
 
@@ -68,6 +69,12 @@ export function makeWorkload(spec) {
       const rank = zipf(spec.items, spec.s, random);
       // What was generated, by kind: the report splits node calls into latest and pinned.
       const stats = { pinned: 0, latest: 0, raw_item: 0, view_json: 0, view_bcs: 0 };
+      // Every read and its send time, for the oracle (lib/oracle.mjs).
+      const trace = { codes: [], times: [] };
+      const record = (form, item, version) => {
+        trace.codes.push(readCode(form, item, version === null, spec.items));
+        trace.times.push(performance.now());
+      };
       const setup = (req) => {
         const item = rank();
         const version = random() < spec.pinnedShare ? spec.version : null;
@@ -75,16 +82,20 @@ export function makeWorkload(spec) {
         const form = random();
         if (form < 0.5) {
           stats.raw_item++;
+          record(0, item, version);
           return apply(req, rawItem(itemKey(item), version));
         }
         if (form < 0.75) {
           stats.view_json++;
+          record(1, item, version);
           return apply(req, viewJson(address(item), version));
         }
         stats.view_bcs++;
+        record(2, item, version);
         return apply(req, viewBcs(address(item), version));
       };
       setup.stats = stats;
+      setup.trace = trace;
       return setup;
     }
     default:

@@ -1,12 +1,16 @@
 // The load generator, in its own process (pinned apart from the servers when
 // possible). Calls:
 //   run(spec)   one autocannon run, bounded by `duration` seconds
+//   blast(spec) many distinct prepared requests (lib/rawload.mjs): the hit scenarios
 //   burst(spec) n identical requests at once on n connections (undici), for coalescing
 import autocannon from 'autocannon';
 import { Agent, request } from 'undici';
 import { childParams, serveRpc } from '../lib/child.mjs';
 import { percentiles } from '../lib/stats.mjs';
 import { makeWorkload } from '../lib/workloads.mjs';
+import { blast as rawBlast, sequence, wireRequest } from '../lib/rawload.mjs';
+import { hitRoute } from '../lib/routes.mjs';
+import { oracleNodeCalls } from '../lib/oracle.mjs';
 
 childParams();
 
@@ -15,6 +19,8 @@ childParams();
  *         overallRate?, workload? (see workloads.mjs), latencies?: record each response's time,
  *         countHeader?: count the values of this response header (or of several, joined by '/') }
  */
+const traces = new Map();
+
 async function run(spec) {
   const body = typeof spec.body === 'object' && spec.body !== null ? Buffer.from(spec.body.base64, 'base64') : spec.body;
   const headerCounts = {};
@@ -32,6 +38,7 @@ async function run(spec) {
   if (spec.workload) {
     const setupRequest = makeWorkload(spec.workload);
     workloadStats = setupRequest.stats;
+    if (spec.traceId && setupRequest.trace) traces.set(spec.traceId, setupRequest.trace);
     requests = [{ ...base, setupRequest }];
   } else {
     requests = [{ ...base }];
@@ -114,4 +121,33 @@ async function burst(spec) {
   }
 }
 
-serveRpc({ run, burst }, { pid: process.pid });
+const prepared = new Map();
+
+/**
+ * spec: { url, route (lib/routes.mjs id), items (item numbers), version, order: 'zipf' | 'cycle',
+ *         s?, seed?, connections, durationS?, once?, eachConnection?, countHeaders? }
+ * The requests and their order are built once per (url, route, items, version, order).
+ */
+async function blast(spec) {
+  const id = JSON.stringify([spec.url, spec.route, spec.items.length, spec.items[0], spec.items.at(-1), spec.version, spec.order, spec.s, spec.seed]);
+  let p = prepared.get(id);
+  if (!p) {
+    const route = hitRoute(spec.route);
+    const host = new URL(spec.url).host;
+    const requests = spec.items.map((item) => wireRequest(host, route.request(item, spec.version)));
+    p = { requests, seq: sequence({ order: spec.order, n: requests.length, s: spec.s, seed: spec.seed }) };
+    prepared.set(id, p);
+  }
+  const seq = spec.once && spec.order !== 'cycle' ? sequence({ order: 'cycle', n: p.requests.length }) : p.seq;
+  return rawBlast({ ...spec, requests: p.requests, seq });
+}
+
+/** The oracle's node calls (lib/oracle.mjs) for the traces recorded under `traceIds` (then forgotten). */
+function oracle({ traceIds, windowMs, inflightMs }) {
+  const list = traceIds.map((id) => traces.get(id));
+  if (list.some((t) => !t)) throw new Error(`no trace recorded for ${traceIds.join(', ')}`);
+  for (const id of traceIds) traces.delete(id);
+  return oracleNodeCalls(list, { windowMs, inflightMs });
+}
+
+serveRpc({ run, burst, blast, oracle }, { pid: process.pid });

@@ -5,7 +5,7 @@ import pino from 'pino';
 import { buildApp } from '../../dist/app.js';
 import { parseConfig } from '../../dist/config/index.js';
 import { childParams, serveRpc } from '../lib/child.mjs';
-import { entry, entryBytes, KEY_FUNCTIONS, readRequest, VERSION } from '../lib/entries.mjs';
+import { entry, entryBytes, KEY_FUNCTIONS, keyOf, readRequest, VERSION } from '../lib/entries.mjs';
 import { itemKey, rawItem } from '../lib/requests.mjs';
 
 const { simUrl, maxBytes } = childParams();
@@ -32,14 +32,16 @@ async function settle() {
 async function detectKeyFunction() {
   const probe = 0xfffffff;
   const r = rawItem(itemKey(probe), VERSION);
-  await app.http.inject({ method: 'POST', url: r.path, headers: r.headers, payload: r.body });
+  const reply = await app.http.inject({ method: 'POST', url: r.path, headers: r.headers, payload: r.body });
+  // the node's chain id is in the key; the reply says it (vendor-prefixed header)
+  const chainId = Number(Object.entries(reply.headers).find(([k]) => k.endsWith('-chain-id'))?.[1]);
   for (const [name, fn] of Object.entries(KEY_FUNCTIONS)) {
-    if (app.memory.get(fn('node', readRequest(probe), VERSION)) !== undefined) return name;
+    if (app.memory.get(keyOf(fn, readRequest(probe), VERSION, chainId)) !== undefined) return name;
   }
   throw new Error(`the memory tier's key is none of ${Object.keys(KEY_FUNCTIONS).join(', ')}: update bench/lib/entries.mjs`);
 }
 const keyFunction = await detectKeyFunction();
-app.memory.delete(KEY_FUNCTIONS[keyFunction]('node', readRequest(0xfffffff), VERSION));
+app.memory.delete(keyOf(KEY_FUNCTIONS[keyFunction], readRequest(0xfffffff), VERSION));
 
 serveRpc(
   {

@@ -1,12 +1,18 @@
 // The proxy in its own process, built with buildApp from dist/ as main.ts does.
-// BENCH_PARAMS: { config } merged over a bench base (127.0.0.1:0, admin off, log 'warn').
-// Calls: stats (memory tier, RSS), settle (GC, then memory figures), shutdown (closes the app, so --cpu-prof is written).
+// BENCH_PARAMS: { config, logLevel } merged over a bench base (127.0.0.1:0, admin off).
+// The log level is the proxy's default, info, unless a scenario says otherwise; the
+// log lines go to stdout as main.ts writes them (the bench drains that pipe and counts the lines).
+// Calls: stats (memory tier, RSS), settle (GC, then memory figures), profileStart /
+// profileStop({ file }) (a V8 CPU profile of just that window, through node:inspector),
+// shutdown (closes the app, so --cpu-prof is written).
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import pino from 'pino';
 import { buildApp } from '../../dist/app.js';
 import { parseConfig } from '../../dist/config/index.js';
 import { childParams, serveRpc } from '../lib/child.mjs';
 
-const { config: overrides = {}, logLevel = 'warn' } = childParams();
+const { config: overrides = {}, logLevel = 'info' } = childParams();
 const config = parseConfig({
   server: { host: '127.0.0.1', port: 0 },
   admin: { port: 0 },
@@ -15,6 +21,7 @@ const config = parseConfig({
 });
 const app = await buildApp(config, { logger: pino({ level: logLevel }) });
 const url = await app.listen();
+let session;
 
 serveRpc(
   {
@@ -27,6 +34,17 @@ serveRpc(
       }
       const m = process.memoryUsage();
       return { rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, arrayBuffers: m.arrayBuffers, memory: app.memory.stats() };
+    },
+    async profileStart() {
+      session ??= new Session();
+      session.connect();
+      await session.post('Profiler.enable');
+      await session.post('Profiler.start');
+    },
+    async profileStop({ file }) {
+      const { profile } = await session.post('Profiler.stop');
+      session.disconnect();
+      writeFileSync(file, JSON.stringify(profile));
     },
     shutdown: () => app.close(),
   },
