@@ -43,7 +43,8 @@ export function serveAsWorker(registry: Registry, readiness: () => Readiness): v
   });
 }
 
-export async function runPrimary(config: Config, logger: Logger, count: number): Promise<void> {
+/** `exit` flushes the log, then ends the process. */
+export async function runPrimary(config: Config, logger: Logger, count: number, exit: (code: number) => never): Promise<void> {
   let stopping = false;
   const fork = (): void => {
     if (!stopping) cluster.fork();
@@ -109,7 +110,7 @@ export async function runPrimary(config: Config, logger: Logger, count: number):
     void exited.then(async () => {
       clearTimeout(kill);
       await admin?.close();
-      process.exit(0);
+      exit(0);
     });
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));

@@ -28,14 +28,19 @@ async function main(): Promise<void> {
     throw err;
   }
 
-  // Pretty logs for a person at a terminal; JSON lines for everything else.
-  const logger = pino({
-    level: config.log.level,
-    ...(process.stdout.isTTY ? { transport: { target: 'pino-pretty', options: { colorize: true } } } : {}),
-  });
+  // Pretty logs for a person at a terminal. JSON lines for everything else, written
+  // asynchronously: a request's log line never blocks the event loop on stdout.
+  const destination = process.stdout.isTTY ? undefined : pino.destination({ dest: 1, sync: false });
+  const logger = destination
+    ? pino({ level: config.log.level }, destination)
+    : pino({ level: config.log.level, transport: { target: 'pino-pretty', options: { colorize: true } } });
+  const exit = (code: number): never => {
+    destination?.flushSync();
+    process.exit(code);
+  };
   const workers = workerCount(config.server.workers);
   if (workers > 1 && cluster.isPrimary) {
-    await runPrimary(config, logger, workers);
+    await runPrimary(config, logger, workers, exit);
     return;
   }
   const app = await buildApp(config, { logger, serveAdmin: !cluster.isWorker });
@@ -52,13 +57,13 @@ async function main(): Promise<void> {
     // else that would hold the process (a node or Redis that never answers a close).
     setTimeout(() => {
       logger.error({ deadlineMs }, 'shutdown did not finish in time; exiting');
-      process.exit(1);
+      exit(1);
     }, deadlineMs + SHUTDOWN_GRACE_MS).unref();
     app.close().then(
-      () => process.exit(0),
+      () => exit(0),
       (err) => {
         logger.error({ err }, 'error during shutdown');
-        process.exit(1);
+        exit(1);
       },
     );
   };
