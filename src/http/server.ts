@@ -103,26 +103,35 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
  */
 class Connections {
   private draining = false;
-  private readonly replying = new Map<Duplex, ServerResponse>();
+  /** open connections, tracked per connection (not per request: hits stay cheap) */
+  private readonly sockets = new Set<Duplex>();
+  /** the latest reply begun on each connection */
+  private readonly replying = new WeakMap<Duplex, ServerResponse>();
+
+  /** A connection opened: it is known until it closes. */
+  open(socket: Duplex): void {
+    this.sockets.add(socket);
+    socket.once('close', () => this.sockets.delete(socket));
+  }
 
   track(req: IncomingMessage, res: ServerResponse): void {
     if (this.draining) res.setHeader('connection', 'close');
-    const socket = req.socket;
-    this.replying.set(socket, res);
-    res.once('close', () => {
-      if (this.replying.get(socket) === res) this.replying.delete(socket);
-    });
+    this.replying.set(req.socket, res);
   }
 
   /** From now on every reply closes its connection, those in progress included. */
   drain(): void {
     this.draining = true;
-    for (const res of this.replying.values()) if (!res.headersSent) res.setHeader('connection', 'close');
+    for (const socket of this.sockets) {
+      const res = this.replying.get(socket);
+      if (res !== undefined && !res.headersSent) res.setHeader('connection', 'close');
+    }
   }
 
   /** The reply in progress on `socket`, if any. */
   inFlight(socket: Duplex): ServerResponse | undefined {
-    return this.replying.get(socket);
+    const res = this.replying.get(socket);
+    return res !== undefined && !res.writableFinished ? res : undefined;
   }
 }
 
@@ -144,6 +153,7 @@ function serverFactory(connections: Connections, fastHits: FastHitsDeps | undefi
       connections.track(req, res);
       inner(req, res);
     });
+    server.on('connection', (socket: Duplex) => connections.open(socket));
     server.keepAliveTimeout = opts.keepAliveTimeout;
     server.requestTimeout = opts.requestTimeout;
     // Headers are part of the request: a client trickling them gets no longer.
