@@ -35,6 +35,7 @@ const VIEW_PATH = /^\/v1\/view\?ledger_version=([0-9]{1,20})$/;
  */
 const SPELLINGS_MAX_BYTES = 8 * 1024 * 1024;
 const SPELLINGS_MAX = 20_000;
+const SPELLING_OVERHEAD_BYTES = 400;
 
 /** The body a request arrived with, when the fast path read it and then handed the request on. */
 const PRE_READ_BODY = Symbol('ledger-proxy.preReadBody');
@@ -56,7 +57,12 @@ type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
 /** Wraps fastify's request handler: memory hits are answered here, the rest go on to it. */
 export function withFastHits(deps: FastHitsDeps, next: Handler): Handler {
-  const spellings = new LRUCache<string, ReadRequest>({ max: SPELLINGS_MAX, maxSize: SPELLINGS_MAX_BYTES, sizeCalculation: (_read, spelling) => spelling.length * 2 + 200 });
+  // Charged for the spelling, the parsed request's own strings and body, and the objects around them.
+  const spellings = new LRUCache<string, ReadRequest>({
+    max: SPELLINGS_MAX,
+    maxSize: SPELLINGS_MAX_BYTES,
+    sizeCalculation: (read, spelling) => spelling.length + read.identity.length + read.path.length + read.body.length + SPELLING_OVERHEAD_BYTES,
+  });
   return (req, res) => {
     if (req.method !== 'POST') return next(req, res);
     const url = req.url ?? '';
@@ -83,7 +89,9 @@ export function withFastHits(deps: FastHitsDeps, next: Handler): Handler {
       const spelling = `${url}\n${headers['content-type'] ?? ''}\n${headers.accept ?? ''}\n${body.toString('latin1')}`;
       let read = spellings.get(spelling);
       try {
+        let parsed = false;
         if (read === undefined) {
+          parsed = true;
           const raw: RawRead = {
             handle: rawItem?.[1],
             query: { ledger_version: rawItem !== null ? rawItem[2] : view![1] },
@@ -92,9 +100,10 @@ export function withFastHits(deps: FastHitsDeps, next: Handler): Handler {
             body,
           };
           read = rawItem !== null ? deps.parseRawItem(raw) : deps.parseView(raw);
-          spellings.set(spelling, read);
         }
         result = deps.memoryHit(read);
+        // Remembered once it hits: a spelling seen only as a miss costs no memory.
+        if (parsed && result !== undefined) spellings.set(spelling, read);
       } catch {
         // Refused input: fastify's route refuses it again, with the error body.
       }
