@@ -31,21 +31,25 @@ export async function profilePath(ctx, path) {
     if ((await call(proxy.info.url, rawItem(itemKey(i), version))).status === 200) req = rawItem(itemKey(i), version);
   }
   const how = PATHS[path];
-  if (how.route) {
-    const t = { name: path, url: proxy.info.url, route: how.route, items: routeItems(hitRoute(how.route), mode.hitKeys, version), version: String(version) };
-    await prime(load, t, 'HIT/memory');
-    const blast = (durationS) => load.call('blast', { ...t, order: 'zipf', s: 1, seed: 14, connections: how.connections(mode), durationS });
-    await blast(mode.warmS);
+  /** Profiles the proxy while `measure` drives it, for the measured window only; then stops it and summarises. */
+  const profiled = async (measure) => {
     await ctx.quiet(`profile ${path}`);
     await proxy.call('profileStart');
     const meter = cpuMeter({ server: proxy.info.pid });
-    const r = await blast(mode.profileS);
+    const r = await measure();
     const cpu = meter();
     await proxy.call('profileStop', { file: `${dir}${name}` });
     await services.stop(proxy);
     const summary = summarizeProfile(`${dir}${name}`, { root: root.replace(/\/$/, ''), top: 25 });
     log(`  ${path}: ${Math.round(r.rps)} req/s under the profiler; ${summary.busyMs} ms busy, idle ${summary.idlePercent}%`);
     return { path, ...summary, file: `bench/results/${name}`, rpsUnderProfiler: round(r.rps, 1), connections: how.connections(mode), seconds: mode.profileS, cpu };
+  };
+  if (how.route) {
+    const t = { name: path, url: proxy.info.url, route: how.route, items: routeItems(hitRoute(how.route), mode.hitKeys, version), version: String(version) };
+    await prime(load, t, 'HIT/memory');
+    const blast = (durationS) => load.call('blast', { ...t, order: 'zipf', s: 1, seed: 14, connections: how.connections(mode), durationS });
+    await blast(mode.warmS);
+    return profiled(() => blast(mode.profileS));
   }
   const spec = (duration, start) => ({
     url: proxy.info.url,
@@ -57,14 +61,5 @@ export async function profilePath(ctx, path) {
     workload: how.workload(start),
   });
   await load.call('run', spec(mode.warmS, 10_000_000));
-  await ctx.quiet(`profile ${path}`);
-  await proxy.call('profileStart');
-  const meter = cpuMeter({ server: proxy.info.pid });
-  const r = await load.call('run', spec(mode.profileS, 20_000_000));
-  const cpu = meter();
-  await proxy.call('profileStop', { file: `${dir}${name}` });
-  await services.stop(proxy);
-  const summary = summarizeProfile(`${dir}${name}`, { root: root.replace(/\/$/, ''), top: 25 });
-  log(`  ${path}: ${Math.round(r.rps)} req/s under the profiler; ${summary.busyMs} ms busy, idle ${summary.idlePercent}%`);
-  return { path, ...summary, file: `bench/results/${name}`, rpsUnderProfiler: round(r.rps, 1), connections: how.connections(mode), seconds: mode.profileS, cpu };
+  return profiled(() => load.call('run', spec(mode.profileS, 20_000_000)));
 }
