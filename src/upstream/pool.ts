@@ -105,22 +105,11 @@ export class UpstreamPool {
 
   /** Reads from the best node for the request, failing over until the deadline. */
   async read(req: ReadRequest, deadlineAt?: number): Promise<NodeAnswer> {
-    // Overload: answer at once rather than queue without bound. Coalesced
-    // requests share one read, so they count once.
-    if (this.inFlight >= this.maxInFlight) {
-      this.onShed?.('overload');
-      throw NodeError.unavailable(`overloaded: ${this.inFlight} reads are in flight to the nodes (shedding.maxInFlight ${this.maxInFlight})`);
-    }
-    this.inFlight++;
-    try {
-      const headers = { 'content-type': req.contentType, accept: req.accept };
-      const deadline = deadlineAt ?? Date.now() + this.routing.deadlineMs;
-      const answer = await this.withFailover(req.version, { method: 'POST', path: req.path, headers, body: req.body }, deadline);
-      if (req.version === null) this.reportedLatest(answer);
-      return answer;
-    } finally {
-      this.inFlight--;
-    }
+    const headers = { 'content-type': req.contentType, accept: req.accept };
+    const deadline = deadlineAt ?? Date.now() + this.routing.deadlineMs;
+    const answer = await this.admitted(() => this.withFailover(req.version, { method: 'POST', path: req.path, headers, body: req.body }, deadline));
+    if (req.version === null) this.reportedLatest(answer);
+    return answer;
   }
 
   /**
@@ -131,15 +120,23 @@ export class UpstreamPool {
   async forward(call: Omit<NodeCall, 'timeoutMs'>, route: ForwardRoute): Promise<NodeAnswer> {
     // Nothing is served before the chain is known (SPEC §8), passthrough included.
     if (this.chain.current() === undefined) throw NodeError.unavailable(`not ready: ${this.notReadyReason()}`);
+    // A version every node has pruned is the node's to judge (it may not even be a read route).
+    const version = route.minVersion !== undefined && !this.isPruned(route.minVersion) ? route.minVersion : null;
+    return this.admitted(() => this.withFailover(version, call, Date.now() + this.routing.deadlineMs, route.idempotent));
+  }
+
+  /**
+   * Overload (shedding.maxInFlight): answer at once rather than queue without
+   * bound. Coalesced requests share one read, so they count once.
+   */
+  private async admitted<T>(run: () => Promise<T>): Promise<T> {
     if (this.inFlight >= this.maxInFlight) {
       this.onShed?.('overload');
       throw NodeError.unavailable(`overloaded: ${this.inFlight} reads are in flight to the nodes (shedding.maxInFlight ${this.maxInFlight})`);
     }
     this.inFlight++;
     try {
-      // A version every node has pruned is the node's to judge (it may not even be a read route).
-      const version = route.minVersion !== undefined && !this.isPruned(route.minVersion) ? route.minVersion : null;
-      return await this.withFailover(version, call, Date.now() + this.routing.deadlineMs, route.idempotent);
+      return await run();
     } finally {
       this.inFlight--;
     }
