@@ -2,7 +2,7 @@
 // (absolute-form targets, CR/LF in values, hop-by-hop headers), and a decoy
 // server that must never be called. Cleanup is registered where they are created.
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { afterEach, expect } from 'vitest';
 
 export interface RawReply {
@@ -164,4 +164,32 @@ export async function decoy(): Promise<Decoy> {
   out.port = (server.address() as { port: number }).port;
   out.host = `127.0.0.1:${out.port}`;
   return out;
+}
+
+/** A raw connection kept open by a test: what it received so far, and when it closed. */
+export interface OpenSocket {
+  socket: Socket;
+  received(): string;
+  closed: Promise<void>;
+}
+
+const openSockets: Socket[] = [];
+afterEach(() => {
+  for (const socket of openSockets.splice(0)) socket.destroy();
+});
+
+/** Connects to `base` and keeps the connection for the test to write to, byte by byte if it likes; destroyed after the test. */
+export async function openSocket(base: string): Promise<OpenSocket> {
+  const { hostname, port } = new URL(base);
+  const socket = connect(Number(port), hostname);
+  openSockets.push(socket);
+  let data = '';
+  socket.on('data', (chunk: Buffer) => (data += chunk.toString('latin1')));
+  socket.on('error', () => undefined);
+  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    socket.once('connect', resolve);
+    socket.once('error', reject);
+  });
+  return { socket, received: () => data, closed };
 }

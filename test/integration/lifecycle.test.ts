@@ -2,33 +2,15 @@
 // connection past server.requestTimeoutMs, and a shutdown fails readiness first,
 // lets requests in flight finish with `Connection: close`, closes idle keep-alive
 // sockets, and ends by server.shutdownTimeoutMs whatever the clients do.
-import { connect, type Socket } from 'node:net';
 import { Agent, request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { freePort, proxy, sim } from '../helpers/proxy.js';
+import { openSocket } from '../helpers/raw-socket.js';
 
-const sockets: Socket[] = [];
 const agents: Agent[] = [];
 afterEach(async () => {
-  for (const s of sockets.splice(0)) s.destroy();
   for (const a of agents.splice(0)) await a.destroy();
 });
-
-/** A raw connection to `base`, with everything it receives and a promise of its end. */
-async function open(base: string): Promise<{ socket: Socket; received: () => string; closed: Promise<void> }> {
-  const { hostname, port } = new URL(base);
-  const socket = connect(Number(port), hostname);
-  sockets.push(socket);
-  let data = '';
-  socket.on('data', (chunk) => (data += chunk.toString('latin1')));
-  socket.on('error', () => undefined);
-  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
-  await new Promise<void>((resolve, reject) => {
-    socket.once('connect', resolve);
-    socket.once('error', reject);
-  });
-  return { socket, received: () => data, closed };
-}
 
 /** Resolves with what happened first: the promise, or `ms` elapsing. */
 function within<T>(promise: Promise<T>, ms: number): Promise<T | 'timeout'> {
@@ -40,7 +22,7 @@ describe('server.requestTimeoutMs', () => {
   it('a client trickling its headers a byte at a time gets a 400 error body and the connection closed', async () => {
     const node = await sim();
     const { url } = await proxy([node], { server: { host: '127.0.0.1', port: 0, requestTimeoutMs: 400 } });
-    const client = await open(url);
+    const client = await openSocket(url);
     client.socket.write('GET /v1 HTTP/1.1\r\nHost: x\r\nX-Slow: ');
     const trickle = setInterval(() => {
       if (!client.socket.destroyed) client.socket.write('a');
@@ -68,11 +50,11 @@ describe('shutdown', () => {
     expect((await request(`${adminUrl}/readyz`)).statusCode).toBe(200);
 
     // An idle keep-alive connection: it has had one reply and stays open.
-    const idle = await open(url);
+    const idle = await openSocket(url);
     idle.socket.write('GET /v1 HTTP/1.1\r\nHost: x\r\n\r\n');
     await within(new Promise((r) => idle.socket.once('data', r)), 2000);
     // A half-sent request: headers never finish.
-    const half = await open(url);
+    const half = await openSocket(url);
     half.socket.write('GET /v1 HTTP/1.1\r\nHost: x\r\n');
     // A request in flight (the node takes 400 ms).
     const agent = new Agent({ keepAliveTimeout: 60_000 });
