@@ -75,6 +75,26 @@ describe('chain identity', () => {
   });
 });
 
+describe('chain identity across a reload', () => {
+  it('a reload to all-new nodes keeps the established chain: same chain served at once, another chain quarantined', async () => {
+    const first = await sim({ chainId: 4 });
+    const { app, url } = await proxy([first], QUIET);
+    expect(app.pool.chainId()).toBe(4);
+    const same = await sim({ chainId: 4 });
+    await app.reload({ ...app.config, upstreams: parseConfig({ upstreams: [{ url: same.url, name: 'same' }] }).upstreams });
+    expect(app.pool.chainId()).toBe(4);
+    expect((await rawItem(url, '0x01', { version: 900 })).status).toBe(200);
+    expect(same.counters.byRoute.raw_item).toBe(1);
+
+    const other = await sim({ chainId: 5 });
+    await app.reload({ ...app.config, upstreams: parseConfig({ upstreams: [{ url: other.url, name: 'other' }] }).upstreams });
+    expect(app.pool.chainId()).toBe(4);
+    expect(app.pool.health(app.pool.nodes[0])).toBe('quarantined');
+    expect((await rawItem(url, '0x01', { version: 901 })).status).toBe(503);
+    expect(other.counters.byRoute.raw_item).toBe(0);
+  });
+});
+
 const apps: App[] = [];
 afterEach(async () => {
   for (const app of apps.splice(0)) await app.close();
