@@ -24,7 +24,7 @@ import { NodeState } from './upstream/node-state.js';
 import { UpstreamPool } from './upstream/pool.js';
 import { vendorNames } from './wire/vendor.js';
 import { Reloader, type ReloadOutcome } from './reload.js';
-import { parseRawItem, parseView } from './http/parse-read.js';
+import { readRoutes, routeMatcher } from './routes/table.js';
 
 /** How long start-up waits for Redis before serving from memory and nodes alone. */
 const REDIS_START_WAIT_MS = 2000;
@@ -166,6 +166,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
     const level = memoryHit ? 'debug' : 'info';
     if (logger.isLevelEnabled(level)) logger[level]({ endpoint, cache, tier, upstream, status, ms: Math.round(ms * 100) / 100 }, 'request');
   };
+  const routes = readRoutes(vendor);
   const http = await buildHttpServer({
     bodyLimitBytes: config.server.bodyLimitBytes,
     requestTimeoutMs: config.server.requestTimeoutMs,
@@ -173,7 +174,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
     writer,
     reads,
     watermark,
-    vendor,
+    routes,
     passthrough: config.passthrough
       ? (app) =>
           registerPassthrough(app, {
@@ -194,11 +195,10 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
       account(endpoint, cache, reply.statusCode, reply.elapsedTime, served?.tier, served?.upstream);
     },
     fastHits: deps.fastHits === false ? undefined : {
-      parseRawItem,
-      parseView: (raw) => parseView(raw, vendor),
+      match: routeMatcher(routes),
       memoryHit: (req) => reads.memoryHit(req),
       writer,
-      onServed: (endpoint, result, startedAt) => account(endpoint, result.cache, result.status, performance.now() - startedAt, result.tier),
+      onServed: (family, result, startedAt) => account(family, result.cache, result.status, performance.now() - startedAt, result.tier),
       rateLimit: rateLimiter && { admit: (req) => rateLimiter.admit(req), snapshot: () => watermark.current() },
     },
   });

@@ -59,6 +59,11 @@ export class NodeError extends Error {
     return new NodeError(410, 'version_pruned', `Ledger version(${version}) has been pruned`);
   }
 
+  /** A block height below the oldest block a node keeps (blocks/by_height). */
+  static blockPruned(height: bigint): NodeError {
+    return new NodeError(410, 'block_pruned', `Block(${height}) has been pruned`);
+  }
+
   static versionNotFound(version: bigint, latest: bigint): NodeError {
     return new NodeError(
       404,

@@ -1,5 +1,5 @@
 // The cache key of a pinned answer (DESIGN "Cache keys and entries"): (vendor,
-// chain id, endpoint, format, N, canonical request), hashed with SHA-256 for
+// chain id, route, format, N, canonical request), hashed with SHA-256 for
 // shared stores. The chain id is in it so two chains never share an entry (SPEC
 // §8), even on one Redis with one key prefix, and a devnet reset starts afresh.
 import { createHash } from 'node:crypto';
@@ -19,12 +19,14 @@ const KEY_SCHEME = 'lp2';
  * hash. Redis gets sharedKey() of it.
  *
  * `version` is passed separately from req.version because a latest read is stored
- * under the version its answer was read at.
+ * under the version its answer was read at. null: a path route (a transaction, a
+ * block), whose path names the item without a version; '-' keeps it apart from any N.
  */
-export function cacheKeyText(vendor: string, chainId: number, req: ReadRequest, version: bigint): string {
+export function cacheKeyText(vendor: string, chainId: number, req: ReadRequest, version: bigint | null): string {
+  const name = req.route.name;
   const key =
-    `${KEY_SCHEME}:${vendor.length}:${vendor}${chainId}:${req.endpoint.length}:${req.endpoint}` +
-    `${req.format.length}:${req.format}${version}:${req.identity}`;
+    `${KEY_SCHEME}:${vendor.length}:${vendor}${chainId}:${name.length}:${name}` +
+    `${req.format.length}:${req.format}${version ?? '-'}:${req.identity}`;
   // V8 keeps a concatenation as a rope of its pieces; a cache holding the rope as
   // its key would keep every piece. Reading a character flattens it in place.
   key.charCodeAt(0);
@@ -44,6 +46,6 @@ export function sharedKey(text: string): string {
 }
 
 /** sharedKey(cacheKeyText(…)): the shared-store key of a pinned answer. */
-export function cacheKey(vendor: string, chainId: number, req: ReadRequest, version: bigint): string {
+export function cacheKey(vendor: string, chainId: number, req: ReadRequest, version: bigint | null): string {
   return sharedKey(cacheKeyText(vendor, chainId, req, version));
 }

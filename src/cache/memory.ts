@@ -17,7 +17,7 @@ export const ENTRY_OVERHEAD_BYTES = 400;
 
 /** The bytes an entry is charged against maxBytes. String lengths stand in for their size. */
 export function entrySize(key: string, answer: StoredAnswer): number {
-  return ENTRY_OVERHEAD_BYTES + key.length + answer.contentType.length + (answer.gasUsed?.length ?? 0) + answer.body.length + (answer.gzip?.length ?? 0);
+  return ENTRY_OVERHEAD_BYTES + key.length + answer.contentType.length + (answer.gasUsed?.length ?? 0) + (answer.cursor?.length ?? 0) + answer.body.length + (answer.gzip?.length ?? 0);
 }
 
 export interface MemoryStoreOptions {

@@ -1,37 +1,35 @@
-// Memory hits of pinned reads, answered before fastify builds its request and
+// Memory hits of cached reads, answered before fastify builds its request and
 // reply objects, routes, and runs its hooks: that pipeline was most of what a hit
 // cost beyond Node's own HTTP work (bench scenario 1).
 //
-// Only the plainest requests are taken: POST, HTTP/1.1 with Host, a
-// Content-Length body of at most FAST_BODY_MAX bytes, no Expect or
-// Transfer-Encoding, and a path that is exactly one of the two endpoints with a
-// lone ?ledger_version. The body is read and parsed by the same functions as the
-// routes use. Whatever is not a memory hit then (a miss, a pruned version, input
-// the parser refuses, anything unusual) goes to fastify as it came, the body
-// already read handed back through the read routes' preParsing hook, so there is
-// one implementation of every answer that is not a hit.
+// Only the plainest requests are taken: HTTP/1.1 with Host, no Expect or
+// Transfer-Encoding, a GET without a body or a POST with a Content-Length body of
+// at most FAST_BODY_MAX bytes, and a path of a cached route (routes/table.ts,
+// matched and parsed by the same code as the fastify routes). Whatever is not a
+// memory hit then (a miss, a pruned version, input the parser refuses, anything
+// unusual) goes to fastify as it came, the body already read handed back through
+// the read routes' preParsing hook, so there is one implementation of every
+// answer that is not a hit.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { LRUCache } from 'lru-cache';
 import type { NodeError } from '../errors.js';
 import type { LedgerInfo } from '../ledger/info.js';
+import type { RouteMatch } from '../routes/table.js';
 import { acceptsGzip } from '../serve/compress.js';
 import type { ReadResult } from '../serve/read-through.js';
 import type { ReadRequest } from '../wire/read-request.js';
-import type { RawRead } from './parse-read.js';
 import type { ReplyWriter } from './reply.js';
 
-/** Larger bodies are left to fastify: raw_item and view bodies are far smaller. */
+/** Larger bodies are left to fastify: the cached routes' bodies are far smaller. */
 const FAST_BODY_MAX = 16 * 1024;
-const RAW_ITEM_PATH = /^\/v1\/tables\/(0x[0-9a-fA-F]{1,64})\/raw_item\?ledger_version=([0-9]{1,20})$/;
-const VIEW_PATH = /^\/v1\/view\?ledger_version=([0-9]{1,20})$/;
 
 /**
- * Parsed requests by their exact spelling (path, content type, accept, body), so a
- * repeated request is not parsed and canonicalised again: a JSON or BCS view costs
- * what a raw_item costs. Parsing is a pure function of those bytes, so an entry
- * never goes stale; the chain, the version's pruning and the hit itself are
- * looked up afresh every time.
+ * Parsed requests by their exact spelling (method, url, content type, accept,
+ * body), so a repeated request is not parsed and canonicalised again: every
+ * route's hit costs what a raw_item hit costs. Parsing is a pure function of
+ * those bytes, so an entry never goes stale; the chain, the version's pruning and
+ * the hit itself are looked up afresh every time.
  */
 const SPELLINGS_MAX_BYTES = 8 * 1024 * 1024;
 const SPELLINGS_MAX = 20_000;
@@ -42,13 +40,13 @@ const PRE_READ_BODY = Symbol('ledger-proxy.preReadBody');
 type PreRead = IncomingMessage & { [PRE_READ_BODY]?: Buffer };
 
 export interface FastHitsDeps {
-  parseRawItem(raw: RawRead): ReadRequest;
-  parseView(raw: RawRead): ReadRequest;
+  /** the cached route a request line names, if any */
+  match(method: string, url: string): RouteMatch | undefined;
   /** the reply for a memory hit, or undefined for anything else */
   memoryHit(req: ReadRequest): ReadResult | undefined;
   writer: ReplyWriter;
   /** told of every hit served here, as the onResponse hook is of the others */
-  onServed(endpoint: ReadRequest['endpoint'], result: ReadResult, startedAt: number): void;
+  onServed(family: string, result: ReadResult, startedAt: number): void;
   /** the per-client rate limit: counts the request, and says when it must be refused */
   rateLimit?: { admit(req: IncomingMessage): NodeError | null; snapshot(): LedgerInfo | null };
 }
@@ -61,61 +59,70 @@ export function withFastHits(deps: FastHitsDeps, next: Handler): Handler {
   const spellings = new LRUCache<string, ReadRequest>({
     max: SPELLINGS_MAX,
     maxSize: SPELLINGS_MAX_BYTES,
-    sizeCalculation: (read, spelling) => spelling.length + read.identity.length + read.path.length + read.body.length + SPELLING_OVERHEAD_BYTES,
+    sizeCalculation: (read, spelling) => spelling.length + read.identity.length + read.path.length + (read.body?.length ?? 0) + SPELLING_OVERHEAD_BYTES,
   });
-  return (req, res) => {
-    if (req.method !== 'POST') return next(req, res);
-    const url = req.url ?? '';
-    const rawItem = RAW_ITEM_PATH.exec(url);
-    const view = rawItem === null ? VIEW_PATH.exec(url) : null;
-    if (rawItem === null && view === null) return next(req, res);
+
+  /** `matched`: the route, when already known (a POST is matched before its body is read). */
+  const serve = (req: IncomingMessage, res: ServerResponse, url: string, body: Buffer, startedAt: number, matched?: RouteMatch): void => {
     const headers = req.headers;
-    const length = Number(headers['content-length']);
+    const spelling = `${req.method} ${url}\n${headers['content-type'] ?? ''}\n${headers.accept ?? ''}\n${body.toString('latin1')}`;
+    let read = spellings.get(spelling);
+    let result: ReadResult | undefined;
+    try {
+      let parsed = false;
+      if (read === undefined) {
+        matched ??= deps.match(req.method!, url);
+        if (matched !== undefined) {
+          parsed = true;
+          read = matched.route.parse({ params: matched.params, query: matched.query, contentType: headers['content-type'], accept: headers.accept, body });
+        }
+      }
+      if (read !== undefined) result = deps.memoryHit(read);
+      // Remembered once it hits: a spelling seen only as a miss costs no memory.
+      if (parsed && result !== undefined) spellings.set(spelling, read!);
+    } catch {
+      // Refused input: fastify's route refuses it again, with the error body.
+    }
+    if (result === undefined || read === undefined) {
+      if (body.length > 0) (req as PreRead)[PRE_READ_BODY] = body;
+      return next(req, res);
+    }
+    deps.writer.writeRaw(res, result, result.gzip !== undefined && acceptsGzip(headers['accept-encoding']));
+    deps.onServed(read.route.family, result, startedAt);
+  };
+
+  return (req, res) => {
+    const method = req.method;
+    const url = req.url ?? '';
+    // Only the cached routes, all under /v1/: everything else goes straight on.
+    if ((method !== 'GET' && method !== 'POST') || !url.startsWith('/v1/')) return next(req, res);
+    const headers = req.headers;
+    const length = headers['content-length'] === undefined ? 0 : Number(headers['content-length']);
     if (
       req.httpVersion !== '1.1' ||
       headers.host === undefined ||
       headers.expect !== undefined ||
       headers['transfer-encoding'] !== undefined ||
-      !(length > 0 && length <= FAST_BODY_MAX)
+      !(method === 'GET' ? length === 0 : length > 0 && length <= FAST_BODY_MAX)
     ) {
       return next(req, res);
     }
     const startedAt = performance.now();
     const refused = deps.rateLimit?.admit(req) ?? null;
     if (refused !== null) return deps.writer.writeRawError(res, refused, deps.rateLimit!.snapshot());
+    if (method === 'GET') return serve(req, res, url, EMPTY, startedAt);
+    // Only a cached route's body is read here: any other POST (a transaction
+    // submitted through passthrough) goes on with its stream untouched.
+    const matched = deps.match(method, url);
+    if (matched === undefined) return next(req, res);
     readBody(req, length, (body) => {
       if (body === null) return next(req, res);
-      let result: ReadResult | undefined;
-      const spelling = `${url}\n${headers['content-type'] ?? ''}\n${headers.accept ?? ''}\n${body.toString('latin1')}`;
-      let read = spellings.get(spelling);
-      try {
-        let parsed = false;
-        if (read === undefined) {
-          parsed = true;
-          const raw: RawRead = {
-            handle: rawItem?.[1],
-            query: { ledger_version: rawItem !== null ? rawItem[2] : view![1] },
-            contentType: headers['content-type'],
-            accept: headers.accept,
-            body,
-          };
-          read = rawItem !== null ? deps.parseRawItem(raw) : deps.parseView(raw);
-        }
-        result = deps.memoryHit(read);
-        // Remembered once it hits: a spelling seen only as a miss costs no memory.
-        if (parsed && result !== undefined) spellings.set(spelling, read);
-      } catch {
-        // Refused input: fastify's route refuses it again, with the error body.
-      }
-      if (result === undefined || read === undefined) {
-        (req as PreRead)[PRE_READ_BODY] = body;
-        return next(req, res);
-      }
-      deps.writer.writeRaw(res, result, result.gzip !== undefined && acceptsGzip(headers['accept-encoding']));
-      deps.onServed(read.endpoint, result, startedAt);
+      serve(req, res, url, body, startedAt, matched);
     });
   };
 }
+
+const EMPTY = Buffer.alloc(0);
 
 /**
  * Reads exactly `length` bytes of body. null when the body is not that long (the

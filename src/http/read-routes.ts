@@ -1,25 +1,26 @@
-// POST /v1/tables/{handle}/raw_item and POST /v1/view: parse, read through, reply.
+// The cached routes (routes/table.ts), one fastify route per descriptor: parse,
+// read through, reply. Every descriptor is served by the same handler.
 import type { FastifyInstance, FastifyReply, FastifyRequest, preParsingHookHandler } from 'fastify';
 import { NodeError } from '../errors.js';
 import type { Watermark } from '../ledger/watermark.js';
+import type { RawRead, RouteDescriptor } from '../routes/route.js';
 import { acceptsGzip } from '../serve/compress.js';
 import type { ReadResult, ReadThrough } from '../serve/read-through.js';
 import type { ReadRequest } from '../wire/read-request.js';
-import type { VendorNames } from '../wire/vendor.js';
-import { parseRawItem, parseView, type RawRead } from './parse-read.js';
 import { preReadBody } from './fast-hits.js';
 import { protocolError, type ReplyWriter } from './reply.js';
 
 export interface ReadRoutesDeps {
   reads: ReadThrough;
   watermark: Watermark;
-  vendor: VendorNames;
+  routes: readonly RouteDescriptor[];
   writer: ReplyWriter;
 }
 
 /** What the request log and metrics learn of a served read. */
 export interface ServedRead {
-  endpoint: ReadRequest['endpoint'];
+  /** the route family (metrics label) */
+  endpoint: string;
   upstream?: string;
   tier?: string;
 }
@@ -33,8 +34,8 @@ declare module 'fastify' {
 function rawRead(request: FastifyRequest): RawRead {
   const body = request.body;
   return {
-    handle: (request.params as { handle?: string }).handle,
-    query: (request.query ?? {}) as Record<string, unknown>,
+    params: (request.params ?? {}) as RawRead['params'],
+    query: (request.query ?? {}) as RawRead['query'],
     contentType: request.headers['content-type'],
     accept: request.headers.accept,
     body: Buffer.isBuffer(body) ? body : Buffer.alloc(0),
@@ -42,27 +43,27 @@ function rawRead(request: FastifyRequest): RawRead {
 }
 
 export function registerReadRoutes(app: FastifyInstance, deps: ReadRoutesDeps, afterFastHits = false): void {
-  const { reads, watermark, vendor, writer } = deps;
+  const { reads, watermark, writer } = deps;
 
-  const serve = (endpoint: ReadRequest['endpoint'], parse: (raw: RawRead) => ReadRequest) => (request: FastifyRequest, reply: FastifyReply) => {
+  const serve = (route: RouteDescriptor) => (request: FastifyRequest, reply: FastifyReply) => {
     let req: ReadRequest;
     try {
       const refused = protocolError(request);
       if (refused !== null) throw refused;
-      req = parse(rawRead(request));
+      req = route.parse(rawRead(request));
     } catch (err) {
-      // A refused read is still a read of this endpoint (metrics and the request log).
-      request.served = { endpoint };
+      // A refused read is still a read of this route (metrics and the request log).
+      request.served = { endpoint: route.family };
       // Input errors carry no ledger headers, as a node's don't.
       return writer.error(reply, NodeError.from(err), null);
     }
     const done = (result: ReadResult): FastifyReply => {
-      request.served = { endpoint: req.endpoint, upstream: result.upstream, tier: result.tier };
+      request.served = { endpoint: route.family, upstream: result.upstream, tier: result.tier };
       return writer.result(reply, result, result.gzip !== undefined && acceptsGzip(request.headers['accept-encoding']));
     };
     // The proxy's own errors carry the freshest snapshot it knows.
     const failed = (err: unknown): FastifyReply => {
-      request.served = { endpoint: req.endpoint };
+      request.served = { endpoint: route.family };
       return writer.error(reply, NodeError.from(err), watermark.current());
     };
     try {
@@ -75,6 +76,7 @@ export function registerReadRoutes(app: FastifyInstance, deps: ReadRoutesDeps, a
 
   // Behind the fast path, a request it read but did not answer comes with its body already read.
   const preParsing: preParsingHookHandler | undefined = afterFastHits ? (request, _reply, payload, done) => done(null, preReadBody(request, payload)) : undefined;
-  app.post('/v1/tables/:handle/raw_item', { preParsing }, serve('raw_item', parseRawItem));
-  app.post('/v1/view', { preParsing }, serve('view', (raw) => parseView(raw, vendor)));
+  for (const route of deps.routes) {
+    app.route({ method: route.method, url: route.url, preParsing: route.method === 'POST' ? preParsing : undefined, handler: serve(route) });
+  }
 }

@@ -1,5 +1,5 @@
 // The one place replies of the served endpoints and every error are written:
-// status, body, ledger headers and the X-Cache headers.
+// status, body, ledger headers, the gas and cursor headers, and the X-Cache headers.
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { NodeError, errorBody, ERROR_CONTENT_TYPE } from '../errors.js';
@@ -36,6 +36,7 @@ export class ReplyWriter {
     reply.code(result.status).header('content-type', result.contentType);
     this.ledgerHeaders(reply, result.ledger);
     if (result.gasUsed !== undefined) reply.header(this.names.gasUsed, result.gasUsed);
+    if (result.cursor !== undefined) reply.header(this.names.cursor, result.cursor);
     reply.header('x-cache', result.cache);
     if (result.tier !== undefined) reply.header('x-cache-tier', result.tier);
     if (gzipOk && result.gzip !== undefined) {
@@ -53,6 +54,7 @@ export class ReplyWriter {
     const headers: string[] = ['content-type', result.contentType];
     if (result.ledger !== null) for (const [name, value] of this.encoded(result.ledger)) headers.push(name, value);
     if (result.gasUsed !== undefined) headers.push(this.names.gasUsed, result.gasUsed);
+    if (result.cursor !== undefined) headers.push(this.names.cursor, result.cursor);
     headers.push('x-cache', result.cache);
     if (result.tier !== undefined) headers.push('x-cache-tier', result.tier);
     const body = gzipOk && result.gzip !== undefined ? result.gzip : result.body;

@@ -1,20 +1,58 @@
-// SPEC §7: which node answers are immutable at their version, and so cacheable.
-// The one place that decides it.
+// SPEC §7 and SPEC-wallet-reads §4: which node answers are immutable, and so
+// cacheable, and the version a stored answer belongs to. The one place that decides it.
 import type { NodeAnswer } from '../upstream/answer.js';
-import type { Endpoint } from '../wire/read-request.js';
+import type { ReadRequest } from '../wire/read-request.js';
+import { parseU64 } from '../wire/u64.js';
 
 /** vm_error_code of out of gas: it depends on a node's gas limit, not on the version. */
 const OUT_OF_GAS = 4002;
 
 export type Cacheability = { cacheable: true } | { cacheable: false; reason: string };
 
-export function cacheability(endpoint: Endpoint, answer: NodeAnswer): Cacheability {
-  if (answer.status === 200) return { cacheable: true };
-  if (answer.status === 404 && answer.errorCode === 'table_item_not_found') return { cacheable: true };
-  if (endpoint === 'view' && answer.status === 400 && answer.errorCode === 'invalid_input') {
+export function cacheability(req: ReadRequest, answer: NodeAnswer): Cacheability {
+  const route = req.route;
+  if (answer.status === 200) {
+    if (route.name === 'txn_by_hash' && isPending(answer)) return { cacheable: false, reason: 'pending transaction' };
+    return { cacheable: true };
+  }
+  // Only a pinned read's 404 is a fact: a transaction or block not found may yet appear.
+  if (answer.status === 404 && route.pin === 'version' && answer.errorCode !== undefined && route.deterministic404.includes(answer.errorCode)) {
+    return { cacheable: true };
+  }
+  if (route.cachesInvalidInput && answer.status === 400 && answer.errorCode === 'invalid_input') {
     return answer.vmErrorCode === OUT_OF_GAS
       ? { cacheable: false, reason: 'out of gas depends on the node gas limit' }
       : { cacheable: true };
   }
   return { cacheable: false, reason: `status ${answer.status} ${answer.errorCode ?? ''}`.trim() };
+}
+
+/**
+ * The version a path route's answer belongs to (its Redis TTL, and for a
+ * transaction by hash, when it is pruned): the path's own version, else the
+ * answer's "version" or "first_version". null when it cannot be told (a BCS
+ * answer of a route keyed by hash or height): then the answer is not stored.
+ */
+export function itemVersion(req: ReadRequest, answer: NodeAnswer): bigint | null {
+  const item = req.item;
+  if (item !== undefined && 'version' in item) return item.version;
+  if (!answer.contentType.startsWith('application/json')) return null;
+  try {
+    const parsed = JSON.parse(answer.body.toString('utf8')) as { version?: unknown; first_version?: unknown };
+    const text = parsed.version ?? parsed.first_version;
+    return typeof text === 'string' ? parseU64(text) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** by_hash looks in the mempool first: a pending transaction's answer will change. */
+function isPending(answer: NodeAnswer): boolean {
+  // A BCS answer is never stored for a hash (itemVersion cannot tell its version).
+  if (!answer.contentType.startsWith('application/json')) return false;
+  try {
+    return (JSON.parse(answer.body.toString('utf8')) as { type?: unknown }).type === 'pending_transaction';
+  } catch {
+    return true;
+  }
 }

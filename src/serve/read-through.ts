@@ -1,8 +1,10 @@
-// The read path of the two served endpoints (DESIGN "Data flow"):
+// The read path of every cached route (DESIGN "Data flow"):
 //   pinned N: pruned? → 410; memory → redis → one node call per key (single-flight,
 //             and a short Redis lock across instances) → store if immutable.
 //   latest:   one node call per canonical request in flight → store the answer as
 //             the pinned answer at the version in its ledger header.
+//   by path:  a transaction or block: as pinned, keyed without N; its pruning is
+//             the path's version or height, or (by hash) the version in the entry.
 import type { Logger } from 'pino';
 import { ERROR_CONTENT_TYPE, errorBody, NodeError } from '../errors.js';
 import type { LedgerInfo } from '../ledger/info.js';
@@ -15,7 +17,7 @@ import type { MemoryStore } from '../cache/memory.js';
 import type { AnswerStore, FillLock, FillOutcome } from '../cache/store.js';
 import type { LatestAnswer, LatestAnswers } from './latest-answers.js';
 import { withGzip } from './compress.js';
-import { cacheability } from './policy.js';
+import { cacheability, itemVersion } from './policy.js';
 import { SingleFlight } from './single-flight.js';
 
 export type CacheStatus = 'HIT' | 'MISS' | 'COALESCED' | 'BYPASS' | 'STALE';
@@ -27,6 +29,8 @@ export interface ReadResult {
   contentType: string;
   body: Buffer;
   gasUsed?: string;
+  /** the next page's cursor, replayed with the entry it came with */
+  cursor?: string;
   /** the ledger snapshot for the reply's headers, when one is known */
   ledger: LedgerInfo | null;
   cache: CacheStatus;
@@ -42,6 +46,8 @@ export interface NodeReader {
   /** `deadlineAt` (epoch ms) bounds the whole read, retries included */
   read(req: ReadRequest, deadlineAt?: number): Promise<NodeAnswer>;
   isPruned(version: bigint): boolean;
+  /** a block height below the oldest block of every node that could serve it */
+  isBlockPruned(height: bigint): boolean;
   /** The chain the nodes are on; undefined while not known (then nothing is served or cached). */
   chainId(): number | undefined;
   /** why chainId() is undefined, for the not-ready reply (no URLs, no keys) */
@@ -95,15 +101,37 @@ export class ReadThrough {
   constructor(private readonly o: ReadThroughOptions) {}
 
   read(req: ReadRequest): Promise<ReadResult> | ReadResult {
+    if (req.route.pin === 'path') return this.readPinned(req, null);
     return req.version === null ? this.readLatest(req) : this.readPinned(req, req.version);
   }
 
   /** The reply for a pinned read held in the memory tier; undefined for anything else (nothing is fetched). */
   memoryHit(req: ReadRequest): ReadResult | undefined {
-    if (req.version === null) return undefined;
+    if (req.version === null && req.route.pin === 'version') return undefined;
     const chain = this.o.nodes.chainId();
-    if (chain === undefined || this.o.nodes.isPruned(req.version)) return undefined;
-    return this.fromMemory(cacheKeyText(this.o.vendor, chain, req, req.version));
+    if (chain === undefined || this.prunedError(req, req.version) !== undefined) return undefined;
+    return this.fromMemory(cacheKeyText(this.o.vendor, chain, req, req.version), req);
+  }
+
+  /**
+   * The 410 a node would answer before any lookup: a pinned N, or the version
+   * or block height a path names, below every node's history.
+   */
+  private prunedError(req: ReadRequest, version: bigint | null): NodeError | undefined {
+    if (version !== null) return this.o.nodes.isPruned(version) ? NodeError.pruned(version) : undefined;
+    const item = req.item;
+    if (item === undefined) return undefined;
+    if ('version' in item) return this.o.nodes.isPruned(item.version) ? NodeError.pruned(item.version) : undefined;
+    if ('height' in item && this.o.nodes.isBlockPruned(item.height)) return NodeError.blockPruned(item.height);
+    return undefined;
+  }
+
+  /**
+   * A stored transaction found by hash whose version is pruned: a node has no
+   * 410 for a hash (it answers 404), so the entry is no longer an answer.
+   */
+  private outlived(req: ReadRequest, answer: StoredAnswer): boolean {
+    return req.item !== undefined && 'hash' in req.item && this.o.nodes.isPruned(answer.version);
   }
 
   /** The chain to key entries under; a read while it is not known is refused. */
@@ -115,23 +143,33 @@ export class ReadThrough {
     return chain;
   }
 
-  private fromMemory(key: string): ReadResult | undefined {
+  private fromMemory(key: string, req: ReadRequest): ReadResult | undefined {
     const hit = this.o.memory.get(key);
-    return hit === undefined ? undefined : this.fromStore(hit, 'HIT', 'memory');
+    if (hit === undefined) return undefined;
+    if (this.outlived(req, hit)) {
+      this.o.memory.delete(key);
+      return undefined;
+    }
+    return this.fromStore(hit, 'HIT', 'memory');
   }
 
-  /** Synchronous on a memory hit: the hot path takes no async hop. */
-  private readPinned(req: ReadRequest, version: bigint): Promise<ReadResult> | ReadResult {
+  /**
+   * A pinned read at N, or (version null) a path route's read. Synchronous on a
+   * memory hit: the hot path takes no async hop.
+   */
+  private readPinned(req: ReadRequest, version: bigint | null): Promise<ReadResult> | ReadResult {
     const chain = this.chain();
-    if (this.o.nodes.isPruned(version)) throw NodeError.pruned(version);
+    const pruned = this.prunedError(req, version);
+    if (pruned !== undefined) throw pruned;
     const key = cacheKeyText(this.o.vendor, chain, req, version);
-    const hit = this.fromMemory(key);
+    const hit = this.fromMemory(key, req);
     if (hit !== undefined) return hit;
     const { promise, shared } = this.pinnedFlights.do(key, () => this.fillPinned(key, chain, req, version));
     return promise.then((filled) => {
       // The prune line may have moved while Redis or a node answered: a node
       // asked now would say 410, so the proxy does too.
-      if (this.o.nodes.isPruned(version)) throw NodeError.pruned(version);
+      const prunedNow = this.prunedError(req, version);
+      if (prunedNow !== undefined) throw prunedNow;
       if (filled.relayed) return this.fromStore(filled.answer, 'COALESCED');
       return filled.tier !== undefined
         ? this.fromStore(filled.answer, shared ? 'COALESCED' : 'HIT', filled.tier)
@@ -145,6 +183,7 @@ export class ReadThrough {
       contentType: answer.contentType,
       body: answer.body,
       gasUsed: answer.gasUsed,
+      cursor: answer.cursor,
       ledger: this.o.watermark.current(),
       cache,
       tier,
@@ -167,7 +206,7 @@ export class ReadThrough {
     );
   }
 
-  private async fillPinned(key: string, chain: number, req: ReadRequest, version: bigint): Promise<Filled> {
+  private async fillPinned(key: string, chain: number, req: ReadRequest, version: bigint | null): Promise<Filled> {
     const { redis, redisSettings } = this.o;
     const deadlineAt = Date.now() + this.o.deadlineMs;
     const shared = sharedKey(key);
@@ -176,7 +215,7 @@ export class ReadThrough {
     // further lookups, and no wait for a lock.
     if (redis !== undefined && redisSettings !== undefined && redis.isHealthy()) {
       const found = (await redis.get(shared)) as StoredAnswer | undefined;
-      if (found !== undefined) {
+      if (found !== undefined && !this.outlived(req, found)) {
         this.remember(key, found);
         return { answer: found, tier: 'redis' };
       }
@@ -200,16 +239,19 @@ export class ReadThrough {
       answer = await this.o.nodes.read(req, deadlineAt);
     } catch (err) {
       // Waiters get the proxy's own error as a one-off: they learn now, not at lock expiry.
-      if (lock !== undefined) this.tellWaiters(redis!, shared, lock, err instanceof NodeError ? { answer: errorAnswer(err, version), stored: false } : 'gave-up', Promise.resolve());
+      if (lock !== undefined) this.tellWaiters(redis!, shared, lock, err instanceof NodeError ? { answer: errorAnswer(err, version ?? 0n), stored: false } : 'gave-up', Promise.resolve());
       throw err;
     }
-    const stored = toStored(answer, version);
-    const verdict = cacheability(req.endpoint, answer);
+    let verdict = cacheability(req, answer);
+    // A path route's entry belongs to its item's version (TTL, pruning by hash).
+    const at = version ?? (verdict.cacheable ? itemVersion(req, answer) : null);
+    if (verdict.cacheable && at === null) verdict = { cacheable: false, reason: 'the version of the item is not known' };
+    const stored = toStored(answer, at ?? 0n);
     // An answer from after a chain change is not stored under the old chain's key.
     const storable = verdict.cacheable && this.o.nodes.chainId() === chain;
     const written = storable ? this.store(key, stored) : Promise.resolve();
     if (lock !== undefined) this.tellWaiters(redis!, shared, lock, { answer: stored, stored: storable }, written);
-    if (!verdict.cacheable) this.o.logger.debug({ endpoint: req.endpoint, version: String(version), reason: verdict.reason }, 'answer not cached');
+    if (!verdict.cacheable) this.o.logger.debug({ route: req.route.name, version: version === null ? undefined : String(version), reason: verdict.reason }, 'answer not cached');
     return { answer: stored, upstream: answer.upstream };
   }
 
@@ -235,7 +277,7 @@ export class ReadThrough {
 
   private async readLatest(req: ReadRequest): Promise<ReadResult> {
     // The chain is in the key: a remembered latest answer of another chain is never served.
-    const flightKey = `${this.chain()}\n${req.endpoint}\n${req.format}\n${req.identity}`;
+    const flightKey = `${this.chain()}\n${req.route.name}\n${req.format}\n${req.identity}`;
     const latest = this.o.latest;
     const stale = latest?.withinBound(flightKey, this.o.watermark.current()?.ledgerVersion ?? null);
     if (stale !== undefined) {
@@ -271,6 +313,7 @@ export class ReadThrough {
       contentType: answer.contentType,
       body: answer.body,
       gasUsed: answer.gasUsed,
+      cursor: answer.cursor,
       ledger: answer.ledger,
       cache: shared ? 'COALESCED' : 'MISS',
       upstream: answer.upstream,
@@ -279,7 +322,7 @@ export class ReadThrough {
 
   private async fetchLatest(req: ReadRequest, flightKey: string): Promise<NodeAnswer> {
     const answer = await this.o.nodes.read(req);
-    const verdict = cacheability(req.endpoint, answer);
+    const verdict = cacheability(req, answer);
     // Stored under the chain the answer itself reports, and only while that is the nodes' chain.
     if (verdict.cacheable && answer.ledger !== null && answer.ledger.chainId === this.o.nodes.chainId()) {
       const version = answer.ledger.ledgerVersion;
@@ -287,7 +330,7 @@ export class ReadThrough {
       void this.store(cacheKeyText(this.o.vendor, answer.ledger.chainId, req, version), stored);
       this.o.latest?.remember(flightKey, stored, answer.ledger);
     } else if (!verdict.cacheable) {
-      this.o.logger.debug({ endpoint: req.endpoint, reason: verdict.reason }, 'latest answer not stored');
+      this.o.logger.debug({ route: req.route.name, reason: verdict.reason }, 'latest answer not stored');
     }
     return answer;
   }
@@ -296,7 +339,7 @@ export class ReadThrough {
 /** A stale reply carries its own snapshot, never the watermark, so its age is visible. */
 function staleResult(entry: LatestAnswer): ReadResult {
   const { answer, ledger } = entry;
-  return { status: answer.status, contentType: answer.contentType, body: answer.body, gasUsed: answer.gasUsed, ledger, cache: 'STALE' };
+  return { status: answer.status, contentType: answer.contentType, body: answer.body, gasUsed: answer.gasUsed, cursor: answer.cursor, ledger, cache: 'STALE' };
 }
 
 /** The proxy's error reply, as a one-off answer for another instance's waiters. */
@@ -305,5 +348,7 @@ function errorAnswer(err: NodeError, version: bigint): StoredAnswer {
 }
 
 function toStored(answer: NodeAnswer, version: bigint): StoredAnswer {
-  return { status: answer.status, contentType: answer.contentType, body: answer.body, gasUsed: answer.gasUsed, version };
+  const stored: StoredAnswer = { status: answer.status, contentType: answer.contentType, body: answer.body, gasUsed: answer.gasUsed, version };
+  if (answer.cursor !== undefined) stored.cursor = answer.cursor;
+  return stored;
 }

@@ -10,6 +10,8 @@ export interface NodeAnswer {
   /** the body, decompressed: the proxy stores and compares raw bytes */
   body: Buffer;
   gasUsed?: string;
+  /** the X-…-CURSOR header (the next page of a list), when the node sent one */
+  cursor?: string;
   /** the snapshot in the answer's ledger headers, when it had all seven */
   ledger: LedgerInfo | null;
   /** the error_code of a JSON error body */

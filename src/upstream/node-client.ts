@@ -127,6 +127,9 @@ export class NodeClient {
       gasUsed: decodeGasUsed(this.names, headers),
       ledger: decodeLedgerHeaders(this.names, headers),
     };
+    // A page's pointer to the next one (resources, modules): part of the answer.
+    const cursor = firstHeader(headers[this.names.cursor]);
+    if (cursor !== undefined) answer.cursor = cursor;
     const broken = (what: string): never => {
       throw NodeError.unavailable(`upstream ${this.label}: ${what}`);
     };

@@ -105,10 +105,14 @@ export class UpstreamPool {
 
   /** Reads from the best node for the request, failing over until the deadline. */
   async read(req: ReadRequest, deadlineAt?: number): Promise<NodeAnswer> {
-    const headers = { 'content-type': req.contentType, accept: req.accept };
+    const headers: Record<string, string> = { accept: req.accept };
+    if (req.contentType !== undefined) headers['content-type'] = req.contentType;
     const deadline = deadlineAt ?? Date.now() + this.routing.deadlineMs;
-    const answer = await this.admitted(() => this.withFailover(req.version, { method: 'POST', path: req.path, headers, body: req.body }, deadline));
-    if (req.version === null) this.reportedLatest(answer);
+    // A path that names a version (a transaction, a block) goes to a node that has it.
+    const version = req.version ?? (req.item !== undefined && 'version' in req.item ? req.item.version : null);
+    const call = { method: req.method, path: req.path, headers, body: req.method === 'POST' ? req.body : undefined };
+    const answer = await this.admitted(() => this.withFailover(version, call, deadline));
+    if (version === null && req.route.pin === 'version') this.reportedLatest(answer);
     return answer;
   }
 
@@ -333,6 +337,14 @@ export class UpstreamPool {
   isPruned(n: bigint): boolean {
     for (const node of this.nodes) {
       if (!node.quarantined && node.ledger !== null && node.ledger.oldestLedgerVersion <= n) return false;
+    }
+    return this.nodes.some((node) => !node.quarantined && node.ledger !== null);
+  }
+
+  /** As isPruned, for a block height (blocks/by_height answers 410 block_pruned below a node's oldest block). */
+  isBlockPruned(height: bigint): boolean {
+    for (const node of this.nodes) {
+      if (!node.quarantined && node.ledger !== null && node.ledger.oldestBlockHeight <= height) return false;
     }
     return this.nodes.some((node) => !node.quarantined && node.ledger !== null);
   }

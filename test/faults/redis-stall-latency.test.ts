@@ -14,7 +14,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisStore } from '../../src/cache/redis.js';
 import { cacheKey } from '../../src/cache/key.js';
-import { parseRawItem } from '../../src/http/parse-read.js';
+import { parseRawItem } from '../../src/routes/parse-read.js';
 import { PRESENT, hex, itemAt } from '../helpers/cache.js';
 import { HANDLE, proxy, rawItem, sim } from '../helpers/proxy.js';
 import { flushAll, startRedisServer, type RedisServerHandle } from '../helpers/redis-server.js';
@@ -114,7 +114,7 @@ describe('a stalled Redis costs a pinned miss at most one command timeout', () =
     });
     // Another instance took the fill lock of this read and died (or is partitioned away).
     const req = parseRawItem({
-      handle: HANDLE,
+      params: { table_handle: HANDLE },
       query: { ledger_version: '700' },
       contentType: 'application/json',
       accept: 'application/x-bcs',

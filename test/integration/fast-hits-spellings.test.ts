@@ -8,6 +8,7 @@ import { request } from 'undici';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { withFastHits } from '../../src/http/fast-hits.js';
 import { ReplyWriter } from '../../src/http/reply.js';
+import { VIEW_ROUTE } from '../../src/routes/parse-read.js';
 import { ledgerHeaderNames } from '../../src/ledger/headers.js';
 import type { ReadResult } from '../../src/serve/read-through.js';
 import type { ReadRequest } from '../../src/wire/read-request.js';
@@ -23,7 +24,7 @@ async function serve(parseView: (raw: { body: Buffer }) => ReadRequest): Promise
   const memoryHit = vi.fn((_req: ReadRequest) => HIT);
   const next = vi.fn((_req, res) => res.writeHead(400).end('routed'));
   const handler = withFastHits(
-    { parseRawItem: () => { throw new Error('unused'); }, parseView, memoryHit, writer: new ReplyWriter(ledgerHeaderNames('x-node-')), onServed: () => undefined },
+    { match: (method, url) => (method === 'POST' && url.startsWith('/v1/view?') ? { route: { ...VIEW_ROUTE, method: 'POST', url: '/v1/view', parse: parseView }, params: {}, query: {} } : undefined), memoryHit, writer: new ReplyWriter(ledgerHeaderNames('x-node-')), onServed: () => undefined },
     next,
   );
   const server = createServer(handler);
@@ -37,7 +38,7 @@ const view = (url: string, body: string) =>
 
 describe('fast path: one parse per spelling', () => {
   it('a repeated view is parsed once and looked up every time; another spelling is parsed again', async () => {
-    const parse = vi.fn((raw: { body: Buffer }) => ({ endpoint: 'view', version: 990n, format: 'json', identity: JSON.stringify(JSON.parse(raw.body.toString())), path: '/v1/view', body: raw.body, contentType: 'application/json', accept: 'application/json' }) as ReadRequest);
+    const parse = vi.fn((raw: { body: Buffer }) => ({ route: VIEW_ROUTE, version: 990n, format: 'json', identity: JSON.stringify(JSON.parse(raw.body.toString())), method: 'POST', path: '/v1/view', body: raw.body, contentType: 'application/json', accept: 'application/json' }) as ReadRequest);
     const { url, memoryHit } = await serve(parse);
     const body = '{"function":"0x1::sim::add","type_arguments":[],"arguments":["1","2"]}';
     for (let i = 0; i < 5; i++) expect(await view(url, body)).toEqual({ status: 200, body: '["3"]' });

@@ -1,11 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { cacheKey } from '../../src/cache/key.js';
+import { RAW_ITEM_ROUTE, VIEW_ROUTE } from '../../src/routes/parse-read.js';
 import type { ReadRequest } from '../../src/wire/read-request.js';
 
 function req(overrides: Partial<ReadRequest> = {}): ReadRequest {
   return {
-    endpoint: 'view',
+    route: VIEW_ROUTE,
     version: 5n,
+    method: 'POST',
     format: 'json',
     identity: 'json\n0x1::coin::balance\n\n"arguments":[]',
     path: '/v1/view',
@@ -28,7 +30,7 @@ describe('cacheKey', () => {
     const variants = [
       cacheKey('aptos', 4, req(), 5n),
       cacheKey('node', 5, req(), 5n),
-      cacheKey('node', 4, req({ endpoint: 'raw_item' }), 5n),
+      cacheKey('node', 4, req({ route: RAW_ITEM_ROUTE }), 5n),
       cacheKey('node', 4, req({ format: 'bcs' }), 5n),
       cacheKey('node', 4, req(), 6n),
       cacheKey('node', 4, req({ identity: 'json\n0x1::coin::supply\n\n"arguments":[]' }), 5n),

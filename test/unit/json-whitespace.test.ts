@@ -4,7 +4,8 @@
 // path and the full scanner that view uses).
 import { describe, expect, it } from 'vitest';
 import { NodeError } from '../../src/errors.js';
-import { parseRawItem, parseView, type RawRead } from '../../src/http/parse-read.js';
+import { parseRawItem, parseView } from '../../src/routes/parse-read.js';
+import type { RawRead } from '../../src/routes/route.js';
 import { vendorNames } from '../../src/wire/vendor.js';
 
 const vendor = vendorNames('node');
@@ -43,7 +44,7 @@ const rows = CANDIDATES.flatMap((cp) => (['before', 'inside', 'after'] as const)
 describe('JSON whitespace is exactly space, tab, LF and CR', () => {
   it.each(rows)('U+%s %s a raw_item body', (cp, where) => {
     const raw: RawRead = {
-      handle: '0x1',
+      params: { table_handle: '0x1' },
       query: { ledger_version: '5' },
       contentType: 'application/json',
       accept: 'application/x-bcs',
@@ -54,6 +55,7 @@ describe('JSON whitespace is exactly space, tab, LF and CR', () => {
 
   it.each(rows)('U+%s %s a view body', (cp, where) => {
     const raw: RawRead = {
+      params: {},
       query: { ledger_version: '5' },
       contentType: 'application/json',
       accept: 'application/json',

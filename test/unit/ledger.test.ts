@@ -3,6 +3,7 @@ import { decodeLedgerHeaders, encodeLedgerHeaders, ledgerHeaderNames } from '../
 import { parseLedgerInfoJson, type LedgerInfo } from '../../src/ledger/info.js';
 import { PruneClock } from '../../src/ledger/prune-clock.js';
 import { Watermark } from '../../src/ledger/watermark.js';
+import { RAW_ITEM_ROUTE, VIEW_ROUTE } from '../../src/routes/parse-read.js';
 import { cacheability } from '../../src/serve/policy.js';
 import type { NodeAnswer } from '../../src/upstream/answer.js';
 
@@ -82,6 +83,7 @@ describe('cache policy (SPEC §7)', () => {
     ['view', answer(503, 'internal_error'), false],
     ['view', answer(400, 'web_framework_error'), false],
   ] as const)('%s %j → %s', (endpoint, a, expected) => {
-    expect(cacheability(endpoint, a).cacheable).toBe(expected);
+    const route = endpoint === 'view' ? VIEW_ROUTE : RAW_ITEM_ROUTE;
+    expect(cacheability({ route, version: 5n, format: 'json', identity: '', method: 'POST', path: '', accept: '' }, a).cacheable).toBe(expected);
   });
 });

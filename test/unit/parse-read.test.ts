@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { NodeError } from '../../src/errors.js';
-import { parseRawItem, parseView, type RawRead } from '../../src/http/parse-read.js';
+import { parseRawItem, parseView } from '../../src/routes/parse-read.js';
+import type { RawRead } from '../../src/routes/route.js';
 import { vendorNames } from '../../src/wire/vendor.js';
 
 const vendor = vendorNames('node');
@@ -9,7 +10,7 @@ const HANDLE = '0x' + 'ab'.repeat(32);
 function raw(over: Partial<RawRead> & { json?: unknown }): RawRead {
   const { json, ...rest } = over;
   return {
-    handle: HANDLE,
+    params: { table_handle: HANDLE },
     query: {},
     contentType: 'application/json',
     accept: 'application/x-bcs',
@@ -30,8 +31,8 @@ function failure(fn: () => unknown): NodeError {
 
 describe('raw_item', () => {
   it('canonicalises handle forms and key case into one identity', () => {
-    const a = parseRawItem(raw({ handle: '0x1', json: { key: '0xAB' } }));
-    const b = parseRawItem(raw({ handle: '0'.repeat(63) + '1', json: { key: 'ab' } }));
+    const a = parseRawItem(raw({ params: { table_handle: '0x1' }, json: { key: '0xAB' } }));
+    const b = parseRawItem(raw({ params: { table_handle: '0'.repeat(63) + '1' }, json: { key: 'ab' } }));
     expect(a.identity).toBe(b.identity);
     expect(a.path).toBe(`/v1/tables/0x${'0'.repeat(63)}1/raw_item`);
     expect(a.version).toBeNull();
@@ -42,7 +43,7 @@ describe('raw_item', () => {
     expect(r.path.endsWith('?ledger_version=7')).toBe(true);
   });
   it.each([
-    ['bad handle', { handle: '0xZZ' }],
+    ['bad handle', { params: { table_handle: '0xZZ' } }],
     ['bad version', { query: { ledger_version: '-1' } }],
     ['repeated version', { query: { ledger_version: ['1', '2'] } }],
     ['wrong content type', { contentType: 'text/plain' }],
@@ -60,7 +61,7 @@ describe('raw_item', () => {
     expect([err.status, err.code, err.message]).toEqual([403, 'api_disabled', 'Only BCS is supported as an AcceptType.']);
   });
   it('parse errors win over the Accept rule, as on a node', () => {
-    expect(failure(() => parseRawItem(raw({ accept: 'application/json', handle: 'zz' }))).status).toBe(400);
+    expect(failure(() => parseRawItem(raw({ accept: 'application/json', params: { table_handle: 'zz' } }))).status).toBe(400);
   });
 });
 

@@ -1,55 +1,29 @@
-// Turns a client's request to one of the two served endpoints into a validated,
-// canonical ReadRequest. Everything a node would refuse is refused here, so that
-// invalid input never reaches a node (SPEC §3, §7).
+// POST /v1/tables/{handle}/raw_item and POST /v1/view, the two seed routes, and
+// the JSON body parsing every POST route shares. Everything a node would refuse is
+// refused here, so that invalid input never reaches a node (SPEC §3, §7).
 import { NodeError } from '../errors.js';
 import { acceptFormat } from '../wire/accept.js';
-import { parseAddress } from '../wire/address.js';
 import { canonicalMembers, JSON_WHITESPACE, JsonSyntaxError } from '../wire/canonical-json.js';
 import { parseEntryFunctionId } from '../wire/function-id.js';
 import { parseHexBytes } from '../wire/hex.js';
 import { mediaType } from '../wire/media-type.js';
 import { formatTypeTag, parseTypeTag } from '../wire/move-type.js';
-import type { ReadRequest } from '../wire/read-request.js';
-import { parseU64 } from '../wire/u64.js';
+import type { ReadRequest, ReadRoute } from '../wire/read-request.js';
 import { decodeViewRequest } from '../wire/view-bcs.js';
 import type { VendorNames } from '../wire/vendor.js';
+import { addressParam, BCS_TYPE, JSON_TYPE, ledgerVersion, withQuery } from './params.js';
+import type { RawRead, RouteDescriptor } from './route.js';
 
-export interface RawRead {
-  /** decoded path parameter (the table handle), absent for view */
-  handle?: string;
-  query: Record<string, unknown>;
-  contentType: string | undefined;
-  accept: string | undefined;
-  body: Buffer;
-}
-
-const JSON_TYPE = 'application/json';
-const BCS_ACCEPT = 'application/x-bcs';
-
-
-/** ?ledger_version: absent → null (latest), else a u64, else 400. */
-export function parseLedgerVersion(query: Record<string, unknown>): bigint | null {
-  const raw = query.ledger_version;
-  if (raw === undefined) return null;
-  const version = typeof raw === 'string' ? parseU64(raw) : null;
-  if (version === null) {
-    throw NodeError.badRequest(
-      `failed to parse "ledger_version": ${JSON.stringify(raw)} is not a valid u64 (a decimal string of digits)`,
-    );
-  }
-  return version;
-}
-
-function versionQuery(version: bigint | null): string {
-  return version === null ? '' : `?ledger_version=${version}`;
-}
+export const RAW_ITEM_ROUTE: ReadRoute = { name: 'raw_item', family: 'raw_item', pin: 'version', deterministic404: ['table_item_not_found'] };
+// A view that aborts is a 400 invalid_input: a fact about the function at N.
+export const VIEW_ROUTE: ReadRoute = { name: 'view', family: 'view', pin: 'version', deterministic404: [], cachesInvalidInput: true };
 
 // Strict: toString('utf8') would turn invalid bytes into U+FFFD, so a body a node
 // refuses (serde_json validates UTF-8) would share a cache identity with a valid one.
 // A BOM is kept, so it fails as JSON, as on a node.
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
-function parseJsonObject(body: Buffer): { parsed: Record<string, unknown>; members: Map<string, string> } {
+export function parseJsonObject(body: Buffer): { parsed: Record<string, unknown>; members: Map<string, string> } {
   let text: string;
   try {
     text = UTF8.decode(body);
@@ -91,13 +65,8 @@ function rawItemKey(body: Buffer): Buffer {
 }
 
 export function parseRawItem(raw: RawRead): ReadRequest {
-  const handle = parseAddress(raw.handle ?? '');
-  if (handle === null) {
-    throw NodeError.badRequest(
-      `failed to parse path "table_handle": ${JSON.stringify(raw.handle ?? '')} is not a valid table handle (0x then 1 to 64 hex digits)`,
-    );
-  }
-  const version = parseLedgerVersion(raw.query);
+  const handle = addressParam(raw, 'table_handle');
+  const version = ledgerVersion(raw);
   if (mediaType(raw.contentType) !== JSON_TYPE) {
     throw NodeError.badRequest(`unsupported content type '${raw.contentType ?? 'none'}': raw_item takes ${JSON_TYPE}`);
   }
@@ -107,28 +76,30 @@ export function parseRawItem(raw: RawRead): ReadRequest {
     throw new NodeError(403, 'api_disabled', 'Only BCS is supported as an AcceptType.');
   }
   return {
-    endpoint: 'raw_item',
+    route: RAW_ITEM_ROUTE,
     version,
     format: 'bcs',
     identity: `${handle}\n${key.toString('hex')}`,
-    path: `/v1/tables/${handle}/raw_item${versionQuery(version)}`,
+    method: 'POST',
+    path: withQuery(`/v1/tables/${handle}/raw_item`, [['ledger_version', version ?? undefined]]).path,
     body: raw.body,
     contentType: JSON_TYPE,
-    accept: BCS_ACCEPT,
+    accept: BCS_TYPE,
   };
 }
 
 export function parseView(raw: RawRead, vendor: VendorNames): ReadRequest {
-  const version = parseLedgerVersion(raw.query);
+  const version = ledgerVersion(raw);
   const format = acceptFormat(raw.accept);
   const type = mediaType(raw.contentType);
   const common = {
-    endpoint: 'view' as const,
+    route: VIEW_ROUTE,
     version,
     format,
-    path: `/v1/view${versionQuery(version)}`,
+    method: 'POST' as const,
+    path: withQuery('/v1/view', [['ledger_version', version ?? undefined]]).path,
     body: raw.body,
-    accept: format === 'bcs' ? BCS_ACCEPT : JSON_TYPE,
+    accept: format === 'bcs' ? BCS_TYPE : JSON_TYPE,
   };
   if (type === vendor.viewBcsMediaType) {
     if (decodeViewRequest(raw.body) === null) {
@@ -171,4 +142,12 @@ export function parseView(raw: RawRead, vendor: VendorNames): ReadRequest {
     ...rest.map(([k, v]) => `${JSON.stringify(k)}:${v}`),
   ].join('\n');
   return { ...common, identity, contentType: JSON_TYPE };
+}
+
+export function rawItemRoute(): RouteDescriptor {
+  return { ...RAW_ITEM_ROUTE, method: 'POST', url: '/v1/tables/:table_handle/raw_item', parse: parseRawItem };
+}
+
+export function viewRoute(vendor: VendorNames): RouteDescriptor {
+  return { ...VIEW_ROUTE, method: 'POST', url: '/v1/view', parse: (raw) => parseView(raw, vendor) };
 }

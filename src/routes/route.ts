@@ -1,0 +1,23 @@
+// A cached route as one descriptor (DESIGN "Cache keys and entries"): how its
+// request is matched and parsed into a canonical ReadRequest, and the ReadRoute
+// data the read path serves it by. Adding a route is adding one descriptor.
+import type { ReadRequest, ReadRoute } from '../wire/read-request.js';
+
+/** A client's request as the route parsers see it, from fastify or from the fast path alike. */
+export interface RawRead {
+  /** the path parameters, %-decoded, by the names in the descriptor's url */
+  params: Record<string, string>;
+  /** the query string: a value per name, an array when a name repeats */
+  query: Record<string, string | string[] | undefined>;
+  contentType: string | undefined;
+  accept: string | undefined;
+  body: Buffer;
+}
+
+export interface RouteDescriptor extends ReadRoute {
+  method: 'GET' | 'POST';
+  /** the path pattern, fastify syntax: /v1/accounts/:address/resource/:tag */
+  url: string;
+  /** a validated canonical request; throws the NodeError a node would answer for bad input */
+  parse(raw: RawRead): ReadRequest;
+}

@@ -1,0 +1,93 @@
+// POST /v1/tables/{handle}/item and POST /v1/experimental/state_values/raw: state
+// items read at ?ledger_version=N by a JSON body (SPEC-wallet-reads §1). raw_item,
+// the BCS form of a table item, is in parse-read.ts.
+import { NodeError } from '../errors.js';
+import { acceptFormat } from '../wire/accept.js';
+import { parseHexBytes } from '../wire/hex.js';
+import { mediaType } from '../wire/media-type.js';
+import { formatTypeTag, parseTypeTag } from '../wire/move-type.js';
+import type { ReadRequest } from '../wire/read-request.js';
+import { addressParam, answerFormat, BCS_TYPE, JSON_TYPE, ledgerVersion, withQuery } from './params.js';
+import { parseJsonObject } from './parse-read.js';
+import type { RawRead, RouteDescriptor } from './route.js';
+
+const FAMILY = 'tables';
+
+function jsonBody(raw: RawRead, route: string): ReturnType<typeof parseJsonObject> {
+  if (mediaType(raw.contentType) !== JSON_TYPE) {
+    throw NodeError.badRequest(`unsupported content type '${raw.contentType ?? 'none'}': ${route} takes ${JSON_TYPE}`);
+  }
+  return parseJsonObject(raw.body);
+}
+
+/** A member that must be a Move type string, in its canonical form. */
+function typeMember(parsed: Record<string, unknown>, name: string): string {
+  const text = parsed[name];
+  const tag = typeof text === 'string' ? parseTypeTag(text) : null;
+  if (tag === null) throw NodeError.badRequest(`parse request payload error: "${name}" must be a Move type, got ${JSON.stringify(text)}`);
+  return formatTypeTag(tag);
+}
+
+const tableItem: RouteDescriptor = {
+  name: 'table_item',
+  family: FAMILY,
+  pin: 'version',
+  deterministic404: ['table_item_not_found'],
+  method: 'POST',
+  url: '/v1/tables/:table_handle/item',
+  parse(raw: RawRead): ReadRequest {
+    const handle = addressParam(raw, 'table_handle');
+    const version = ledgerVersion(raw);
+    const { parsed, members } = jsonBody(raw, 'tables/item');
+    const keyType = typeMember(parsed, 'key_type');
+    const valueType = typeMember(parsed, 'value_type');
+    // The key is any JSON value; a node checks it against key_type after its version check.
+    const key = members.get('key');
+    if (key === undefined) throw NodeError.badRequest('parse request payload error: missing member "key"');
+    const { format, accept } = answerFormat(raw);
+    return {
+      route: tableItem,
+      version,
+      format,
+      // Members a node ignores are not in it (serde without deny_unknown_fields).
+      identity: `${handle}\n${keyType}\n${valueType}\n${key}`,
+      method: 'POST',
+      path: withQuery(`/v1/tables/${handle}/item`, [['ledger_version', version ?? undefined]]).path,
+      body: raw.body,
+      contentType: JSON_TYPE,
+      accept,
+    };
+  },
+};
+
+const stateValue: RouteDescriptor = {
+  name: 'state_value',
+  family: FAMILY,
+  pin: 'version',
+  deterministic404: ['state_value_not_found'],
+  method: 'POST',
+  url: '/v1/experimental/state_values/raw',
+  parse(raw: RawRead): ReadRequest {
+    const version = ledgerVersion(raw);
+    const { parsed } = jsonBody(raw, 'state_values/raw');
+    const key = typeof parsed.key === 'string' ? parseHexBytes(parsed.key) : null;
+    if (key === null) {
+      throw NodeError.badRequest(`parse request payload error: "key" must be the BCS-serialized state key as hex, got ${JSON.stringify(parsed.key)}`);
+    }
+    // BCS only, as raw_item: checked after the input is parsed, as a node does.
+    if (acceptFormat(raw.accept) !== 'bcs') throw new NodeError(403, 'api_disabled', 'Only BCS is supported as an AcceptType.');
+    return {
+      route: stateValue,
+      version,
+      format: 'bcs',
+      identity: key.toString('hex'),
+      method: 'POST',
+      path: withQuery('/v1/experimental/state_values/raw', [['ledger_version', version ?? undefined]]).path,
+      body: raw.body,
+      contentType: JSON_TYPE,
+      accept: BCS_TYPE,
+    };
+  },
+};
+
+export const tableRoutes: readonly RouteDescriptor[] = [tableItem, stateValue];
