@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeAnswer, encodeAnswer, FORMAT_V1 } from '../../src/cache/codec.js';
+import { decodeAnswer, encodeAnswer, FORMAT_V1, FORMAT_V2 } from '../../src/cache/codec.js';
 import type { StoredAnswer } from '../../src/wire/read-request.js';
 
 const sample: StoredAnswer = {
@@ -14,6 +14,16 @@ describe('answer codec', () => {
   it('round-trips every field', () => {
     const decoded = decodeAnswer(encodeAnswer(sample));
     expect(decoded).toEqual(sample);
+  });
+
+  it('an answer with a cursor (a page) is V2 and round-trips it; without one it stays V1, readable by older releases', () => {
+    const page: StoredAnswer = { ...sample, cursor: '0x0100000000000000000000000000000000000000000000000000000000000000010c' };
+    const encoded = encodeAnswer(page);
+    expect(encoded[0]).toBe(FORMAT_V2);
+    expect(decodeAnswer(encoded)).toEqual(page);
+    expect(encodeAnswer(sample)[0]).toBe(FORMAT_V1);
+    for (let n = 0; n < encoded.length - page.body.length; n++) expect(decodeAnswer(encoded.subarray(0, n)), `truncated to ${n}`).toBeUndefined();
+    expect(() => encodeAnswer({ ...sample, cursor: 'a\r\nb' })).toThrow(RangeError);
   });
 
   it('round-trips an absent gasUsed, an empty body, u64 max and a non-ASCII content type', () => {
