@@ -77,6 +77,11 @@ export class SimLedger {
     return simLedgerInfo(this.#chainId, this.#latest, this.#oldest, this.#usecPerVersion);
   }
 
+  /** The ledger timestamp of a version (its transaction's, its block's). */
+  timestampAt(version: bigint): bigint {
+    return SIM_GENESIS_TIMESTAMP_USEC + version * this.#usecPerVersion;
+  }
+
   /** latest += n (default 1). */
   advance(n: bigint | number = 1n): void {
     const step = checkNonNegative('advance step', BigInt(n));

@@ -8,6 +8,7 @@ import { mediaType } from '../wire/media-type.js';
 import { parseU64 } from '../wire/u64.js';
 import type { VendorNames } from '../wire/vendor.js';
 import type { SimLedger } from './ledger.js';
+import type { SimHistory } from './transactions.js';
 
 export interface SimReply {
   status: number;
@@ -28,9 +29,14 @@ export interface SimRequest {
 
 export interface SimContext {
   ledger: SimLedger;
+  history: SimHistory;
   names: VendorNames;
   headerNames: LedgerHeaderNames;
   gitHash: string;
+  /** GET /accounts/{a} of a missing account: 200 with sequence number 0 (true) or 404 account_not_found */
+  statelessAccounts: boolean;
+  /** the node's max_account_{resources,modules}_page_size */
+  maxPageSize: number;
 }
 
 export function reply(status: number, contentType: string, body: Buffer, headers: Record<string, string> = {}): SimReply {

@@ -1,48 +1,73 @@
-// Which endpoint a request is for (counters and faults are kept per route), and
-// the dispatch to its handler. Anything unknown is a 404 error body, never a crash.
+// Which route a request is for (counters and faults are kept per route), and the
+// dispatch to its handler. Anything unknown is a 404 error body, never a crash.
 import { NodeError } from '../errors.js';
 import { ledgerInfoJson } from '../ledger/info.js';
-import { handleModule } from './handlers/module.js';
+import { handleAccount, handleBalance, handleList, handleModule, handleResource } from './handlers/accounts.js';
+import {
+  handleBlockByHeight,
+  handleBlockByVersion,
+  handleGasPrice,
+  handleTransactionByHash,
+  handleTransactionByVersion,
+  handleTransactions,
+} from './handlers/history.js';
 import { handleRawItem } from './handlers/raw-item.js';
+import { handleStateValue, handleTableItem } from './handlers/table-item.js';
 import { handleView } from './handlers/view.js';
 import { atLedger, errorReply, jsonReply, type SimContext, type SimReply, type SimRequest } from './reply.js';
 
-export const SIM_ROUTES = ['raw_item', 'view', 'ledger_info', 'module', 'other'] as const;
+export const SIM_ROUTES = [
+  'raw_item', 'table_item', 'state_value', 'view', 'ledger_info', 'account', 'resources', 'resource', 'modules', 'module',
+  'balance', 'txn_by_version', 'txn_by_hash', 'transactions', 'block_by_height', 'block_by_version', 'gas_price', 'other',
+] as const;
 export type SimRoute = (typeof SIM_ROUTES)[number];
 
-const RAW_ITEM = /^\/v1\/tables\/([^/]+)\/raw_item$/;
-const MODULE = /^\/v1\/accounts\/([^/]+)\/module\/([^/]+)$/;
-const LEDGER_INFO = /^\/v1\/?$/;
-
-export function classifyRoute(method: string, path: string): SimRoute {
-  if (method === 'POST' && RAW_ITEM.test(path)) return 'raw_item';
-  if (method === 'POST' && path === '/v1/view') return 'view';
-  if (method === 'GET' && LEDGER_INFO.test(path)) return 'ledger_info';
-  if (method === 'GET' && MODULE.test(path)) return 'module';
-  return 'other';
+interface Route {
+  name: Exclude<SimRoute, 'other'>;
+  method: 'GET' | 'POST';
+  pattern: RegExp;
+  handle(req: SimRequest, ctx: SimContext, params: string[]): SimReply;
 }
 
-function route(req: SimRequest, ctx: SimContext): SimReply {
-  switch (classifyRoute(req.method, req.path)) {
-    case 'raw_item':
-      return handleRawItem(req, ctx, RAW_ITEM.exec(req.path)![1]);
-    case 'view':
-      return handleView(req, ctx);
-    case 'ledger_info':
-      return atLedger(ctx, (info) => jsonReply(200, ledgerInfoJson(info, ctx.gitHash)));
-    case 'module': {
-      const [, address, name] = MODULE.exec(req.path)!;
-      return handleModule(req, ctx, address, name);
-    }
-    case 'other':
-      throw new NodeError(404, 'web_framework_error', `Not found: ${req.method} ${req.path}`);
+const ROUTES: Route[] = [
+  { name: 'raw_item', method: 'POST', pattern: /^\/v1\/tables\/([^/]+)\/raw_item$/, handle: (r, c, [h]) => handleRawItem(r, c, h) },
+  { name: 'table_item', method: 'POST', pattern: /^\/v1\/tables\/([^/]+)\/item$/, handle: (r, c, [h]) => handleTableItem(r, c, h) },
+  { name: 'state_value', method: 'POST', pattern: /^\/v1\/experimental\/state_values\/raw$/, handle: (r, c) => handleStateValue(r, c) },
+  { name: 'view', method: 'POST', pattern: /^\/v1\/view$/, handle: (r, c) => handleView(r, c) },
+  { name: 'ledger_info', method: 'GET', pattern: /^\/v1\/?$/, handle: (_r, c) => atLedger(c, (info) => jsonReply(200, ledgerInfoJson(info, c.gitHash))) },
+  { name: 'account', method: 'GET', pattern: /^\/v1\/accounts\/([^/]+)$/, handle: (r, c, [a]) => handleAccount(r, c, a) },
+  { name: 'resources', method: 'GET', pattern: /^\/v1\/accounts\/([^/]+)\/resources$/, handle: (r, c, [a]) => handleList(r, c, a, 'resources') },
+  { name: 'resource', method: 'GET', pattern: /^\/v1\/accounts\/([^/]+)\/resource\/([^/]+)$/, handle: (r, c, [a, t]) => handleResource(r, c, a, t) },
+  { name: 'modules', method: 'GET', pattern: /^\/v1\/accounts\/([^/]+)\/modules$/, handle: (r, c, [a]) => handleList(r, c, a, 'modules') },
+  { name: 'module', method: 'GET', pattern: /^\/v1\/accounts\/([^/]+)\/module\/([^/]+)$/, handle: (r, c, [a, m]) => handleModule(r, c, a, m) },
+  { name: 'balance', method: 'GET', pattern: /^\/v1\/accounts\/([^/]+)\/balance\/([^/]+)$/, handle: (r, c, [a, t]) => handleBalance(r, c, a, t) },
+  { name: 'txn_by_version', method: 'GET', pattern: /^\/v1\/transactions\/by_version\/([^/]+)$/, handle: (r, c, [v]) => handleTransactionByVersion(r, c, v) },
+  { name: 'txn_by_hash', method: 'GET', pattern: /^\/v1\/transactions\/by_hash\/([^/]+)$/, handle: (r, c, [h]) => handleTransactionByHash(r, c, h) },
+  { name: 'transactions', method: 'GET', pattern: /^\/v1\/transactions$/, handle: (r, c) => handleTransactions(r, c) },
+  { name: 'block_by_height', method: 'GET', pattern: /^\/v1\/blocks\/by_height\/([^/]+)$/, handle: (r, c, [h]) => handleBlockByHeight(r, c, h) },
+  { name: 'block_by_version', method: 'GET', pattern: /^\/v1\/blocks\/by_version\/([^/]+)$/, handle: (r, c, [v]) => handleBlockByVersion(r, c, v) },
+  { name: 'gas_price', method: 'GET', pattern: /^\/v1\/estimate_gas_price$/, handle: (_r, c) => handleGasPrice(c) },
+];
+
+function find(method: string, path: string): { route: Route; params: string[] } | undefined {
+  for (const route of ROUTES) {
+    if (route.method !== method) continue;
+    const match = route.pattern.exec(path);
+    if (match !== null) return { route, params: match.slice(1) };
   }
+  return undefined;
+}
+
+export function classifyRoute(method: string, path: string): SimRoute {
+  return find(method, path)?.route.name ?? 'other';
 }
 
 /** The reply to a fully read request. A NodeError thrown before the ledger is read has no ledger headers. */
 export function dispatch(req: SimRequest, ctx: SimContext): SimReply {
   try {
-    return route(req, ctx);
+    const found = find(req.method, req.path);
+    if (found === undefined) throw new NodeError(404, 'web_framework_error', `Not found: ${req.method} ${req.path}`);
+    return found.route.handle(req, ctx, found.params);
   } catch (err) {
     return errorReply(NodeError.from(err), ctx);
   }

@@ -12,6 +12,8 @@ import { acceptsGzip, readBody, SIM_KEEP_ALIVE_MS, writeReply, type ReadBody } f
 import { SimLedger, startAutoAdvance } from './ledger.js';
 import { errorReply, reply, type SimContext, type SimReply, type SimRequest } from './reply.js';
 import { classifyRoute, dispatch } from './routes.js';
+import { SIM_MAX_PAGE_SIZE } from './pages.js';
+import { SimHistory, SimMempool } from './transactions.js';
 
 export interface SimOptions {
   /** default 'node': header prefix x-node-, view BCS type application/x.node.view_function+bcs */
@@ -35,6 +37,10 @@ export interface SimOptions {
   gzip?: boolean;
   /** default 'simulated': GET /v1's git_hash */
   gitHash?: string;
+  /** default true: GET /accounts/{a} of a missing account is 200 with sequence number 0; false: 404 account_not_found */
+  statelessAccounts?: boolean;
+  /** default 9999: the node's max_account_{resources,modules}_page_size */
+  maxPageSize?: number;
 }
 
 export interface SimNode {
@@ -44,6 +50,8 @@ export interface SimNode {
   readonly ledger: SimLedger;
   readonly counters: SimCounters;
   readonly faults: SimFaults;
+  /** submitted transactions: pending until the ledger reaches their version */
+  readonly mempool: SimMempool;
   /** stop listening and destroy open sockets: connections are refused afterwards */
   stop(): Promise<void>;
   /** listen again on the same port */
@@ -58,6 +66,7 @@ class SimServer implements SimNode {
   readonly ledger: SimLedger;
   readonly counters = new SimRequestCounters();
   readonly faults = new SimFaultInjector();
+  readonly mempool = new SimMempool();
   readonly #ctx: SimContext;
   readonly #host: string;
   readonly #gzip: boolean;
@@ -71,7 +80,15 @@ class SimServer implements SimNode {
   constructor(options: SimOptions) {
     const names = vendorNames(options.vendor ?? 'node');
     this.ledger = new SimLedger(options);
-    this.#ctx = { ledger: this.ledger, names, headerNames: ledgerHeaderNames(names.headerPrefix), gitHash: options.gitHash ?? 'simulated' };
+    this.#ctx = {
+      ledger: this.ledger,
+      history: new SimHistory(this.ledger, this.mempool),
+      names,
+      headerNames: ledgerHeaderNames(names.headerPrefix),
+      gitHash: options.gitHash ?? 'simulated',
+      statelessAccounts: options.statelessAccounts !== false,
+      maxPageSize: options.maxPageSize ?? SIM_MAX_PAGE_SIZE,
+    };
     this.#host = options.host ?? '127.0.0.1';
     this.#port = options.port ?? 0;
     this.#gzip = options.gzip !== false;

@@ -1,0 +1,122 @@
+// GET /v1/accounts/{address}[/resources|/resource/{tag}|/modules|/module/{name}|/balance/{asset}]:
+// account state at ?ledger_version=N (SPEC-wallet-reads). Path and query errors
+// come first, without ledger headers; then the version check; then the lookup.
+import { NodeError } from '../../errors.js';
+import { acceptFormat } from '../../wire/accept.js';
+import { parseAddress } from '../../wire/address.js';
+import { isIdentifier } from '../../wire/function-id.js';
+import { formatTypeTag, parseTypeTag } from '../../wire/move-type.js';
+import { bcsBytes, bcsString, bcsU64, uleb128 } from '../bcs.js';
+import { simAccountExists, simAssetBalance, simAuthKey, simModules, simResources, simSequenceNumber } from '../accounts.js';
+import { pageLimit, pageOf } from '../pages.js';
+import { atLedger, jsonReply, pathParam, readVersion, reply, requestedVersion, type SimContext, type SimReply, type SimRequest } from '../reply.js';
+
+const BCS = 'application/x-bcs';
+
+function addressOf(raw: string): string {
+  const address = parseAddress(pathParam('address', raw));
+  if (address === null) throw NodeError.badRequest(`failed to parse path parameter \`address\`: not an address: ${raw}`);
+  return address;
+}
+
+/** A struct tag's canonical form (long addresses, no spaces), or null. */
+function canonicalStruct(text: string): string | null {
+  const tag = parseTypeTag(text);
+  return tag === null || tag.kind !== 'struct' ? null : formatTypeTag(tag);
+}
+
+function accountNotFound(address: string, version: bigint): NodeError {
+  return new NodeError(404, 'account_not_found', `Account not found by Address(${address}) and Ledger version(${version})`);
+}
+
+export function handleAccount(req: SimRequest, ctx: SimContext, rawAddress: string): SimReply {
+  const address = addressOf(rawAddress);
+  const requested = requestedVersion(req.query);
+  return atLedger(ctx, (info) => {
+    const version = readVersion(requested, info);
+    const exists = simAccountExists(address);
+    if (!exists && !ctx.statelessAccounts) throw accountNotFound(address, version);
+    // A missing account is a stateless one (sequence number 0) where the feature is on.
+    const sequence = exists ? simSequenceNumber(address, version) : 0n;
+    const authKey = exists ? simAuthKey(address) : address;
+    if (acceptFormat(req.headers.accept) === 'bcs') {
+      return reply(200, BCS, Buffer.concat([bcsBytes(Buffer.from(authKey.slice(2), 'hex')), bcsU64(sequence)]));
+    }
+    return jsonReply(200, { sequence_number: String(sequence), authentication_key: authKey });
+  });
+}
+
+/** /resources and /modules: a page of the account's list; a missing account is 404 (as older nodes answer). */
+export function handleList(req: SimRequest, ctx: SimContext, rawAddress: string, list: 'resources' | 'modules'): SimReply {
+  const address = addressOf(rawAddress);
+  const requested = requestedVersion(req.query);
+  const limit = pageLimit(req.query);
+  const start = req.query.get('start');
+  return atLedger(ctx, (info) => {
+    const version = readVersion(requested, info);
+    if (!simAccountExists(address)) throw accountNotFound(address, version);
+    const bcs = acceptFormat(req.headers.accept) === 'bcs';
+    const entries: Array<{ json: unknown; key: string; bytes: Buffer }> =
+      list === 'resources'
+        ? simResources(address, version).map((r) => ({ json: { type: r.type, data: r.data }, key: r.type, bytes: r.bytes }))
+        : simModules(address).map((m) => ({ json: { bytecode: '0x' + m.bytecode.toString('hex'), abi: m.abi }, key: m.name, bytes: m.bytecode }));
+    const { page, cursor } = pageOf(entries, address, list, start, limit, ctx.maxPageSize);
+    const headers: Record<string, string> = cursor === undefined ? {} : { [ctx.headerNames.cursor]: cursor };
+    if (bcs) {
+      // A BCS map, sorted by key within the page.
+      const sorted = [...page].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+      return reply(200, BCS, Buffer.concat([uleb128(sorted.length), ...sorted.flatMap((e) => [bcsString(e.key), bcsBytes(e.bytes)])]), headers);
+    }
+    return reply(200, 'application/json', Buffer.from(JSON.stringify(page.map((e) => e.json))), headers);
+  });
+}
+
+export function handleResource(req: SimRequest, ctx: SimContext, rawAddress: string, rawTag: string): SimReply {
+  const address = addressOf(rawAddress);
+  const text = pathParam('resource_type', rawTag);
+  const wanted = canonicalStruct(text);
+  if (wanted === null) throw NodeError.badRequest(`failed to parse path parameter \`resource_type\`: not a struct tag: ${text}`);
+  const requested = requestedVersion(req.query);
+  return atLedger(ctx, (info) => {
+    const version = readVersion(requested, info);
+    const found = simResources(address, version).find((r) => canonicalStruct(r.type) === wanted);
+    if (found === undefined) {
+      throw new NodeError(404, 'resource_not_found', `Resource not found by Address(${address}), Struct tag(${wanted}) and Ledger version(${version})`);
+    }
+    if (acceptFormat(req.headers.accept) === 'bcs') return reply(200, BCS, found.bytes);
+    return jsonReply(200, { type: found.type, data: found.data });
+  });
+}
+
+export function handleModule(req: SimRequest, ctx: SimContext, rawAddress: string, rawName: string): SimReply {
+  const address = addressOf(rawAddress);
+  const name = pathParam('module_name', rawName);
+  if (!isIdentifier(name)) throw NodeError.badRequest(`failed to parse path parameter \`module_name\`: not an identifier: ${rawName}`);
+  const requested = requestedVersion(req.query);
+  return atLedger(ctx, (info) => {
+    const version = readVersion(requested, info);
+    const found = simModules(address).find((m) => m.name === name);
+    if (found === undefined) {
+      throw new NodeError(404, 'module_not_found', `Module not found by Address(${address}), Module name(${name}) and Ledger version(${version})`);
+    }
+    if (acceptFormat(req.headers.accept) === 'bcs') return reply(200, BCS, found.bytecode);
+    return jsonReply(200, { bytecode: '0x' + found.bytecode.toString('hex'), abi: found.abi });
+  });
+}
+
+/** No existence check on a node: an absent balance is 0. JSON is a bare number. */
+export function handleBalance(req: SimRequest, ctx: SimContext, rawAddress: string, rawAsset: string): SimReply {
+  const address = addressOf(rawAddress);
+  const text = pathParam('asset_type', rawAsset);
+  const asset = parseAddress(text) ?? canonicalStruct(text);
+  if (asset === null) throw NodeError.badRequest(`failed to parse path parameter \`asset_type\`: not a coin type or an address: ${text}`);
+  const requested = requestedVersion(req.query);
+  return atLedger(ctx, (info) => {
+    const version = readVersion(requested, info);
+    const balance = simAccountExists(address) ? simAssetBalance(address, asset, version) : 0n;
+    if (acceptFormat(req.headers.accept) === 'bcs') {
+      return reply(200, BCS, bcsU64(balance));
+    }
+    return reply(200, 'application/json', Buffer.from(String(balance)));
+  });
+}
