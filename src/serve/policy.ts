@@ -30,15 +30,21 @@ export function cacheability(req: ReadRequest, answer: NodeAnswer): Cacheability
 /**
  * The version a path route's answer belongs to (its Redis TTL, and for a
  * transaction by hash, when it is pruned): the path's own version, else the
- * answer's "version" or "first_version". null when it cannot be told (a BCS
- * answer of a route keyed by hash or height): then the answer is not stored.
+ * answer's: JSON "version" or "first_version", or in BCS the version field of
+ * TransactionData::OnChain (variant 0, then the u64) or of BcsBlock (its
+ * first_version, after the height, the 32-byte hash and the timestamp). null when
+ * it cannot be told: then the answer is not stored.
  */
 export function itemVersion(req: ReadRequest, answer: NodeAnswer): bigint | null {
   const item = req.item;
   if (item !== undefined && 'version' in item) return item.version;
-  if (!answer.contentType.startsWith('application/json')) return null;
+  const body = answer.body;
+  if (answer.contentType.startsWith('application/x-bcs')) {
+    if (item !== undefined && 'hash' in item) return body.length >= 9 && body[0] === ONCHAIN ? body.readBigUInt64LE(1) : null;
+    return body.length >= BLOCK_FIRST_VERSION + 8 && body[8] === HASH_LENGTH ? body.readBigUInt64LE(BLOCK_FIRST_VERSION) : null;
+  }
   try {
-    const parsed = JSON.parse(answer.body.toString('utf8')) as { version?: unknown; first_version?: unknown };
+    const parsed = JSON.parse(body.toString('utf8')) as { version?: unknown; first_version?: unknown };
     const text = parsed.version ?? parsed.first_version;
     return typeof text === 'string' ? parseU64(text) : null;
   } catch {
@@ -46,10 +52,15 @@ export function itemVersion(req: ReadRequest, answer: NodeAnswer): bigint | null
   }
 }
 
+const ONCHAIN = 0;
+const PENDING = 1;
+const HASH_LENGTH = 32;
+/** BcsBlock: block_height u64, block_hash (ULEB128 length 32, 32 bytes), block_timestamp u64, then first_version. */
+const BLOCK_FIRST_VERSION = 8 + 1 + HASH_LENGTH + 8;
+
 /** by_hash looks in the mempool first: a pending transaction's answer will change. */
 function isPending(answer: NodeAnswer): boolean {
-  // A BCS answer is never stored for a hash (itemVersion cannot tell its version).
-  if (!answer.contentType.startsWith('application/json')) return false;
+  if (answer.contentType.startsWith('application/x-bcs')) return answer.body[0] === PENDING;
   try {
     return (JSON.parse(answer.body.toString('utf8')) as { type?: unknown }).type === 'pending_transaction';
   } catch {

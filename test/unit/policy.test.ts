@@ -43,7 +43,15 @@ describe('wallet route cache policy', () => {
     expect(itemVersion(get('/v1/blocks/by_version/12'), json(200, { first_version: '8' }))).toBe(12n);
     expect(itemVersion(get(`/v1/transactions/by_hash/${HASH}`), json(200, { version: '77' }))).toBe(77n);
     expect(itemVersion(get('/v1/blocks/by_height/3'), json(200, { first_version: '12', last_version: '15' }))).toBe(12n);
-    const bcs: NodeAnswer = { upstream: 'n', status: 200, contentType: 'application/x-bcs', body: Buffer.from([0, 1]), ledger: null };
-    expect(itemVersion(get(`/v1/transactions/by_hash/${HASH}`), bcs)).toBeNull();
+    const bcs = (bytes: Buffer): NodeAnswer => ({ upstream: 'n', status: 200, contentType: 'application/x-bcs', body: bytes, ledger: null });
+    const u64 = (n: bigint): Buffer => Buffer.from(new BigUint64Array([n]).buffer);
+    // TransactionData::OnChain { version, … }; Pending has no version; too short tells nothing.
+    expect(itemVersion(get(`/v1/transactions/by_hash/${HASH}`), bcs(Buffer.concat([Buffer.from([0]), u64(77n), Buffer.alloc(32)])))).toBe(77n);
+    expect(itemVersion(get(`/v1/transactions/by_hash/${HASH}`), bcs(Buffer.from([1, 2, 3])))).toBeNull();
+    // BcsBlock { height, hash (32 bytes, length-prefixed), timestamp, first_version, last_version, … }
+    const block = Buffer.concat([u64(3n), Buffer.from([32]), Buffer.alloc(32, 7), u64(1_700_000n), u64(12n), u64(15n), Buffer.from([0])]);
+    expect(itemVersion(get('/v1/blocks/by_height/3'), bcs(block))).toBe(12n);
+    expect(itemVersion(get('/v1/blocks/by_height/3'), bcs(block.subarray(0, 50)))).toBeNull();
+    expect(cacheability(get(`/v1/transactions/by_hash/${HASH}`), bcs(Buffer.from([1, 0]))).cacheable).toBe(false);
   });
 });
