@@ -22,7 +22,7 @@ describe('chain identity', () => {
       await rawItem(url, '0x01', { version: 900 }),
       await rawItem(url, '0x01'),
       await viewJson(url, '0x1::sim::add', ['1', '2'], { version: 900 }),
-      await call(url, '/v1/accounts/0x1/module/sim'),
+      await call(url, '/v1/estimate_gas_price'),
     ]) {
       expect(reply.status, reply.body.toString()).toBe(503);
       expect(reply.json().error_code).toBe('internal_error');

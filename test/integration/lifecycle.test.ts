@@ -41,7 +41,7 @@ describe('server.requestTimeoutMs', () => {
 describe('shutdown', () => {
   it('fails readiness, finishes the request in flight with Connection: close, closes idle and half-sent connections by the deadline', async () => {
     const node = await sim();
-    node.faults.set({ mode: 'slow', delayMs: 400, routes: ['module'] });
+    node.faults.set({ mode: 'slow', delayMs: 400, routes: ['gas_price'] });
     const { app, url } = await proxy([node], {
       server: { host: '127.0.0.1', port: 0, shutdownTimeoutMs: 1500 },
       admin: { host: '127.0.0.1', port: await freePort() },
@@ -59,8 +59,8 @@ describe('shutdown', () => {
     // A request in flight (the node takes 400 ms).
     const agent = new Agent({ keepAliveTimeout: 60_000 });
     agents.push(agent);
-    const inFlight = request(`${url}/v1/accounts/0x1/module/sim`, { dispatcher: agent });
-    while (node.counters.byRoute.module === 0) await new Promise((r) => setImmediate(r));
+    const inFlight = request(`${url}/v1/estimate_gas_price`, { dispatcher: agent });
+    while (node.counters.byRoute.gas_price === 0) await new Promise((r) => setImmediate(r));
 
     const closing = app.close();
     const ready = await request(`${adminUrl}/readyz`);

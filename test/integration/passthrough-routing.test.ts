@@ -8,10 +8,10 @@ import { call, freePort, proxy, sim } from '../helpers/proxy.js';
 
 /** Probes only at start: what the pool knows of a node comes from the calls themselves. */
 const QUIET = { routing: { probeIntervalMs: 600_000 } };
-const MODULE = '/v1/accounts/0x1/module/sim';
+const GAS_PRICE = '/v1/estimate_gas_price';
 
-function moduleCalls(node: SimNode): number {
-  return node.counters.byRoute.module;
+function gasPriceCalls(node: SimNode): number {
+  return node.counters.byRoute.gas_price;
 }
 
 describe('passthrough routing', () => {
@@ -21,11 +21,11 @@ describe('passthrough routing', () => {
     const { url } = await proxy([a, b], QUIET);
     await a.stop();
     for (let i = 0; i < 6; i++) {
-      const reply = await call(url, MODULE);
+      const reply = await call(url, GAS_PRICE);
       expect(reply.status, reply.body.toString()).toBe(200);
       expect(reply.headers['x-cache']).toBe('BYPASS');
     }
-    expect(moduleCalls(b)).toBe(6);
+    expect(gasPriceCalls(b)).toBe(6);
   });
 
   it('a node answering HTML 502 or a 500 to a GET: the call goes to the other node', async () => {
@@ -33,13 +33,13 @@ describe('passthrough routing', () => {
     const b = await sim();
     const { url } = await proxy([a, b], QUIET);
     for (const mode of ['html', 'status500'] as const) {
-      a.faults.set({ mode, routes: ['module'] });
+      a.faults.set({ mode, routes: ['gas_price'] });
       b.faults.clear();
-      const reply = await call(url, MODULE);
+      const reply = await call(url, GAS_PRICE);
       expect(reply.status, `${mode}: ${reply.body.toString()}`).toBe(200);
       a.faults.clear();
     }
-    expect(moduleCalls(b)).toBeGreaterThanOrEqual(1);
+    expect(gasPriceCalls(b)).toBeGreaterThanOrEqual(1);
   });
 
   it('a write (POST) answered 500 is passed on once, never sent to a second node', async () => {
@@ -69,19 +69,19 @@ describe('passthrough routing', () => {
     const archive = await sim({ startVersion: 5000n });
     const { url } = await proxy([pruned, archive], QUIET);
     for (let i = 0; i < 4; i++) {
-      const reply = await call(url, `${MODULE}?ledger_version=1000`);
+      const reply = await call(url, `${GAS_PRICE}?ledger_version=1000`);
       expect(reply.status, reply.body.toString()).toBe(200);
     }
-    expect(moduleCalls(pruned)).toBe(0);
-    expect(moduleCalls(archive)).toBe(4);
+    expect(gasPriceCalls(pruned)).toBe(0);
+    expect(gasPriceCalls(archive)).toBe(4);
   });
 
   it('a node on another chain gets no passthrough (quarantined)', async () => {
     const right = await sim({ chainId: 4 });
     const wrong = await sim({ chainId: 5 });
     const { url } = await proxy([right, wrong], { ...QUIET, chainId: 4 });
-    for (let i = 0; i < 6; i++) expect((await call(url, MODULE)).status).toBe(200);
-    expect(moduleCalls(wrong)).toBe(0);
+    for (let i = 0; i < 6; i++) expect((await call(url, GAS_PRICE)).status).toBe(200);
+    expect(gasPriceCalls(wrong)).toBe(0);
   });
 
   it('passthrough calls count in the upstream metrics and against the node budget', async () => {
@@ -91,15 +91,15 @@ describe('passthrough routing', () => {
       admin: { host: '127.0.0.1', port: await freePort() },
       shedding: { budgetWaitMs: 0 },
     });
-    expect((await call(url, MODULE)).status).toBe(200);
+    expect((await call(url, GAS_PRICE)).status).toBe(200);
     const metrics = (await app.admin!.inject({ url: '/metrics' })).body;
     expect(metrics).toMatch(/ledger_proxy_upstream_requests_total\{[^}]*upstream="only"[^}]*outcome="ok"[^}]*\} [1-9]/);
 
-    node.faults.set({ mode: 'slow', delayMs: 400, routes: ['module'] });
-    const [first, second] = await Promise.all([call(url, MODULE), new Promise((r) => setTimeout(r, 50)).then(() => call(url, MODULE))]);
+    node.faults.set({ mode: 'slow', delayMs: 400, routes: ['gas_price'] });
+    const [first, second] = await Promise.all([call(url, GAS_PRICE), new Promise((r) => setTimeout(r, 50)).then(() => call(url, GAS_PRICE))]);
     expect(first.status).toBe(200);
     expect(second.status).toBe(503);
     expect(second.json().message).toMatch(/budget/);
-    expect(moduleCalls(node)).toBe(2);
+    expect(gasPriceCalls(node)).toBe(2);
   });
 });

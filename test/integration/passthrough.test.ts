@@ -53,13 +53,13 @@ describe('passthrough: other /v1 routes reach the node unchanged', () => {
     expect(via.json()).toMatchObject({ chain_id: 4, ledger_version: '1000' });
   });
 
-  it('GET /v1/accounts/0x1/module/sim (ABI), JSON and BCS, with a query string', async () => {
+  it('GET /v1/transactions (a list, not cached), JSON and BCS, with a query string', async () => {
     const node = await sim();
     const { url } = await proxy([node], QUIET);
     for (const [path, accept] of [
-      ['/v1/accounts/0x1/module/sim', 'application/json'],
-      ['/v1/accounts/0x1/module/sim', 'application/x-bcs'],
-      ['/v1/accounts/0x1/module/sim?ledger_version=900', 'application/json'],
+      ['/v1/transactions?limit=2', 'application/json'],
+      ['/v1/transactions?limit=2', 'application/x-bcs'],
+      ['/v1/transactions?start=900&limit=2', 'application/json'],
     ] as const) {
       const before = node.counters.requests.length;
       const via = await call(url, path, { headers: { accept } });
@@ -73,10 +73,10 @@ describe('passthrough: other /v1 routes reach the node unchanged', () => {
     }
   });
 
-  it('a node 404 passes through: unknown route (no ledger headers) and module_not_found (with them)', async () => {
+  it('a node 404 passes through: unknown route (no ledger headers)', async () => {
     const node = await sim();
     const { url } = await proxy([node], QUIET);
-    for (const path of ['/v1/no/such/route', '/v1/accounts/0x2/module/nope', '/v1/transactions/by_hash/0xabc']) {
+    for (const path of ['/v1/no/such/route', '/v1/accounts/0x2/events/0', '/v1/transactions/by_hash']) {
       const via = await call(url, path);
       const direct = await call(node.url, path, { headers: { 'accept-encoding': 'identity' } });
       expect(via.status).toBe(404);
@@ -84,7 +84,6 @@ describe('passthrough: other /v1 routes reach the node unchanged', () => {
       expectSameAsNode(via, direct);
       expect(node.counters.requests.some((r) => r.url === path)).toBe(true);
     }
-    expect(ledgerHeaders(await call(url, '/v1/accounts/0x2/module/nope'))).toHaveProperty('x-node-ledger-version', '1000');
   });
 
   it('POST /v1/transactions with a JSON body: the node gets the body with Content-Length, the client gets its answer', async () => {
@@ -127,8 +126,8 @@ describe('passthrough: other /v1 routes reach the node unchanged', () => {
     const node = await sim();
     const { url } = await proxy([node], QUIET);
     const host = new URL(url).host;
-    const via = await rawHttp(url, `GET /v1/accounts/0x1/module/sim HTTP/1.1\r\nHost: ${host}\r\nAccept-Encoding: gzip\r\nConnection: close\r\n\r\n`);
-    const direct = await call(node.url, '/v1/accounts/0x1/module/sim', { headers: { 'accept-encoding': 'identity' } });
+    const via = await rawHttp(url, `GET /v1/estimate_gas_price HTTP/1.1\r\nHost: ${host}\r\nAccept-Encoding: gzip\r\nConnection: close\r\n\r\n`);
+    const direct = await call(node.url, '/v1/estimate_gas_price', { headers: { 'accept-encoding': 'identity' } });
     expect(via.status).toBe(200);
     expect(decoded(via).toString('hex')).toBe(direct.body.toString('hex'));
     // The node's per-connection headers (keep-alive: timeout=5) describe its connection, not ours.
@@ -142,7 +141,7 @@ describe('passthrough: other /v1 routes reach the node unchanged', () => {
     const before = node.counters.total;
     const requests: Array<Promise<Reply>> = [
       call(url, '/v1'),
-      call(url, '/v1/accounts/0x1/module/sim'),
+      call(url, '/v1/estimate_gas_price'),
       call(url, '/v1/no/such/route'),
       call(url, '/v1/transactions', { headers: { 'content-type': 'application/json' }, body: '{}' }),
     ];
@@ -192,7 +191,7 @@ describe('passthrough: nothing in a request picks another host or leaves /v1', (
     const evil = await decoy();
     const { url } = await proxy([node], QUIET);
     const host = new URL(url).host;
-    for (const target of [`http://${evil.host}/v1`, `http://${evil.host}/v1/accounts/0x1/module/sim`, 'http://evil.example/v1', `http://${evil.host}/admin`]) {
+    for (const target of [`http://${evil.host}/v1`, `http://${evil.host}/v1/estimate_gas_price`, 'http://evil.example/v1', `http://${evil.host}/admin`]) {
       const reply = await rawHttp(url, `GET ${target} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
       expect([200, 400, 404], target).toContain(reply.status);
       if (reply.status !== 200) expectNodeError(reply, reply.status);
@@ -218,12 +217,12 @@ describe('passthrough: nothing in a request picks another host or leaves /v1', (
       const lines = Object.entries({ host: new URL(url).host, ...headers })
         .map(([k, v]) => `${k}: ${v}`)
         .join('\r\n');
-      const reply = await rawHttp(url, `GET /v1/accounts/0x1/module/sim HTTP/1.1\r\n${lines}\r\nConnection: close\r\n\r\n`);
+      const reply = await rawHttp(url, `GET /v1/estimate_gas_price HTTP/1.1\r\n${lines}\r\nConnection: close\r\n\r\n`);
       expect(reply.status, JSON.stringify(headers)).toBe(200);
-      expect(JSON.parse(decoded(reply).toString('utf8'))).toMatchObject({ abi: { name: 'sim' } });
+      expect(JSON.parse(decoded(reply).toString('utf8'))).toMatchObject({ gas_estimate: 100 });
     }
     expect(evil.hits).toEqual([]);
-    const forwarded = node.counters.requests.slice(before).filter((r) => r.url === '/v1/accounts/0x1/module/sim');
+    const forwarded = node.counters.requests.slice(before).filter((r) => r.url === '/v1/estimate_gas_price');
     expect(forwarded).toHaveLength(headerSets.length);
     for (const r of forwarded) {
       expect(r.headers.host).toBe(new URL(node.url).host);
@@ -257,7 +256,7 @@ describe('passthrough: a node that is down', () => {
     await node.stop();
     for (const req of [
       call(url, '/v1'),
-      call(url, '/v1/accounts/0x1/module/sim'),
+      call(url, '/v1/estimate_gas_price'),
       call(url, '/v1/transactions', { headers: { 'content-type': 'application/json' }, body: '{}' }),
     ]) {
       const reply = await req;
@@ -273,8 +272,8 @@ describe('passthrough: a node that is down', () => {
     it(`a node fault "${mode}" on a passthrough route → 503 internal_error node body`, async () => {
       const node = await sim();
       const { url } = await proxy([node], QUIET);
-      node.faults.set({ mode, routes: ['module'] });
-      const reply = await call(url, '/v1/accounts/0x1/module/sim');
+      node.faults.set({ mode, routes: ['gas_price'] });
+      const reply = await call(url, '/v1/estimate_gas_price');
       expectNodeError(reply, 503, 'internal_error');
       expect(reply.body.toString('utf8')).not.toMatch(/<html/i);
     });
@@ -283,22 +282,22 @@ describe('passthrough: a node that is down', () => {
   it('a node answering 503 to a passthrough GET is not hammered with retries (at most routing.maxAttempts calls)', async () => {
     const node = await sim();
     const { url } = await proxy([node], QUIET);
-    node.faults.set({ mode: 'empty', routes: ['module'] });
+    node.faults.set({ mode: 'empty', routes: ['gas_price'] });
     const started = Date.now();
-    const reply = await call(url, '/v1/accounts/0x1/module/sim');
+    const reply = await call(url, '/v1/estimate_gas_price');
     expectNodeError(reply, 503, 'internal_error');
     // README: a failed attempt goes to another eligible node within maxAttempts (3);
     // with one node, one call. The same node must not get a burst of retries.
-    expect(node.counters.byRoute.module).toBeLessThanOrEqual(3);
+    expect(node.counters.byRoute.gas_price).toBeLessThanOrEqual(3);
     expect(Date.now() - started).toBeLessThan(500);
   });
 
   it('a node that hangs on a passthrough route → 503 internal_error within the deadline', async () => {
     const node = await sim();
     const { url } = await proxy([node], { routing: { probeIntervalMs: 600_000, attemptTimeoutMs: 300, deadlineMs: 400 } });
-    node.faults.set({ mode: 'hang', routes: ['module'] });
+    node.faults.set({ mode: 'hang', routes: ['gas_price'] });
     const started = Date.now();
-    const reply = await call(url, '/v1/accounts/0x1/module/sim');
+    const reply = await call(url, '/v1/estimate_gas_price');
     expectNodeError(reply, 503, 'internal_error');
     expect(Date.now() - started).toBeLessThan(3000);
   });
@@ -306,8 +305,8 @@ describe('passthrough: a node that is down', () => {
   it("a node's own JSON 500 on a passthrough route is passed through", async () => {
     const node = await sim();
     const { url } = await proxy([node], QUIET);
-    node.faults.set({ mode: 'status500', routes: ['module'] });
-    const reply = await call(url, '/v1/accounts/0x1/module/sim');
+    node.faults.set({ mode: 'status500', routes: ['gas_price'] });
+    const reply = await call(url, '/v1/estimate_gas_price');
     expectNodeError(reply, 500, 'internal_error');
   });
 
@@ -317,25 +316,25 @@ describe('passthrough: a node that is down', () => {
     const { url } = await proxy([a, b], { routing: { probeIntervalMs: 50, breaker: { failureThreshold: 1, openMs: 60_000 } } });
     await a.stop();
     // bounded: the probes notice within a few intervals
-    let reply = await call(url, '/v1/accounts/0x1/module/sim');
+    let reply = await call(url, '/v1/estimate_gas_price');
     const until = Date.now() + 3000;
     while (reply.status !== 200 && Date.now() < until) {
       await new Promise((r) => setTimeout(r, 25));
-      reply = await call(url, '/v1/accounts/0x1/module/sim');
+      reply = await call(url, '/v1/estimate_gas_price');
     }
     expect(reply.status).toBe(200);
-    const before = b.counters.byRoute.module;
-    for (let i = 0; i < 5; i++) expect((await call(url, '/v1/accounts/0x1/module/sim')).status).toBe(200);
-    expect(b.counters.byRoute.module).toBe(before + 5);
+    const before = b.counters.byRoute.gas_price;
+    for (let i = 0; i < 5; i++) expect((await call(url, '/v1/estimate_gas_price')).status).toBe(200);
+    expect(b.counters.byRoute.gas_price).toBe(before + 5);
   });
 
   it('→ the node answers again once it is back', async () => {
     const node = await sim();
     const { url } = await proxy([node], QUIET);
     await node.stop();
-    expectNodeError(await call(url, '/v1/accounts/0x1/module/sim'), 503, 'internal_error');
+    expectNodeError(await call(url, '/v1/estimate_gas_price'), 503, 'internal_error');
     await node.restart();
-    const reply = await call(url, '/v1/accounts/0x1/module/sim');
+    const reply = await call(url, '/v1/estimate_gas_price');
     expect(reply.status).toBe(200);
   });
 });

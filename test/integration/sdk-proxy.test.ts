@@ -1,6 +1,6 @@
 // SPEC §7 "Real clients": the Aptos TS SDK pointed at the proxy (vendor aptos) in
 // front of the simulated node (vendor aptos) works unchanged. aptos.view fetches the
-// module ABI through passthrough and sends a BCS request; viewJson sends JSON;
+// module ABI (a cached route) and sends a BCS request; viewJson sends JSON;
 // getLedgerInfo is GET /v1. Pinned calls are cache hits the second time.
 import {
   AccountAddress,
@@ -70,7 +70,7 @@ describe('Aptos TS SDK through the proxy (vendor aptos)', () => {
     expect(await aptos.view({ payload: { function: '0x1::sim::balance', functionArguments: [OWNER] } })).toEqual([String(simBalance(OWNER, START))]);
     expect(await aptos.view({ payload: { function: '0x1::sim::pair', functionArguments: [9] } })).toEqual(['4', false]);
     expect(await aptos.view({ payload: { function: '0x1::sim::type_name', typeArguments: ['u64'], functionArguments: [] } })).toEqual(['u64']);
-    // The ABI came through passthrough; the view reached the node as BCS with the aptos media type.
+    // The ABI came through the module route; the view reached the node as BCS with the aptos media type.
     expect(node.counters.byRoute.module).toBeGreaterThan(0);
     const views = node.counters.requests.filter((r) => r.url.startsWith('/v1/view'));
     expect(views.length).toBeGreaterThan(0);

@@ -86,8 +86,8 @@ describe('graceful shutdown of the CLI', () => {
   ])('SIGTERM with ~50 requests in flight ($label): every one gets a complete 200, new connections are refused, exit 0 within 5 s', async ({ keepAlive }) => {
     const node = await sim();
     const cli = await startCli(node);
-    const moduleJson = Buffer.from(await (await request(`${node.url}/v1/accounts/0x1/module/sim`)).body.arrayBuffer());
-    node.faults.set({ mode: 'slow', delayMs: SLOW_MS, routes: ['view', 'raw_item', 'module'] });
+    const gasPriceJson = Buffer.from(await (await request(`${node.url}/v1/estimate_gas_price`)).body.arrayBuffer());
+    node.faults.set({ mode: 'slow', delayMs: SLOW_MS, routes: ['view', 'raw_item', 'gas_price'] });
 
     const owners = Array.from({ length: 30 }, (_, i) => '0x' + (i + 1).toString(16).padStart(64, '0'));
     const keys = Array.from({ length: 256 }, (_, i) => Buffer.from([i, 7])).filter((k) => simTableItem(HANDLE, k, 1000n) !== null).slice(0, 10);
@@ -132,8 +132,8 @@ describe('graceful shutdown of the CLI', () => {
       );
     }
     for (let i = 0; i < 10; i++) {
-      expected.push(moduleJson);
-      inFlight.push(send(`/v1/accounts/0x1/module/sim?i=${i}`, {}));
+      expected.push(gasPriceJson);
+      inFlight.push(send(`/v1/estimate_gas_price?i=${i}`, {}));
     }
     const all = Promise.allSettled(inFlight);
 

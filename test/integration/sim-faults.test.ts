@@ -39,7 +39,7 @@ describe('simulated node controls', () => {
       await call(sim, `/v1/tables/0x1/raw_item`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/x-bcs' }, body: '{"key":"0x01"}' });
       await call(sim, '/nowhere');
       expect(sim.counters.total).toBe(5);
-      expect(sim.counters.byRoute).toEqual({ raw_item: 1, view: 1, ledger_info: 1, module: 1, other: 1 });
+      expect(Object.fromEntries(Object.entries(sim.counters.byRoute).filter(([, n]) => n > 0))).toEqual({ raw_item: 1, view: 1, ledger_info: 1, module: 1, other: 1 });
       const view = sim.counters.requests[1];
       expect(view.method).toBe('POST');
       expect(view.url).toBe('/v1/view?ledger_version=1000');
@@ -48,7 +48,7 @@ describe('simulated node controls', () => {
 
       sim.counters.reset();
       expect(sim.counters.total).toBe(0);
-      expect(sim.counters.byRoute).toEqual({ raw_item: 0, view: 0, ledger_info: 0, module: 0, other: 0 });
+      expect(Object.values(sim.counters.byRoute).every((n) => n === 0)).toBe(true);
       expect(sim.counters.requests).toEqual([]);
     });
   });

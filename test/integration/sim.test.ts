@@ -335,7 +335,7 @@ describe('simulated node over HTTP (vendor node)', () => {
     });
 
     it('answers 404 module_not_found for other modules, 404/410 for versions out of range', async () => {
-      const missing = await call(sim, 'GET', '/v1/accounts/0x1/module/coin');
+      const missing = await call(sim, 'GET', '/v1/accounts/0x1/module/nope');
       expectError(missing, 404, 'module_not_found');
       expectLedgerHeaders(missing, 1000n, 500n);
       expectError(await call(sim, 'GET', '/v1/accounts/0x2/module/sim?ledger_version=600'), 404, 'module_not_found');

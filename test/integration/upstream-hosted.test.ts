@@ -63,14 +63,14 @@ describe('a hosted node behind a path prefix and an API key', () => {
 
   it('passes other /v1 routes through the prefix with the key, whatever key the client sends', async () => {
     const { node, gw, url } = await hostedSetup();
-    for (const path of ['/v1', '/v1/accounts/0x1/module/sim', '/v1/accounts/0x1/module/sim?ledger_version=990']) {
+    for (const path of ['/v1', '/v1/estimate_gas_price', '/v1/estimate_gas_price?ledger_version=990']) {
       const via = await call(url, path, { headers: { 'x-api-key': 'client-guess', 'accept-encoding': 'identity' } });
       const direct = await call(node.url, path, { headers: { 'accept-encoding': 'identity' } });
       expect(via.status, `${path}: ${via.body.toString().slice(0, 200)}`).toBe(200);
       expect(via.body.equals(direct.body), path).toBe(true);
     }
-    const passthrough = gw.seen.filter((s) => s.url.includes('/module/') || (s.url === `${PREFIX}/v1` && s.headers['user-agent'] === undefined));
-    expect(passthrough.some((s) => s.url === `${PREFIX}/v1/accounts/0x1/module/sim?ledger_version=990`)).toBe(true);
+    const passthrough = gw.seen.filter((s) => s.url.includes('/estimate_gas_price') || (s.url === `${PREFIX}/v1` && s.headers['user-agent'] === undefined));
+    expect(passthrough.some((s) => s.url === `${PREFIX}/v1/estimate_gas_price?ledger_version=990`)).toBe(true);
     expectEveryCallPrefixedAndKeyed(gw);
   });
 

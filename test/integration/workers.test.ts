@@ -56,7 +56,7 @@ describe('server.workers: 2', () => {
     // A fresh connection per request: the primary spreads connections over the workers.
     const N = 40;
     for (let i = 0; i < N; i++) {
-      const res = await request(`${cli.url}/v1/accounts/0x1/module/sim?i=${i}`, { reset: true });
+      const res = await request(`${cli.url}/v1/estimate_gas_price?i=${i}`, { reset: true });
       expect(res.statusCode).toBe(200);
       await res.body.dump();
     }

@@ -54,7 +54,7 @@ describe('admin and public listeners are apart', () => {
     const { node, adminUrl } = await setup();
     const requests: Array<[string, Record<string, string>, string?]> = [
       ['GET /v1', {}],
-      ['GET /v1/accounts/0x1/module/sim', {}],
+      ['GET /v1/estimate_gas_price', {}],
       ['POST /v1/view', { 'content-type': 'application/json', accept: 'application/json' }, ADD_BODY],
       ['POST /v1/view?ledger_version=990', { 'content-type': 'application/json', accept: 'application/json' }, ADD_BODY],
       ['POST /v1/tables/0x1/raw_item', { 'content-type': 'application/json', accept: 'application/x-bcs' }, KEY_BODY],

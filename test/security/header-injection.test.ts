@@ -88,9 +88,9 @@ describe('no header injection', () => {
   it('encoded CR/LF in passthrough paths and queries: forwarded only percent-encoded, never as a header', async () => {
     const { node, url } = await setup();
     const targets = [
-      'GET /v1/accounts/0x1/module/sim?x=%0d%0aX-Injected:%20yes',
+      'GET /v1/estimate_gas_price?x=%0d%0aX-Injected:%20yes',
       'GET /v1/accounts/0x1%0d%0aX-Injected:%20yes/module/sim',
-      'GET /v1/accounts/0x1/module/sim%0d%0a%0d%0aGET%20/evil',
+      'GET /v1/estimate_gas_price%0d%0a%0d%0aGET%20/evil',
       'POST /v1/transactions?x=%0d%0aX-Injected:%20yes',
     ];
     for (const target of targets) {
@@ -113,9 +113,9 @@ describe('no header injection', () => {
     ] as const) {
       variants.push([`served view, Accept ${label}`, httpRequest('POST /v1/view?ledger_version=990 HTTP/1.1', ['host: x', 'content-type: application/json', `accept: ${value}`, 'connection: close'], ADD_BODY)]);
       variants.push([`served raw_item, custom header ${label}`, httpRequest('POST /v1/tables/0x1/raw_item?ledger_version=991 HTTP/1.1', ['host: x', ...RAW_HEADERS, `x-custom: ${value}`, 'connection: close'], KEY_BODY)]);
-      variants.push([`passthrough, custom header ${label}`, httpRequest('GET /v1/accounts/0x1/module/sim HTTP/1.1', ['host: x', `x-custom: ${value}`, 'connection: close'])]);
+      variants.push([`passthrough, custom header ${label}`, httpRequest('GET /v1/estimate_gas_price HTTP/1.1', ['host: x', `x-custom: ${value}`, 'connection: close'])]);
     }
-    variants.push(['bare CR in the request line', Buffer.from('GET /v1/accounts/0x1/module/sim?x=\rX-Injected: yes HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n', 'latin1')]);
+    variants.push(['bare CR in the request line', Buffer.from('GET /v1/estimate_gas_price?x=\rX-Injected: yes HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n', 'latin1')]);
     for (const [label, request] of variants) {
       const reply = await send(url, request);
       expectClean(reply, label);
@@ -130,9 +130,9 @@ describe('no header injection', () => {
   it('a bare LF in the request target (an HTTP/0.9 request line with headers) is refused, and adds no header upstream', async () => {
     const { node, url } = await setup();
     const variants: Array<[string, string]> = [
-      ['passthrough, bare LF in the query', 'GET /v1/accounts/0x1/module/sim?x=\nX-Injected: yes HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n'],
-      ['passthrough, bare LF after the path', 'GET /v1/accounts/0x1/module/sim\nX-Injected: yes\r\nhost: x\r\nconnection: close\r\n\r\n'],
-      ['passthrough, no HTTP version', 'GET /v1/accounts/0x1/module/sim\r\nX-Injected: yes\r\nhost: x\r\nconnection: close\r\n\r\n'],
+      ['passthrough, bare LF in the query', 'GET /v1/estimate_gas_price?x=\nX-Injected: yes HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n'],
+      ['passthrough, bare LF after the path', 'GET /v1/estimate_gas_price\nX-Injected: yes\r\nhost: x\r\nconnection: close\r\n\r\n'],
+      ['passthrough, no HTTP version', 'GET /v1/estimate_gas_price\r\nX-Injected: yes\r\nhost: x\r\nconnection: close\r\n\r\n'],
     ];
     for (const [label, text] of variants) {
       const reply = await send(url, Buffer.from(text, 'latin1'));
