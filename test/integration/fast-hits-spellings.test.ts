@@ -48,6 +48,24 @@ describe('fast path: one parse per spelling', () => {
     expect(parse).toHaveBeenCalledTimes(2);
   });
 
+  it('a GET of a cached route is looked up without a body read; a GET of any other route goes straight on', async () => {
+    const parse = vi.fn(() => ({ route: VIEW_ROUTE, version: 990n, format: 'json', identity: 'a', method: 'GET', path: '/v1/accounts/0x1', accept: 'application/json' }) as ReadRequest);
+    const memoryHit = vi.fn((_req: ReadRequest) => HIT);
+    const next = vi.fn((_req, res) => res.writeHead(400).end('routed'));
+    const handler = withFastHits(
+      { match: (method, url) => (method === 'GET' && url.startsWith('/v1/accounts/') ? { route: { ...VIEW_ROUTE, method: 'GET', url: '/v1/accounts/:address', parse }, params: {}, query: {} } : undefined), memoryHit, writer: new ReplyWriter(ledgerHeaderNames('x-node-')), onServed: () => undefined },
+      next,
+    );
+    const server = createServer(handler);
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    for (let i = 0; i < 3; i++) expect((await request(`${url}/v1/accounts/0x1?ledger_version=990`)).statusCode).toBe(200);
+    expect([parse.mock.calls.length, memoryHit.mock.calls.length, next.mock.calls.length]).toEqual([1, 3, 0]);
+    expect((await request(`${url}/v1/estimate_gas_price`)).statusCode).toBe(400);
+    expect(next).toHaveBeenCalledTimes(1);
+  });
+
   it('input the parser refuses is not remembered: each time it is parsed again and handed to the route', async () => {
     const parse = vi.fn(() => {
       throw new Error('refused');

@@ -4,6 +4,7 @@
 // the route with its body intact.
 import { describe, expect, it } from 'vitest';
 import { rawExchange, rawReplies } from '../helpers/fuzz-raw-exchange.js';
+import { simTableItem } from '../../src/sim/index.js';
 import { call, HANDLE, proxy, rawItem, sim, type Reply } from '../helpers/proxy.js';
 
 const QUIET = { routing: { probeIntervalMs: 600_000 } };
@@ -44,6 +45,31 @@ describe('memory hits answered before fastify', () => {
       expect(comparable(a)).toEqual(comparable(b));
       expect(a.body.equals(b.body)).toBe(true);
     }
+  });
+
+  it('are byte-identical for the wallet routes too: GET and POST, a page with its cursor, a transaction', async () => {
+    const node = await sim({ startVersion: 1000n });
+    const fast = await proxy([node], QUIET);
+    const routed = await proxy([node], QUIET, ROUTE_ONLY);
+    const u64 = (n: number): Buffer => Buffer.from(new BigUint64Array([BigInt(n)]).buffer);
+    const present = Array.from({ length: 64 }, (_, n) => n).find((n) => simTableItem(HANDLE, u64(n), 990n) !== null)!;
+    const item = JSON.stringify({ key_type: 'u64', value_type: 'u64', key: String(present) });
+    const asks: Array<(base: string) => Promise<Reply>> = [
+      (base) => call(base, '/v1/accounts/0x1/resources?ledger_version=990&limit=2'),
+      (base) => call(base, '/v1/accounts/0x1/resource/0x1::coin::CoinStore%3C0x1::aptos_coin::AptosCoin%3E?ledger_version=990', { headers: { accept: 'application/x-bcs' } }),
+      (base) => call(base, `/v1/tables/${HANDLE}/item?ledger_version=990`, { headers: { 'content-type': 'application/json' }, body: item }),
+      (base) => call(base, '/v1/transactions/by_version/900'),
+    ];
+    for (const ask of asks) {
+      for (const base of [fast.url, routed.url]) expect((await ask(base)).status).toBe(200);
+      const [a, b] = [await ask(fast.url), await ask(routed.url)];
+      expect(a.headers['x-cache']).toBe('HIT');
+      expect(comparable(a)).toEqual(comparable(b));
+      expect(a.body.equals(b.body)).toBe(true);
+    }
+    expect((await asks[0](fast.url)).headers['x-node-cursor']).toMatch(/^0x/);
+    expect(await requestsTotal(fast.app, 'endpoint="accounts",cache="HIT",status="200"')).toBe(3);
+    expect(await requestsTotal(fast.app, 'endpoint="transactions",cache="HIT",status="200"')).toBe(1);
   });
 
   it('are counted in the metrics as the route counts them', async () => {

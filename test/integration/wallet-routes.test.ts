@@ -3,6 +3,7 @@
 // answer, cursor included; deterministic 404s are cached and the others are not;
 // pruning answers 410; JSON and BCS are separate entries; Redis is shared.
 import { Redis } from 'ioredis';
+import { request } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { simTableItem, simTransactionHash, type SimNode } from '../../src/sim/index.js';
 import { call, proxy, sim, type Reply } from '../helpers/proxy.js';
@@ -110,6 +111,31 @@ describe.each(CASES)('$family: $name', (c) => {
     expect(again.headers['x-cache']).toBe('HIT');
     expect(again.body.equals(bcs.body)).toBe(true);
     expect((await send(url, r)).headers['content-type']).toMatch(/^application\/json/);
+  });
+});
+
+describe('without the fast path (fastify routes only)', () => {
+  it.each(CASES.map((c) => [c.name, c] as const))('%s: a repeated read is a hit, byte-identical to the first', async (_name, c) => {
+    const p = await proxy([node], { routing: { probeIntervalMs: 60_000 } }, { fastHits: false });
+    const r = c.request(versionOf(c));
+    const first = await send(p.url, r);
+    const calls = node.counters.total;
+    const second = await send(p.url, r);
+    expect([second.status, second.headers['x-cache']]).toEqual([200, 'HIT']);
+    expect(answerOf(second)).toEqual(answerOf(first));
+    expect(node.counters.total).toBe(calls);
+  });
+
+  it('HEAD of a cached GET route: the headers of the hit, no body', async () => {
+    const path = `/v1/accounts/0x1/module/sim?ledger_version=${PINNED}`;
+    const get = await call(url, path);
+    const calls = node.counters.total;
+    const head = await request(url + path, { method: 'HEAD' });
+    expect(head.statusCode).toBe(200);
+    expect(head.headers['x-cache']).toBe('HIT');
+    expect(head.headers['content-length']).toBe(String(get.body.length));
+    expect((await head.body.arrayBuffer()).byteLength).toBe(0);
+    expect(node.counters.total).toBe(calls);
   });
 });
 
