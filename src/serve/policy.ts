@@ -30,10 +30,12 @@ export function cacheability(req: ReadRequest, answer: NodeAnswer): Cacheability
 /**
  * The version a path route's answer belongs to (its Redis TTL, and for a
  * transaction by hash, when it is pruned): the path's own version, else the
- * answer's: JSON "version" or "first_version", or in BCS the version field of
- * TransactionData::OnChain (variant 0, then the u64) or of BcsBlock (its
- * first_version, after the height, the 32-byte hash and the timestamp). null when
- * it cannot be told: then the answer is not stored.
+ * answer's JSON "version" (a transaction) or "first_version" (a block). In BCS, a
+ * transaction's is the u64 after TransactionData::OnChain's variant byte; a
+ * block's is not read (BcsBlock's hash field is encoded differently across node
+ * releases), so the answer's ledger version stands in: a longer TTL at worst,
+ * since a block is checked against pruning by its height on every read.
+ * null when it cannot be told: then the answer is not stored.
  */
 export function itemVersion(req: ReadRequest, answer: NodeAnswer): bigint | null {
   const item = req.item;
@@ -41,7 +43,7 @@ export function itemVersion(req: ReadRequest, answer: NodeAnswer): bigint | null
   const body = answer.body;
   if (answer.contentType.startsWith('application/x-bcs')) {
     if (item !== undefined && 'hash' in item) return body.length >= 9 && body[0] === ONCHAIN ? body.readBigUInt64LE(1) : null;
-    return body.length >= BLOCK_FIRST_VERSION + 8 && body[8] === HASH_LENGTH ? body.readBigUInt64LE(BLOCK_FIRST_VERSION) : null;
+    return answer.ledger?.ledgerVersion ?? null;
   }
   try {
     const parsed = JSON.parse(body.toString('utf8')) as { version?: unknown; first_version?: unknown };
@@ -52,11 +54,9 @@ export function itemVersion(req: ReadRequest, answer: NodeAnswer): bigint | null
   }
 }
 
+/** TransactionData's variants: a committed transaction (its version first) or one still in the mempool. */
 const ONCHAIN = 0;
 const PENDING = 1;
-const HASH_LENGTH = 32;
-/** BcsBlock: block_height u64, block_hash (ULEB128 length 32, 32 bytes), block_timestamp u64, then first_version. */
-const BLOCK_FIRST_VERSION = 8 + 1 + HASH_LENGTH + 8;
 
 /** by_hash looks in the mempool first: a pending transaction's answer will change. */
 function isPending(answer: NodeAnswer): boolean {
