@@ -58,7 +58,9 @@ describe('bounded-staleness latest reads (latest.maxStalenessMs)', () => {
     const replies = await Promise.all(Array.from({ length: 30 }, () => balance(p.url)));
     expect(replies.every((r) => r.headers['x-cache'] === 'STALE')).toBe(true);
     await until(() => node.counters.byRoute.view === 2, 2000, 'one refresh');
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Every refresh these requests could start has started by now (they have all
+    // been answered): once no read is in flight, no other refresh can come.
+    await until(() => p.app.pool.nodes.every((n) => n.inFlight === 0), 2000, 'no read in flight');
     expect(node.counters.byRoute.view).toBe(2);
   });
 });
