@@ -2,7 +2,7 @@
 // `limit` a u16 (0 → 400 invalid_input, absent or above the maximum → the
 // maximum), `start` an opaque cursor the node handed out, and the next page's
 // cursor in the X-…-CURSOR header while more follows.
-import { NodeError } from '../errors.js';
+import { SimError } from './node-error.js';
 import { addressBytes } from '../wire/address.js';
 import { simHash } from './tables.js';
 
@@ -14,7 +14,7 @@ export function pageLimit(query: URLSearchParams): number | null {
   const text = query.get('limit');
   if (text === null) return null;
   const value = U16.test(text) ? Number(text) : NaN;
-  if (!(value <= 0xffff)) throw NodeError.badRequest(`failed to parse query parameter \`limit\`: not a u16: ${JSON.stringify(text)}`);
+  if (!(value <= 0xffff)) throw SimError.badRequest(`failed to parse query parameter \`limit\`: not a u16: ${JSON.stringify(text)}`);
   return value;
 }
 
@@ -31,13 +31,13 @@ function cursorOf(address: string, list: string, index: number): string {
 
 /** The page of `entries` a request asks for, and the next page's cursor (after the ledger is read). */
 export function pageOf<T>(entries: T[], address: string, list: string, start: string | null, limit: number | null, maxPageSize = SIM_MAX_PAGE_SIZE): { page: T[]; cursor?: string } {
-  if (limit === 0) throw new NodeError(400, 'invalid_input', 'Given limit value (0) must not be zero');
+  if (limit === 0) throw new SimError(400, 'invalid_input', 'Given limit value (0) must not be zero');
   const size = limit === null || limit > maxPageSize ? maxPageSize : limit;
   let from = 0;
   if (start !== null) {
     const match = /^0x([0-9a-f]{8})([0-9a-f]{8})$/.exec(start);
     if (match === null || cursorOf(address, list, 0).slice(2, 10) !== match[1]) {
-      throw new NodeError(400, 'invalid_input', `Invalid start: not a cursor of this list: ${JSON.stringify(start)}`);
+      throw new SimError(400, 'invalid_input', `Invalid start: not a cursor of this list: ${JSON.stringify(start)}`);
     }
     from = parseInt(match[2], 16);
   }

@@ -1,9 +1,9 @@
 // What a sim handler returns, and the helpers every handler shares: error replies
-// (only through errorBody), the ledger-header rule, and ledger_version checks.
+// (only through simErrorBody), the ledger-header rule, and ledger_version checks.
 import type { IncomingHttpHeaders } from 'node:http';
-import { errorBody, ERROR_CONTENT_TYPE, NodeError } from '../errors.js';
+import { SimError, simErrorBody } from './node-error.js';
 import type { LedgerInfo } from '../ledger/info.js';
-import { encodeLedgerHeaders, type LedgerHeaderNames } from '../ledger/headers.js';
+import { simLedgerHeaders, type SimHeaderNames } from './ledger-headers.js';
 import { mediaType } from '../wire/media-type.js';
 import { parseU64 } from '../wire/u64.js';
 import type { VendorNames } from '../wire/vendor.js';
@@ -31,7 +31,7 @@ export interface SimContext {
   ledger: SimLedger;
   history: SimHistory;
   names: VendorNames;
-  headerNames: LedgerHeaderNames;
+  headerNames: SimHeaderNames;
   gitHash: string;
   /** GET /accounts/{a} of a missing account: 200 with sequence number 0 (true) or 404 account_not_found */
   statelessAccounts: boolean;
@@ -48,26 +48,26 @@ export function jsonReply(status: number, value: unknown): SimReply {
 }
 
 /** An error reply; ledger headers only when the node got as far as reading its ledger. */
-export function errorReply(err: NodeError, ctx: SimContext, info?: LedgerInfo, status: number = err.status): SimReply {
-  const out = reply(status, ERROR_CONTENT_TYPE, errorBody(err));
+export function errorReply(err: SimError, ctx: SimContext, info?: LedgerInfo, status: number = err.status): SimReply {
+  const out = reply(status, 'application/json', simErrorBody(err));
   return info === undefined ? out : withLedgerHeaders(out, ctx, info);
 }
 
 export function withLedgerHeaders(out: SimReply, ctx: SimContext, info: LedgerInfo): SimReply {
-  for (const [name, value] of encodeLedgerHeaders(ctx.headerNames, info)) out.headers[name] = value;
+  Object.assign(out.headers, simLedgerHeaders(ctx.headerNames, info));
   return out;
 }
 
 /**
  * Runs the part of a handler that happens after the node has read its ledger: the
- * reply (success or NodeError) carries that one snapshot's seven headers.
+ * reply (success or SimError) carries that one snapshot's seven headers.
  */
 export function atLedger(ctx: SimContext, run: (info: LedgerInfo) => SimReply): SimReply {
   const info = ctx.ledger.info();
   try {
     return withLedgerHeaders(run(info), ctx, info);
   } catch (err) {
-    if (err instanceof NodeError) return errorReply(err, ctx, info);
+    if (err instanceof SimError) return errorReply(err, ctx, info);
     throw err;
   }
 }
@@ -78,7 +78,7 @@ export function requestedVersion(query: URLSearchParams): bigint | null {
   if (text === null) return null;
   const version = parseU64(text);
   if (version === null) {
-    throw NodeError.badRequest(`failed to parse query parameter \`ledger_version\`: not a u64: ${JSON.stringify(text)}`);
+    throw SimError.badRequest(`failed to parse query parameter \`ledger_version\`: not a u64: ${JSON.stringify(text)}`);
   }
   return version;
 }
@@ -86,8 +86,8 @@ export function requestedVersion(query: URLSearchParams): bigint | null {
 /** The version to read at: latest when absent; above latest → 404, below oldest → 410. */
 export function readVersion(requested: bigint | null, info: LedgerInfo): bigint {
   if (requested === null) return info.ledgerVersion;
-  if (requested > info.ledgerVersion) throw NodeError.versionNotFound(requested, info.ledgerVersion);
-  if (requested < info.oldestLedgerVersion) throw NodeError.pruned(requested);
+  if (requested > info.ledgerVersion) throw SimError.versionNotFound(requested, info.ledgerVersion);
+  if (requested < info.oldestLedgerVersion) throw SimError.pruned(requested);
   return requested;
 }
 
@@ -97,19 +97,19 @@ export function pathParam(name: string, raw: string): string {
   try {
     return decodeURIComponent(raw);
   } catch {
-    throw NodeError.badRequest(`failed to parse path parameter \`${name}\`: bad percent-encoding`);
+    throw SimError.badRequest(`failed to parse path parameter \`${name}\`: bad percent-encoding`);
   }
 }
 
 /** A JSON request body, which must be sent as application/json. */
 export function jsonBody(req: SimRequest): unknown {
   if (mediaType(req.headers['content-type']) !== 'application/json') {
-    throw NodeError.badRequest(`unsupported content type ${JSON.stringify(req.headers['content-type'] ?? '')}, expected application/json`);
+    throw SimError.badRequest(`unsupported content type ${JSON.stringify(req.headers['content-type'] ?? '')}, expected application/json`);
   }
   try {
     return JSON.parse(req.body.toString('utf8'));
   } catch (err) {
-    throw NodeError.badRequest(`parse request payload error: ${(err as Error).message}`);
+    throw SimError.badRequest(`parse request payload error: ${(err as Error).message}`);
   }
 }
 

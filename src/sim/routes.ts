@@ -1,7 +1,7 @@
 // Which route a request is for (counters and faults are kept per route), and the
 // dispatch to its handler. Anything unknown is a 404 error body, never a crash.
-import { NodeError } from '../errors.js';
-import { ledgerInfoJson } from '../ledger/info.js';
+import { SimError } from './node-error.js';
+import { simLedgerInfoJson } from './ledger-headers.js';
 import { handleAccount, handleBalance, handleList, handleModule, handleResource } from './handlers/accounts.js';
 import {
   handleBlockByHeight,
@@ -34,7 +34,7 @@ const ROUTES: Route[] = [
   { name: 'table_item', method: 'POST', pattern: /^\/v1\/tables\/([^/]+)\/item$/, handle: (r, c, [h]) => handleTableItem(r, c, h) },
   { name: 'state_value', method: 'POST', pattern: /^\/v1\/experimental\/state_values\/raw$/, handle: (r, c) => handleStateValue(r, c) },
   { name: 'view', method: 'POST', pattern: /^\/v1\/view$/, handle: (r, c) => handleView(r, c) },
-  { name: 'ledger_info', method: 'GET', pattern: /^\/v1\/?$/, handle: (_r, c) => atLedger(c, (info) => jsonReply(200, ledgerInfoJson(info, c.gitHash))) },
+  { name: 'ledger_info', method: 'GET', pattern: /^\/v1\/?$/, handle: (_r, c) => atLedger(c, (info) => jsonReply(200, simLedgerInfoJson(info, c.gitHash))) },
   { name: 'account', method: 'GET', pattern: /^\/v1\/accounts\/([^/]+)$/, handle: (r, c, [a]) => handleAccount(r, c, a) },
   { name: 'resources', method: 'GET', pattern: /^\/v1\/accounts\/([^/]+)\/resources$/, handle: (r, c, [a]) => handleList(r, c, a, 'resources') },
   { name: 'resource', method: 'GET', pattern: /^\/v1\/accounts\/([^/]+)\/resource\/([^/]+)$/, handle: (r, c, [a, t]) => handleResource(r, c, a, t) },
@@ -62,13 +62,13 @@ export function classifyRoute(method: string, path: string): SimRoute {
   return find(method, path)?.route.name ?? 'other';
 }
 
-/** The reply to a fully read request. A NodeError thrown before the ledger is read has no ledger headers. */
+/** The reply to a fully read request. A SimError thrown before the ledger is read has no ledger headers. */
 export function dispatch(req: SimRequest, ctx: SimContext): SimReply {
   try {
     const found = find(req.method, req.path);
-    if (found === undefined) throw new NodeError(404, 'web_framework_error', `Not found: ${req.method} ${req.path}`);
+    if (found === undefined) throw new SimError(404, 'web_framework_error', `Not found: ${req.method} ${req.path}`);
     return found.route.handle(req, ctx, found.params);
   } catch (err) {
-    return errorReply(NodeError.from(err), ctx);
+    return errorReply(SimError.from(err), ctx);
   }
 }

@@ -3,8 +3,8 @@
 // the same port, close() is for good.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { NodeError } from '../errors.js';
-import { ledgerHeaderNames } from '../ledger/headers.js';
+import { SimError } from './node-error.js';
+import { simHeaderNames } from './ledger-headers.js';
 import { vendorNames } from '../wire/vendor.js';
 import { SimRequestCounters, type SimCounters } from './counters.js';
 import { SIM_DEFAULT_SLOW_MS, SimFaultInjector, type SimFault, type SimFaults } from './faults.js';
@@ -84,7 +84,7 @@ class SimServer implements SimNode {
       ledger: this.ledger,
       history: new SimHistory(this.ledger, this.mempool),
       names,
-      headerNames: ledgerHeaderNames(names.headerPrefix),
+      headerNames: simHeaderNames(names.headerPrefix),
       gitHash: options.gitHash ?? 'simulated',
       statelessAccounts: options.statelessAccounts !== false,
       maxPageSize: options.maxPageSize ?? SIM_MAX_PAGE_SIZE,
@@ -180,8 +180,8 @@ class SimServer implements SimNode {
 
   #answer(request: SimRequest, read: ReadBody): SimReply {
     // 411 is not an error status a node's body carries, so the body says 400's code.
-    if (read.chunked) return errorReply(NodeError.badRequest('Length Required: chunked request bodies are not accepted'), this.#ctx, undefined, 411);
-    if (read.tooLarge) return errorReply(NodeError.badRequest('request body is larger than the 8 MiB limit'), this.#ctx);
+    if (read.chunked) return errorReply(SimError.badRequest('Length Required: chunked request bodies are not accepted'), this.#ctx, undefined, 411);
+    if (read.tooLarge) return errorReply(SimError.badRequest('request body is larger than the 8 MiB limit'), this.#ctx);
     return dispatch(request, this.#ctx);
   }
 
@@ -214,7 +214,7 @@ class SimServer implements SimNode {
         return writeReply(res, reply(502, 'text/html', HTML_BODY), false);
       case 'status500': {
         // The node's own error: shaped (and compressed) like any of its answers.
-        const err = new NodeError(500, 'internal_error', 'Internal error: simulated failure');
+        const err = new SimError(500, 'internal_error', 'Internal error: simulated failure');
         return writeReply(res, errorReply(err, this.#ctx, this.ledger.info()), gzip);
       }
       case 'status429':

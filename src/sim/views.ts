@@ -1,7 +1,7 @@
 // The simulated node's only Move module, 0x1::sim: its view functions' signatures,
 // their semantics at a ledger version, and the gas each one reports. Pure: tests
 // compute expected answers with runSimView / simBalance, without HTTP.
-import { NodeError } from '../errors.js';
+import { SimError } from './node-error.js';
 import { formatTypeTag, type TypeTag } from '../wire/move-type.js';
 import { simHash, simPeriod } from './tables.js';
 import { addressBytes } from '../wire/address.js';
@@ -49,7 +49,7 @@ export function simBalance(owner: string, version: bigint): bigint {
 const u64 = (value: bigint): SimValue => ({ type: 'u64', value });
 
 function abort(name: string, code: number, status: string): never {
-  throw new NodeError(400, 'invalid_input', `Move abort in 0x1::sim::${name}: ${status}`, code);
+  throw new SimError(400, 'invalid_input', `Move abort in 0x1::sim::${name}: ${status}`, code);
 }
 
 const FUNCTIONS: SimFunction[] = [
@@ -91,8 +91,8 @@ export const SIM_VIEW_GAS: Readonly<Record<string, bigint>> = Object.fromEntries
   FUNCTIONS.filter((f) => f.isView).map((f) => [f.name, f.gas]),
 );
 
-export function invalidInput(message: string): NodeError {
-  return new NodeError(400, 'invalid_input', message);
+export function invalidInput(message: string): SimError {
+  return new SimError(400, 'invalid_input', message);
 }
 
 /**

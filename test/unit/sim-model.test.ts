@@ -2,7 +2,7 @@
 // their encodings, the module ABI, fault bookkeeping and the CLI arguments.
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { NodeError } from '../../src/errors.js';
+import { SimError } from '../../src/sim/node-error.js';
 import { parseTypeTag, type TypeTag } from '../../src/wire/move-type.js';
 import {
   encodeBcsValues,
@@ -27,14 +27,14 @@ const u64le = (n: bigint): Buffer => {
   return b;
 };
 
-function thrown(run: () => unknown): NodeError {
+function thrown(run: () => unknown): SimError {
   try {
     run();
   } catch (err) {
-    if (err instanceof NodeError) return err;
+    if (err instanceof SimError) return err;
     throw err;
   }
-  throw new Error('expected a NodeError');
+  throw new Error('expected a SimError');
 }
 
 describe('simTableItem', () => {

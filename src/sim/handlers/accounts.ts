@@ -1,7 +1,7 @@
 // GET /v1/accounts/{address}[/resources|/resource/{tag}|/modules|/module/{name}|/balance/{asset}]:
 // account state at ?ledger_version=N (SPEC-wallet-reads). Path and query errors
 // come first, without ledger headers; then the version check; then the lookup.
-import { NodeError } from '../../errors.js';
+import { SimError } from '../node-error.js';
 import { acceptFormat } from '../../wire/accept.js';
 import { parseAddress } from '../../wire/address.js';
 import { isIdentifier } from '../../wire/function-id.js';
@@ -15,7 +15,7 @@ const BCS = 'application/x-bcs';
 
 function addressOf(raw: string): string {
   const address = parseAddress(pathParam('address', raw));
-  if (address === null) throw NodeError.badRequest(`failed to parse path parameter \`address\`: not an address: ${raw}`);
+  if (address === null) throw SimError.badRequest(`failed to parse path parameter \`address\`: not an address: ${raw}`);
   return address;
 }
 
@@ -25,8 +25,8 @@ function canonicalStruct(text: string): string | null {
   return tag === null || tag.kind !== 'struct' ? null : formatTypeTag(tag);
 }
 
-function accountNotFound(address: string, version: bigint): NodeError {
-  return new NodeError(404, 'account_not_found', `Account not found by Address(${address}) and Ledger version(${version})`);
+function accountNotFound(address: string, version: bigint): SimError {
+  return new SimError(404, 'account_not_found', `Account not found by Address(${address}) and Ledger version(${version})`);
 }
 
 export function handleAccount(req: SimRequest, ctx: SimContext, rawAddress: string): SimReply {
@@ -75,13 +75,13 @@ export function handleResource(req: SimRequest, ctx: SimContext, rawAddress: str
   const address = addressOf(rawAddress);
   const text = pathParam('resource_type', rawTag);
   const wanted = canonicalStruct(text);
-  if (wanted === null) throw NodeError.badRequest(`failed to parse path parameter \`resource_type\`: not a struct tag: ${text}`);
+  if (wanted === null) throw SimError.badRequest(`failed to parse path parameter \`resource_type\`: not a struct tag: ${text}`);
   const requested = requestedVersion(req.query);
   return atLedger(ctx, (info) => {
     const version = readVersion(requested, info);
     const found = simResources(address, version).find((r) => canonicalStruct(r.type) === wanted);
     if (found === undefined) {
-      throw new NodeError(404, 'resource_not_found', `Resource not found by Address(${address}), Struct tag(${wanted}) and Ledger version(${version})`);
+      throw new SimError(404, 'resource_not_found', `Resource not found by Address(${address}), Struct tag(${wanted}) and Ledger version(${version})`);
     }
     if (acceptFormat(req.headers.accept) === 'bcs') return reply(200, BCS, found.bytes);
     return jsonReply(200, { type: found.type, data: found.data });
@@ -91,13 +91,13 @@ export function handleResource(req: SimRequest, ctx: SimContext, rawAddress: str
 export function handleModule(req: SimRequest, ctx: SimContext, rawAddress: string, rawName: string): SimReply {
   const address = addressOf(rawAddress);
   const name = pathParam('module_name', rawName);
-  if (!isIdentifier(name)) throw NodeError.badRequest(`failed to parse path parameter \`module_name\`: not an identifier: ${rawName}`);
+  if (!isIdentifier(name)) throw SimError.badRequest(`failed to parse path parameter \`module_name\`: not an identifier: ${rawName}`);
   const requested = requestedVersion(req.query);
   return atLedger(ctx, (info) => {
     const version = readVersion(requested, info);
     const found = simModules(address).find((m) => m.name === name);
     if (found === undefined) {
-      throw new NodeError(404, 'module_not_found', `Module not found by Address(${address}), Module name(${name}) and Ledger version(${version})`);
+      throw new SimError(404, 'module_not_found', `Module not found by Address(${address}), Module name(${name}) and Ledger version(${version})`);
     }
     if (acceptFormat(req.headers.accept) === 'bcs') return reply(200, BCS, found.bytecode);
     return jsonReply(200, { bytecode: '0x' + found.bytecode.toString('hex'), abi: found.abi });
@@ -109,7 +109,7 @@ export function handleBalance(req: SimRequest, ctx: SimContext, rawAddress: stri
   const address = addressOf(rawAddress);
   const text = pathParam('asset_type', rawAsset);
   const asset = parseAddress(text) ?? canonicalStruct(text);
-  if (asset === null) throw NodeError.badRequest(`failed to parse path parameter \`asset_type\`: not a coin type or an address: ${text}`);
+  if (asset === null) throw SimError.badRequest(`failed to parse path parameter \`asset_type\`: not a coin type or an address: ${text}`);
   const requested = requestedVersion(req.query);
   return atLedger(ctx, (info) => {
     const version = readVersion(requested, info);

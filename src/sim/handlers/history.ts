@@ -2,7 +2,7 @@
 // 404 transaction_not_found, below the oldest 410 version_pruned), by hash
 // (mempool first, no pruning branch), blocks by height (410 block_pruned) and by
 // version; the transaction list and the gas estimate, which proxies pass through.
-import { NodeError } from '../../errors.js';
+import { SimError } from '../node-error.js';
 import { acceptFormat } from '../../wire/accept.js';
 import { parseU64 } from '../../wire/u64.js';
 import { uleb128 } from '../bcs.js';
@@ -14,7 +14,7 @@ const BCS = 'application/x-bcs';
 
 function u64Path(name: string, raw: string): bigint {
   const value = parseU64(pathParam(name, raw));
-  if (value === null) throw NodeError.badRequest(`failed to parse path parameter \`${name}\`: not a u64: ${raw}`);
+  if (value === null) throw SimError.badRequest(`failed to parse path parameter \`${name}\`: not a u64: ${raw}`);
   return value;
 }
 
@@ -22,7 +22,7 @@ function withTransactions(req: SimRequest): boolean {
   const text = req.query.get('with_transactions');
   if (text === null || text === 'false') return false;
   if (text === 'true') return true;
-  throw NodeError.badRequest(`failed to parse query parameter \`with_transactions\`: not a bool: ${JSON.stringify(text)}`);
+  throw SimError.badRequest(`failed to parse query parameter \`with_transactions\`: not a bool: ${JSON.stringify(text)}`);
 }
 
 const bcs = (req: SimRequest): boolean => acceptFormat(req.headers.accept) === 'bcs';
@@ -35,8 +35,8 @@ export function handleTransactionByVersion(req: SimRequest, ctx: SimContext, raw
   const history = ctx.history;
   const version = u64Path('txn_version', raw);
   return atLedger(ctx, (info) => {
-    if (version > info.ledgerVersion) throw new NodeError(404, 'transaction_not_found', `Transaction not found by Ledger version(${version})`);
-    if (version < info.oldestLedgerVersion) throw NodeError.pruned(version);
+    if (version > info.ledgerVersion) throw new SimError(404, 'transaction_not_found', `Transaction not found by Ledger version(${version})`);
+    if (version < info.oldestLedgerVersion) throw SimError.pruned(version);
     return transactionReply(req, history, version);
   });
 }
@@ -45,14 +45,14 @@ export function handleTransactionByHash(req: SimRequest, ctx: SimContext, raw: s
   const history = ctx.history;
   const text = pathParam('txn_hash', raw);
   const match = /^(?:0x)?([0-9a-fA-F]{64})$/.exec(text);
-  if (match === null) throw NodeError.badRequest(`failed to parse path parameter \`txn_hash\`: not a hash: ${text}`);
+  if (match === null) throw SimError.badRequest(`failed to parse path parameter \`txn_hash\`: not a hash: ${text}`);
   const hash = '0x' + match[1].toLowerCase();
   return atLedger(ctx, (info) => {
     const found = history.lookup(hash);
     if (found.kind === 'pending') return jsonReply(200, history.pendingJson(hash));
     // No pruning branch on a node: a pruned transaction is simply not found.
     if (found.kind === 'unknown' || found.version < info.oldestLedgerVersion) {
-      throw new NodeError(404, 'transaction_not_found', `Transaction not found by Transaction hash(${hash})`);
+      throw new SimError(404, 'transaction_not_found', `Transaction not found by Transaction hash(${hash})`);
     }
     return transactionReply(req, history, found.version);
   });
@@ -65,10 +65,10 @@ export function handleTransactions(req: SimRequest, ctx: SimContext): SimReply {
   const startText = req.query.get('start');
   const limit = limitText === null ? 25 : Number(parseU64(limitText) ?? -1n);
   const start = startText === null ? null : parseU64(startText);
-  if (!(limit > 0 && limit <= 100) || (startText !== null && start === null)) throw NodeError.badRequest('failed to parse query parameters `start`/`limit`');
+  if (!(limit > 0 && limit <= 100) || (startText !== null && start === null)) throw SimError.badRequest('failed to parse query parameters `start`/`limit`');
   return atLedger(ctx, (info) => {
     const first = start ?? (info.ledgerVersion + 1n > BigInt(limit) ? info.ledgerVersion + 1n - BigInt(limit) : 0n);
-    if (first < info.oldestLedgerVersion) throw NodeError.pruned(first);
+    if (first < info.oldestLedgerVersion) throw SimError.pruned(first);
     const versions: bigint[] = [];
     for (let v = first; v <= info.ledgerVersion && versions.length < limit; v++) versions.push(v);
     if (bcs(req)) return reply(200, BCS, Buffer.concat([uleb128(versions.length), ...versions.map((v) => history.transactionBcs(v))]));
@@ -78,7 +78,7 @@ export function handleTransactions(req: SimRequest, ctx: SimContext): SimReply {
 
 function blockReply(req: SimRequest, history: SimHistory, height: bigint, latest: bigint): SimReply {
   // A block is served once it is complete.
-  if (history.blockRange(height).last > latest) throw new NodeError(404, 'block_not_found', `Block not found by Height(${height})`);
+  if (history.blockRange(height).last > latest) throw new SimError(404, 'block_not_found', `Block not found by Height(${height})`);
   const all = withTransactions(req);
   return bcs(req) ? reply(200, BCS, history.blockBcs(height, all)) : jsonReply(200, history.blockJson(height, all));
 }
@@ -88,8 +88,8 @@ export function handleBlockByHeight(req: SimRequest, ctx: SimContext, raw: strin
   const height = u64Path('block_height', raw);
   withTransactions(req);
   return atLedger(ctx, (info) => {
-    if (height < info.oldestBlockHeight) throw new NodeError(410, 'block_pruned', `Block(${height}) has been pruned`);
-    if (height > info.blockHeight) throw new NodeError(404, 'block_not_found', `Block not found by Height(${height})`);
+    if (height < info.oldestBlockHeight) throw new SimError(410, 'block_pruned', `Block(${height}) has been pruned`);
+    if (height > info.blockHeight) throw new SimError(404, 'block_not_found', `Block not found by Height(${height})`);
     return blockReply(req, history, height, info.ledgerVersion);
   });
 }
@@ -99,8 +99,8 @@ export function handleBlockByVersion(req: SimRequest, ctx: SimContext, raw: stri
   const version = u64Path('version', raw);
   withTransactions(req);
   return atLedger(ctx, (info) => {
-    if (version > info.ledgerVersion) throw NodeError.versionNotFound(version, info.ledgerVersion);
-    if (version < info.oldestLedgerVersion) throw NodeError.pruned(version);
+    if (version > info.ledgerVersion) throw SimError.versionNotFound(version, info.ledgerVersion);
+    if (version < info.oldestLedgerVersion) throw SimError.pruned(version);
     return blockReply(req, history, version / SIM_VERSIONS_PER_BLOCK, info.ledgerVersion);
   });
 }

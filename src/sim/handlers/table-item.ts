@@ -1,7 +1,7 @@
 // POST /v1/tables/{handle}/item (a table item by its JSON key and types) and POST
 // /v1/experimental/state_values/raw (a state value by its BCS StateKey), at
 // ?ledger_version=N. Both read the same table as raw_item, so the three agree.
-import { NodeError } from '../../errors.js';
+import { SimError } from '../node-error.js';
 import { acceptFormat } from '../../wire/accept.js';
 import { addressBytes, parseAddress } from '../../wire/address.js';
 import { parseHexBytes, toHex } from '../../wire/hex.js';
@@ -65,26 +65,26 @@ function valueJson(valueType: TypeTag, bytes: Buffer): unknown {
 
 function typeMember(body: Record<string, unknown>, name: string): TypeTag {
   const tag = typeof body[name] === 'string' ? parseTypeTag(body[name] as string) : null;
-  if (tag === null) throw NodeError.badRequest(`parse request payload error: ${name}: not a Move type: ${JSON.stringify(body[name])}`);
+  if (tag === null) throw SimError.badRequest(`parse request payload error: ${name}: not a Move type: ${JSON.stringify(body[name])}`);
   return tag;
 }
 
 export function handleTableItem(req: SimRequest, ctx: SimContext, rawHandle: string): SimReply {
   const handle = parseAddress(pathParam('table_handle', rawHandle));
-  if (handle === null) throw NodeError.badRequest(`failed to parse path parameter \`table_handle\`: not an address: ${rawHandle}`);
+  if (handle === null) throw SimError.badRequest(`failed to parse path parameter \`table_handle\`: not an address: ${rawHandle}`);
   const requested = requestedVersion(req.query);
   const body = jsonBody(req);
-  if (!isObject(body) || !('key' in body)) throw NodeError.badRequest('parse request payload error: expected an object with key_type, value_type and key');
+  if (!isObject(body) || !('key' in body)) throw SimError.badRequest('parse request payload error: expected an object with key_type, value_type and key');
   const keyType = typeMember(body, 'key_type');
   const valueType = typeMember(body, 'value_type');
   return atLedger(ctx, (info) => {
     const version = readVersion(requested, info);
     // A key that does not match its type is found out after the version check: 400 with ledger headers.
     const key = simBcsTableKey(keyType, body.key);
-    if (key === null) throw new NodeError(400, 'invalid_input', `Failed to parse key ${JSON.stringify(body.key)} as ${body.key_type as string}`);
+    if (key === null) throw new SimError(400, 'invalid_input', `Failed to parse key ${JSON.stringify(body.key)} as ${body.key_type as string}`);
     const value = simTableItem(handle, key, version);
     if (value === null) {
-      throw new NodeError(404, 'table_item_not_found', `Table Item not found by Table handle(${handle}), Table key(${JSON.stringify(body.key)}) and Ledger version(${version})`);
+      throw new SimError(404, 'table_item_not_found', `Table Item not found by Table handle(${handle}), Table key(${JSON.stringify(body.key)}) and Ledger version(${version})`);
     }
     if (acceptFormat(req.headers.accept) === 'bcs') return reply(200, BCS, value);
     return jsonReply(200, valueJson(valueType, value));
@@ -119,15 +119,15 @@ export function handleStateValue(req: SimRequest, ctx: SimContext): SimReply {
   const requested = requestedVersion(req.query);
   const body = jsonBody(req);
   const key = isObject(body) && typeof body.key === 'string' ? parseHexBytes(body.key) : null;
-  if (key === null) throw NodeError.badRequest('parse request payload error: expected {"key": hex of a BCS StateKey}');
-  if (acceptFormat(req.headers.accept) !== 'bcs') throw new NodeError(403, 'api_disabled', 'Only BCS is supported as an AcceptType.');
+  if (key === null) throw SimError.badRequest('parse request payload error: expected {"key": hex of a BCS StateKey}');
+  if (acceptFormat(req.headers.accept) !== 'bcs') throw new SimError(403, 'api_disabled', 'Only BCS is supported as an AcceptType.');
   return atLedger(ctx, (info) => {
     const version = readVersion(requested, info);
     const stateKey = decodeSimStateKey(key);
     // A real node's surprise: a key that does not decode is a 500, not a 400.
-    if (stateKey === null) throw new NodeError(500, 'internal_error', 'Failed to deserialize the state key');
+    if (stateKey === null) throw new SimError(500, 'internal_error', 'Failed to deserialize the state key');
     const value = stateKey.kind === 'table_item' ? simTableItem(stateKey.handle, stateKey.key, version) : null;
-    if (value === null) throw new NodeError(404, 'state_value_not_found', `State value not found by State key(${toHex(key)}) and Ledger version(${version})`);
+    if (value === null) throw new SimError(404, 'state_value_not_found', `State value not found by State key(${toHex(key)}) and Ledger version(${version})`);
     return reply(200, BCS, value);
   });
 }

@@ -1,6 +1,6 @@
 // POST /v1/view (SPEC §3): a JSON or BCS request for a 0x1::sim view function,
 // answered as a JSON array or as BCS, with the gas-used header on success.
-import { NodeError } from '../../errors.js';
+import { SimError } from '../node-error.js';
 import { acceptFormat } from '../../wire/accept.js';
 import { parseEntryFunctionId } from '../../wire/function-id.js';
 import { parseTypeTag, type TypeTag } from '../../wire/move-type.js';
@@ -18,8 +18,8 @@ interface ViewCall {
   args: { json: unknown[] } | { bcs: Uint8Array[] };
 }
 
-function malformed(detail: string): NodeError {
-  return NodeError.badRequest(`parse request payload error: ${detail}`);
+function malformed(detail: string): SimError {
+  return SimError.badRequest(`parse request payload error: ${detail}`);
 }
 
 function parseJsonCall(req: SimRequest): ViewCall {
@@ -49,7 +49,7 @@ function parseCall(req: SimRequest, ctx: SimContext): ViewCall {
   const type = mediaType(req.headers['content-type']);
   if (type === 'application/json') return parseJsonCall(req);
   if (type === ctx.names.viewBcsMediaType) return parseBcsCall(req);
-  throw NodeError.badRequest(
+  throw SimError.badRequest(
     `unsupported content type ${JSON.stringify(req.headers['content-type'] ?? '')}, expected application/json or ${ctx.names.viewBcsMediaType}`,
   );
 }

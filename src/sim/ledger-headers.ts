@@ -1,0 +1,48 @@
+// The seven ledger headers a node sends and the body of GET /v1 (SPEC §4, §6),
+// written apart from the proxy's src/ledger/ on purpose: the sim is the oracle
+// the proxy is judged against, so it must not share the proxy's encoders.
+import type { LedgerInfo } from '../ledger/info.js';
+
+export interface SimHeaderNames {
+  ledger: ReadonlyArray<readonly [string, (info: LedgerInfo) => bigint | number]>;
+  gasUsed: string;
+  cursor: string;
+}
+
+/** Lower-case names under a prefix such as "x-node-". */
+export function simHeaderNames(prefix: string): SimHeaderNames {
+  return {
+    ledger: [
+      [`${prefix}chain-id`, (i) => i.chainId],
+      [`${prefix}ledger-version`, (i) => i.ledgerVersion],
+      [`${prefix}ledger-oldest-version`, (i) => i.oldestLedgerVersion],
+      [`${prefix}ledger-timestampusec`, (i) => i.ledgerTimestampUsec],
+      [`${prefix}epoch`, (i) => i.epoch],
+      [`${prefix}block-height`, (i) => i.blockHeight],
+      [`${prefix}oldest-block-height`, (i) => i.oldestBlockHeight],
+    ],
+    gasUsed: `${prefix}gas-used`,
+    cursor: `${prefix}cursor`,
+  };
+}
+
+export function simLedgerHeaders(names: SimHeaderNames, info: LedgerInfo): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of names.ledger) out[name] = String(value(info));
+  return out;
+}
+
+/** GET /v1: the ledger info, u64s as strings and the chain id as a number. */
+export function simLedgerInfoJson(info: LedgerInfo, gitHash: string): Record<string, unknown> {
+  return {
+    chain_id: info.chainId,
+    epoch: String(info.epoch),
+    ledger_version: String(info.ledgerVersion),
+    oldest_ledger_version: String(info.oldestLedgerVersion),
+    ledger_timestamp: String(info.ledgerTimestampUsec),
+    node_role: 'full_node',
+    oldest_block_height: String(info.oldestBlockHeight),
+    block_height: String(info.blockHeight),
+    git_hash: gitHash,
+  };
+}
