@@ -196,9 +196,10 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
     },
     fastHits: deps.fastHits === false ? undefined : {
       match: routeMatcher(routes),
-      memoryHit: (req) => reads.memoryHit(req),
+      read: (req) => reads.read(req),
+      snapshot: () => watermark.current(),
       writer,
-      onServed: (family, result, startedAt) => account(family, result.cache, result.status, performance.now() - startedAt, result.tier),
+      onServed: (family, outcome, startedAt) => account(family, outcome.cache, outcome.status, performance.now() - startedAt, outcome.tier, outcome.upstream),
       rateLimit: rateLimiter && { admit: (req) => rateLimiter.admit(req), snapshot: () => watermark.current() },
     },
   });

@@ -1,19 +1,21 @@
-// Memory hits of cached reads, answered before fastify builds its request and
+// Reads of the cached routes, answered before fastify builds its request and
 // reply objects, routes, and runs its hooks: that pipeline was most of what a hit
-// cost beyond Node's own HTTP work (bench scenario 1).
+// cost beyond Node's own HTTP work (bench scenario 1), and a good part of what a
+// Redis hit or a forwarded read added.
 //
 // Only the plainest requests are taken: HTTP/1.1 with Host, no Expect or
 // Transfer-Encoding, a GET without a body or a POST with a Content-Length body of
-// at most FAST_BODY_MAX bytes, and a path of a cached route (routes/table.ts,
-// matched and parsed by the same code as the fastify routes). Whatever is not a
-// memory hit then (a miss, a pruned version, input the parser refuses, anything
-// unusual) goes to fastify as it came, the body already read handed back through
-// the read routes' preParsing hook, so there is one implementation of every
-// answer that is not a hit.
+// at most FAST_BODY_MAX bytes (and within server.bodyLimitBytes), and a path of a cached route (routes/table.ts,
+// matched and parsed by the same code as the fastify routes). The read itself is
+// the one read path (ReadThrough.read) and the reply the one writer's, so a client
+// cannot tell which way it came (test/integration/fast-hits.test.ts). Input the
+// parser refuses and anything unusual goes to fastify as it came, the body
+// already read handed back through the read routes' preParsing hook, so input
+// errors have one implementation.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { LRUCache } from 'lru-cache';
-import type { NodeError } from '../errors.js';
+import { NodeError } from '../errors.js';
 import type { LedgerInfo } from '../ledger/info.js';
 import type { RouteMatch } from '../routes/table.js';
 import { acceptsGzip } from '../serve/compress.js';
@@ -29,7 +31,7 @@ const FAST_BODY_MAX = 16 * 1024;
  * body), so a repeated request is not parsed and canonicalised again: every
  * route's hit costs what a raw_item hit costs. Parsing is a pure function of
  * those bytes, so an entry never goes stale; the chain, the version's pruning and
- * the hit itself are looked up afresh every time.
+ * the answer itself are looked up afresh every time. Refused input is never kept.
  */
 const SPELLINGS_MAX_BYTES = 8 * 1024 * 1024;
 const SPELLINGS_MAX = 20_000;
@@ -39,22 +41,36 @@ const SPELLING_OVERHEAD_BYTES = 400;
 const PRE_READ_BODY = Symbol('ledger-proxy.preReadBody');
 type PreRead = IncomingMessage & { [PRE_READ_BODY]?: Buffer };
 
+/** How a read served here went, for the request log and metrics. */
+export interface FastOutcome {
+  cache: string;
+  status: number;
+  tier?: string;
+  upstream?: string;
+}
+
 export interface FastHitsDeps {
   /** the cached route a request line names, if any */
   match(method: string, url: string): RouteMatch | undefined;
-  /** the reply for a memory hit, or undefined for anything else */
-  memoryHit(req: ReadRequest): ReadResult | undefined;
+  /** the read path (ReadThrough.read): synchronous on a memory hit; throws or rejects with the proxy's own errors */
+  read(req: ReadRequest): ReadResult | Promise<ReadResult>;
+  /** the snapshot the proxy's own errors carry */
+  snapshot(): LedgerInfo | null;
   writer: ReplyWriter;
-  /** told of every hit served here, as the onResponse hook is of the others */
-  onServed(family: string, result: ReadResult, startedAt: number): void;
+  /** told of every read served here, as the onResponse hook is of the others */
+  onServed(family: string, outcome: FastOutcome, startedAt: number): void;
   /** the per-client rate limit: counts the request, and says when it must be refused */
   rateLimit?: { admit(req: IncomingMessage): NodeError | null; snapshot(): LedgerInfo | null };
 }
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
-/** Wraps fastify's request handler: memory hits are answered here, the rest go on to it. */
-export function withFastHits(deps: FastHitsDeps, next: Handler): Handler {
+/**
+ * Wraps fastify's request handler: plain reads of the cached routes are answered
+ * here, the rest go on to it. A body over `bodyLimitBytes` is left to fastify, which refuses it.
+ */
+export function withFastHits(deps: FastHitsDeps, next: Handler, bodyLimitBytes = FAST_BODY_MAX): Handler {
+  const maxBody = Math.min(FAST_BODY_MAX, bodyLimitBytes);
   // Charged for the spelling, the parsed request's own strings and body, and the objects around them.
   const spellings = new LRUCache<string, ReadRequest>({
     max: SPELLINGS_MAX,
@@ -62,33 +78,53 @@ export function withFastHits(deps: FastHitsDeps, next: Handler): Handler {
     sizeCalculation: (read, spelling) => spelling.length + read.identity.length + read.path.length + (read.body?.length ?? 0) + SPELLING_OVERHEAD_BYTES,
   });
 
+  const written = (res: ServerResponse, family: string, result: ReadResult, startedAt: number, acceptEncoding: string | undefined): void => {
+    deps.writer.writeRaw(res, result, result.gzip !== undefined && acceptsGzip(acceptEncoding));
+    deps.onServed(family, result, startedAt);
+  };
+  // The proxy's own errors (not ready, pruned, no node could answer) carry the freshest snapshot.
+  const failed = (res: ServerResponse, family: string, err: unknown, startedAt: number): void => {
+    const error = NodeError.from(err);
+    deps.writer.writeRawError(res, error, deps.snapshot());
+    deps.onServed(family, { cache: 'BYPASS', status: error.status }, startedAt);
+  };
+
   /** `matched`: the route, when already known (a POST is matched before its body is read). */
   const serve = (req: IncomingMessage, res: ServerResponse, url: string, body: Buffer, startedAt: number, matched?: RouteMatch): void => {
     const headers = req.headers;
     const spelling = `${req.method} ${url}\n${headers['content-type'] ?? ''}\n${headers.accept ?? ''}\n${body.toString('latin1')}`;
     let read = spellings.get(spelling);
-    let result: ReadResult | undefined;
-    try {
-      let parsed = false;
-      if (read === undefined) {
-        matched ??= deps.match(req.method!, url);
+    if (read === undefined) {
+      matched ??= deps.match(req.method!, url);
+      try {
         if (matched !== undefined) {
-          parsed = true;
           read = matched.route.parse({ params: matched.params, query: matched.query, contentType: headers['content-type'], accept: headers.accept, body });
+          spellings.set(spelling, read);
         }
+      } catch {
+        // Refused input: fastify's route refuses it again, with the error body.
       }
-      if (read !== undefined) result = deps.memoryHit(read);
-      // Remembered once it hits: a spelling seen only as a miss costs no memory.
-      if (parsed && result !== undefined) spellings.set(spelling, read!);
-    } catch {
-      // Refused input: fastify's route refuses it again, with the error body.
     }
-    if (result === undefined || read === undefined) {
+    if (read === undefined) {
       if (body.length > 0) (req as PreRead)[PRE_READ_BODY] = body;
       return next(req, res);
     }
-    deps.writer.writeRaw(res, result, result.gzip !== undefined && acceptsGzip(headers['accept-encoding']));
-    deps.onServed(read.route.family, result, startedAt);
+    const family = read.route.family;
+    const acceptEncoding = headers['accept-encoding'];
+    let result: ReadResult | Promise<ReadResult>;
+    try {
+      result = deps.read(read);
+    } catch (err) {
+      return failed(res, family, err, startedAt);
+    }
+    if (result instanceof Promise) {
+      result.then(
+        (r) => written(res, family, r, startedAt, acceptEncoding),
+        (err) => failed(res, family, err, startedAt),
+      );
+    } else {
+      written(res, family, result, startedAt, acceptEncoding);
+    }
   };
 
   return (req, res) => {
@@ -103,7 +139,7 @@ export function withFastHits(deps: FastHitsDeps, next: Handler): Handler {
       headers.host === undefined ||
       headers.expect !== undefined ||
       headers['transfer-encoding'] !== undefined ||
-      !(method === 'GET' ? length === 0 : length > 0 && length <= FAST_BODY_MAX)
+      !(method === 'GET' ? length === 0 : length > 0 && length <= maxBody)
     ) {
       return next(req, res);
     }

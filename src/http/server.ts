@@ -46,7 +46,7 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
     frameworkErrors: (err, _request, reply) => writer.error(reply, fromFrameworkError(err, bodyLimitBytes), null),
     clientErrorHandler: (err, socket) => answerClientError(err as { code?: string }, socket, connections),
     requestTimeout: options.requestTimeoutMs,
-    serverFactory: serverFactory(connections, options.fastHits),
+    serverFactory: serverFactory(connections, options.fastHits, bodyLimitBytes),
   });
 
   // CONNECT would otherwise get its socket dropped without a reply.
@@ -145,10 +145,10 @@ function checkingIntervalMs(requestTimeoutMs: number): number {
  * the same settings from its options), whose request handler tracks connections
  * and answers memory hits itself, passing everything else to fastify's.
  */
-function serverFactory(connections: Connections, fastHits: FastHitsDeps | undefined): FastifyServerFactory {
+function serverFactory(connections: Connections, fastHits: FastHitsDeps | undefined, bodyLimitBytes: number): FastifyServerFactory {
   return (handler, options) => {
     const opts = options as { http?: ServerOptions; keepAliveTimeout: number; requestTimeout: number; connectionTimeout: number; maxRequestsPerSocket: number };
-    const inner = fastHits ? withFastHits(fastHits, handler) : handler;
+    const inner = fastHits ? withFastHits(fastHits, handler, bodyLimitBytes) : handler;
     const server = createServer({ ...opts.http, connectionsCheckingInterval: checkingIntervalMs(opts.requestTimeout) }, (req, res) => {
       connections.track(req, res);
       inner(req, res);

@@ -105,14 +105,6 @@ export class ReadThrough {
     return req.version === null ? this.readLatest(req) : this.readPinned(req, req.version);
   }
 
-  /** The reply for a pinned read held in the memory tier; undefined for anything else (nothing is fetched). */
-  memoryHit(req: ReadRequest): ReadResult | undefined {
-    if (req.version === null && req.route.pin === 'version') return undefined;
-    const chain = this.o.nodes.chainId();
-    if (chain === undefined || this.prunedError(req, req.version) !== undefined) return undefined;
-    return this.fromMemory(cacheKeyText(this.o.vendor, chain, req, req.version), req);
-  }
-
   /**
    * The 410 a node would answer before any lookup: a pinned N, or the version
    * or block height a path names, below every node's history.

@@ -72,6 +72,28 @@ describe('memory hits answered before fastify', () => {
     expect(await requestsTotal(fast.app, 'endpoint="transactions",cache="HIT",status="200"')).toBe(1);
   });
 
+  it('misses, node errors and the proxy\'s own errors are answered here too, exactly as the route answers them', async () => {
+    const node = await sim({ startVersion: 1000n, pruneWindow: 500n });
+    const fast = await proxy([node], QUIET);
+    const routed = await proxy([node], QUIET, ROUTE_ONLY);
+    // Two misses, a node's 404, and the proxy's own 410s (version and block pruned).
+    const asks: Array<(base: string) => Promise<Reply>> = [
+      (base) => call(base, '/v1/accounts/0x1/resources?ledger_version=990&limit=2'),
+      (base) => rawItem(base, '0x0000000000000007'),
+      (base) => call(base, '/v1/accounts/0x1/module/sim?ledger_version=1005'),
+      (base) => call(base, '/v1/transactions/by_version/10'),
+      (base) => call(base, '/v1/blocks/by_height/1'),
+    ];
+    const statuses = [];
+    for (const ask of asks) {
+      const [a, b] = [await ask(fast.url), await ask(routed.url)];
+      statuses.push(`${a.status} ${a.headers['x-cache']}`);
+      expect(comparable(a)).toEqual(comparable(b));
+      expect(a.body.equals(b.body)).toBe(true);
+    }
+    expect(statuses).toEqual(['200 MISS', '200 MISS', '404 MISS', '410 BYPASS', '410 BYPASS']);
+  });
+
   it('are counted in the metrics as the route counts them', async () => {
     const node = await sim({ startVersion: 1000n });
     const p = await proxy([node], QUIET);
