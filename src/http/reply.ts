@@ -48,7 +48,7 @@ export class ReplyWriter {
 
   /**
    * The same reply as result(), written straight to Node's response: for the
-   * memory hits answered before fastify (fast-hits.ts).
+   * reads answered before fastify (fast-hits.ts).
    */
   writeRaw(res: ServerResponse, result: ReadResult, gzipOk = false): void {
     const headers: string[] = ['content-type', result.contentType];
