@@ -195,7 +195,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
       account(endpoint, cache, reply.statusCode, reply.elapsedTime, served?.tier, served?.upstream);
     },
     fastHits: deps.fastHits === false ? undefined : {
-      match: routeMatcher(routes),
+      ...routeMatcher(routes),
       read: (req) => reads.read(req),
       snapshot: () => watermark.current(),
       writer,

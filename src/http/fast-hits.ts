@@ -52,6 +52,8 @@ export interface FastOutcome {
 export interface FastHitsDeps {
   /** the cached route a request line names, if any */
   match(method: string, url: string): RouteMatch | undefined;
+  /** whether a request line may name a cached route (one regex test) */
+  mayMatch(method: string, url: string): boolean;
   /** the read path (ReadThrough.read): synchronous on a memory hit; throws or rejects with the proxy's own errors */
   read(req: ReadRequest): ReadResult | Promise<ReadResult>;
   /** the snapshot the proxy's own errors carry */
@@ -89,13 +91,12 @@ export function withFastHits(deps: FastHitsDeps, next: Handler, bodyLimitBytes =
     deps.onServed(family, { cache: 'BYPASS', status: error.status }, startedAt);
   };
 
-  /** `matched`: the route, when already known (a POST is matched before its body is read). */
-  const serve = (req: IncomingMessage, res: ServerResponse, url: string, body: Buffer, startedAt: number, matched?: RouteMatch): void => {
+  const serve = (req: IncomingMessage, res: ServerResponse, url: string, body: Buffer, startedAt: number): void => {
     const headers = req.headers;
     const spelling = `${req.method} ${url}\n${headers['content-type'] ?? ''}\n${headers.accept ?? ''}\n${body.toString('latin1')}`;
     let read = spellings.get(spelling);
     if (read === undefined) {
-      matched ??= deps.match(req.method!, url);
+      const matched = deps.match(req.method!, url);
       try {
         if (matched !== undefined) {
           read = matched.route.parse({ params: matched.params, query: matched.query, contentType: headers['content-type'], accept: headers.accept, body });
@@ -130,8 +131,8 @@ export function withFastHits(deps: FastHitsDeps, next: Handler, bodyLimitBytes =
   return (req, res) => {
     const method = req.method;
     const url = req.url ?? '';
-    // Only the cached routes, all under /v1/: everything else goes straight on.
-    if ((method !== 'GET' && method !== 'POST') || !url.startsWith('/v1/')) return next(req, res);
+    // Only the cached routes: everything else goes straight on, its body unread.
+    if ((method !== 'GET' && method !== 'POST') || !deps.mayMatch(method, url)) return next(req, res);
     const headers = req.headers;
     const length = headers['content-length'] === undefined ? 0 : Number(headers['content-length']);
     if (
@@ -147,13 +148,9 @@ export function withFastHits(deps: FastHitsDeps, next: Handler, bodyLimitBytes =
     const refused = deps.rateLimit?.admit(req) ?? null;
     if (refused !== null) return deps.writer.writeRawError(res, refused, deps.rateLimit!.snapshot());
     if (method === 'GET') return serve(req, res, url, EMPTY, startedAt);
-    // Only a cached route's body is read here: any other POST (a transaction
-    // submitted through passthrough) goes on with its stream untouched.
-    const matched = deps.match(method, url);
-    if (matched === undefined) return next(req, res);
     readBody(req, length, (body) => {
       if (body === null) return next(req, res);
-      serve(req, res, url, body, startedAt, matched);
+      serve(req, res, url, body, startedAt);
     });
   };
 }

@@ -18,21 +18,35 @@ export interface RouteMatch {
   query: RawRead['query'];
 }
 
+export interface RouteMatcher {
+  /** the cached route of a request line, with its parameters; undefined for anything else, and for a path or query that does not decode */
+  match(method: string, url: string): RouteMatch | undefined;
+  /** whether a request line may be a cached route: one regex test, to decide whether to read a body */
+  mayMatch(method: string, url: string): boolean;
+}
+
 /**
- * Matches a request line to a cached route without the framework (the fast hit
+ * Matches a request line to a cached route without the framework (the fast
  * path): the same patterns as the fastify routes, one segment per parameter.
- * undefined for anything else, and for a path or query that does not decode.
  */
-export function routeMatcher(routes: readonly RouteDescriptor[]): (method: string, url: string) => RouteMatch | undefined {
+export function routeMatcher(routes: readonly RouteDescriptor[]): RouteMatcher {
+  const SEGMENT = '[^/?#]+';
   const compiled = routes.map((route) => {
     const names: string[] = [];
     const source = route.url.replace(/:([a-z_]+)/g, (_m, name: string) => {
       names.push(name);
-      return '([^/?#]+)';
+      return `(${SEGMENT})`;
     });
     return { route, names, pattern: new RegExp(`^${source}$`) };
   });
-  return (method, url) => {
+  // Per method, every pattern in one alternation (no captures): one test per request.
+  const any = new Map<string, RegExp>();
+  for (const method of new Set(routes.map((r) => r.method))) {
+    const sources = routes.filter((r) => r.method === method).map((r) => r.url.replace(/:([a-z_]+)/g, SEGMENT));
+    any.set(method, new RegExp(`^(?:${sources.join('|')})(?:\\?|$)`));
+  }
+  const mayMatch = (method: string, url: string): boolean => any.get(method)?.test(url) ?? false;
+  const match = (method: string, url: string): RouteMatch | undefined => {
     const queryAt = url.indexOf('?');
     const path = queryAt < 0 ? url : url.slice(0, queryAt);
     for (const { route, names, pattern } of compiled) {
@@ -49,6 +63,7 @@ export function routeMatcher(routes: readonly RouteDescriptor[]): (method: strin
     }
     return undefined;
   };
+  return { match, mayMatch };
 }
 
 /** A query string as fastify parses it: one value per name, an array when it repeats. */

@@ -97,6 +97,12 @@ interface Filled {
 export class ReadThrough {
   private readonly pinnedFlights = new SingleFlight<Filled>();
   private readonly latestFlights = new SingleFlight<NodeAnswer>();
+  /**
+   * The key text of a request at its own version, kept with the request object:
+   * the fast path reuses one parsed request per spelling, so a repeated hit builds
+   * no key and the memory tier hashes a string whose hash V8 already holds.
+   */
+  private readonly keyTexts = new WeakMap<ReadRequest, { chain: number; text: string }>();
 
   constructor(private readonly o: ReadThroughOptions) {}
 
@@ -126,6 +132,15 @@ export class ReadThrough {
     return req.item !== undefined && 'hash' in req.item && this.o.nodes.isPruned(answer.version);
   }
 
+  private keyOf(req: ReadRequest, chain: number, version: bigint | null): string {
+    const known = this.keyTexts.get(req);
+    if (known !== undefined && known.chain === chain) return known.text;
+    const text = cacheKeyText(this.o.vendor, chain, req, version);
+    // Only the request's own version is kept (a latest read is stored under another).
+    if (version === req.version) this.keyTexts.set(req, { chain, text });
+    return text;
+  }
+
   /** The chain to key entries under; a read while it is not known is refused. */
   private chain(): number {
     const chain = this.o.nodes.chainId();
@@ -153,7 +168,7 @@ export class ReadThrough {
     const chain = this.chain();
     const pruned = this.prunedError(req, version);
     if (pruned !== undefined) throw pruned;
-    const key = cacheKeyText(this.o.vendor, chain, req, version);
+    const key = this.keyOf(req, chain, version);
     const hit = this.fromMemory(key, req);
     if (hit !== undefined) return hit;
     const { promise, shared } = this.pinnedFlights.do(key, () => this.fillPinned(key, chain, req, version));

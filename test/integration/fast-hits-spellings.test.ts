@@ -24,7 +24,7 @@ async function serve(parseView: (raw: { body: Buffer }) => ReadRequest): Promise
   const memoryHit = vi.fn((_req: ReadRequest) => HIT);
   const next = vi.fn((_req, res) => res.writeHead(400).end('routed'));
   const handler = withFastHits(
-    { match: (method, url) => (method === 'POST' && url.startsWith('/v1/view?') ? { route: { ...VIEW_ROUTE, method: 'POST', url: '/v1/view', parse: parseView }, params: {}, query: {} } : undefined), read: memoryHit, snapshot: () => null, writer: new ReplyWriter(ledgerHeaderNames('x-node-')), onServed: () => undefined },
+    { mayMatch: (method, url) => method === 'POST' && url.startsWith('/v1/view?'), match: (method, url) => (method === 'POST' && url.startsWith('/v1/view?') ? { route: { ...VIEW_ROUTE, method: 'POST', url: '/v1/view', parse: parseView }, params: {}, query: {} } : undefined), read: memoryHit, snapshot: () => null, writer: new ReplyWriter(ledgerHeaderNames('x-node-')), onServed: () => undefined },
     next,
   );
   const server = createServer(handler);
@@ -53,7 +53,7 @@ describe('fast path: one parse per spelling', () => {
     const memoryHit = vi.fn((_req: ReadRequest) => HIT);
     const next = vi.fn((_req, res) => res.writeHead(400).end('routed'));
     const handler = withFastHits(
-      { match: (method, url) => (method === 'GET' && url.startsWith('/v1/accounts/') ? { route: { ...VIEW_ROUTE, method: 'GET', url: '/v1/accounts/:address', parse }, params: {}, query: {} } : undefined), read: memoryHit, snapshot: () => null, writer: new ReplyWriter(ledgerHeaderNames('x-node-')), onServed: () => undefined },
+      { mayMatch: (method, url) => method === 'GET' && url.startsWith('/v1/accounts/'), match: (method, url) => (method === 'GET' && url.startsWith('/v1/accounts/') ? { route: { ...VIEW_ROUTE, method: 'GET', url: '/v1/accounts/:address', parse }, params: {}, query: {} } : undefined), read: memoryHit, snapshot: () => null, writer: new ReplyWriter(ledgerHeaderNames('x-node-')), onServed: () => undefined },
       next,
     );
     const server = createServer(handler);

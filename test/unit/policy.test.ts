@@ -7,7 +7,7 @@ import { cacheability, itemVersion } from '../../src/serve/policy.js';
 import type { NodeAnswer } from '../../src/upstream/answer.js';
 import { vendorNames } from '../../src/wire/vendor.js';
 
-const match = routeMatcher(readRoutes(vendorNames('node')));
+const { match } = routeMatcher(readRoutes(vendorNames('node')));
 const get = (url: string) => {
   const m = match('GET', url)!;
   const raw: RawRead = { params: m.params, query: m.query, accept: undefined, contentType: undefined, body: Buffer.alloc(0) };

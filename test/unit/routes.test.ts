@@ -8,7 +8,7 @@ import { readRoutes, routeMatcher } from '../../src/routes/table.js';
 import { vendorNames } from '../../src/wire/vendor.js';
 
 const ROUTES = readRoutes(vendorNames('node'));
-const match = routeMatcher(ROUTES);
+const { match, mayMatch } = routeMatcher(ROUTES);
 const LONG_1 = '0x' + '0'.repeat(63) + '1';
 
 /** Parses a request line (and body) as the fast path does. */
@@ -43,6 +43,27 @@ describe('route table', () => {
       'raw_item', 'view', 'account', 'resources', 'resource', 'modules', 'module', 'balance',
       'table_item', 'state_value', 'txn_by_version', 'txn_by_hash', 'block_by_height', 'block_by_version',
     ]);
+  });
+
+  it('mayMatch (one regex, before a body is read) agrees with match on every cached route and refuses the rest', () => {
+    const urls: Array<['GET' | 'POST', string, boolean]> = [
+      ['POST', '/v1/tables/0x1/raw_item?ledger_version=5', true],
+      ['POST', '/v1/view', true],
+      ['POST', '/v1/tables/0x1/item', true],
+      ['POST', '/v1/experimental/state_values/raw?x=1', true],
+      ['POST', '/v1/transactions', false],
+      ['POST', '/v1/view/more', false],
+      ['GET', '/v1/accounts/0x1', true],
+      ['GET', '/v1/accounts/0x1/resource/0x1::a::B?ledger_version=3', true],
+      ['GET', '/v1/blocks/by_height/3?with_transactions=true', true],
+      ['GET', '/v1/estimate_gas_price', false],
+      ['GET', '/v1/accounts/0x1/transactions', false],
+      ['GET', '/v1/view', false],
+    ];
+    for (const [method, url, cached] of urls) {
+      expect(mayMatch(method, url), `${method} ${url}`).toBe(cached);
+      expect(match(method, url) !== undefined, `${method} ${url}`).toBe(cached);
+    }
   });
 
   it('matches only its own method and path', () => {
