@@ -5,7 +5,7 @@
 // are the best case: real misses hand over bodies that keep more alive (scenario 6b).
 import * as keys from '../../dist/cache/key.js';
 import { entrySize } from '../../dist/cache/memory.js';
-import { parseRawItem } from '../../dist/http/parse-read.js';
+import { parseRawItem } from '../../dist/routes/parse-read.js';
 import { HANDLE, itemKey } from './requests.mjs';
 
 export const VERSION = 1000n;
@@ -13,7 +13,7 @@ export const VERSION = 1000n;
 /** The ReadRequest of a pinned raw_item read of item i, as the proxy parses it. */
 export function readRequest(i) {
   return parseRawItem({
-    handle: HANDLE,
+    params: { table_handle: HANDLE },
     query: { ledger_version: String(VERSION) },
     contentType: 'application/json',
     accept: 'application/x-bcs',

@@ -1,5 +1,5 @@
-// The requests the bench sends: the two served endpoints in each form a wallet uses.
-// Each helper returns { path, headers, body } (body a Buffer).
+// The requests the bench sends: the cached routes in each form a wallet uses.
+// Each helper returns { method?, path, headers, body } (body a Buffer; GETs have none).
 
 export const HANDLE = '0x' + 'ab'.repeat(32);
 export const VIEW_BCS_TYPE = 'application/x.node.view_function+bcs';
@@ -41,6 +41,35 @@ export function viewBcs(owner, version) {
     headers: { 'content-type': VIEW_BCS_TYPE, accept: 'application/x-bcs' },
     body: Buffer.concat([BCS_PREFIX, Buffer.from(owner.slice(2), 'hex')]),
   };
+}
+
+/** GET an account's coin store, as getAccountResource sends it (%3C, %3E). */
+export function resource(owner, version) {
+  return { method: 'GET', path: `/v1/accounts/${owner}/resource/0x1::coin::CoinStore%3C0x1::aptos_coin::AptosCoin%3E${query(version)}`, headers: { accept: 'application/json' } };
+}
+
+/** GET a module's ABI, as aptos.view does before every view. */
+export function moduleAbi(owner, name, version) {
+  return { method: 'GET', path: `/v1/accounts/${owner}/module/${name}${query(version)}`, headers: { accept: 'application/json' } };
+}
+
+/** POST a table item by its JSON key, as getTableItem sends it. */
+export function tableItem(n, version, handle = HANDLE) {
+  return {
+    path: `/v1/tables/${handle}/item${query(version)}`,
+    headers: { 'content-type': 'application/json', accept: 'application/json' },
+    body: Buffer.from(JSON.stringify({ key_type: 'u64', value_type: 'u64', key: String(n) })),
+  };
+}
+
+/** GET a transaction by its version. */
+export function transactionByVersion(v) {
+  return { method: 'GET', path: `/v1/transactions/by_version/${v}`, headers: { accept: 'application/json' } };
+}
+
+/** GET a block by its height, without its transactions (getBlockByHeight's default). */
+export function blockByHeight(h) {
+  return { method: 'GET', path: `/v1/blocks/by_height/${h}?with_transactions=false`, headers: { accept: 'application/json' } };
 }
 
 /** raw_item table key of item i. */
