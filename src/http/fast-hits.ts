@@ -31,7 +31,8 @@ const FAST_BODY_MAX = 16 * 1024;
  * body), so a repeated request is not parsed and canonicalised again: every
  * route's hit costs what a raw_item hit costs. Parsing is a pure function of
  * those bytes, so an entry never goes stale; the chain, the version's pruning and
- * the answer itself are looked up afresh every time. Refused input is never kept.
+ * the answer itself are looked up afresh every time. A spelling is kept once it is
+ * a memory hit: refused input and misses cost no memory here.
  */
 const SPELLINGS_MAX_BYTES = 8 * 1024 * 1024;
 const SPELLINGS_MAX = 20_000;
@@ -95,12 +96,12 @@ export function withFastHits(deps: FastHitsDeps, next: Handler, bodyLimitBytes =
     const headers = req.headers;
     const spelling = `${req.method} ${url}\n${headers['content-type'] ?? ''}\n${headers.accept ?? ''}\n${body.toString('latin1')}`;
     let read = spellings.get(spelling);
+    const known = read !== undefined;
     if (read === undefined) {
       const matched = deps.match(req.method!, url);
       try {
         if (matched !== undefined) {
           read = matched.route.parse({ params: matched.params, query: matched.query, contentType: headers['content-type'], accept: headers.accept, body });
-          spellings.set(spelling, read);
         }
       } catch {
         // Refused input: fastify's route refuses it again, with the error body.
@@ -124,6 +125,8 @@ export function withFastHits(deps: FastHitsDeps, next: Handler, bodyLimitBytes =
         (err) => failed(res, family, err, startedAt),
       );
     } else {
+      // Remembered once it is a memory hit: a spelling seen only as a miss costs no memory.
+      if (!known) spellings.set(spelling, read);
       written(res, family, result, startedAt, acceptEncoding);
     }
   };
