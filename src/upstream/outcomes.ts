@@ -11,14 +11,16 @@ export function isNodeSpecific(answer: NodeAnswer): boolean {
 }
 
 /**
- * Of two node-specific answers, the one to pass through: a version_not_found from
- * the most advanced node (its message and headers name the newest latest),
+ * Of two node-specific answers, the one to pass through: a not-found from the most
+ * advanced node (a version_not_found's message and headers name the newest
+ * latest; a block or transaction not found there is not found anywhere asked),
  * otherwise the first.
  */
 export function betterFallback(current: NodeAnswer | null, next: NodeAnswer): NodeAnswer {
   if (current === null) return next;
   const version = (a: NodeAnswer): bigint => a.ledger?.ledgerVersion ?? -1n;
   if (next.errorCode === 'version_not_found' && (current.errorCode !== 'version_not_found' || version(next) > version(current))) return next;
+  if (next.status === 404 && current.status === 404 && next.errorCode === current.errorCode && version(next) > version(current)) return next;
   return current;
 }
 

@@ -177,7 +177,7 @@ export class UpstreamPool {
           ? await this.hedged(node, { ...call, timeoutMs }, tried, attempts)
           : await this.attempt(node, { ...call, timeoutMs }, attempts);
       if (answer === null) continue;
-      if (!isNodeSpecific(answer)) return answer;
+      if (!isNodeSpecific(answer) && !this.aheadOf(answer, tried)) return answer;
       const answered = this.nodes.find((n) => n.name === answer.upstream) ?? node;
       attempts.push(`${answered.label}: HTTP ${answer.status} ${answer.errorCode ?? ''}`.trim());
       fallback = betterFallback(fallback, answer);
@@ -187,6 +187,18 @@ export class UpstreamPool {
     if (fallback !== null) return fallback;
     if (attempts.length === 0) attempts.push('no upstream is available');
     throw NodeError.unavailable(`no upstream could answer: ${attempts.join('; ')}`);
+  }
+
+  /**
+   * A transaction or block "not found" from a node that another node not yet
+   * tried is ahead of: the node may simply not have it yet (a block it has not
+   * completed), so the one ahead is asked. From the most advanced node it is the
+   * answer, so a hash nobody knows costs one call.
+   */
+  private aheadOf(answer: NodeAnswer, tried: ReadonlySet<NodeState>): boolean {
+    if (answer.status !== 404 || (answer.errorCode !== 'block_not_found' && answer.errorCode !== 'transaction_not_found') || answer.ledger === null) return false;
+    const at = answer.ledger.ledgerVersion;
+    return this.nodes.some((n) => !tried.has(n) && n.available() && !n.quarantined && n.ledger !== null && n.ledger.ledgerVersion > at);
   }
 
   /** A latest reply is about to be sent: it raises the floor, or is counted as a step back below it. */

@@ -242,6 +242,28 @@ describe('path routes: what is cached, and until when', () => {
   });
 });
 
+describe('two nodes at different versions', () => {
+  it('a block or transaction a node behind has not got yet comes from the node ahead; from the node ahead a 404 is the answer', async () => {
+    // The one behind is the normal node, so reads go to it first; the one ahead is an archive.
+    const behind = await sim({ startVersion: 1005n });
+    const ahead = await sim({ startVersion: 1009n });
+    const p = await proxy([behind, { url: ahead.url, name: 'ahead', role: 'archive' }], { routing: { probeIntervalMs: 60_000, maxAttempts: 2 } });
+    for (const path of ['/v1/blocks/by_version/1005', '/v1/blocks/by_height/251', '/v1/transactions/by_version/1007']) {
+      const reply = await call(p.url, path);
+      expect(reply.status, `${path}: ${reply.body.toString()}`).toBe(200);
+      expect(reply.body.equals((await call(ahead.url, path)).body)).toBe(true);
+    }
+    expect(behind.counters.byRoute.block_by_version + behind.counters.byRoute.txn_by_version).toBeGreaterThan(0);
+    // Two normal nodes: a hash goes to the most advanced first, and its 404 is the answer (one call).
+    const both = await proxy([behind, ahead], { routing: { probeIntervalMs: 60_000, maxAttempts: 2 } });
+    const calls = behind.counters.total + ahead.counters.total;
+    const missing = await call(both.url, `/v1/transactions/by_hash/0x${'ee'.repeat(32)}`);
+    expect([missing.status, missing.json().error_code]).toEqual([404, 'transaction_not_found']);
+    expect(behind.counters.total + ahead.counters.total - calls, 'one call').toBe(1);
+    expect(ahead.counters.byRoute.txn_by_hash).toBe(1);
+  });
+});
+
 describe('pinned routes: deterministic 404s', () => {
   const cachedAfterOne = async (path: string, code: string, body?: unknown): Promise<void> => {
     const first = await send(url, { path, body });
