@@ -1,4 +1,5 @@
-// The differential run (issue 7 §3): a seeded stream of reads of both endpoints —
+// The differential run (issue 7 §3, issue 13): a seeded stream of reads of every
+// cached route family (raw_item, view, accounts, tables, transactions, blocks) —
 // pinned and latest, JSON and BCS request bodies for view, JSON and BCS answers,
 // present and absent items, versions inside the window, at its edge, pruned and
 // not reached yet — sent through the proxy and straight to the sim, while the
@@ -6,7 +7,7 @@
 // the same request at the same version; the few ways they may differ because the
 // two are asked at different moments are named below, counted and reported.
 import { Pool } from 'undici';
-import { SIM_MODULE_ADDRESS, simTableItem, type SimNode } from '../../src/sim/index.js';
+import { SIM_MODULE_ADDRESS, simAccountExists, simTableItem, simTransactionHash, type SimNode } from '../../src/sim/index.js';
 import type { TypeTag } from '../../src/wire/move-type.js';
 import { encodeViewRequest } from '../../src/wire/view-bcs.js';
 import { errorCodeOf, header, parseErrorBody, shapeProblem, type ReplyLike } from '../helpers/fuzz-reply.js';
@@ -31,15 +32,48 @@ type At =
   | { kind: 'u64max' };
 
 export interface Request {
-  endpoint: 'raw_item' | 'view';
-  /** path without the query; the version is added when the request is sent */
+  /** the route family, for the report */
+  endpoint: 'raw_item' | 'view' | 'accounts' | 'tables' | 'transactions' | 'blocks';
+  method: 'GET' | 'POST';
+  /** the path with the route's own query, if any; the version is added when the request is sent */
   path: string;
   headers: Record<string, string>;
+  /** empty for a GET */
   body: Buffer;
   at: At;
+  /**
+   * A transaction or block: its path names an item by the version `at` resolves
+   * to when it is sent (no ledger_version); `item` builds that path.
+   */
+  item?: PathItem;
   /** leading zeros on the version text (the same version, SPEC §2) */
   zeros: number;
   label: string;
+}
+
+/** What a transaction or block path names, given the version `at` resolved to. */
+export interface PathItem {
+  kind: 'txn_by_version' | 'txn_by_hash' | 'block_by_height' | 'block_by_version';
+  /** the path for version v (the block containing v, the transaction at v) */
+  path(v: bigint): string;
+}
+
+/** The version range of the block that contains v (the sim's blocks: 4 versions each). */
+const blockOf = (v: bigint): { first: bigint; last: bigint } => ({ first: (v / 4n) * 4n, last: (v / 4n) * 4n + 3n });
+
+/** Whether the item at v is there in a ledger (`latest`, `oldest`): present, not yet, or pruned. */
+export function itemState(item: PathItem, v: bigint, latest: bigint, oldest: bigint): 'present' | 'not yet' | 'pruned' {
+  const block = blockOf(v);
+  switch (item.kind) {
+    case 'txn_by_version':
+    case 'txn_by_hash':
+      return v > latest ? 'not yet' : v < oldest ? 'pruned' : 'present';
+    case 'block_by_height':
+      // block_pruned below the oldest block height (oldest / 4), not found until complete.
+      return v / 4n < oldest / 4n ? 'pruned' : block.last > latest ? 'not yet' : 'present';
+    case 'block_by_version':
+      return v > latest || block.last > latest ? 'not yet' : v < oldest ? 'pruned' : 'present';
+  }
 }
 
 function u64le(n: bigint): Buffer {
@@ -110,6 +144,8 @@ function viewBcsBody(rng: Rng): { body: Buffer; label: string } {
 function pickAt(rng: Rng): At {
   const r = rng.next();
   if (r < 0.2) return { kind: 'latest' };
+  // Just below the latest: versions asked as 'future' a moment ago, now reached.
+  if (r < 0.3) return { kind: 'window', back: rng.int(0, 8) };
   if (r < 0.5) return { kind: 'hot', slot: rng.int(0, 2) };
   if (r < 0.7) return { kind: 'window', back: rng.int(0, 190) };
   if (r < 0.83) return { kind: 'edge', offset: rng.int(-4, 4) };
@@ -118,11 +154,89 @@ function pickAt(rng: Rng): At {
   return { kind: 'u64max' };
 }
 
+const STRUCT_TAGS = [
+  '0x1::coin::CoinStore<0x1::aptos_coin::AptosCoin>',
+  '0x1::coin::CoinStore%3C0x1::aptos_coin::AptosCoin%3E',
+  `0x1::coin::CoinStore%3C0x${'0'.repeat(63)}1::aptos_coin::AptosCoin%3E`,
+  '0x1::account::Account',
+  '0x1::sim::Slot3',
+  '0x1::sim::Nope',
+];
+// An account the sim does not have (sha256(address)[0] % 8 === 0 is missing): found once, below.
+const ACCOUNT_FORMS = ['0x1', '0x01', '0x' + '1'.padStart(64, '0'), '0x' + 'cd'.repeat(32), 'cd'.repeat(32)];
+const ACCEPTS = ['application/json', 'application/x-bcs', undefined];
+
+function acceptHeader(rng: Rng): Record<string, string> {
+  const accept = rng.pick(ACCEPTS);
+  return accept === undefined ? {} : { accept };
+}
+
+/** An account route: pinned by ledger_version (added when sent), JSON or BCS. */
+function accountRequest(rng: Rng, at: At, zeros: number, missing: string): Request {
+  const who = rng.chance(0.85) ? rng.pick(ACCOUNT_FORMS) : missing;
+  const get = (path: string, label: string): Request => ({ endpoint: 'accounts', method: 'GET', path, headers: acceptHeader(rng), body: Buffer.alloc(0), at, zeros, label });
+  switch (rng.int(0, 5)) {
+    case 0:
+      return get(`/v1/accounts/${who}`, 'account');
+    case 1:
+      return get(`/v1/accounts/${who}/resources${rng.pick(['', '?limit=2', '?limit=3', '?limit=0', '?x=1'])}`, 'resources');
+    case 2:
+      return get(`/v1/accounts/${who}/resource/${rng.pick(STRUCT_TAGS)}`, 'resource');
+    case 3:
+      return get(`/v1/accounts/${who}/modules${rng.pick(['', '?limit=1', '?limit=2'])}`, 'modules');
+    case 4:
+      return get(`/v1/accounts/${who}/module/${rng.pick(['sim', 'coin', 'nope'])}`, 'module');
+    default:
+      return get(`/v1/accounts/${who}/balance/${rng.pick(['0x1::aptos_coin::AptosCoin', '0xa'])}`, 'balance');
+  }
+}
+
+/** A table item by JSON key, or a state value by its BCS StateKey (BCS only). */
+function tableRequest(rng: Rng, at: At, zeros: number): Request {
+  const n = rng.int(0, 40);
+  if (rng.chance(0.7)) {
+    const key = rng.pick([String(n), n]);
+    const body = JSON.stringify(rng.chance(0.5) ? { key_type: 'u64', value_type: 'u64', key } : { value_type: 'u64', key, key_type: 'u64' });
+    return { endpoint: 'tables', method: 'POST', path: `/v1/tables/${rng.pick(HANDLE_FORMS)}/item`, headers: { 'content-type': JSON_TYPE, ...acceptHeader(rng) }, body: Buffer.from(body), at, zeros, label: 'table item' };
+  }
+  // StateKey::TableItem { handle, key }: variant 1, the 32-byte handle, then the key as bytes.
+  const stateKey = Buffer.concat([Buffer.from([1]), Buffer.from(HANDLE.slice(2), 'hex'), Buffer.from([8]), u64le(BigInt(n))]);
+  const key = rng.chance(0.9) ? '0x' + stateKey.toString('hex') : '0x02ff';
+  const accept = rng.chance(0.9) ? 'application/x-bcs' : 'application/json';
+  return { endpoint: 'tables', method: 'POST', path: '/v1/experimental/state_values/raw', headers: { 'content-type': JSON_TYPE, accept }, body: Buffer.from(JSON.stringify({ key })), at, zeros, label: 'state value' };
+}
+
+/** A transaction or block named by its path: the version `at` resolves to picks the item. */
+function historyRequest(rng: Rng, at: At, chainId: number): Request {
+  const withTxns = rng.pick(['', '?with_transactions=true', '?with_transactions=false']);
+  const items: PathItem[] = [
+    { kind: 'txn_by_version', path: (v) => `/v1/transactions/by_version/${v}` },
+    { kind: 'txn_by_hash', path: (v) => `/v1/transactions/by_hash/${simTransactionHash(chainId, v)}` },
+    { kind: 'block_by_height', path: (v) => `/v1/blocks/by_height/${v / 4n}${withTxns}` },
+    { kind: 'block_by_version', path: (v) => `/v1/blocks/by_version/${v}${withTxns}` },
+  ];
+  const item = rng.pick(items);
+  const endpoint = item.kind.startsWith('txn') ? 'transactions' : 'blocks';
+  return { endpoint, method: 'GET', path: '', headers: acceptHeader(rng), body: Buffer.alloc(0), at, zeros: 0, label: item.kind, item };
+}
+
+/** A missing account of the sim's (one in eight addresses): the first of a fixed list. */
+export function missingAccount(exists: (address: string) => boolean): string {
+  for (let i = 2; ; i++) {
+    const address = '0x' + i.toString(16).padStart(64, '0');
+    if (!exists(address)) return address;
+  }
+}
+
 /** The i-th request of the stream (the stream depends on the seed only). */
-export function nextRequest(rng: Rng): Request {
+export function nextRequest(rng: Rng, ctx: { missing: string; chainId: number } = { missing: '0x2', chainId: 4 }): Request {
   const at = pickAt(rng);
   const zeros = rng.chance(0.05) ? rng.int(1, 5) : 0;
-  if (rng.chance(0.45)) {
+  const family = rng.next();
+  if (family < 0.2) return accountRequest(rng, at, zeros, ctx.missing);
+  if (family < 0.3) return tableRequest(rng, at, zeros);
+  if (family < 0.45) return historyRequest(rng, at, ctx.chainId);
+  if (rng.chance(0.5)) {
     const present = rng.chance(0.75);
     const key = present ? rng.pick(PRESENT) : rng.pick(ABSENT);
     const hex = key.toString('hex');
@@ -132,6 +246,7 @@ export function nextRequest(rng: Rng): Request {
     const accept = rng.chance(0.97) ? rng.pick(['application/x-bcs', 'application/x-bcs, application/json', 'application/x-bcs;q=0.9']) : 'application/json';
     return {
       endpoint: 'raw_item',
+      method: 'POST',
       path: `/v1/tables/${handle}/raw_item`,
       headers: { 'content-type': JSON_TYPE, accept },
       body: Buffer.from(JSON.stringify({ key: keyText })),
@@ -144,10 +259,10 @@ export function nextRequest(rng: Rng): Request {
   const acceptHeaders: Record<string, string> = accept === undefined ? {} : { accept };
   if (rng.chance(0.35)) {
     const { body, label } = viewBcsBody(rng);
-    return { endpoint: 'view', path: '/v1/view', headers: { 'content-type': BCS_VIEW_TYPE, ...acceptHeaders }, body, at, zeros, label };
+    return { endpoint: 'view', method: 'POST', path: '/v1/view', headers: { 'content-type': BCS_VIEW_TYPE, ...acceptHeaders }, body, at, zeros, label };
   }
   const { call, label } = viewJsonCall(rng);
-  return { endpoint: 'view', path: '/v1/view', headers: { 'content-type': JSON_TYPE, ...acceptHeaders }, body: Buffer.from(viewJsonText(rng, call)), at, zeros, label };
+  return { endpoint: 'view', method: 'POST', path: '/v1/view', headers: { 'content-type': JSON_TYPE, ...acceptHeaders }, body: Buffer.from(viewJsonText(rng, call)), at, zeros, label };
 }
 
 /** The pinned version a request asks for, given the sim's ledger when it is sent; null for latest. */
@@ -180,20 +295,26 @@ export interface Reply extends ReplyLike {
 }
 
 async function send(pool: Pool, req: Request, version: bigint | null, zeros = 0): Promise<Reply> {
-  const query = version === null ? '' : `?ledger_version=${'0'.repeat(zeros)}${version}`;
+  const query = version === null ? '' : `${req.path.includes('?') ? '&' : '?'}ledger_version=${'0'.repeat(zeros)}${version}`;
   const res = await pool.request({
-    method: 'POST',
+    method: req.method,
     path: req.path + query,
     // Nodes gzip when asked; the proxy compares and stores raw bytes, so do we.
     headers: { ...req.headers, 'accept-encoding': 'identity' },
-    body: req.body,
+    body: req.method === 'POST' ? req.body : undefined,
   });
   return { status: res.statusCode, headers: res.headers, body: Buffer.from(await res.body.arrayBuffer()) };
 }
 
-/** Status, body bytes, content type and gas used: what must be identical. */
+/** Status, body bytes, content type, gas used and the next page's cursor: what must be identical. */
 function sameAnswer(a: Reply, b: Reply): boolean {
-  return a.status === b.status && a.body.equals(b.body) && header(a, 'content-type') === header(b, 'content-type') && header(a, 'x-node-gas-used') === header(b, 'x-node-gas-used');
+  return (
+    a.status === b.status &&
+    a.body.equals(b.body) &&
+    header(a, 'content-type') === header(b, 'content-type') &&
+    header(a, 'x-node-gas-used') === header(b, 'x-node-gas-used') &&
+    header(a, 'x-node-cursor') === header(b, 'x-node-cursor')
+  );
 }
 
 function show(r: Reply): string {
@@ -210,7 +331,11 @@ export type Allowed =
   | 'pruned after the proxy answered (compared with the unpruned oracle)'
   | 'cache hit below a prune line the proxy had not learned yet (compared with the oracle)'
   | 'latest read answered at a version the lagging node had (the proxy had not seen the leader pass it)'
-  | 'pinned read below the leader\'s prune line, answered by the lagging node that still had it (compared with the oracle)';
+  | 'pinned read below the leader\'s prune line, answered by the lagging node that still had it (compared with the oracle)'
+  | 'transaction or block not there yet when sent, there when the sim was asked'
+  | 'transaction or block pruned after the proxy answered (compared with the unpruned oracle)'
+  | 'transaction or block: cache hit below a prune line the proxy had not learned yet (compared with the oracle)'
+  | 'transaction or block below the leader\'s prune line, answered by the lagging node that still had it (compared with the oracle)';
 
 export interface Report {
   seed: number;
@@ -249,6 +374,11 @@ export interface RunOptions {
   lagging?: { node: SimNode; behind: bigint };
 }
 
+interface LedgerLike {
+  ledgerVersion: bigint;
+  oldestLedgerVersion: bigint;
+}
+
 function bump<K>(map: Map<K, number>, key: K): void {
   map.set(key, (map.get(key) ?? 0) + 1);
 }
@@ -276,6 +406,7 @@ export async function runDifferential(o: RunOptions): Promise<Report> {
     seconds: 0,
   };
   const started = performance.now();
+  const stream = { missing: missingAccount(simAccountExists), chainId: o.node.ledger.info().chainId };
   let next = 0;
   let untilAdvance = rng.int(1, o.advanceEvery);
 
@@ -293,7 +424,7 @@ export async function runDifferential(o: RunOptions): Promise<Report> {
       const i = next++;
       if (i >= o.total) return;
       // The stream and the advance schedule depend on the seed only (drawn in request order).
-      const req = nextRequest(rng);
+      let req = nextRequest(rng, stream);
       if (--untilAdvance <= 0) {
         const step = rng.int(1, o.maxAdvance);
         o.node.ledger.advance(step);
@@ -306,7 +437,11 @@ export async function runDifferential(o: RunOptions): Promise<Report> {
       }
       const before = o.node.ledger.info();
       const laggingBefore = o.lagging?.node.ledger.info();
-      const version = resolveVersion(req.at, before.ledgerVersion, before.oldestLedgerVersion);
+      const resolved = resolveVersion(req.at, before.ledgerVersion, before.oldestLedgerVersion);
+      // A transaction or block: the resolved version picks the item; its path has no ledger_version.
+      const itemVersion = req.item === undefined ? undefined : resolved ?? before.ledgerVersion;
+      if (req.item !== undefined) req = { ...req, path: req.item.path(itemVersion!) };
+      const version = req.item === undefined ? resolved : null;
       const proxied = await send(toProxy, req, version, req.zeros);
       const after = o.node.ledger.info();
       report.requests++;
@@ -336,6 +471,11 @@ export async function runDifferential(o: RunOptions): Promise<Report> {
         if (v > after.ledgerVersion) wrong(`ledger header ${v} is beyond the sim's latest ${after.ledgerVersion}: ${where}`);
         const po = BigInt(header(proxied, 'x-node-ledger-oldest-version')!);
         if (po > after.oldestLedgerVersion) wrong(`oldest-version header ${po} is beyond the sim's ${after.oldestLedgerVersion}: ${where}`);
+      }
+
+      if (req.item !== undefined) {
+        await judgeItem(req, req.item, itemVersion!, proxied, { before, after, laggingBefore, cache, where });
+        continue;
       }
 
       // The version the answer is about: pinned N, or for a latest read the version in
@@ -420,6 +560,64 @@ export async function runDifferential(o: RunOptions): Promise<Report> {
       const body = proxied.status === 200 ? null : parseErrorBody(proxied);
       wrong(`${typeof body === 'string' ? body + ': ' : ''}the proxy's answer differs from the sim's: ${detail()}`);
     }
+  };
+
+  /**
+   * A transaction or block: the sim is asked the same path after the proxy
+   * answered. They may differ only because the ledger moved in between: the item
+   * appeared (a 404 when sent), or was pruned (then the proxy's answer must be
+   * the oracle's, and pruned only after it was sent, or below a prune line the
+   * proxy could not know yet, or still held by the lagging node).
+   */
+  const judgeItem = async (
+    req: Request,
+    item: PathItem,
+    v: bigint,
+    proxied: Reply,
+    w: { before: LedgerLike; after: LedgerLike; laggingBefore?: LedgerLike; cache: string; where: string },
+  ): Promise<void> => {
+    if (proxied.status === 410 && itemState(item, v, w.after.ledgerVersion, w.after.oldestLedgerVersion) !== 'pruned') {
+      wrong(`410 for a transaction or block the sim still had when the answer arrived: ${w.where}`);
+      return;
+    }
+    const direct = await send(simPool, req, null);
+    report.compared++;
+    const detail = `${w.where}\n    sim: ${show(direct)}`;
+    if (sameAnswer(proxied, direct)) {
+      report.identical++;
+      return;
+    }
+    const sent = itemState(item, v, w.before.ledgerVersion, w.before.oldestLedgerVersion);
+    if (proxied.status === 404 && sent === 'not yet') {
+      bump(report.allowed, 'transaction or block not there yet when sent, there when the sim was asked');
+      return;
+    }
+    // Pruned on the sim by now (a hash has no 410 on a node: it is not found).
+    const gone = direct.status === 410 || (item.kind === 'txn_by_hash' && direct.status === 404);
+    if (proxied.status === 200 && gone) {
+      const oracle = await send(oraclePool, req, null);
+      if (!sameAnswer(proxied, oracle)) {
+        wrong(`the answer differs from the unpruned oracle's: ${detail}\n    oracle: ${show(oracle)}`);
+        return;
+      }
+      if (sent !== 'pruned') {
+        bump(report.allowed, 'transaction or block pruned after the proxy answered (compared with the unpruned oracle)');
+        return;
+      }
+      if (w.laggingBefore !== undefined && itemState(item, v, w.laggingBefore.ledgerVersion, w.laggingBefore.oldestLedgerVersion) !== 'pruned') {
+        bump(report.allowed, 'transaction or block below the leader\'s prune line, answered by the lagging node that still had it (compared with the oracle)');
+        return;
+      }
+      const pv = header(proxied, 'x-node-ledger-version');
+      const po = header(proxied, 'x-node-ledger-oldest-version');
+      if (w.cache === 'HIT' && pv !== undefined && po !== undefined && itemState(item, v, BigInt(pv), BigInt(po)) !== 'pruned') {
+        bump(report.allowed, 'transaction or block: cache hit below a prune line the proxy had not learned yet (compared with the oracle)');
+        return;
+      }
+      wrong(`answered a transaction or block the sim had pruned before it was sent, below the proxy's own prune line: ${detail}`);
+      return;
+    }
+    wrong(`the proxy's answer differs from the sim's: ${detail}`);
   };
 
   try {

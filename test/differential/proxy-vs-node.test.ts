@@ -26,6 +26,10 @@ function expectClean(r: Report, total: number): void {
   // The run went through the cases it is meant to: pruning happened, and so did cache hits.
   expect(r.versions.oldestLast).toBeGreaterThan(START);
   expect((r.byCache.get('HIT memory') ?? 0) + (r.byCache.get('HIT redis') ?? 0)).toBeGreaterThan(0);
+  // Every route family was drawn and answered at least once.
+  for (const family of ['raw_item', 'view', 'accounts', 'tables', 'transactions', 'blocks']) {
+    expect([...r.byStatus.keys()].some((k) => k.startsWith(`${family} 200`)), family).toBe(true);
+  }
 }
 
 describe('the proxy answers as the node does (memory cache)', () => {
