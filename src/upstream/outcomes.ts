@@ -11,17 +11,16 @@ export function isNodeSpecific(answer: NodeAnswer): boolean {
 }
 
 /**
- * Of two node-specific answers, the one to pass through: a not-found from the most
- * advanced node (a version_not_found's message and headers name the newest
- * latest; a block or transaction not found there is not found anywhere asked),
- * otherwise the first.
+ * Of two node-specific answers, the one to pass through: the answer of the most
+ * advanced node. A node behind may not have reached N (version_not_found) or
+ * completed a block, where the node ahead has them: its 500 or its own not-found
+ * says more (a version_not_found's message and headers then name the newest
+ * latest). Of two from equally advanced nodes, the first.
  */
 export function betterFallback(current: NodeAnswer | null, next: NodeAnswer): NodeAnswer {
   if (current === null) return next;
   const version = (a: NodeAnswer): bigint => a.ledger?.ledgerVersion ?? -1n;
-  if (next.errorCode === 'version_not_found' && (current.errorCode !== 'version_not_found' || version(next) > version(current))) return next;
-  if (next.status === 404 && current.status === 404 && next.errorCode === current.errorCode && version(next) > version(current)) return next;
-  return current;
+  return version(next) > version(current) ? next : current;
 }
 
 /** The first answer that is not a failure or node-specific; the rest are cancelled. */

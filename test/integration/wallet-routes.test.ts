@@ -262,6 +262,19 @@ describe('two nodes at different versions', () => {
     expect(behind.counters.total + ahead.counters.total - calls, 'one call').toBe(1);
     expect(ahead.counters.byRoute.txn_by_hash).toBe(1);
   });
+
+  it("a node's answer at N is passed on over the 404 version_not_found of a node that has not reached N", async () => {
+    // state_values/raw answers 500 to a key that does not decode: node-specific to the
+    // proxy, so it asks the other node, which has not reached N.
+    const behind = await sim({ startVersion: 1000n });
+    const ahead = await sim({ startVersion: 1009n });
+    const p = await proxy([ahead, behind], { routing: { probeIntervalMs: 60_000, maxAttempts: 2 } });
+    const request = { path: '/v1/experimental/state_values/raw?ledger_version=1005', body: { key: '0x02ff' } };
+    const reply = await send(p.url, request, 'application/x-bcs');
+    const direct = await send(ahead.url, request, 'application/x-bcs');
+    expect([reply.status, reply.json().error_code]).toEqual([500, 'internal_error']);
+    expect(reply.body.equals(direct.body)).toBe(true);
+  });
 });
 
 describe('pinned routes: deterministic 404s', () => {
