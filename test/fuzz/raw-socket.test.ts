@@ -16,7 +16,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { simTableItem } from '../../src/sim/index.js';
 import { errorCodeOf, FailureLog, header, shapeProblem, type ReplyLike } from '../helpers/fuzz-reply.js';
-import { rawExchange, type RawOutcome } from '../helpers/fuzz-raw-exchange.js';
+import { rawExchange, type RawOutcome } from '../helpers/raw-socket.js';
 import { LONG, seedFrom, startStack, type Stack } from '../helpers/fuzz-stack.js';
 import { FUZZ_LATEST, FUZZ_OLDEST, HANDLE, PRESENT_KEY } from './arbitraries.js';
 

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { simTableItem } from '../../src/sim/index.js';
 import { parseErrorBody } from '../helpers/fuzz-reply.js';
-import { rawExchange, rawReplies } from '../helpers/fuzz-raw-exchange.js';
+import { rawExchange, rawReplies } from '../helpers/raw-socket.js';
 import { startStack, type Stack } from '../helpers/fuzz-stack.js';
 import { HANDLE, PRESENT_KEY } from './arbitraries.js';
 

@@ -1,13 +1,18 @@
-// Raw HTTP/1.1 on a socket, for requests a client library would refuse or fix
-// (absolute-form targets, CR/LF in values, hop-by-hop headers), and a decoy
-// server that must never be called. Cleanup is registered where they are created.
+// HTTP/1.1 on a raw TCP socket: requests a client library would refuse or fix
+// (absolute-form targets, CR/LF or NUL in values, raw UTF-8 in the request line,
+// hop-by-hop headers, broken framing, truncated bodies), one reply parser for them
+// all, and a decoy server that must never be called. Two ways to send: rawHttp
+// wants one complete reply and rejects otherwise (exact-reply tests); rawExchange
+// never rejects and says what happened (the fuzzers: a reply, a close without one,
+// a hang). Cleanup is registered where things are created.
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { afterEach, expect } from 'vitest';
 
 export interface RawReply {
+  statusLine: string;
   status: number;
-  /** lower-case names; repeated headers joined with ", " */
+  /** lower-case names; repeated headers joined with ', ' */
   headers: Record<string, string>;
   /** [name, value] as sent, in order */
   headerLines: Array<[string, string]>;
@@ -15,82 +20,170 @@ export interface RawReply {
   body: Buffer;
 }
 
-/**
- * Sends `request` as-is on a fresh TCP connection and reads one HTTP reply.
- * Rejects when the connection closes without a complete reply, or after timeoutMs.
- */
-export function rawHttp(base: string, request: string | Buffer, timeoutMs = 5000): Promise<RawReply> {
-  const { hostname, port } = new URL(base);
-  const isHead = Buffer.from(request).subarray(0, 5).toString('latin1') === 'HEAD ';
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), hostname);
-    let buf = Buffer.alloc(0);
+export interface RawOutcome {
+  /** the first complete final reply, or null when none came */
+  reply: RawReply | null;
+  /** the server closed (or reset) the connection before a complete reply */
+  closedWithoutReply: boolean;
+  /** we half-closed our side to signal the end of the request */
+  halfClosed: boolean;
+  /** no reply and no close within the time limit */
+  timedOut: boolean;
+  /** everything the server sent */
+  received: Buffer;
+}
+
+export interface RawExchangeOptions {
+  /**
+   * Half-close right after writing: for a request we know is incomplete (a body
+   * shorter than announced), so the server sees the end of the stream. Node's http
+   * server ends a connection whose client half-closed after a complete request
+   * without answering it, so complete requests are not half-closed at once.
+   */
+  halfCloseAtOnce?: boolean;
+  /** half-close when no reply came within this many ms (default 400; Infinity: never) */
+  halfCloseAfterMs?: number;
+  /** give up this many ms after writing (default 4000) */
+  timeoutMs?: number;
+  /** the request is a HEAD: its reply has headers only */
+  head?: boolean;
+  /** read until the server closes and return every reply (see rawReplies) */
+  untilClose?: boolean;
+}
+
+/** Splits off the first reply of `buf`; null while it is incomplete (unless `final`). */
+function splitReply(buf: Buffer, final: boolean, noBody: boolean): { reply: RawReply; rest: Buffer } | null {
+  const end = buf.indexOf('\r\n\r\n');
+  if (end < 0) return null;
+  const lines = buf.subarray(0, end).toString('latin1').split('\r\n');
+  const headers: Record<string, string> = {};
+  const headerLines: Array<[string, string]> = [];
+  for (const line of lines.slice(1)) {
+    const at = line.indexOf(':');
+    if (at < 0) continue;
+    const name = line.slice(0, at).trim();
+    const value = line.slice(at + 1).trim();
+    headerLines.push([name, value]);
+    const lower = name.toLowerCase();
+    headers[lower] = headers[lower] === undefined ? value : `${headers[lower]}, ${value}`;
+  }
+  const statusLine = lines[0];
+  const status = Number(statusLine.split(' ')[1]);
+  const rest = buf.subarray(end + 4);
+  if (noBody || (status >= 100 && status < 200) || status === 204 || status === 304) return { reply: { statusLine, status, headers, headerLines, body: Buffer.alloc(0) }, rest };
+  if (headers['transfer-encoding']?.toLowerCase().includes('chunked')) {
+    const body = dechunk(rest);
+    if (body === null) return final ? { reply: { statusLine, status, headers, headerLines, body: rest }, rest: Buffer.alloc(0) } : null;
+    return { reply: { statusLine, status, headers, headerLines, body: body.body }, rest: rest.subarray(body.used) };
+  }
+  if (headers['content-length'] !== undefined) {
+    const length = Number(headers['content-length']);
+    if (rest.length < length) return final ? { reply: { statusLine, status, headers, headerLines, body: rest }, rest: Buffer.alloc(0) } : null;
+    return { reply: { statusLine, status, headers, headerLines, body: rest.subarray(0, length) }, rest: rest.subarray(length) };
+  }
+  return final ? { reply: { statusLine, status, headers, headerLines, body: rest }, rest: Buffer.alloc(0) } : null;
+}
+
+/** A complete chunked body and the bytes it used, or null while it is incomplete. */
+function dechunk(buf: Buffer): { body: Buffer; used: number } | null {
+  const parts: Buffer[] = [];
+  let pos = 0;
+  for (;;) {
+    const lineEnd = buf.indexOf('\r\n', pos);
+    if (lineEnd < 0) return null;
+    const size = parseInt(buf.subarray(pos, lineEnd).toString('latin1').split(';')[0].trim(), 16);
+    if (!Number.isFinite(size)) return null;
+    pos = lineEnd + 2;
+    if (size === 0) {
+      const trailerEnd = buf.indexOf('\r\n', pos);
+      return trailerEnd < 0 ? null : { body: Buffer.concat(parts), used: trailerEnd + 2 };
+    }
+    if (buf.length < pos + size + 2) return null;
+    parts.push(buf.subarray(pos, pos + size));
+    pos += size + 2;
+  }
+}
+
+/** Every reply in `buf`, in order, interim 1xx replies included; the last may be partial when `final`. */
+export function rawReplies(buf: Buffer, final: boolean, noBody = false): RawReply[] {
+  const out: RawReply[] = [];
+  let rest = buf;
+  for (;;) {
+    const next = splitReply(rest, final, noBody);
+    if (next === null) return out;
+    out.push(next.reply);
+    if (next.rest.length === rest.length) return out;
+    rest = next.rest;
+    if (rest.length === 0) return out;
+  }
+}
+
+/** The first complete final reply (1xx skipped); null while there is none. */
+export function parseFirstReply(buf: Buffer, final: boolean, noBody = false): RawReply | null {
+  return rawReplies(buf, final, noBody).find((r) => r.status < 100 || r.status >= 200) ?? null;
+}
+
+/** Writes `data` on a fresh connection to 127.0.0.1:port and reads the first final reply. Never rejects. */
+export function rawExchange(port: number, data: Buffer | string, options: RawExchangeOptions = {}): Promise<RawOutcome> {
+  const halfCloseAfterMs = options.halfCloseAfterMs ?? 400;
+  const timeoutMs = options.timeoutMs ?? 4000;
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    let received = Buffer.alloc(0);
+    let halfClosed = false;
     let settled = false;
-    const timer = setTimeout(() => finish(new Error(`no complete reply within ${timeoutMs} ms; got: ${JSON.stringify(buf.toString('latin1').slice(0, 500))}`)), timeoutMs);
-    function finish(out: RawReply | Error): void {
+    const timers: NodeJS.Timeout[] = [];
+    const finish = (outcome: Omit<RawOutcome, 'received' | 'halfClosed'>): void => {
       if (settled) return;
       settled = true;
-      clearTimeout(timer);
+      for (const t of timers) clearTimeout(t);
       socket.destroy();
-      if (out instanceof Error) reject(out);
-      else resolve(out);
-    }
-    const tryParse = (ended: boolean): void => {
-      const end = buf.indexOf('\r\n\r\n');
-      if (end < 0) {
-        if (ended) finish(new Error(`connection closed without a reply: ${JSON.stringify(buf.toString('latin1').slice(0, 500))}`));
-        return;
-      }
-      const [statusLine, ...lines] = buf.subarray(0, end).toString('latin1').split('\r\n');
-      const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(statusLine)?.[1]);
-      const headers: Record<string, string> = {};
-      const headerLines: Array<[string, string]> = [];
-      for (const line of lines) {
-        const i = line.indexOf(':');
-        const name = line.slice(0, i).trim();
-        const value = line.slice(i + 1).trim();
-        headerLines.push([name, value]);
-        const lower = name.toLowerCase();
-        headers[lower] = headers[lower] === undefined ? value : `${headers[lower]}, ${value}`;
-      }
-      const rest = buf.subarray(end + 4);
-      // A reply to HEAD, and 1xx/204/304 replies, have no body whatever their headers say.
-      if (isHead || status === 204 || status === 304 || (status >= 100 && status < 200)) return finish({ status, headers, headerLines, body: Buffer.alloc(0) });
-      if (headers['content-length'] !== undefined) {
-        const len = Number(headers['content-length']);
-        if (rest.length >= len) finish({ status, headers, headerLines, body: rest.subarray(0, len) });
-        else if (ended) finish(new Error('connection closed mid-body'));
-        return;
-      }
-      if (/chunked/i.test(headers['transfer-encoding'] ?? '')) {
-        const chunks: Buffer[] = [];
-        let at = 0;
-        for (;;) {
-          const lineEnd = rest.indexOf('\r\n', at);
-          if (lineEnd < 0) break;
-          const size = parseInt(rest.subarray(at, lineEnd).toString('latin1'), 16);
-          if (size === 0) return finish({ status, headers, headerLines, body: Buffer.concat(chunks) });
-          if (rest.length < lineEnd + 2 + size + 2) break;
-          chunks.push(rest.subarray(lineEnd + 2, lineEnd + 2 + size));
-          at = lineEnd + 2 + size + 2;
-        }
-        if (ended) finish(new Error('connection closed mid-chunked-body'));
-        return;
-      }
-      if (ended) finish({ status, headers, headerLines, body: rest });
+      resolve({ ...outcome, halfClosed, received });
     };
-    socket.on('data', (d: Buffer) => {
-      buf = Buffer.concat([buf, d]);
-      tryParse(false);
+    const halfClose = (): void => {
+      if (halfClosed || settled) return;
+      halfClosed = true;
+      socket.end();
+    };
+    socket.on('connect', () => {
+      socket.write(data, () => {
+        if (options.halfCloseAtOnce) halfClose();
+      });
+      if (!options.untilClose && Number.isFinite(halfCloseAfterMs)) timers.push(setTimeout(halfClose, halfCloseAfterMs));
+      timers.push(setTimeout(() => finish({ reply: parseFirstReply(received, true, options.head), closedWithoutReply: false, timedOut: true }), timeoutMs));
     });
-    socket.on('end', () => tryParse(true));
-    socket.on('error', (err) => {
-      // A reset after a complete reply was read is fine; before it, it is the answer.
-      if (!settled) tryParse(true);
-      finish(err);
+    socket.on('data', (chunk: Buffer) => {
+      received = Buffer.concat([received, chunk]);
+      if (options.untilClose) return;
+      const reply = parseFirstReply(received, false, options.head);
+      if (reply !== null) finish({ reply, closedWithoutReply: false, timedOut: false });
     });
-    socket.write(request);
+    const closed = (): void => {
+      const reply = parseFirstReply(received, true, options.head);
+      finish({ reply, closedWithoutReply: reply === null, timedOut: false });
+    };
+    socket.on('end', closed);
+    socket.on('close', closed);
+    // A reset after a reply was read is fine; without a reply it counts as closed.
+    socket.on('error', closed);
   });
+}
+
+/**
+ * Sends `request` as-is on a fresh TCP connection and reads one complete HTTP
+ * reply. Rejects when the connection closes without one (or mid-body), or after
+ * timeoutMs. It never half-closes: a server may drop a request whose client did.
+ */
+export async function rawHttp(base: string, request: string | Buffer, timeoutMs = 5000): Promise<RawReply> {
+  const head = Buffer.from(request).subarray(0, 5).toString('latin1') === 'HEAD ';
+  const outcome = await rawExchange(Number(new URL(base).port), request, { halfCloseAfterMs: Number.POSITIVE_INFINITY, timeoutMs, head });
+  const seen = JSON.stringify(outcome.received.toString('latin1').slice(0, 500));
+  // Complete by its framing; without Content-Length or chunking, complete when the server closed.
+  const unframed = (r: RawReply): boolean => r.headers['content-length'] === undefined && !/chunked/i.test(r.headers['transfer-encoding'] ?? '');
+  const complete = parseFirstReply(outcome.received, false, head) ?? (!outcome.timedOut && outcome.reply !== null && unframed(outcome.reply) ? outcome.reply : null);
+  if (complete !== null) return complete;
+  if (outcome.timedOut) throw new Error(`no complete reply within ${timeoutMs} ms; got: ${seen}`);
+  throw new Error(outcome.reply === null ? `connection closed without a reply: ${seen}` : `connection closed mid-body: ${seen}`);
 }
 
 /** A request text: the request line, headers (CRLF-joined as given) and a body with its Content-Length unless one is given. */

@@ -3,7 +3,7 @@
 // accounting, and every request the fast path reads but does not answer reaches
 // the route with its body intact.
 import { describe, expect, it } from 'vitest';
-import { rawExchange, rawReplies } from '../helpers/fuzz-raw-exchange.js';
+import { rawExchange, rawReplies } from '../helpers/raw-socket.js';
 import { simTableItem } from '../../src/sim/index.js';
 import { call, HANDLE, proxy, rawItem, sim, type Reply } from '../helpers/proxy.js';
 
