@@ -8,12 +8,12 @@ import { defaultUpstreamName } from './config/net.js';
 import { MemoryStore } from './cache/memory.js';
 import { RedisStore } from './cache/redis.js';
 import { buildAdminServer, type Readiness } from './http/admin.js';
-import { registerPassthrough } from './http/passthrough.js';
+import { registerPassthrough, type PassthroughDeps } from './http/passthrough.js';
 import { ClientRateLimiter, clientAddressOf } from './http/rate-limit.js';
 import { buildHttpServer, closeGracefully } from './http/server.js';
 import { Metrics } from './metrics.js';
 import { ReplyWriter } from './http/reply.js';
-import { ledgerHeaderNames } from './ledger/headers.js';
+import { ledgerHeaderNames, type LedgerHeaderNames } from './ledger/headers.js';
 import { PruneClock } from './ledger/prune-clock.js';
 import { Watermark } from './ledger/watermark.js';
 import { LatestAnswers } from './serve/latest-answers.js';
@@ -71,32 +71,8 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
   const pruneClock = new PruneClock();
   watermark.onAdvance((info) => pruneClock.observe(info));
 
-  const usesSim = config.upstreams.some((u) => u.url === SIM_URL);
-  const sim = usesSim
-    ? await startSim({
-        vendor: config.vendor,
-        host: config.sim.host,
-        port: config.sim.port,
-        chainId: config.sim.chainId,
-        versionsPerSecond: config.sim.versionsPerSecond,
-        pruneWindow: BigInt(config.sim.pruneWindow),
-      })
-    : undefined;
-  if (sim) logger.info({ url: sim.url }, 'upstream is the built-in SIMULATED node (url: sim), not a real ledger node');
-
-  const makeNodes = (upstreams: Config['upstreams']): NodeState[] =>
-    upstreams.map(
-      (u, i) =>
-        new NodeState(
-          // A name that defaulted to host:port is shown to clients as its position.
-          new NodeClient({ name: u.name, label: u.name === defaultUpstreamName(u.url) && u.url !== SIM_URL ? `node${i + 1}` : u.name, url: u.url === SIM_URL ? sim!.url : u.url, headers: u.headers, headerNames }),
-          u.role,
-          u.weight,
-          config.routing.breaker,
-          Date.now,
-          { maxInFlight: u.maxInFlight, maxRps: u.maxRps },
-        ),
-    );
+  const sim = await startBuiltInSim(config, logger);
+  const makeNodes = (upstreams: Config['upstreams']): NodeState[] => nodeStates(upstreams, config, headerNames, sim);
   const nodes = makeNodes(config.upstreams);
   // Its sources are read at scrape time, when everything below exists.
   const metrics = new Metrics({
@@ -121,16 +97,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
 
   const memory = new MemoryStore({ maxBytes: config.cache.memory.maxBytes });
   const redisConfig = config.cache.redis;
-  const redis = redisConfig
-    ? new RedisStore({
-        url: redisConfig.url,
-        cluster: redisConfig.cluster ? [...redisConfig.cluster] : undefined,
-        keyPrefix: redisConfig.keyPrefix,
-        commandTimeoutMs: redisConfig.commandTimeoutMs,
-        logger,
-        onError: (op) => metrics.redisError(op),
-      })
-    : undefined;
+  const redis = redisConfig ? redisStore(redisConfig, logger, metrics) : undefined;
 
   const reads = new ReadThrough({
     vendor: config.vendor,
@@ -147,25 +114,8 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
   });
 
   const writer = new ReplyWriter(headerNames, (cause) => logger.error({ err: cause }, 'internal error (the client got a 500 without its text)'));
-  const rateLimitRedis = config.rateLimit.enabled && config.rateLimit.redis && redisConfig ? sharedCounterClient(redisConfig) : undefined;
-  const rateLimiter = config.rateLimit.enabled
-    ? new ClientRateLimiter(
-        { max: config.rateLimit.max, timeWindowMs: config.rateLimit.timeWindowMs, redis: rateLimitRedis, keyPrefix: redisConfig?.keyPrefix ?? 'ledger-proxy:' },
-        clientAddressOf(config.server.trustProxy),
-      )
-    : undefined;
-  /**
-   * Every reply, counted and logged alike whichever path served it. A memory hit
-   * costs microseconds, so it gets only a counter (no histogram observation) and a
-   * log line only at debug; every other reply is observed and logged at info.
-   * The level is asked per reply, so a SIGHUP that changes log.level takes effect.
-   */
-  const account = (endpoint: string, cache: string, status: number, ms: number, tier?: string, upstream?: string): void => {
-    const memoryHit = cache === 'HIT' && tier === 'memory';
-    metrics.request(endpoint, cache, status, memoryHit ? undefined : ms / 1000);
-    const level = memoryHit ? 'debug' : 'info';
-    if (logger.isLevelEnabled(level)) logger[level]({ endpoint, cache, tier, upstream, status, ms: Math.round(ms * 100) / 100 }, 'request');
-  };
+  const { limiter: rateLimiter, counters: rateLimitRedis } = rateLimiting(config);
+  const account = requestAccounting(metrics, logger);
   const routes = readRoutes(vendor);
   const http = await buildHttpServer({
     bodyLimitBytes: config.server.bodyLimitBytes,
@@ -175,18 +125,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
     reads,
     watermark,
     routes,
-    passthrough: config.passthrough
-      ? (app) =>
-          registerPassthrough(app, {
-            forward: async (call, minVersion) => {
-              const idempotent = call.method === 'GET' || call.method === 'HEAD' || call.method === 'OPTIONS';
-              const answer = await pool.forward({ ...call, passthrough: true }, { idempotent, minVersion });
-              return { status: answer.status, headers: answer.headers ?? {}, body: answer.body, upstream: answer.upstream };
-            },
-            writer,
-            watermark,
-          })
-      : undefined,
+    passthrough: config.passthrough ? (app) => registerPassthrough(app, { forward: forwardVia(pool), writer, watermark }) : undefined,
     rateLimit: rateLimiter,
     onResponse: (request, reply) => {
       const served = request.served;
@@ -253,6 +192,84 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
       rateLimitRedis?.disconnect();
       await sim?.close();
     },
+  };
+}
+
+/** Passthrough calls go through the pool: routed like reads; only idempotent methods are retried. */
+function forwardVia(pool: UpstreamPool): PassthroughDeps['forward'] {
+  return async (call, minVersion) => {
+    const idempotent = call.method === 'GET' || call.method === 'HEAD' || call.method === 'OPTIONS';
+    const answer = await pool.forward({ ...call, passthrough: true }, { idempotent, minVersion });
+    return { status: answer.status, headers: answer.headers ?? {}, body: answer.body, upstream: answer.upstream };
+  };
+}
+
+/** The built-in simulated node, when an upstream is 'sim'. */
+async function startBuiltInSim(config: Config, logger: Logger): Promise<SimNode | undefined> {
+  if (!config.upstreams.some((u) => u.url === SIM_URL)) return undefined;
+  const sim = await startSim({
+    vendor: config.vendor,
+    host: config.sim.host,
+    port: config.sim.port,
+    chainId: config.sim.chainId,
+    versionsPerSecond: config.sim.versionsPerSecond,
+    pruneWindow: BigInt(config.sim.pruneWindow),
+  });
+  logger.info({ url: sim.url }, 'upstream is the built-in SIMULATED node (url: sim), not a real ledger node');
+  return sim;
+}
+
+/** The nodes of `upstreams`, each with its client, circuit breaker and budget. */
+function nodeStates(upstreams: Config['upstreams'], config: Config, headerNames: LedgerHeaderNames, sim: SimNode | undefined): NodeState[] {
+  return upstreams.map(
+    (u, i) =>
+      new NodeState(
+        // A name that defaulted to host:port is shown to clients as its position.
+        new NodeClient({ name: u.name, label: u.name === defaultUpstreamName(u.url) && u.url !== SIM_URL ? `node${i + 1}` : u.name, url: u.url === SIM_URL ? sim!.url : u.url, headers: u.headers, headerNames }),
+        u.role,
+        u.weight,
+        config.routing.breaker,
+        Date.now,
+        { maxInFlight: u.maxInFlight, maxRps: u.maxRps },
+      ),
+  );
+}
+
+function redisStore(redis: NonNullable<Config['cache']['redis']>, logger: Logger, metrics: Metrics): RedisStore {
+  return new RedisStore({
+    url: redis.url,
+    cluster: redis.cluster ? [...redis.cluster] : undefined,
+    keyPrefix: redis.keyPrefix,
+    commandTimeoutMs: redis.commandTimeoutMs,
+    logger,
+    onError: (op) => metrics.redisError(op),
+  });
+}
+
+/** The per-client rate limiter, when enabled, and its Redis counters client, when shared. */
+function rateLimiting(config: Config): { limiter?: ClientRateLimiter; counters?: Redis | Cluster } {
+  if (!config.rateLimit.enabled) return {};
+  const redis = config.cache.redis;
+  const counters = config.rateLimit.redis && redis ? sharedCounterClient(redis) : undefined;
+  const limiter = new ClientRateLimiter(
+    { max: config.rateLimit.max, timeWindowMs: config.rateLimit.timeWindowMs, redis: counters, keyPrefix: redis?.keyPrefix ?? 'ledger-proxy:' },
+    clientAddressOf(config.server.trustProxy),
+  );
+  return { limiter, counters };
+}
+
+/**
+ * Every reply, counted and logged alike whichever path served it. A memory hit
+ * costs microseconds, so it gets only a counter (no histogram observation) and a
+ * log line only at debug; every other reply is observed and logged at info.
+ * The level is asked per reply, so a SIGHUP that changes log.level takes effect.
+ */
+function requestAccounting(metrics: Metrics, logger: Logger): (endpoint: string, cache: string, status: number, ms: number, tier?: string, upstream?: string) => void {
+  return (endpoint, cache, status, ms, tier, upstream) => {
+    const memoryHit = cache === 'HIT' && tier === 'memory';
+    metrics.request(endpoint, cache, status, memoryHit ? undefined : ms / 1000);
+    const level = memoryHit ? 'debug' : 'info';
+    if (logger.isLevelEnabled(level)) logger[level]({ endpoint, cache, tier, upstream, status, ms: Math.round(ms * 100) / 100 }, 'request');
   };
 }
 

@@ -1,14 +1,11 @@
 // The Prometheus metrics the proxy exports, on a registry of its own per app (so
-// several apps in one process, as in tests, do not share counters).
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+// several apps in one process, as in tests, do not share counters): the counters
+// and histograms of what happened here; the gauges of state read at scrape time
+// are in metrics-state.ts.
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { registerStateGauges, type MetricsSources } from './metrics-state.js';
 
-export interface MetricsSources {
-  memoryStats(): { entries: number; bytes: number };
-  upstreams(): Array<{ name: string; state: string; ledgerVersion: bigint | null; inFlight: number }>;
-  watermarkVersion(): bigint | null;
-}
-
-const UPSTREAM_STATES = ['healthy', 'lagging', 'down', 'quarantined'] as const;
+export type { MetricsSources } from './metrics-state.js';
 
 export class Metrics {
   readonly registry = new Registry();
@@ -88,68 +85,7 @@ export class Metrics {
       help: 'Latest reads answered below a ledger version already reported (no node at or above it answered: a failover)',
       registers,
     });
-    new Gauge({
-      name: 'ledger_proxy_cache_entries',
-      help: 'Entries in the memory tier',
-      labelNames: ['tier'],
-      registers,
-      collect() {
-        this.set({ tier: 'memory' }, sources.memoryStats().entries);
-      },
-    });
-    new Gauge({
-      name: 'ledger_proxy_cache_bytes',
-      help: 'Bytes held by the memory tier (as counted against cache.memory.maxBytes)',
-      labelNames: ['tier'],
-      registers,
-      collect() {
-        this.set({ tier: 'memory' }, sources.memoryStats().bytes);
-      },
-    });
-    new Gauge({
-      name: 'ledger_proxy_upstream_state',
-      help: '1 for the state each node is in (healthy, lagging, down, quarantined); with several workers, the share of workers that see it so',
-      labelNames: ['upstream', 'state'],
-      registers,
-      aggregator: 'average',
-      collect() {
-        this.reset();
-        for (const u of sources.upstreams()) {
-          for (const state of UPSTREAM_STATES) this.set({ upstream: u.name, state }, u.state === state ? 1 : 0);
-        }
-      },
-    });
-    new Gauge({
-      name: 'ledger_proxy_upstream_ledger_version',
-      help: 'Latest ledger version each node reported',
-      labelNames: ['upstream'],
-      registers,
-      aggregator: 'max',
-      collect() {
-        this.reset();
-        for (const u of sources.upstreams()) if (u.ledgerVersion !== null) this.set({ upstream: u.name }, Number(u.ledgerVersion));
-      },
-    });
-    new Gauge({
-      name: 'ledger_proxy_upstream_in_flight',
-      help: 'Calls in flight to each node',
-      labelNames: ['upstream'],
-      registers,
-      collect() {
-        this.reset();
-        for (const u of sources.upstreams()) this.set({ upstream: u.name }, u.inFlight);
-      },
-    });
-    new Gauge({
-      name: 'ledger_proxy_watermark_version',
-      help: 'The freshest ledger version the proxy has seen (what cache hits carry)',
-      registers,
-      aggregator: 'max',
-      collect() {
-        const v = sources.watermarkVersion();
-        if (v !== null) this.set(Number(v));
-      },
-    });
+    registerStateGauges(registers, sources);
   }
 
   /** `seconds` undefined: counted only, not observed in the duration histogram (memory hits). */

@@ -1,0 +1,76 @@
+// The gauges of state, read from their sources at scrape time: the memory tier,
+// each node's state, version and calls in flight, and the watermark.
+import { Gauge, type Registry } from 'prom-client';
+
+export interface MetricsSources {
+  memoryStats(): { entries: number; bytes: number };
+  upstreams(): Array<{ name: string; state: string; ledgerVersion: bigint | null; inFlight: number }>;
+  watermarkVersion(): bigint | null;
+}
+
+const UPSTREAM_STATES = ['healthy', 'lagging', 'down', 'quarantined'] as const;
+
+export function registerStateGauges(registers: Registry[], sources: MetricsSources): void {
+  new Gauge({
+    name: 'ledger_proxy_cache_entries',
+    help: 'Entries in the memory tier',
+    labelNames: ['tier'],
+    registers,
+    collect() {
+      this.set({ tier: 'memory' }, sources.memoryStats().entries);
+    },
+  });
+  new Gauge({
+    name: 'ledger_proxy_cache_bytes',
+    help: 'Bytes held by the memory tier (as counted against cache.memory.maxBytes)',
+    labelNames: ['tier'],
+    registers,
+    collect() {
+      this.set({ tier: 'memory' }, sources.memoryStats().bytes);
+    },
+  });
+  new Gauge({
+    name: 'ledger_proxy_upstream_state',
+    help: '1 for the state each node is in (healthy, lagging, down, quarantined); with several workers, the share of workers that see it so',
+    labelNames: ['upstream', 'state'],
+    registers,
+    aggregator: 'average',
+    collect() {
+      this.reset();
+      for (const u of sources.upstreams()) {
+        for (const state of UPSTREAM_STATES) this.set({ upstream: u.name, state }, u.state === state ? 1 : 0);
+      }
+    },
+  });
+  new Gauge({
+    name: 'ledger_proxy_upstream_ledger_version',
+    help: 'Latest ledger version each node reported',
+    labelNames: ['upstream'],
+    registers,
+    aggregator: 'max',
+    collect() {
+      this.reset();
+      for (const u of sources.upstreams()) if (u.ledgerVersion !== null) this.set({ upstream: u.name }, Number(u.ledgerVersion));
+    },
+  });
+  new Gauge({
+    name: 'ledger_proxy_upstream_in_flight',
+    help: 'Calls in flight to each node',
+    labelNames: ['upstream'],
+    registers,
+    collect() {
+      this.reset();
+      for (const u of sources.upstreams()) this.set({ upstream: u.name }, u.inFlight);
+    },
+  });
+  new Gauge({
+    name: 'ledger_proxy_watermark_version',
+    help: 'The freshest ledger version the proxy has seen (what cache hits carry)',
+    registers,
+    aggregator: 'max',
+    collect() {
+      const v = sources.watermarkVersion();
+      if (v !== null) this.set(Number(v));
+    },
+  });
+}
