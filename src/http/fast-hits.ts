@@ -120,10 +120,13 @@ export function withFastHits(deps: FastHitsDeps, next: Handler, bodyLimitBytes =
       return failed(res, family, err, startedAt);
     }
     if (result instanceof Promise) {
-      result.then(
-        (r) => written(res, family, r, startedAt, acceptEncoding),
-        (err) => failed(res, family, err, startedAt),
-      );
+      result
+        .then(
+          (r) => written(res, family, r, startedAt, acceptEncoding),
+          (err) => failed(res, family, err, startedAt),
+        )
+        // A reply that cannot be written (the client is gone mid-write) ends its connection, never the process.
+        .catch(() => res.destroy());
     } else {
       // Remembered once it is a memory hit: a spelling seen only as a miss costs no memory.
       if (!known) spellings.set(spelling, read);
