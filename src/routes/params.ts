@@ -5,6 +5,7 @@ import { NodeError } from '../errors.js';
 import { acceptFormat, type AnswerFormat } from '../wire/accept.js';
 import { parseAddress } from '../wire/address.js';
 import { isIdentifier } from '../wire/function-id.js';
+import { mediaType } from '../wire/media-type.js';
 import { formatTypeTag, parseTypeTag } from '../wire/move-type.js';
 import { parseU64 } from '../wire/u64.js';
 import type { RawRead } from './route.js';
@@ -108,6 +109,18 @@ export function withTransactionsParam(raw: RawRead): boolean {
   if (text === undefined || text === 'false') return false;
   if (text === 'true') return true;
   throw NodeError.badRequest(`failed to parse query parameter "with_transactions": ${JSON.stringify(text)} is not true or false`);
+}
+
+/** A route whose body is JSON: any other content type is refused, as a node's JSON extractor does. */
+export function requireJsonBody(raw: RawRead, route: string): void {
+  if (mediaType(raw.contentType) !== JSON_TYPE) {
+    throw NodeError.badRequest(`unsupported content type '${raw.contentType ?? 'none'}': ${route} takes ${JSON_TYPE}`);
+  }
+}
+
+/** A route that answers only BCS (raw_item, state_values/raw): checked after the input parsed, as a node does. */
+export function requireBcsAnswer(raw: RawRead): void {
+  if (acceptFormat(raw.accept) !== 'bcs') throw new NodeError(403, 'api_disabled', 'Only BCS is supported as an AcceptType.');
 }
 
 /** The format the client's Accept selects, and the Accept to send a node for it. */

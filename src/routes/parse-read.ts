@@ -11,7 +11,7 @@ import { formatTypeTag, parseTypeTag } from '../wire/move-type.js';
 import type { ReadRequest, ReadRoute } from '../wire/read-request.js';
 import { decodeViewRequest } from '../wire/view-bcs.js';
 import type { VendorNames } from '../wire/vendor.js';
-import { addressParam, BCS_TYPE, JSON_TYPE, ledgerVersion, withQuery } from './params.js';
+import { addressParam, BCS_TYPE, JSON_TYPE, ledgerVersion, requireBcsAnswer, requireJsonBody, withQuery } from './params.js';
 import type { RawRead, RouteDescriptor } from './route.js';
 
 export const RAW_ITEM_ROUTE: ReadRoute = { name: 'raw_item', family: 'raw_item', pin: 'version', deterministic404: ['table_item_not_found'] };
@@ -67,14 +67,10 @@ function rawItemKey(body: Buffer): Buffer {
 export function parseRawItem(raw: RawRead): ReadRequest {
   const handle = addressParam(raw, 'table_handle');
   const version = ledgerVersion(raw);
-  if (mediaType(raw.contentType) !== JSON_TYPE) {
-    throw NodeError.badRequest(`unsupported content type '${raw.contentType ?? 'none'}': raw_item takes ${JSON_TYPE}`);
-  }
+  requireJsonBody(raw, 'raw_item');
   const key = rawItemKey(raw.body);
   // Checked after the input is parsed, as a node does: parse errors win over 403.
-  if (acceptFormat(raw.accept) !== 'bcs') {
-    throw new NodeError(403, 'api_disabled', 'Only BCS is supported as an AcceptType.');
-  }
+  requireBcsAnswer(raw);
   return {
     route: RAW_ITEM_ROUTE,
     version,

@@ -2,21 +2,17 @@
 // items read at ?ledger_version=N by a JSON body (SPEC-wallet-reads §1). raw_item,
 // the BCS form of a table item, is in parse-read.ts.
 import { NodeError } from '../errors.js';
-import { acceptFormat } from '../wire/accept.js';
 import { parseHexBytes } from '../wire/hex.js';
-import { mediaType } from '../wire/media-type.js';
 import { formatTypeTag, parseTypeTag } from '../wire/move-type.js';
 import type { ReadRequest } from '../wire/read-request.js';
-import { addressParam, answerFormat, BCS_TYPE, JSON_TYPE, ledgerVersion, withQuery } from './params.js';
+import { addressParam, answerFormat, BCS_TYPE, JSON_TYPE, ledgerVersion, requireBcsAnswer, requireJsonBody, withQuery } from './params.js';
 import { parseJsonObject } from './parse-read.js';
 import type { RawRead, RouteDescriptor } from './route.js';
 
 const FAMILY = 'tables';
 
 function jsonBody(raw: RawRead, route: string): ReturnType<typeof parseJsonObject> {
-  if (mediaType(raw.contentType) !== JSON_TYPE) {
-    throw NodeError.badRequest(`unsupported content type '${raw.contentType ?? 'none'}': ${route} takes ${JSON_TYPE}`);
-  }
+  requireJsonBody(raw, route);
   return parseJsonObject(raw.body);
 }
 
@@ -74,8 +70,8 @@ const stateValue: RouteDescriptor = {
     if (key === null) {
       throw NodeError.badRequest(`parse request payload error: "key" must be the BCS-serialized state key as hex, got ${JSON.stringify(parsed.key)}`);
     }
-    // BCS only, as raw_item: checked after the input is parsed, as a node does.
-    if (acceptFormat(raw.accept) !== 'bcs') throw new NodeError(403, 'api_disabled', 'Only BCS is supported as an AcceptType.');
+    // BCS only, as raw_item.
+    requireBcsAnswer(raw);
     return {
       route: stateValue,
       version,
