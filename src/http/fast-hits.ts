@@ -14,7 +14,6 @@
 // errors have one implementation.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
-import { LRUCache } from 'lru-cache';
 import { NodeError } from '../errors.js';
 import type { LedgerInfo } from '../ledger/info.js';
 import type { RouteMatch } from '../routes/table.js';
@@ -22,6 +21,7 @@ import { acceptsGzip } from '../serve/compress.js';
 import type { ReadResult } from '../serve/read-through.js';
 import type { ReadRequest } from '../wire/read-request.js';
 import type { ReplyWriter } from './reply.js';
+import { Spellings } from './spellings.js';
 
 /** Larger bodies are left to fastify: the cached routes' bodies are far smaller. */
 const FAST_BODY_MAX = 16 * 1024;
@@ -75,11 +75,7 @@ type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 export function withFastHits(deps: FastHitsDeps, next: Handler, bodyLimitBytes = FAST_BODY_MAX): Handler {
   const maxBody = Math.min(FAST_BODY_MAX, bodyLimitBytes);
   // Charged for the spelling, the parsed request's own strings and body, and the objects around them.
-  const spellings = new LRUCache<string, ReadRequest>({
-    max: SPELLINGS_MAX,
-    maxSize: SPELLINGS_MAX_BYTES,
-    sizeCalculation: (read, spelling) => spelling.length + read.identity.length + read.path.length + (read.body?.length ?? 0) + SPELLING_OVERHEAD_BYTES,
-  });
+  const spellings = new Spellings(SPELLINGS_MAX, SPELLINGS_MAX_BYTES, (read, spelling) => spelling.length + read.identity.length + read.path.length + (read.body?.length ?? 0) + SPELLING_OVERHEAD_BYTES);
 
   const written = (res: ServerResponse, family: string, result: ReadResult, startedAt: number, acceptEncoding: string | undefined): void => {
     deps.writer.writeRaw(res, result, result.gzip !== undefined && acceptsGzip(acceptEncoding));
