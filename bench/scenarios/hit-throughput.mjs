@@ -21,7 +21,8 @@ const REDIS_TARGET = { op: '>=', value: 0.6 };
 const ZIPF_S = 1.0;
 const SEED = 14;
 
-const upstreamReads = (counters) => counters.byRoute.raw_item + counters.byRoute.view;
+/** Reads that reached the node, on any route but GET /v1 (the proxy's health probes). */
+const upstreamReads = (counters) => Object.entries(counters.byRoute).reduce((n, [route, count]) => (route === 'ledger_info' ? n : n + count), 0);
 
 export const median = (values) => {
   const v = [...values].sort((x, y) => x - y);
