@@ -53,6 +53,12 @@ export const CASES: Case[] = [
     name: 'table item',
     request: (v) => ({ path: `/v1/tables/${HANDLE}/item${q(v)}`, body: { key_type: 'u64', value_type: 'u64', key: '1' } }),
   },
+  {
+    family: 'tables',
+    name: 'state value (BCS only)',
+    json: false,
+    request: (v) => ({ path: `/v1/experimental/state_values/raw${q(v)}`, body: { key: '0x01' + HANDLE.slice(2) + '08' + '0100000000000000' } }),
+  },
   { family: 'transactions', name: 'transaction by version', byPath: true, request: () => ({ path: '/v1/transactions/by_version/900' }) },
   { family: 'transactions', name: 'transaction by hash', byPath: true, request: () => ({ path: `/v1/transactions/by_hash/${simTransactionHash(4, 900n)}` }) },
   { family: 'blocks', name: 'block by height, with transactions', byPath: true, request: () => ({ path: '/v1/blocks/by_height/200?with_transactions=true' }) },
@@ -70,6 +76,8 @@ function answerOf(reply: Reply): { status: number; type: string; cursor?: string
 }
 
 const versionOf = (c: Case): bigint | null => (c.byPath ? null : PINNED);
+/** The Accept a case is read with: JSON, or BCS for a route that answers only BCS. */
+const acceptOf = (c: Case): string => (c.json === false ? 'application/x-bcs' : 'application/json');
 
 let node: SimNode;
 let url: string;
@@ -86,19 +94,23 @@ beforeEach(async () => {
 describe.each(CASES)('$family: $name', (c) => {
   it('a repeated read reaches the node once and is byte-identical to it', async () => {
     const r = c.request(versionOf(c));
-    const first = await send(url, r);
+    const accept = acceptOf(c);
+    const first = await send(url, r, accept);
     expect(first.status, first.body.toString()).toBe(200);
     expect(first.headers['x-cache']).toBe('MISS');
     const calls = node.counters.total;
-    const second = await send(url, r);
+    const second = await send(url, r, accept);
     expect(node.counters.total, 'the second read did not reach the node').toBe(calls);
     expect(second.headers['x-cache']).toBe('HIT');
-    const direct = await send(node.url, r);
+    const direct = await send(node.url, r, accept);
     expect(answerOf(first)).toEqual(answerOf(direct));
     expect(answerOf(second)).toEqual(answerOf(direct));
     expect(second.headers['x-node-ledger-version']).toBe(String(START));
   });
 
+});
+
+describe.each(CASES.filter((c) => c.json !== false))('$family: $name', (c) => {
   it('JSON and BCS are separate entries', async () => {
     const r = c.request(versionOf(c));
     await send(url, r);
@@ -114,13 +126,23 @@ describe.each(CASES)('$family: $name', (c) => {
   });
 });
 
+describe('a BCS-only route (state_values/raw)', () => {
+  it('a JSON Accept is 403 api_disabled without ledger headers, and never reaches the node', async () => {
+    const c = CASES.find((x) => x.json === false)!;
+    const calls = node.counters.total;
+    const reply = await send(url, c.request(PINNED));
+    expect([reply.status, reply.json().error_code, reply.headers['x-node-ledger-version']]).toEqual([403, 'api_disabled', undefined]);
+    expect(node.counters.total).toBe(calls);
+  });
+});
+
 describe('without the fast path (fastify routes only)', () => {
   it.each(CASES.map((c) => [c.name, c] as const))('%s: a repeated read is a hit, byte-identical to the first', async (_name, c) => {
     const p = await proxy([node], { routing: { probeIntervalMs: 60_000 } }, { fastHits: false });
     const r = c.request(versionOf(c));
-    const first = await send(p.url, r);
+    const first = await send(p.url, r, acceptOf(c));
     const calls = node.counters.total;
-    const second = await send(p.url, r);
+    const second = await send(p.url, r, acceptOf(c));
     expect([second.status, second.headers['x-cache']]).toEqual([200, 'HIT']);
     expect(answerOf(second)).toEqual(answerOf(first));
     expect(node.counters.total).toBe(calls);
@@ -141,26 +163,26 @@ describe('without the fast path (fastify routes only)', () => {
 
 describe.each(CASES.filter((c) => !c.byPath))('$family: $name, pinned', (c) => {
   it('a latest read goes to the node and is stored as the answer at its header version', async () => {
-    const latest = await send(url, c.request(null));
+    const latest = await send(url, c.request(null), acceptOf(c));
     expect(latest.status).toBe(200);
     const calls = node.counters.total;
-    const pinned = await send(url, c.request(BigInt(latest.headers['x-node-ledger-version'])));
+    const pinned = await send(url, c.request(BigInt(latest.headers['x-node-ledger-version'])), acceptOf(c));
     expect(node.counters.total).toBe(calls);
     expect(pinned.headers['x-cache']).toBe('HIT');
     expect(answerOf(pinned)).toEqual(answerOf(latest));
-    await send(url, c.request(null));
+    await send(url, c.request(null), acceptOf(c));
     expect(node.counters.total, 'a second latest read goes to the node').toBe(calls + 1);
   });
 
   it('a version above the latest is 404 version_not_found, never cached; a pruned one 410, cached or not', async () => {
-    for (let i = 0; i < 2; i++) expect((await send(url, c.request(START + 5n))).json().error_code).toBe('version_not_found');
+    for (let i = 0; i < 2; i++) expect((await send(url, c.request(START + 5n), acceptOf(c))).json().error_code).toBe('version_not_found');
     const calls = node.counters.total;
-    await send(url, c.request(START + 5n));
+    await send(url, c.request(START + 5n), acceptOf(c));
     expect(node.counters.total).toBe(calls + 1);
-    expect((await send(url, c.request(PINNED))).status).toBe(200);
+    expect((await send(url, c.request(PINNED), acceptOf(c))).status).toBe(200);
     node.ledger.pruneTo(PINNED + 1n);
     await probe();
-    const pruned = await send(url, c.request(PINNED));
+    const pruned = await send(url, c.request(PINNED), acceptOf(c));
     expect([pruned.status, pruned.json().error_code]).toEqual([410, 'version_pruned']);
   });
 });
@@ -359,13 +381,13 @@ describe('Redis: two proxies share every route family', () => {
     let stored = 0;
     for (const c of CASES) {
       const r = c.request(versionOf(c));
-      const first = await send(a.url, r);
+      const first = await send(a.url, r, acceptOf(c));
       expect(first.status, c.name).toBe(200);
       // The shared write lands in the background: wait for the entry, not for a time.
       stored += 1;
       await until(async () => (await admin.keys('wallet:*')).filter((k) => /^wallet:[0-9a-f]{64}$/.test(k)).length >= stored, 2000, `${c.name} in Redis`);
       const calls = node.counters.total;
-      const other = await send(b.url, r);
+      const other = await send(b.url, r, acceptOf(c));
       expect([other.headers['x-cache'], other.headers['x-cache-tier']], c.name).toEqual(['HIT', 'redis']);
       expect(answerOf(other), c.name).toEqual(answerOf(first));
       expect(node.counters.total, c.name).toBe(calls);
