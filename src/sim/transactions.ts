@@ -41,6 +41,8 @@ export class SimMempool {
 
   /** A transaction that is pending while the latest version is below `commitAt`, then committed at it; returns its hash. */
   submit(commitAt: bigint): string {
+    // One transaction per version: a second one there would take the first one's place.
+    if (this.#byVersion.has(commitAt)) throw new RangeError(`a transaction is already submitted for version ${commitAt}`);
     const hash = '0x' + simHash(Buffer.from('mempool'), bcsU64(commitAt), bcsU64(BigInt(this.#byHash.size))).toString('hex');
     this.#byHash.set(hash, commitAt);
     this.#byVersion.set(commitAt, hash);
@@ -114,6 +116,11 @@ export class SimHistory {
       signature: signature(hash),
       type: 'pending_transaction',
     };
+  }
+
+  /** TransactionData::Pending's shape: variant 1, then (enough to tell transactions apart) the hash. */
+  pendingBcs(hash: string): Buffer {
+    return Buffer.concat([Buffer.from([1]), Buffer.from(hash.slice(2), 'hex')]);
   }
 
   /** TransactionData::OnChain's shape: variant 0, the version, then the hash (enough to tell transactions apart). */

@@ -529,7 +529,7 @@ describe('proxy errors: routes and malformed HTTP', () => {
   });
 
 
-  const rawExchange = (port: number, data: Buffer | string): Promise<RawReply> => rawHttp(`http://127.0.0.1:${port}`, data);
+  const rawReply = (port: number, data: Buffer | string): Promise<RawReply> => rawHttp(`http://127.0.0.1:${port}`, data);
 
   function expectRawInputError(reply: RawReply, label: string): void {
     expect(reply.status, `${label}: ${reply.status} ${reply.body.toString()}`).toBe(400);
@@ -555,7 +555,7 @@ describe('proxy errors: routes and malformed HTTP', () => {
       'POST /v1/vi ew HTTP/1.1\r\nHost: x\r\n\r\n',
       'POST /v1/view HTTP/1.1\r\nHost: x\r\nbad header line\r\n\r\n',
     ];
-    for (const line of lines) expectRawInputError(await rawExchange(port, line), JSON.stringify(line));
+    for (const line of lines) expectRawInputError(await rawReply(port, line), JSON.stringify(line));
     expect(served(node)).toBe(0);
   });
 
@@ -565,15 +565,15 @@ describe('proxy errors: routes and malformed HTTP', () => {
     const json = JSON.stringify({ function: '0x1::sim::add', type_arguments: [], arguments: ['1', '2'] });
     const post = (version: string, headers: string): string =>
       `POST /v1/view ${version}\r\n${headers}content-type: application/json\r\ncontent-length: ${json.length}\r\nconnection: close\r\n\r\n${json}`;
-    const noHost = await rawExchange(port, post('HTTP/1.1', ''));
+    const noHost = await rawReply(port, post('HTTP/1.1', ''));
     expectRawInputError(noHost, 'no Host');
     expect(JSON.parse(noHost.body.toString()).message).toContain('Host');
-    const expectation = await rawExchange(port, post('HTTP/1.1', 'Host: x\r\nexpect: something-else\r\n'));
+    const expectation = await rawReply(port, post('HTTP/1.1', 'Host: x\r\nexpect: something-else\r\n'));
     expectRawInputError(expectation, 'Expect');
     expect(JSON.parse(expectation.body.toString()).message).toContain('Expect');
     expect(node.counters.byRoute.view).toBe(0);
     // HTTP/1.0 needs no Host.
-    const old = await rawExchange(port, post('HTTP/1.0', ''));
+    const old = await rawReply(port, post('HTTP/1.0', ''));
     expect(old.status).toBe(200);
     expect(old.body.toString()).toBe('["3"]');
     expect(node.counters.byRoute.view).toBe(1);
@@ -588,7 +588,7 @@ describe('proxy errors: routes and malformed HTTP', () => {
       const request =
         `POST ${path} HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\naccept: application/x-bcs\r\n` +
         `content-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`;
-      expectRawInputError(await rawExchange(port, request), path);
+      expectRawInputError(await rawReply(port, request), path);
     }
     expect(served(node)).toBe(0);
   });
@@ -597,9 +597,9 @@ describe('proxy errors: routes and malformed HTTP', () => {
     const { node, url } = await setup();
     const port = Number(new URL(url).port);
     const request = `GET /v1 HTTP/1.1\r\nHost: x\r\nx-filler: ${'a'.repeat(20 * 1024)}\r\n\r\n`;
-    expectRawInputError(await rawExchange(port, request), 'header overflow');
+    expectRawInputError(await rawReply(port, request), 'header overflow');
     const many = `POST /v1/view HTTP/1.1\r\nHost: x\r\n${Array.from({ length: 400 }, (_, i) => `x-h${i}: ${'b'.repeat(60)}\r\n`).join('')}\r\n`;
-    expectRawInputError(await rawExchange(port, many), 'many headers');
+    expectRawInputError(await rawReply(port, many), 'many headers');
     expect(served(node)).toBe(0);
   });
 
@@ -608,10 +608,10 @@ describe('proxy errors: routes and malformed HTTP', () => {
     const port = Number(new URL(url).port);
     const head = 'POST /v1/view HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n';
     const bodies = ['zz\r\n{}\r\n0\r\n\r\n', '5\r\n{}\r\n0\r\n\r\n', '2\r\n{}XX0\r\n\r\n', '-1\r\n'];
-    for (const body of bodies) expectRawInputError(await rawExchange(port, head + body), JSON.stringify(body));
+    for (const body of bodies) expectRawInputError(await rawReply(port, head + body), JSON.stringify(body));
     // Both Content-Length and chunked: a request smuggling shape, refused.
     const both = 'POST /v1/view HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\ncontent-length: 2\r\ntransfer-encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n';
-    expectRawInputError(await rawExchange(port, both), 'content-length and chunked');
+    expectRawInputError(await rawReply(port, both), 'content-length and chunked');
     expect(node.counters.byRoute.view).toBe(0);
     expect(served(node)).toBe(0);
   });
@@ -621,7 +621,7 @@ describe('proxy errors: routes and malformed HTTP', () => {
     const port = Number(new URL(url).port);
     const json = JSON.stringify({ function: '0x1::sim::add', type_arguments: [], arguments: ['40', '2'] });
     const chunked = `${(10).toString(16)}\r\n${json.slice(0, 10)}\r\n${(json.length - 10).toString(16)}\r\n${json.slice(10)}\r\n0\r\n\r\n`;
-    const reply = await rawExchange(
+    const reply = await rawReply(
       port,
       `POST /v1/view HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n${chunked}`,
     );

@@ -186,6 +186,16 @@ describe('transactions and blocks', () => {
     expect((await get('/v1/transactions/by_version/1002')).body.equals(committed.body)).toBe(true);
   });
 
+  it('a pending transaction in BCS is TransactionData::Pending (variant 1); one version takes one submitted transaction', async () => {
+    const hash = node.mempool.submit(1003n);
+    const pending = await get(`/v1/transactions/by_hash/${hash}`, 'application/x-bcs');
+    expect([pending.headers['content-type'], pending.body[0]]).toEqual(['application/x-bcs', 1]);
+    expect(() => node.mempool.submit(1003n)).toThrow(RangeError);
+    node.ledger.advance(3);
+    const committed = await get(`/v1/transactions/by_hash/${hash}`, 'application/x-bcs');
+    expect([committed.body[0], committed.body.readBigUInt64LE(1)]).toEqual([0, 1003n]);
+  });
+
   it('blocks: below the oldest height block_pruned, above or incomplete block_not_found; by version the block holding it', async () => {
     expectError(await get('/v1/blocks/by_height/124'), 410, 'block_pruned', true);
     expectError(await get('/v1/blocks/by_height/251'), 404, 'block_not_found', true);

@@ -49,7 +49,7 @@ export function handleTransactionByHash(req: SimRequest, ctx: SimContext, raw: s
   const hash = '0x' + match[1].toLowerCase();
   return atLedger(ctx, (info) => {
     const found = history.lookup(hash);
-    if (found.kind === 'pending') return jsonReply(200, history.pendingJson(hash));
+    if (found.kind === 'pending') return bcs(req) ? reply(200, BCS, history.pendingBcs(hash)) : jsonReply(200, history.pendingJson(hash));
     // No pruning branch on a node: a pruned transaction is simply not found.
     if (found.kind === 'unknown' || found.version < info.oldestLedgerVersion) {
       throw new SimError(404, 'transaction_not_found', `Transaction not found by Transaction hash(${hash})`);
