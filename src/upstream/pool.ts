@@ -347,16 +347,18 @@ export class UpstreamPool {
 
   /** SPEC §7: N is pruned when it is below the oldest version of every node that could serve it. */
   isPruned(n: bigint): boolean {
-    for (const node of this.nodes) {
-      if (!node.quarantined && node.ledger !== null && node.ledger.oldestLedgerVersion <= n) return false;
-    }
-    return this.nodes.some((node) => !node.quarantined && node.ledger !== null);
+    return this.belowEveryHistory(n, (ledger) => ledger.oldestLedgerVersion);
   }
 
   /** As isPruned, for a block height (blocks/by_height answers 410 block_pruned below a node's oldest block). */
   isBlockPruned(height: bigint): boolean {
+    return this.belowEveryHistory(height, (ledger) => ledger.oldestBlockHeight);
+  }
+
+  /** `n` is below where the history of every known node of the chain starts (`oldest` of its snapshot). */
+  private belowEveryHistory(n: bigint, oldest: (ledger: LedgerInfo) => bigint): boolean {
     for (const node of this.nodes) {
-      if (!node.quarantined && node.ledger !== null && node.ledger.oldestBlockHeight <= height) return false;
+      if (!node.quarantined && node.ledger !== null && oldest(node.ledger) <= n) return false;
     }
     return this.nodes.some((node) => !node.quarantined && node.ledger !== null);
   }
