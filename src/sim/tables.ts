@@ -3,15 +3,11 @@
 // the expected answer with simTableItem instead of hard-coding bytes.
 import { createHash } from 'node:crypto';
 import { addressBytes } from '../wire/address.js';
+import { bcsU64 } from './bcs.js';
 
 /** An item's value (and a balance) stays the same for this many versions. */
 export const SIM_VALUE_PERIOD = 10n;
 
-function u64le(value: bigint): Buffer {
-  const out = Buffer.alloc(8);
-  out.writeBigUInt64LE(value);
-  return out;
-}
 
 /** sha256 over the concatenated parts. */
 export function simHash(...parts: Uint8Array[]): Buffer {
@@ -22,7 +18,7 @@ export function simHash(...parts: Uint8Array[]): Buffer {
 
 /** The value period a version falls in; the u64 LE of it feeds the value hashes. */
 export function simPeriod(version: bigint): Buffer {
-  return u64le(version / SIM_VALUE_PERIOD);
+  return bcsU64(version / SIM_VALUE_PERIOD);
 }
 
 /**

@@ -7,7 +7,7 @@ import { addressBytes, parseAddress } from '../../wire/address.js';
 import { parseHexBytes, toHex } from '../../wire/hex.js';
 import { parseTypeTag, type TypeTag } from '../../wire/move-type.js';
 import { atLedger, isObject, jsonBody, jsonReply, pathParam, readVersion, reply, requestedVersion, type SimContext, type SimReply, type SimRequest } from '../reply.js';
-import { uleb128 } from '../bcs.js';
+import { bcsBytes, bcsString } from '../bcs.js';
 import { simTableItem } from '../tables.js';
 
 const BCS = 'application/x-bcs';
@@ -36,9 +36,9 @@ export function simBcsTableKey(keyType: TypeTag, key: unknown): Buffer | null {
   }
   if (keyType.kind === 'vector' && keyType.of.kind === 'u8') {
     const bytes = typeof key === 'string' ? parseHexBytes(key) : null;
-    return bytes === null ? null : Buffer.concat([uleb128(bytes.length), bytes]);
+    return bytes === null ? null : bcsBytes(bytes);
   }
-  if (isString(keyType)) return typeof key === 'string' ? Buffer.concat([uleb128(Buffer.byteLength(key)), Buffer.from(key, 'utf8')]) : null;
+  if (isString(keyType)) return typeof key === 'string' ? bcsString(key) : null;
   return null;
 }
 
