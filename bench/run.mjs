@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [-- --only=hit,latency,wallet,burst,memory,scaling,profile] [-- --no-profile] [-- --no-write]
+// npm run bench [-- --quick] [-- --only=hit,latency,wallet,burst,memory,scaling,profile] [-- --routes=raw_item,view_bcs] [-- --no-profile] [-- --no-write]
 // Runs every scenario against real processes on 127.0.0.1 (see bench/README.md),
 // then writes bench/results/latest.json, bench/results/latest.svg and README's
 // performance section (quick or --only runs write quick.* / partial.* instead).
@@ -23,6 +23,8 @@ const quick = argv.includes('--quick');
 const only = argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
 const profile = !argv.includes('--no-profile');
 const write = !argv.includes('--no-write');
+/** Hit routes to measure (scenario 1 and the profiles), by id of lib/routes.mjs; all by default. A run with some is a partial run. */
+const routeIds = argv.find((a) => a.startsWith('--routes='))?.slice('--routes='.length).split(',');
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 if (!existsSync(new URL('../dist/app.js', import.meta.url))) {
@@ -122,7 +124,7 @@ try {
     const sim = await services.sim(SIM_PARAMS, { cpu: scenario.simCpu });
     const version = BigInt((await sim.call('ledger')).ledgerVersion);
     try {
-      const out = await scenario.run({ services, load, sim, mode, log, version, root, quiet });
+      const out = await scenario.run({ services, load, sim, mode, log, version, root, quiet, routeIds });
       for (const r of [out].flat()) {
         results.push(r);
         log(`  => ${r.title}: ${r.display} target ${r.target.op} ${r.target.value} ${r.pass ? 'PASS' : 'FAIL'}`);
@@ -135,7 +137,8 @@ try {
     }
   }
   // Quick mode (CI) proves profiling works on one hit path and the miss path; full runs profile every route.
-  for (const path of quick ? [PROFILE_PATHS[0], 'miss'] : PROFILE_PATHS) {
+  const profilePaths = routeIds ? PROFILE_PATHS.filter((p) => p === 'miss' || routeIds.some((id) => p === `memory-hit-${id}`)) : PROFILE_PATHS;
+  for (const path of quick ? [profilePaths[0], 'miss'] : profilePaths) {
     if (!profile || (only && !only.includes('profile'))) break;
     log(`profile: ${path} path (V8 CPU profile of the measured window, through node:inspector)`);
     const sim = await services.sim(SIM_PARAMS);
@@ -168,7 +171,7 @@ const report = { machine, mode, durationSeconds: Math.round((Date.now() - starte
 if (write) {
   // Only a full run of every scenario replaces the published figures (latest.*, README);
   // quick or partial runs write quick.* / partial.* (git-ignored) and leave README alone.
-  const name = quick ? 'quick' : only ? 'partial' : 'latest';
+  const name = quick ? 'quick' : only || routeIds ? 'partial' : 'latest';
   const { table, written } = writeReport(report, { root, name, readme: name === 'latest' });
   console.log(`\n${table}\n`);
   log(`wrote ${written.join(', ')}`);

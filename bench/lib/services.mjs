@@ -34,9 +34,9 @@ export class Services {
    * this process drains as a container's log collector would; handle.logLines()
    * counts the lines so far.
    */
-  async proxy(simUrl, config = {}, { nodeArgs = ['--expose-gc'], name = 'proxy', logLevel = 'info' } = {}) {
+  async proxy(simUrl, config = {}, { nodeArgs = ['--expose-gc'], name = 'proxy', logLevel = 'info', script = proc('proxy') } = {}) {
     const full = { upstreams: [{ url: simUrl, name: 'sim' }], ...config };
-    const handle = await spawnChild(proc('proxy'), { cpu: SERVER_CPU, params: { config: full, logLevel }, nodeArgs, name, stdout: 'count' });
+    const handle = await spawnChild(script, { cpu: SERVER_CPU, params: { config: full, logLevel }, nodeArgs, name, stdout: 'count' });
     handle.logLines = handle.stdoutLines;
     return this.#track(name, handle);
   }

@@ -104,7 +104,8 @@ export function compare(runs, a, b, cpuKey = 'server', saturatedAt = 0.9) {
 }
 
 export async function hitThroughput(ctx) {
-  const { services, load, sim, mode, log, version } = ctx;
+  const { services, load, sim, mode, log, version, routeIds } = ctx;
+  const hitRoutes = routeIds ? HIT_ROUTES.filter((r) => routeIds.includes(r.id)) : HIT_ROUTES;
   const keys = mode.hitKeys;
   const v = String(version);
 
@@ -115,7 +116,7 @@ export async function hitThroughput(ctx) {
   const pairs = [];
   const routeInfo = {};
   const ceilings = [];
-  for (const route of HIT_ROUTES) {
+  for (const route of hitRoutes) {
     const items = routeItems(route, keys, version);
     const proxyT = { name: `proxy ${route.id}`, route: route.id, items, version: v, url: memProxy.info.url, pid: memProxy.info.pid, logLines: memProxy.logLines };
     const served = await prime(load, proxyT, 'HIT/memory');
@@ -163,7 +164,7 @@ export async function hitThroughput(ctx) {
     measureSecondsPerRound: mode.measureS,
     warmupSeconds: mode.warmS,
   };
-  const results = HIT_ROUTES.map((route, i) => {
+  const results = hitRoutes.map((route, i) => {
     const [p, c] = pairs[i];
     const cmp = compare(runs, p.name, c.name);
     const logLines = runs[p.name].reduce((s, x) => s + (x.logLines ?? 0), 0);
