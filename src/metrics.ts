@@ -7,6 +7,13 @@ import { registerStateGauges, type MetricsSources } from './metrics-state.js';
 
 export type { MetricsSources } from './metrics-state.js';
 
+interface RequestCount {
+  endpoint: string;
+  cache: string;
+  status: string;
+  count: number;
+}
+
 export class Metrics {
   readonly registry = new Registry();
   private readonly requestSeconds: Histogram<'endpoint'>;
@@ -17,8 +24,12 @@ export class Metrics {
   private readonly staleAnswers: Counter<'reason'>;
   private readonly shedReads: Counter<'reason'>;
   private readonly latestStepBacks: Counter;
-  /** requests by endpoint|cache|status: a plain count per request, labels at scrape time */
-  private readonly requestCounts = new Map<string, { endpoint: string; cache: string; status: string; count: number }>();
+  /**
+   * Requests by endpoint, cache result and status: a plain count per request,
+   * labels at scrape time. Nested by label, so counting a request builds no key
+   * string (the label strings are constants, their hashes kept by V8).
+   */
+  private readonly requestCounts = new Map<string, Map<string, Map<number, RequestCount>>>();
   private readonly durationChildren = new Map<string, { observe(value: number): void }>();
 
   constructor(sources: MetricsSources, options: { defaultMetrics?: boolean } = {}) {
@@ -33,7 +44,11 @@ export class Metrics {
       // Counted in plain integers per request; handed to prom-client at scrape time.
       collect() {
         this.reset();
-        for (const c of requestCounts.values()) this.inc({ endpoint: c.endpoint, cache: c.cache, status: c.status }, c.count);
+        for (const byCache of requestCounts.values()) {
+          for (const byStatus of byCache.values()) {
+            for (const c of byStatus.values()) this.inc({ endpoint: c.endpoint, cache: c.cache, status: c.status }, c.count);
+          }
+        }
       },
     });
     this.requestSeconds = new Histogram({
@@ -90,9 +105,12 @@ export class Metrics {
 
   /** `seconds` undefined: counted only, not observed in the duration histogram (memory hits). */
   request(endpoint: string, cache: string, status: number, seconds: number | undefined): void {
-    const key = `${endpoint}|${cache}|${status}`;
-    const counted = this.requestCounts.get(key);
-    if (counted === undefined) this.requestCounts.set(key, { endpoint, cache, status: String(status), count: 1 });
+    let byCache = this.requestCounts.get(endpoint);
+    if (byCache === undefined) this.requestCounts.set(endpoint, (byCache = new Map()));
+    let byStatus = byCache.get(cache);
+    if (byStatus === undefined) byCache.set(cache, (byStatus = new Map()));
+    const counted = byStatus.get(status);
+    if (counted === undefined) byStatus.set(status, { endpoint, cache, status: String(status), count: 1 });
     else counted.count++;
     if (cache === 'COALESCED') this.coalesced.labels(endpoint).inc();
     if (seconds === undefined) return;

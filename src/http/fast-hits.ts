@@ -162,32 +162,33 @@ const EMPTY = Buffer.alloc(0);
 /**
  * Reads exactly `length` bytes of body. null when the body is not that long (the
  * stream ended early or failed): then fastify reports it, from what is left.
+ * The listeners stay: once the stream has ended or failed, nothing else is
+ * emitted that they would take from fastify.
  */
 function readBody(req: IncomingMessage, length: number, done: (body: Buffer | null) => void): void {
-  const chunks: Buffer[] = [];
+  // Nearly every body arrives in one chunk: a list is made only for a second one.
+  let first: Buffer | undefined;
+  let rest: Buffer[] | undefined;
   let received = 0;
-  const finish = (body: Buffer | null): void => {
-    req.removeListener('data', onData);
-    req.removeListener('end', onEnd);
-    req.removeListener('error', onEnd);
-    done(body);
-  };
-  const onData = (chunk: Buffer): void => {
-    chunks.push(chunk);
+  let ended = false;
+  req.on('data', (chunk: Buffer) => {
+    if (first === undefined) first = chunk;
+    else (rest ??= [first]).push(chunk);
     received += chunk.length;
-  };
+  });
   const onEnd = (): void => {
+    if (ended) return;
+    ended = true;
+    const body = rest !== undefined ? Buffer.concat(rest, received) : (first ?? EMPTY);
     if (received !== length) {
       // fastify reads the same stream next: give it back what was read, so it
       // sees the short (or long) body and answers as it always does.
-      (req as PreRead)[PRE_READ_BODY] = Buffer.concat(chunks, received);
-      finish(null);
-      return;
+      (req as PreRead)[PRE_READ_BODY] = body;
+      return done(null);
     }
     // Parsed at once and not kept on a hit (a miss hands it to fastify, which copies it).
-    finish(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received));
+    done(body);
   };
-  req.on('data', onData);
   req.on('end', onEnd);
   req.on('error', onEnd);
 }
