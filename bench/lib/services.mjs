@@ -50,6 +50,11 @@ export class Services {
     return this.#track('ceiling', await spawnChild(proc('ceiling'), { cpu: SERVER_CPU, params, name: 'ceiling' }));
   }
 
+  /** The ceiling plus a lookup of each request's bytes among a route's keys (proc/keyed-ceiling.mjs). */
+  async keyedCeiling(params) {
+    return this.#track('keyed-ceiling', await spawnChild(proc('keyed-ceiling'), { cpu: SERVER_CPU, params, name: 'keyed-ceiling' }));
+  }
+
   async memfill(params) {
     return this.#track('memfill', await spawnChild(proc('memfill'), { cpu: SERVER_CPU, params, nodeArgs: ['--expose-gc'], name: 'memfill', readyTimeoutMs: 120_000 }));
   }

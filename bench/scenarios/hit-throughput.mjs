@@ -5,6 +5,10 @@
 //     (info), answering memory hits of KEYS distinct cached keys drawn with Zipf
 //     popularity, ÷ a bare node:http server (proc/ceiling.mjs) answering the bytes
 //     and header list of one real hit reply of that route, to the same requests.
+//     Beside them, the keyed ceiling (proc/keyed-ceiling.mjs): the ceiling plus one
+//     Map lookup of the request's bytes among the route's keys, each with its own
+//     copy of the reply. It does what no cache can skip, and nothing else: its
+//     ratio to the ceiling is what a cache on node:http can reach at best.
 //   2: a proxy whose memory tier is off (maxBytes 1) answering the same raw_item
 //     keys from Redis ÷ the memory proxy, both cycling through the keys in order:
 //     identical concurrent Redis lookups would share one GET (single-flight) and
@@ -131,7 +135,12 @@ export async function hitThroughput(ctx) {
       throw new Error(`${route.id}: the ceiling's reply differs from the proxy's hit`);
     }
     const ceilingT = { name: `node:http ${route.id}`, route: route.id, items, version: v, url: ceiling.info.url, pid: ceiling.info.pid };
-    pairs.push([proxyT, ceilingT]);
+    const keyed = await services.keyedCeiling({ status: hit.status, headers, bodyBase64: hit.body.toString('base64'), route: route.id, keys, version: v });
+    ceilings.push(keyed);
+    const keyedAgain = await call(keyed.info.url, route.request(items[items.length - 1], version));
+    if (keyedAgain.status !== hit.status || !keyedAgain.body.equals(hit.body)) throw new Error(`${route.id}: the keyed ceiling does not hold the route's keys`);
+    const keyedT = { name: `keyed node:http ${route.id}`, route: route.id, items, version: v, url: keyed.info.url, pid: keyed.info.pid };
+    pairs.push([proxyT, ceilingT, keyedT]);
     routeInfo[route.id] = { route, items: items.length, served, reply: { status: hit.status, bytes: hit.body.length, headers } };
     log(`  ${route.id}: ${items.length} keys primed, served as ${JSON.stringify(served)}; reply ${hit.body.length} B, ${headers.length} headers`);
   }
@@ -165,8 +174,10 @@ export async function hitThroughput(ctx) {
     warmupSeconds: mode.warmS,
   };
   const results = hitRoutes.map((route, i) => {
-    const [p, c] = pairs[i];
+    const [p, c, k] = pairs[i];
     const cmp = compare(runs, p.name, c.name);
+    const keyedCmp = compare(runs, k.name, c.name);
+    const proxyVsKeyed = compare(runs, p.name, k.name);
     const logLines = runs[p.name].reduce((s, x) => s + (x.logLines ?? 0), 0);
     const nodeCalls = runs[p.name].reduce((s, x) => s + x.nodeCalls, 0);
     return {
@@ -178,8 +189,19 @@ export async function hitThroughput(ctx) {
       pass: meets(cmp.ratio, CEILING_TARGET) && nodeCalls === 0,
       display:
         `${round(cmp.ratio, 3)} (${cmp.headlineFrom}; ` +
-        `${Math.round(cmp.rps[p.name])} vs ${Math.round(cmp.rps[c.name])} req/s over ${routeInfo[route.id].items} Zipf keys; per server CPU-second ${cmp.perServerCpuSecondRatio ?? '?'}; ${logLines} log lines${nodeCalls ? `; ${nodeCalls} reads reached the node: not all hits` : ''})`,
-      raw: { ...common, route: route.id, served: routeInfo[route.id].served, reply: routeInfo[route.id].reply, ...cmp, logLinesDuringMeasurement: logLines, nodeCallsDuringMeasurement: nodeCalls, runs: { [p.name]: runs[p.name], [c.name]: runs[c.name] } },
+        `${Math.round(cmp.rps[p.name])} vs ${Math.round(cmp.rps[c.name])} req/s over ${routeInfo[route.id].items} Zipf keys; per server CPU-second ${cmp.perServerCpuSecondRatio ?? '?'}; ${logLines} log lines${nodeCalls ? `; ${nodeCalls} reads reached the node: not all hits` : ''}. ` +
+        `Keyed ceiling ÷ ceiling ${round(keyedCmp.ratio, 3)}: proxy ÷ keyed ceiling ${round(proxyVsKeyed.ratio, 3)})`,
+      raw: {
+        ...common,
+        route: route.id,
+        served: routeInfo[route.id].served,
+        reply: routeInfo[route.id].reply,
+        ...cmp,
+        keyedCeiling: { ratioToCeiling: round(keyedCmp.ratio, 3), proxyRatioToKeyed: round(proxyVsKeyed.ratio, 3), rps: keyedCmp.rps[k.name], serverCpuMicrosPerRequest: keyedCmp.serverCpuMicrosPerRequest[k.name] },
+        logLinesDuringMeasurement: logLines,
+        nodeCallsDuringMeasurement: nodeCalls,
+        runs: { [p.name]: runs[p.name], [c.name]: runs[c.name], [k.name]: runs[k.name] },
+      },
     };
   });
   const cmp = compare(runs, redisCycle.name, memCycle.name);
