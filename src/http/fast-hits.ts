@@ -32,14 +32,15 @@ const FAST_BODY_MAX = 16 * 1024;
  * route's hit costs what a raw_item hit costs. Parsing is a pure function of
  * those bytes, so an entry never goes stale; the chain, the version's pruning and
  * the answer itself are looked up afresh every time. A spelling is kept once it is
- * a memory hit: refused input and misses cost no memory here.
+ * a hit (memory or Redis): refused input and misses cost no memory here.
  *
  * They must hold about as many spellings as the memory tier holds hot entries:
  * with fewer, the two generations turn over all the time, and every hit of a key
  * that dropped out is parsed again and moved back (the bench: 8 MiB for 10,000
- * keys cost raw_item hits 10% and resource hits 15% of their throughput).
+ * keys cost raw_item hits 10% and resource hits 15% of their throughput). A
+ * bound, not an allocation: only spellings that were hits are kept.
  */
-export const DEFAULT_SPELLING_BYTES = 8 * 1024 * 1024;
+export const DEFAULT_SPELLING_BYTES = 32 * 1024 * 1024;
 /** The count is bounded too (the Maps' own tables): one spelling per this many bytes, less than any real spelling is charged. */
 const SPELLING_MIN_CHARGE = 256;
 const SPELLING_OVERHEAD_BYTES = 400;
@@ -127,13 +128,17 @@ export function withFastHits(deps: FastHitsDeps, next: Handler, bodyLimitBytes =
     if (result instanceof Promise) {
       result
         .then(
-          (r) => written(res, family, r, startedAt, acceptEncoding),
+          (r) => {
+            // A Redis hit is remembered as a memory hit is: its spelling will be asked again.
+            if (!known && r.cache === 'HIT') spellings.set(spelling, read);
+            written(res, family, r, startedAt, acceptEncoding);
+          },
           (err) => failed(res, family, err, startedAt),
         )
         // A reply that cannot be written (the client is gone mid-write) ends its connection, never the process.
         .catch(() => res.destroy());
     } else {
-      // Remembered once it is a memory hit: a spelling seen only as a miss costs no memory.
+      // Remembered once it is a hit: a spelling seen only as a miss costs no memory.
       if (!known) spellings.set(spelling, read);
       written(res, family, result, startedAt, acceptEncoding);
     }

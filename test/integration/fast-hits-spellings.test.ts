@@ -20,8 +20,11 @@ afterEach(async () => {
 
 const HIT: ReadResult = { status: 200, contentType: 'application/json', body: Buffer.from('["3"]'), ledger: null, cache: 'HIT', tier: 'memory' };
 
-async function serve(parseView: (raw: { body: Buffer }) => ReadRequest): Promise<{ url: string; memoryHit: ReturnType<typeof vi.fn>; next: ReturnType<typeof vi.fn> }> {
-  const memoryHit = vi.fn((_req: ReadRequest) => HIT);
+async function serve(
+  parseView: (raw: { body: Buffer }) => ReadRequest,
+  answer: () => ReadResult | Promise<ReadResult> = () => HIT,
+): Promise<{ url: string; memoryHit: ReturnType<typeof vi.fn>; next: ReturnType<typeof vi.fn> }> {
+  const memoryHit = vi.fn((_req: ReadRequest) => answer());
   const next = vi.fn((_req, res) => res.writeHead(400).end('routed'));
   const handler = withFastHits(
     { mayMatch: (method, url) => method === 'POST' && url.startsWith('/v1/view?'), match: (method, url) => (method === 'POST' && url.startsWith('/v1/view?') ? { route: { ...VIEW_ROUTE, method: 'POST', url: '/v1/view', parse: parseView }, params: {}, query: {} } : undefined), read: memoryHit, snapshot: () => null, writer: new ReplyWriter(ledgerHeaderNames('x-node-')), onServed: () => undefined },
@@ -64,6 +67,19 @@ describe('fast path: one parse per spelling', () => {
     expect([parse.mock.calls.length, memoryHit.mock.calls.length, next.mock.calls.length]).toEqual([1, 3, 0]);
     expect((await request(`${url}/v1/estimate_gas_price`)).statusCode).toBe(400);
     expect(next).toHaveBeenCalledTimes(1);
+  });
+
+  it('a Redis hit is remembered as a memory hit is; a miss is not', async () => {
+    const parseOf = () => vi.fn((raw: { body: Buffer }) => ({ route: VIEW_ROUTE, version: 990n, format: 'json', identity: raw.body.toString(), method: 'POST', path: '/v1/view', body: raw.body, contentType: 'application/json', accept: 'application/json' }) as ReadRequest);
+    const body = '{"function":"0x1::sim::add","type_arguments":[],"arguments":["1","2"]}';
+    const redisParse = parseOf();
+    const redis = await serve(redisParse, async () => ({ ...HIT, tier: 'redis' }));
+    for (let i = 0; i < 3; i++) expect(await view(redis.url, body)).toEqual({ status: 200, body: '["3"]' });
+    expect([redisParse.mock.calls.length, redis.memoryHit.mock.calls.length]).toEqual([1, 3]);
+    const missParse = parseOf();
+    const miss = await serve(missParse, async () => ({ ...HIT, cache: 'MISS', tier: undefined }));
+    for (let i = 0; i < 3; i++) expect(await view(miss.url, body)).toEqual({ status: 200, body: '["3"]' });
+    expect(missParse).toHaveBeenCalledTimes(3);
   });
 
   it('input the parser refuses is not remembered: each time it is parsed again and handed to the route', async () => {
