@@ -271,16 +271,17 @@ function rateLimiting(config: Config): { limiter?: ClientRateLimiter; counters?:
 }
 
 /**
- * Every reply, counted and logged alike whichever path served it. A memory hit
- * costs microseconds, so it gets only a counter (no histogram observation) and a
- * log line only at debug; every other reply is observed and logged at info.
- * The level is asked per reply, so a SIGHUP that changes log.level takes effect.
+ * Every reply, counted and logged alike whichever path served it. A hit, from
+ * memory or Redis, costs microseconds, so it gets only a counter (no histogram
+ * observation) and a log line only at debug: at info, a Redis hit's log line was
+ * a tenth of its cost. Every other reply is observed and logged at info. The
+ * level is asked per reply, so a SIGHUP that changes log.level takes effect.
  */
 function requestAccounting(metrics: Metrics, logger: Logger): (endpoint: string, cache: string, status: number, ms: number, tier?: string, upstream?: string) => void {
   return (endpoint, cache, status, ms, tier, upstream) => {
-    const memoryHit = cache === 'HIT' && tier === 'memory';
-    metrics.request(endpoint, cache, status, memoryHit ? undefined : ms / 1000);
-    const level = memoryHit ? 'debug' : 'info';
+    const hit = cache === 'HIT';
+    metrics.request(endpoint, cache, status, hit ? undefined : ms / 1000);
+    const level = hit ? 'debug' : 'info';
     if (logger.isLevelEnabled(level)) logger[level]({ endpoint, cache, tier, upstream, status, ms: Math.round(ms * 100) / 100 }, 'request');
   };
 }

@@ -102,7 +102,7 @@ export class ReadThrough {
    * the fast path reuses one parsed request per spelling, so a repeated hit builds
    * no key and the memory tier hashes a string whose hash V8 already holds.
    */
-  private readonly keyTexts = new WeakMap<ReadRequest, { chain: number; text: string }>();
+  private readonly keyTexts = new WeakMap<ReadRequest, { chain: number; text: string; shared: string | undefined }>();
 
   constructor(private readonly o: ReadThroughOptions) {}
 
@@ -137,8 +137,15 @@ export class ReadThrough {
     if (known !== undefined && known.chain === chain) return known.text;
     const text = cacheKeyText(this.o.vendor, chain, req, version);
     // Only the request's own version is kept (a latest read is stored under another).
-    if (version === req.version) this.keyTexts.set(req, { chain, text });
+    if (version === req.version) this.keyTexts.set(req, { chain, text, shared: undefined });
     return text;
+  }
+
+  /** The shared-store key of `key`, kept with the key text: a sha256 per Redis hit was 3% of it. */
+  private sharedKeyOf(req: ReadRequest, key: string): string {
+    const known = this.keyTexts.get(req);
+    if (known === undefined || known.text !== key) return sharedKey(key);
+    return (known.shared ??= sharedKey(key));
   }
 
   /** The chain to key entries under; a read while it is not known is refused. */
@@ -216,7 +223,7 @@ export class ReadThrough {
   private async fillPinned(key: string, chain: number, req: ReadRequest, version: bigint | null): Promise<Filled> {
     const { redis, redisSettings } = this.o;
     const deadlineAt = Date.now() + this.o.deadlineMs;
-    const shared = sharedKey(key);
+    const shared = this.sharedKeyOf(req, key);
     let lock: FillLock | undefined;
     // A Redis that is down or stalled costs at most one command timeout: no
     // further lookups, and no wait for a lock.
