@@ -137,7 +137,7 @@ try {
     }
   }
   // Quick mode (CI) proves profiling works on one hit path and the miss path; full runs profile every route.
-  const profilePaths = routeIds ? PROFILE_PATHS.filter((p) => p === 'miss' || routeIds.some((id) => p === `memory-hit-${id}`)) : PROFILE_PATHS;
+  const profilePaths = routeIds ? PROFILE_PATHS.filter((p) => p === 'miss' || routeIds.some((id) => p.endsWith(`-hit-${id}`))) : PROFILE_PATHS;
   for (const path of quick ? [profilePaths[0], 'miss'] : profilePaths) {
     if (!profile || (only && !only.includes('profile'))) break;
     log(`profile: ${path} path (V8 CPU profile of the measured window, through node:inspector)`);
