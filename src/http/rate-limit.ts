@@ -5,10 +5,12 @@
 // node error body with 503 (429 is not a status nodes answer with, SPEC §5).
 //
 // Counting is synchronous, in fixed windows aligned to the clock. With
-// rateLimit.redis every instance also adds each request to a shared counter per
-// client and window (one INCR, not awaited), and refuses once the shared total
-// it last heard of is over the limit: instances share one limit, a request never
-// waits for Redis, and a Redis outage counts nothing (fail open).
+// rateLimit.redis every instance also adds its requests to a shared counter per
+// client and window, and refuses once the shared total it last heard of is over
+// the limit: instances share one limit, a request never waits for Redis, and a
+// Redis outage counts nothing (fail open). The requests of a client are added
+// together (one INCRBY per client at most every SHARE_EVERY_MS, not one INCR per
+// request), so counting costs a hit nothing but a Map update.
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import proxyAddr from '@fastify/proxy-addr';
@@ -28,11 +30,19 @@ export interface RateLimitSettings {
 const COUNTED = Symbol('ledger-proxy.rateCounted');
 type Counted = IncomingMessage & { [COUNTED]?: true };
 
+/** How long an instance's requests may wait to be added to the shared counters: the lag of the shared limit. */
+const SHARE_EVERY_MS = 100;
+
 export class ClientRateLimiter {
   private window = -1;
   private readonly counts = new Map<string, number>();
   /** per client, the shared total Redis last reported for this window */
   private readonly shared = new Map<string, number>();
+  /** per client, requests of this window not added to the shared counter yet */
+  private readonly unshared = new Map<string, number>();
+  /** per client, its shared counter's key without the window (a sha256 each, made once) */
+  private readonly sharedKeys = new Map<string, string>();
+  private shareTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly settings: RateLimitSettings,
@@ -49,30 +59,54 @@ export class ClientRateLimiter {
     const now = this.now();
     const window = Math.floor(now / timeWindowMs);
     if (window !== this.window) {
+      // The last window's requests still count there.
+      this.share();
       this.window = window;
       this.counts.clear();
       this.shared.clear();
+      this.sharedKeys.clear();
     }
     const client = this.clientAddress(req);
     const count = (this.counts.get(client) ?? 0) + 1;
     this.counts.set(client, count);
-    if (this.settings.redis !== undefined) this.countShared(client, window);
+    if (this.settings.redis !== undefined) {
+      this.unshared.set(client, (this.unshared.get(client) ?? 0) + 1);
+      this.shareTimer ??= setTimeout(() => this.share(), SHARE_EVERY_MS).unref();
+    }
     if (Math.max(count, this.shared.get(client) ?? 0) <= max) return null;
     const retryMs = (window + 1) * timeWindowMs - now;
     return NodeError.unavailable(`rate limit exceeded: at most ${max} requests per ${timeWindowMs} ms per client; retry in ${retryMs} ms`);
   }
 
-  private countShared(client: string, window: number): void {
-    const redis = this.settings.redis!;
-    // Hashed: with trustProxy the address is client-sent text, and must not become a raw Redis key.
-    const key = `${this.settings.keyPrefix}rate-limit:${createHash('sha256').update(client).digest('hex')}:${window}`;
-    redis.incr(key).then(
-      (total) => {
-        if (total === 1) redis.pexpire(key, this.settings.timeWindowMs * 2).catch(() => undefined);
-        if (this.window === window && total > (this.shared.get(client) ?? 0)) this.shared.set(client, total);
-      },
-      () => undefined,
-    );
+  /** Adds this window's requests not shared yet to each client's shared counter, and learns the totals. */
+  private share(): void {
+    clearTimeout(this.shareTimer);
+    this.shareTimer = undefined;
+    const redis = this.settings.redis;
+    if (redis === undefined) return;
+    const window = this.window;
+    for (const [client, added] of this.unshared) {
+      const key = `${this.sharedKey(client)}:${window}`;
+      redis.incrby(key, added).then(
+        (total) => {
+          // This instance made the counter: it expires after its window.
+          if (total === added) redis.pexpire(key, this.settings.timeWindowMs * 2).catch(() => undefined);
+          if (this.window === window && total > (this.shared.get(client) ?? 0)) this.shared.set(client, total);
+        },
+        () => undefined,
+      );
+    }
+    this.unshared.clear();
+  }
+
+  private sharedKey(client: string): string {
+    let key = this.sharedKeys.get(client);
+    if (key === undefined) {
+      // Hashed: with trustProxy the address is client-sent text, and must not become a raw Redis key.
+      key = `${this.settings.keyPrefix}rate-limit:${createHash('sha256').update(client).digest('hex')}`;
+      this.sharedKeys.set(client, key);
+    }
+    return key;
   }
 }
 

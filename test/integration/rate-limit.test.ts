@@ -2,10 +2,12 @@
 // stay on it with rate limiting on; each request counted once whichever path
 // serves it; refusals node-shaped with the ledger headers; and with
 // rateLimit.redis one limit shared by every instance.
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ReplyWriter } from '../../src/http/reply.js';
 import { ledgerHeaders, proxy, rawItem, sim } from '../helpers/proxy.js';
 import { startRedisServer, type RedisServerHandle } from '../helpers/redis-server.js';
+import { until } from '../helpers/until.js';
 
 const QUIET = { routing: { probeIntervalMs: 600_000 } };
 const limit = (max: number, redis = false) => ({ rateLimit: { enabled: true, max, timeWindowMs: 60_000, redis } });
@@ -58,5 +60,29 @@ describe('rate limiting shared through Redis', () => {
     // b has not seen this client yet: its first request is admitted and learns the shared total.
     expect((await rawItem(b.url, '0x01', { version: 1000 })).status).toBe(200);
     await vi.waitFor(async () => expect((await rawItem(b.url, '0x01', { version: 1000 })).status).toBe(503));
+  });
+
+  it("a client's requests are added to the shared counter together, not one command each", async () => {
+    const node = await sim();
+    const cache = { redis: { url: redis.url, keyPrefix: 'rl-batch:' } };
+    const p = await proxy([node], { ...QUIET, cache, ...limit(1000, true) });
+    const client = new Redis(redis.url);
+    try {
+      await client.config('RESETSTAT');
+      await rawItem(p.url, '0x01', { version: 1000 });
+      await Promise.all(Array.from({ length: 40 }, () => rawItem(p.url, '0x01', { version: 1000 })));
+      // Every request is counted in the shared total, by a handful of commands.
+      const counter = async (): Promise<number> => {
+        const [key] = await client.keys('rl-batch:rate-limit:*');
+        return key === undefined ? 0 : Number(await client.get(key));
+      };
+      await until(async () => (await counter()) === 41, 2000, 'the shared counter to reach 41');
+      const calls = (await client.info('commandstats')).match(/^cmdstat_incrby:calls=(\d+)/m);
+      expect(Number(calls?.[1])).toBeGreaterThan(0);
+      expect(Number(calls?.[1])).toBeLessThanOrEqual(5);
+      expect((await client.info('commandstats')).match(/^cmdstat_incr:/m)).toBeNull();
+    } finally {
+      client.disconnect();
+    }
   });
 });
