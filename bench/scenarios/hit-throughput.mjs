@@ -5,6 +5,9 @@
 //     (info), answering memory hits of KEYS distinct cached keys drawn with Zipf
 //     popularity, ÷ a bare node:http server (proc/ceiling.mjs) answering the bytes
 //     and header list of one real hit reply of that route, to the same requests.
+//     Each route has a proxy of its own (default memory settings), holding that
+//     route's KEYS keys: one proxy holding every route's keys would measure the
+//     routes against each other (its spelling cache holds about 30,000).
 //     Beside them, the keyed ceiling (proc/keyed-ceiling.mjs): the ceiling plus one
 //     Map lookup of the request's bytes among the route's keys, each with its own
 //     copy of the reply. It does what no cache can skip, and nothing else: its
@@ -114,7 +117,8 @@ export async function hitThroughput(ctx) {
   const v = String(version);
 
   const redis = await services.redis();
-  const memProxy = await services.proxy(sim.info.url, { cache: { memory: { maxBytes: 256 * 1024 * 1024 } } }, { name: 'proxy-memory' });
+  const proxies = [];
+  const routeProxies = {};
   const redisProxy = await services.proxy(sim.info.url, { cache: { memory: { maxBytes: 1 }, redis: { url: redis.url } } }, { name: 'proxy-redis' });
 
   const pairs = [];
@@ -122,6 +126,9 @@ export async function hitThroughput(ctx) {
   const ceilings = [];
   for (const route of hitRoutes) {
     const items = routeItems(route, keys, version);
+    const memProxy = await services.proxy(sim.info.url, { cache: { memory: { maxBytes: 256 * 1024 * 1024 } } }, { name: `proxy-memory-${route.id}` });
+    proxies.push(memProxy);
+    routeProxies[route.id] = memProxy;
     const proxyT = { name: `proxy ${route.id}`, route: route.id, items, version: v, url: memProxy.info.url, pid: memProxy.info.pid, logLines: memProxy.logLines };
     const served = await prime(load, proxyT, 'HIT/memory');
     // One real hit reply of this route: the ceiling answers exactly it.
@@ -145,7 +152,13 @@ export async function hitThroughput(ctx) {
     log(`  ${route.id}: ${items.length} keys primed, served as ${JSON.stringify(served)}; reply ${hit.body.length} B, ${headers.length} headers`);
   }
   const rawItems = routeItems(HIT_ROUTES[0], keys, version);
-  const memCycle = { name: 'memory raw_item cycle', route: HIT_ROUTES[0].id, items: rawItems, version: v, url: memProxy.info.url, pid: memProxy.info.pid, order: 'cycle' };
+  // The memory side of scenario 2: raw_item's own proxy, or one of its own when scenario 1 left raw_item out.
+  const rawProxy = routeProxies[HIT_ROUTES[0].id] ?? (await services.proxy(sim.info.url, { cache: { memory: { maxBytes: 256 * 1024 * 1024 } } }, { name: 'proxy-memory-raw_item' }));
+  if (!proxies.includes(rawProxy)) {
+    proxies.push(rawProxy);
+    await prime(load, { name: 'memory raw_item cycle', route: HIT_ROUTES[0].id, items: rawItems, version: v, url: rawProxy.info.url }, 'HIT/memory');
+  }
+  const memCycle = { name: 'memory raw_item cycle', route: HIT_ROUTES[0].id, items: rawItems, version: v, url: rawProxy.info.url, pid: rawProxy.info.pid, order: 'cycle' };
   const redisCycle = { name: 'redis raw_item cycle', route: HIT_ROUTES[0].id, items: rawItems, version: v, url: redisProxy.info.url, pid: redisProxy.info.pid, order: 'cycle', redis: true };
   const redisServed = await prime(load, redisCycle, 'HIT/redis');
   log(`  redis proxy: ${rawItems.length} keys primed, served as ${JSON.stringify(redisServed)}`);
@@ -160,7 +173,7 @@ export async function hitThroughput(ctx) {
 
   for (const c of ceilings) await services.stop(c);
   await services.stop(redisProxy);
-  await services.stop(memProxy);
+  for (const p of proxies) await services.stop(p);
   await services.stop(redis);
 
   const common = {
