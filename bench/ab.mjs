@@ -1,9 +1,10 @@
-// node bench/ab.mjs --base=DIR [--routes=raw_item,view_bcs] [--rounds=6] [--keys=10000]
+// node bench/ab.mjs --base=DIR [--routes=raw_item,view_bcs] [--rounds=6] [--keys=10000] [--node-args=--flag,…]
 // A/B of two builds of the proxy: this checkout's dist/ against DIR's (a checkout
 // of another commit, built, with its own bench/proc/proxy.mjs), both answering
 // memory hits of the same Zipf keys, in alternating rounds on the server CPU, as
 // scenario 1 runs proxy and ceiling. Prints this build's req/s ÷ the base's per
 // route: a change to the hit path is judged by it before the full bench.
+// --node-args: node flags for this build's proxy only (to judge a runtime setting).
 import { resolve } from 'node:path';
 import { compare, interleaved, prime } from './scenarios/hit-throughput.mjs';
 import { Services } from './lib/services.mjs';
@@ -18,6 +19,7 @@ if (!base) {
 const routeIds = arg('routes', HIT_ROUTES.map((r) => r.id).join(',')).split(',');
 const mode = { rounds: Number(arg('rounds', '6')), measureS: 3, warmS: 2, hitConnections: 50 };
 const keys = Number(arg('keys', '10000'));
+const nodeArgs = ['--expose-gc', ...(arg('node-args', '') || '').split(',').filter(Boolean)];
 const log = (msg) => console.log(msg);
 
 const services = new Services();
@@ -26,7 +28,7 @@ try {
   const sim = await services.sim({ versionsPerSecond: 0, startVersion: '100000' });
   const version = BigInt((await sim.call('ledger')).ledgerVersion);
   const config = { cache: { memory: { maxBytes: 256 * 1024 * 1024 } } };
-  const next = await services.proxy(sim.info.url, config, { name: 'this build' });
+  const next = await services.proxy(sim.info.url, config, { name: 'this build', nodeArgs });
   const old = await services.proxy(sim.info.url, config, { name: 'base', script: resolve(base, 'bench/proc/proxy.mjs') });
   const pairs = [];
   for (const id of routeIds) {

@@ -38,6 +38,7 @@ const MODES = {
   full: {
     name: 'full',
     warmS: 2,
+    roundWarmS: 1,
     measureS: 3,
     rounds: 5,
     hitConnections: 50,

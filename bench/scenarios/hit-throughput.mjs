@@ -62,6 +62,9 @@ export async function interleaved(ctx, pairs, spec, meterPids) {
     for (const pair of pairs) {
       for (const t of r % 2 === 0 ? pair : [...pair].reverse()) {
         await ctx.quiet(`hit ${t.name} round ${r + 1}`);
+        // A server idle since its last round (a minute in a full run) starts cold:
+        // a short run first, so each round measures it warm, ceilings alike.
+        if (mode.roundWarmS) await load.call('blast', { ...spec(t), durationS: mode.roundWarmS });
         const logsBefore = t.logLines?.() ?? null;
         const nodeBefore = upstreamReads(await sim.call('counters'));
         const meter = cpuMeter({ ...meterPids(t), load: load.info.pid });
