@@ -191,6 +191,8 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
       await pool.close();
       await memory.close();
       await redis?.close();
+      // The last counts this instance has not shared yet go out before the client closes.
+      rateLimiter?.share();
       rateLimitRedis?.disconnect();
       await sim?.close();
     },
@@ -272,15 +274,16 @@ function rateLimiting(config: Config): { limiter?: ClientRateLimiter; counters?:
 
 /**
  * Every reply, counted and logged alike whichever path served it. A hit, from
- * memory or Redis, costs microseconds, so it gets only a counter (no histogram
- * observation) and a log line only at debug: at info, a Redis hit's log line was
- * a tenth of its cost. Every other reply is observed and logged at info. The
- * level is asked per reply, so a SIGHUP that changes log.level takes effect.
+ * memory or Redis, is logged only at debug (at info, a Redis hit's log line was a
+ * tenth of its cost). A memory hit costs microseconds, so it is only counted; a
+ * Redis hit is observed in the duration histogram like every other reply, so a
+ * slow Redis shows there. The level is asked per reply, so a SIGHUP that changes
+ * log.level takes effect.
  */
 function requestAccounting(metrics: Metrics, logger: Logger): (endpoint: string, cache: string, status: number, ms: number, tier?: string, upstream?: string) => void {
   return (endpoint, cache, status, ms, tier, upstream) => {
     const hit = cache === 'HIT';
-    metrics.request(endpoint, cache, status, hit ? undefined : ms / 1000);
+    metrics.request(endpoint, cache, status, hit && tier === 'memory' ? undefined : ms / 1000);
     const level = hit ? 'debug' : 'info';
     if (logger.isLevelEnabled(level)) logger[level]({ endpoint, cache, tier, upstream, status, ms: Math.round(ms * 100) / 100 }, 'request');
   };

@@ -53,7 +53,7 @@ export class Metrics {
     });
     this.requestSeconds = new Histogram({
       name: 'ledger_proxy_request_duration_seconds',
-      help: 'Time to answer a client request, by endpoint (every reply but cache hits, which are only counted)',
+      help: 'Time to answer a client request, by endpoint (every reply but memory-tier hits, which are only counted)',
       labelNames: ['endpoint'],
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers,
@@ -103,7 +103,7 @@ export class Metrics {
     registerStateGauges(registers, sources);
   }
 
-  /** `seconds` undefined: counted only, not observed in the duration histogram (cache hits). */
+  /** `seconds` undefined: counted only, not observed in the duration histogram (memory hits). */
   request(endpoint: string, cache: string, status: number, seconds: number | undefined): void {
     let byCache = this.requestCounts.get(endpoint);
     if (byCache === undefined) this.requestCounts.set(endpoint, (byCache = new Map()));

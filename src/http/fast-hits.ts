@@ -145,7 +145,7 @@ export function withFastHits(deps: FastHitsDeps, next: Handler, bodyLimitBytes =
         .catch(() => res.destroy());
     } else {
       // Remembered once it is a hit: a spelling seen only as a miss costs no memory.
-      if (!known) spellings.set(spelling, read);
+      if (!known && result.cache === 'HIT') spellings.set(spelling, read);
       written(res, family, result, startedAt, acceptEncoding);
     }
   };

@@ -78,8 +78,12 @@ export class ClientRateLimiter {
     return NodeError.unavailable(`rate limit exceeded: at most ${max} requests per ${timeWindowMs} ms per client; retry in ${retryMs} ms`);
   }
 
-  /** Adds this window's requests not shared yet to each client's shared counter, and learns the totals. */
-  private share(): void {
+  /**
+   * Adds this window's requests not shared yet to each client's shared counter,
+   * and learns the totals. Called every SHARE_EVERY_MS while requests come, at a
+   * window's end, and at shutdown.
+   */
+  share(): void {
     clearTimeout(this.shareTimer);
     this.shareTimer = undefined;
     const redis = this.settings.redis;
