@@ -11,7 +11,7 @@ import { buildAdminServer, type Readiness } from './http/admin.js';
 import { registerPassthrough, type PassthroughDeps } from './http/passthrough.js';
 import { ClientRateLimiter, clientAddressOf } from './http/rate-limit.js';
 import { buildHttpServer, closeGracefully } from './http/server.js';
-import { DEFAULT_SPELLING_BYTES } from './http/fast-hits.js';
+import { spellingBytesFor } from './http/fast-hits.js';
 import { Metrics } from './metrics.js';
 import { ReplyWriter } from './http/reply.js';
 import { ledgerHeaderNames, type LedgerHeaderNames } from './ledger/headers.js';
@@ -137,7 +137,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
     fastHits: deps.fastHits === false ? undefined : {
       ...routeMatcher(routes),
       read: (req) => reads.read(req),
-      spellingBytes: spellingBytes(config.cache.memory.maxBytes),
+      spellingBytes: spellingBytesFor(config.cache.memory.maxBytes),
       snapshot: () => watermark.current(),
       writer,
       onServed: (family, outcome, startedAt) => account(family, outcome.cache, outcome.status, performance.now() - startedAt, outcome.tier, outcome.upstream),
@@ -197,16 +197,6 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
       await sim?.close();
     },
   };
-}
-
-/**
- * The fast path keeps parsed requests by spelling beside the memory tier: a
- * quarter of its size (at least the default). A spelling is charged about
- * 2 KiB (what it holds, measured), so the default 256 MiB tier keeps the
- * 30,000 or so hottest spellings; 10,000 keys need about 20 MiB.
- */
-function spellingBytes(memoryMaxBytes: number): number {
-  return Math.max(DEFAULT_SPELLING_BYTES, Math.floor(memoryMaxBytes / 4));
 }
 
 /** Passthrough calls go through the pool: routed like reads; only idempotent methods are retried. */

@@ -40,7 +40,17 @@ const FAST_BODY_MAX = 16 * 1024;
  * keys cost raw_item hits 10% and resource hits 15% of their throughput). A
  * bound, not an allocation: only spellings that were hits are kept.
  */
-export const DEFAULT_SPELLING_BYTES = 64 * 1024 * 1024;
+const MIN_SPELLING_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The bytes of spellings kept beside a memory tier of `memoryMaxBytes`: a quarter
+ * of it, at least MIN_SPELLING_BYTES. A spelling is charged about 2 KiB (what it
+ * holds, measured), so the default 256 MiB tier keeps the 30,000 or so hottest
+ * spellings; 10,000 keys need about 20 MiB.
+ */
+export function spellingBytesFor(memoryMaxBytes: number): number {
+  return Math.max(MIN_SPELLING_BYTES, Math.floor(memoryMaxBytes / 4));
+}
 /** The count is bounded too (the Maps' own tables): one spelling per this many bytes, less than any real spelling is charged. */
 const SPELLING_MIN_CHARGE = 1024;
 /**
@@ -75,7 +85,7 @@ export interface FastHitsDeps {
   writer: ReplyWriter;
   /** told of every read served here, as the onResponse hook is of the others */
   onServed(family: string, outcome: FastOutcome, startedAt: number): void;
-  /** the bytes of spellings kept (default DEFAULT_SPELLING_BYTES) */
+  /** the bytes of spellings kept (spellingBytesFor the memory tier's size; default MIN_SPELLING_BYTES) */
   spellingBytes?: number;
   /** the per-client rate limit: counts the request, and says when it must be refused */
   rateLimit?: { admit(req: IncomingMessage): NodeError | null; snapshot(): LedgerInfo | null };
@@ -90,7 +100,7 @@ type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 export function withFastHits(deps: FastHitsDeps, next: Handler, bodyLimitBytes = FAST_BODY_MAX): Handler {
   const maxBody = Math.min(FAST_BODY_MAX, bodyLimitBytes);
   // Charged for the spelling, the parsed request's own strings and body, and the objects around them.
-  const spellingBytes = deps.spellingBytes ?? DEFAULT_SPELLING_BYTES;
+  const spellingBytes = deps.spellingBytes ?? MIN_SPELLING_BYTES;
   const spellings = new Spellings(Math.ceil(spellingBytes / SPELLING_MIN_CHARGE), spellingBytes, (read, spelling) => spelling.length + read.identity.length + read.path.length + (read.body?.length ?? 0) + SPELLING_OVERHEAD_BYTES);
 
   const written = (res: ServerResponse, family: string, result: ReadResult, startedAt: number, acceptEncoding: string | undefined): void => {
