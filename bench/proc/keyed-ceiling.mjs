@@ -12,7 +12,8 @@ import { childParams, serveRpc } from '../lib/child.mjs';
 import { hitRoute, routeItems } from '../lib/routes.mjs';
 
 const { status, headers, bodyBase64, route, keys, version } = childParams();
-const items = routeItems(hitRoute(route), keys, BigInt(version));
+const hit = hitRoute(route);
+const items = routeItems(hit, keys, BigInt(version));
 const body = Buffer.from(bodyBase64, 'base64');
 const flat = [];
 for (const [k, v] of headers) flat.push(k, v);
@@ -21,7 +22,7 @@ flat.push('content-length', String(body.length));
 const spelling = (method, url, contentType, accept, reqBody) => `${method} ${url}\n${contentType ?? ''}\n${accept ?? ''}\n${reqBody.toString('latin1')}`;
 const replies = new Map();
 for (const item of items) {
-  const r = hitRoute(route).request(item, BigInt(version));
+  const r = hit.request(item, BigInt(version));
   const lower = Object.fromEntries(Object.entries(r.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
   const reqBody = r.body === undefined ? Buffer.alloc(0) : Buffer.from(r.body);
   replies.set(spelling(r.method ?? 'POST', r.path, lower['content-type'], lower.accept, reqBody), { headers: [...flat], body: Buffer.from(body) });

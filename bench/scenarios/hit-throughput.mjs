@@ -120,8 +120,9 @@ export async function hitThroughput(ctx) {
   const v = String(version);
 
   const redis = await services.redis();
-  const proxies = [];
-  const routeProxies = {};
+  /** The memory proxies by route id: each route's own (scenario 1), and raw_item's for scenario 2. */
+  const memProxies = {};
+  const memProxy = (id) => services.proxy(sim.info.url, { cache: { memory: { maxBytes: 256 * 1024 * 1024 } } }, { name: `proxy-memory-${id}` });
   const redisProxy = await services.proxy(sim.info.url, { cache: { memory: { maxBytes: 1 }, redis: { url: redis.url } } }, { name: 'proxy-redis' });
 
   const pairs = [];
@@ -129,13 +130,11 @@ export async function hitThroughput(ctx) {
   const ceilings = [];
   for (const route of hitRoutes) {
     const items = routeItems(route, keys, version);
-    const memProxy = await services.proxy(sim.info.url, { cache: { memory: { maxBytes: 256 * 1024 * 1024 } } }, { name: `proxy-memory-${route.id}` });
-    proxies.push(memProxy);
-    routeProxies[route.id] = memProxy;
-    const proxyT = { name: `proxy ${route.id}`, route: route.id, items, version: v, url: memProxy.info.url, pid: memProxy.info.pid, logLines: memProxy.logLines };
+    const proxy = (memProxies[route.id] = await memProxy(route.id));
+    const proxyT = { name: `proxy ${route.id}`, route: route.id, items, version: v, url: proxy.info.url, pid: proxy.info.pid, logLines: proxy.logLines };
     const served = await prime(load, proxyT, 'HIT/memory');
     // One real hit reply of this route: the ceiling answers exactly it.
-    const hit = await call(memProxy.info.url, route.request(items[0], version));
+    const hit = await call(proxy.info.url, route.request(items[0], version));
     if (hit.headers['x-cache'] !== 'HIT' || hit.headers['x-cache-tier'] !== 'memory') throw new Error(`${route.id}: not a memory hit: ${JSON.stringify(hit.headers)}`);
     const headers = replyHeaderList(hit.headers);
     const ceiling = await services.ceiling({ status: hit.status, headers, bodyBase64: hit.body.toString('base64') });
@@ -156,12 +155,11 @@ export async function hitThroughput(ctx) {
   }
   const rawItems = routeItems(HIT_ROUTES[0], keys, version);
   // The memory side of scenario 2: raw_item's own proxy, or one of its own when scenario 1 left raw_item out.
-  const rawProxy = routeProxies[HIT_ROUTES[0].id] ?? (await services.proxy(sim.info.url, { cache: { memory: { maxBytes: 256 * 1024 * 1024 } } }, { name: 'proxy-memory-raw_item' }));
-  if (!proxies.includes(rawProxy)) {
-    proxies.push(rawProxy);
-    await prime(load, { name: 'memory raw_item cycle', route: HIT_ROUTES[0].id, items: rawItems, version: v, url: rawProxy.info.url }, 'HIT/memory');
-  }
-  const memCycle = { name: 'memory raw_item cycle', route: HIT_ROUTES[0].id, items: rawItems, version: v, url: rawProxy.info.url, pid: rawProxy.info.pid, order: 'cycle' };
+  const rawId = HIT_ROUTES[0].id;
+  const primed = memProxies[rawId] !== undefined;
+  const rawProxy = (memProxies[rawId] ??= await memProxy(rawId));
+  const memCycle = { name: 'memory raw_item cycle', route: rawId, items: rawItems, version: v, url: rawProxy.info.url, pid: rawProxy.info.pid, order: 'cycle' };
+  if (!primed) await prime(load, memCycle, 'HIT/memory');
   const redisCycle = { name: 'redis raw_item cycle', route: HIT_ROUTES[0].id, items: rawItems, version: v, url: redisProxy.info.url, pid: redisProxy.info.pid, order: 'cycle', redis: true };
   const redisServed = await prime(load, redisCycle, 'HIT/redis');
   log(`  redis proxy: ${rawItems.length} keys primed, served as ${JSON.stringify(redisServed)}`);
@@ -176,7 +174,7 @@ export async function hitThroughput(ctx) {
 
   for (const c of ceilings) await services.stop(c);
   await services.stop(redisProxy);
-  for (const p of proxies) await services.stop(p);
+  for (const p of Object.values(memProxies)) await services.stop(p);
   await services.stop(redis);
 
   const common = {
