@@ -6,6 +6,7 @@ import pino from 'pino';
 import { buildApp } from './app.js';
 import { runPrimary, serveAsWorker, workerCount } from './cluster.js';
 import { CliError, ConfigError, loadConfig, parseCli, USAGE } from './config/index.js';
+import { bufferedLogDestination } from './log.js';
 
 /** After the drain deadline, how long closing the rest (nodes, Redis) may take. */
 const SHUTDOWN_GRACE_MS = 2000;
@@ -29,8 +30,9 @@ async function main(): Promise<void> {
   }
 
   // Pretty logs for a person at a terminal. JSON lines for everything else, written
-  // asynchronously: a request's log line never blocks the event loop on stdout.
-  const destination = process.stdout.isTTY ? undefined : pino.destination({ dest: 1, sync: false });
+  // asynchronously and a few at a time: a request's log line never blocks the
+  // event loop on stdout, nor costs it a write of its own.
+  const destination = process.stdout.isTTY ? undefined : bufferedLogDestination();
   const logger = destination
     ? pino({ level: config.log.level }, destination)
     : pino({ level: config.log.level, transport: { target: 'pino-pretty', options: { colorize: true } } });

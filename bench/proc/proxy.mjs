@@ -1,7 +1,8 @@
 // The proxy in its own process, built with buildApp from dist/ as main.ts does.
 // BENCH_PARAMS: { config, logLevel } merged over a bench base (127.0.0.1:0, admin off).
 // The log level is the proxy's default, info, unless a scenario says otherwise; the
-// log lines go to stdout as main.ts writes them (the bench drains that pipe and counts the lines).
+// log lines go to stdout as main.ts writes them, through the same buffered destination
+// (the bench drains that pipe and counts the lines).
 // Calls: stats (memory tier, RSS), settle (GC, then memory figures), profileStart /
 // profileStop({ file }) (a V8 CPU profile of just that window, through node:inspector),
 // shutdown (closes the app, so --cpu-prof is written).
@@ -10,6 +11,7 @@ import { Session } from 'node:inspector/promises';
 import pino from 'pino';
 import { buildApp } from '../../dist/app.js';
 import { parseConfig } from '../../dist/config/index.js';
+import { bufferedLogDestination } from '../../dist/log.js';
 import { childParams, serveRpc } from '../lib/child.mjs';
 
 const { config: overrides = {}, logLevel = 'info' } = childParams();
@@ -19,7 +21,7 @@ const config = parseConfig({
   log: { level: logLevel },
   ...overrides,
 });
-const app = await buildApp(config, { logger: pino({ level: logLevel }) });
+const app = await buildApp(config, { logger: pino({ level: logLevel }, bufferedLogDestination()) });
 const url = await app.listen();
 let session;
 

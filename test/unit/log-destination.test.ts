@@ -1,0 +1,68 @@
+// The buffered log destination (src/log.ts): lines are written a batch at a time,
+// none waits longer than LOG_FLUSH_MS, none is lost at exit, and their order holds.
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { bufferedLogDestination, LOG_FLUSH_MS } from '../../src/log.js';
+
+/** Waits for the thread pool's write to land (real I/O, however timers are faked). */
+async function until(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 2000 && !check(); i++) await new Promise((resolve) => setImmediate(resolve));
+}
+
+describe('bufferedLogDestination', () => {
+  let dir: string;
+  let file: string;
+  let fd: number;
+  const lines = (n: number, from = 0): string[] => Array.from({ length: n }, (_, i) => `{"msg":"line ${from + i}"}\n`);
+  const content = (): string => readFileSync(file, 'utf8');
+
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    dir = mkdtempSync(join(tmpdir(), 'log-dest-'));
+    file = join(dir, 'out.log');
+    fd = openSync(file, 'w');
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+    closeSync(fd);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('holds a few short lines until LOG_FLUSH_MS after the first, then writes them in order', async () => {
+    const dest = bufferedLogDestination(fd);
+    const sent = lines(3);
+    for (const line of sent) dest.write(line);
+    await until(() => false);
+    expect(content()).toBe('');
+    // One timer for the batch, not one per line.
+    expect(vi.getTimerCount()).toBe(1);
+    vi.advanceTimersByTime(LOG_FLUSH_MS);
+    await until(() => content().length > 0);
+    expect(content()).toBe(sent.join(''));
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('writes without waiting once a batch is full, every line whole and in order', async () => {
+    const dest = bufferedLogDestination(fd);
+    const sent = lines(500);
+    for (const line of sent) dest.write(line);
+    await until(() => content().length > 4096);
+    // Written by size, before any timer fired.
+    expect(content().length).toBeGreaterThan(4096);
+    vi.advanceTimersByTime(LOG_FLUSH_MS);
+    const all = sent.join('');
+    await until(() => content().length === all.length);
+    expect(content()).toBe(all);
+  });
+
+  it('flushSync writes what waits at once (the exit path) and leaves no timer', () => {
+    const dest = bufferedLogDestination(fd);
+    const sent = lines(2);
+    for (const line of sent) dest.write(line);
+    dest.flushSync();
+    expect(content()).toBe(sent.join(''));
+    expect(vi.getTimerCount()).toBe(0);
+  });
+});
