@@ -55,6 +55,11 @@ export class Services {
     return this.#track('keyed-ceiling', await spawnChild(proc('keyed-ceiling'), { cpu: SERVER_CPU, params, name: 'keyed-ceiling' }));
   }
 
+  /** A bare node:http + undici forwarder to `target` (proc/forwarder.mjs): the least a Node proxy adds to a miss. */
+  async forwarder(target) {
+    return this.#track('forwarder', await spawnChild(proc('forwarder'), { cpu: SERVER_CPU, params: { target }, name: 'forwarder' }));
+  }
+
   async memfill(params) {
     return this.#track('memfill', await spawnChild(proc('memfill'), { cpu: SERVER_CPU, params, nodeArgs: ['--expose-gc'], name: 'memfill', readyTimeoutMs: 120_000 }));
   }
