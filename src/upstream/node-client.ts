@@ -7,6 +7,7 @@ import { NodeError, ERROR_STATUSES, isErrorCode } from '../errors.js';
 import { decodeGasUsed, decodeLedgerHeaders, type LedgerHeaderNames } from '../ledger/headers.js';
 import { mediaType } from '../wire/media-type.js';
 import type { NodeAnswer } from './answer.js';
+import { exchange, ExchangeTimeout } from './exchange.js';
 
 export interface NodeCall {
   method: 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
@@ -71,45 +72,30 @@ export class NodeClient {
 
   /** One call to the node. Resolves with any node-shaped answer; rejects with a NodeError otherwise. */
   async call(call: NodeCall): Promise<NodeAnswer> {
-    // One controller and a timer cleared on completion: AbortSignal.timeout's
-    // timers would all live out their full timeout, thousands at a time under load.
-    const abort = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      abort.abort();
-    }, call.timeoutMs);
-    const cancel = (): void => abort.abort();
-    call.signal?.addEventListener('abort', cancel, { once: true });
-    if (call.signal?.aborted) abort.abort();
     let status: number;
     let headers: Record<string, string | string[] | undefined>;
     let raw: Buffer;
     try {
-      const res = await this.pool.request({
-        method: call.method,
-        path: this.basePath + call.path,
-        headers: {
-          // The node's own headers (an API key) win over a passthrough client's.
-          ...call.headers,
-          ...this.headers,
-          // Nodes gzip by default; we keep raw bytes so answers stay byte-identical.
-          'accept-encoding': 'identity',
-          ...(call.body ? { 'content-length': String(call.body.length) } : {}),
+      ({ status, headers, body: raw } = await exchange(
+        this.pool,
+        {
+          method: call.method,
+          path: this.basePath + call.path,
+          headers: {
+            // The node's own headers (an API key) win over a passthrough client's.
+            ...call.headers,
+            ...this.headers,
+            // Nodes gzip by default; we keep raw bytes so answers stay byte-identical.
+            'accept-encoding': 'identity',
+            ...(call.body ? { 'content-length': String(call.body.length) } : {}),
+          },
+          body: call.body,
         },
-        body: call.body,
-        signal: abort.signal,
-      });
-      status = res.statusCode;
-      headers = res.headers;
-      // arrayBuffer() gathers the chunks into one exact-size buffer: a cached answer
-      // never holds a view into the socket's read buffer (which would keep it alive).
-      raw = Buffer.from(await res.body.arrayBuffer());
+        call.timeoutMs,
+        call.signal,
+      ));
     } catch (err) {
-      throw NodeError.unavailable(`upstream ${this.label}: ${describeTransportError(err, timedOut, call.timeoutMs)}`);
-    } finally {
-      clearTimeout(timer);
-      call.signal?.removeEventListener('abort', cancel);
+      throw NodeError.unavailable(`upstream ${this.label}: ${describeTransportError(err, call.timeoutMs)}`);
     }
     // A HEAD answer has no body to decode, whatever its Content-Encoding says.
     const body = call.method === 'HEAD' ? raw : await decode(raw, headers['content-encoding'], this.label);
@@ -220,8 +206,8 @@ function parseErrorBody(body: Buffer): { code: string; vmErrorCode: number | nul
   }
 }
 
-function describeTransportError(err: unknown, timedOut: boolean, timeoutMs: number): string {
-  if (timedOut) return `timed out after ${timeoutMs} ms`;
+function describeTransportError(err: unknown, timeoutMs: number): string {
+  if (err instanceof ExchangeTimeout) return `timed out after ${timeoutMs} ms`;
   const e = err as { code?: string; message?: string; name?: string };
   switch (e.code) {
     case 'ECONNREFUSED':
