@@ -25,6 +25,13 @@ import { zipfTopShare } from '../lib/workloads.mjs';
 
 const CEILING_TARGET = { op: '>=', value: 0.9 };
 const REDIS_TARGET = { op: '>=', value: 0.6 };
+/**
+ * Ours, not the issue's figure: it asks that hits "stay fast with rate limiting on",
+ * checked in the fast path. Within 5% of the same hits without it.
+ */
+const RATE_LIMITED_TARGET = { op: '>=', value: 0.95 };
+/** requests per client per window: far above the bench's load, so every request is counted and served */
+const RATE_LIMIT_MAX = 1_000_000_000;
 const ZIPF_S = 1.0;
 const SEED = 14;
 
@@ -165,6 +172,15 @@ export async function hitThroughput(ctx) {
   log(`  redis proxy: ${rawItems.length} keys primed, served as ${JSON.stringify(redisServed)}`);
   pairs.push([redisCycle, memCycle]);
 
+  // 1b: memory hits with rate limiting as config/production.example.yaml sets it (every
+  // client counted, the counts shared through Redis), against raw_item's plain proxy.
+  // The limit is set far above the load, so every request is counted and none refused.
+  const limitedProxy = await services.proxy(sim.info.url, { cache: { memory: { maxBytes: 256 * 1024 * 1024 }, redis: { url: redis.url } }, rateLimit: { enabled: true, redis: true, max: RATE_LIMIT_MAX } }, { name: 'proxy-rate-limited' });
+  const limited = { name: 'rate-limited raw_item', route: rawId, items: rawItems, version: v, url: limitedProxy.info.url, pid: limitedProxy.info.pid };
+  await prime(load, limited, 'HIT/memory');
+  const unlimited = { name: 'not rate-limited raw_item', route: rawId, items: rawItems, version: v, url: rawProxy.info.url, pid: rawProxy.info.pid };
+  pairs.push([limited, unlimited]);
+
   const spec = (t) => ({ url: t.url, route: t.route, items: t.items, version: t.version, order: t.order ?? 'zipf', s: ZIPF_S, seed: SEED, connections: mode.hitConnections, durationS: t.warm ? mode.warmS : mode.measureS });
   for (const t of pairs.flat()) {
     log(`  warm-up ${t.name} ${mode.warmS}s`);
@@ -174,6 +190,7 @@ export async function hitThroughput(ctx) {
 
   for (const c of ceilings) await services.stop(c);
   await services.stop(redisProxy);
+  await services.stop(limitedProxy);
   for (const p of Object.values(memProxies)) await services.stop(p);
   await services.stop(redis);
 
@@ -217,6 +234,18 @@ export async function hitThroughput(ctx) {
         runs: { [p.name]: runs[p.name], [c.name]: runs[c.name], [k.name]: runs[k.name] },
       },
     };
+  });
+  const limitedCmp = compare(runs, limited.name, unlimited.name);
+  const limitedNodeCalls = runs[limited.name].reduce((n, x) => n + x.nodeCalls, 0);
+  results.push({
+    id: 'rate-limited-hit-vs-hit',
+    title: '1b. Memory hit with rate limiting on (production example: counted per client, shared through Redis) vs without (raw_item)',
+    measured: round(limitedCmp.ratio, 3),
+    unit: 'ratio',
+    target: RATE_LIMITED_TARGET,
+    pass: meets(limitedCmp.ratio, RATE_LIMITED_TARGET) && limitedNodeCalls === 0,
+    display: `${round(limitedCmp.ratio, 3)} (${limitedCmp.headlineFrom}; ${Math.round(limitedCmp.rps[limited.name])} vs ${Math.round(limitedCmp.rps[unlimited.name])} req/s over ${rawItems.length} Zipf keys; per server CPU-second ${limitedCmp.perServerCpuSecondRatio ?? '?'}${limitedNodeCalls ? `; ${limitedNodeCalls} reads reached the node: not all hits` : ''})`,
+    raw: { ...common, rateLimit: { enabled: true, redis: true, max: RATE_LIMIT_MAX }, ...limitedCmp, nodeCallsDuringMeasurement: limitedNodeCalls, runs: { [limited.name]: runs[limited.name], [unlimited.name]: runs[unlimited.name] } },
   });
   const cmp = compare(runs, redisCycle.name, memCycle.name);
   const redisNodeCalls = [redisCycle, memCycle].reduce((n, t) => n + runs[t.name].reduce((s, x) => s + x.nodeCalls, 0), 0);
