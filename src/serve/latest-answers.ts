@@ -22,6 +22,15 @@ export interface LatestAnswer {
 }
 
 
+/**
+ * The share of the bound after which a read of the key starts a background
+ * refresh. At half the bound a hot key cost its node two calls per bound where
+ * one would do (the wallet bench: node calls 1.05 × an oracle's with the same
+ * window; 1.01 at 0.9). A refresh still in flight when the bound ends is joined
+ * by the readers who find the entry expired, so it costs no second call.
+ */
+export const REFRESH_AT = 0.9;
+
 export class LatestAnswers {
   private readonly entries: LRUCache<string, LatestAnswer>;
 
@@ -61,10 +70,11 @@ export class LatestAnswers {
     const byTime = maxStalenessMs > 0 && age <= maxStalenessMs;
     const byVersions = maxStalenessVersions > 0 && behind <= BigInt(maxStalenessVersions);
     if (!byTime && !byVersions) return undefined;
-    // Refresh ahead, once half the bound is used, so readers rarely find it expired.
+    // Refresh ahead, late in the bound: readers of a hot key rarely find it expired,
+    // and the node is asked about once per bound, not twice.
     const refresh =
-      (maxStalenessMs > 0 && age * 2 >= maxStalenessMs) ||
-      (maxStalenessVersions > 0 && behind * 2n >= BigInt(maxStalenessVersions));
+      (maxStalenessMs > 0 && age >= maxStalenessMs * REFRESH_AT) ||
+      (maxStalenessVersions > 0 && Number(behind) >= maxStalenessVersions * REFRESH_AT);
     return { entry, refresh };
   }
 

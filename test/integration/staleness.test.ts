@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { proxy, sim, viewJson, ledgerHeaders } from '../helpers/proxy.js';
 import { inFlightGauge } from '../helpers/in-flight-gauge.js';
 import { until } from '../helpers/until.js';
+import { REFRESH_AT } from '../../src/serve/latest-answers.js';
 
 afterEach(() => {
   vi.useRealTimers();
@@ -18,7 +19,7 @@ function fakeClock(): { advance(ms: number): void } {
 const balance = (base: string) => viewJson(base, '0x1::sim::balance', ['0x1']);
 
 describe('bounded-staleness latest reads (latest.maxStalenessMs)', () => {
-  it('serves answers within the bound with their own snapshot, refreshes once past half of it, and forwards older ones', async () => {
+  it('serves answers within the bound with their own snapshot, refreshes late in it (REFRESH_AT), and forwards older ones', async () => {
     const clock = fakeClock();
     const node = await sim();
     const p = await proxy([node], { latest: { maxStalenessMs: 1000 }, routing: { probeIntervalMs: 20 } });
@@ -35,7 +36,13 @@ describe('bounded-staleness latest reads (latest.maxStalenessMs)', () => {
     expect(ledgerHeaders(stale)).toEqual(ledgerHeaders(first));
     expect(node.counters.byRoute.view).toBe(1);
 
+    // Past half the bound: still no refresh (a hot key costs its node one call per bound, not two).
     clock.advance(600);
+    expect((await balance(p.url)).headers['x-cache']).toBe('STALE');
+    await until(() => p.app.pool.nodes.every((n) => n.inFlight === 0), 2000, 'no read in flight');
+    expect(node.counters.byRoute.view).toBe(1);
+
+    clock.advance(1000 * REFRESH_AT - 600);
     expect((await balance(p.url)).headers['x-cache']).toBe('STALE');
     await until(() => node.counters.byRoute.view === 2, 2000, 'the background refresh');
     const refreshed = await balance(p.url);
@@ -54,7 +61,7 @@ describe('bounded-staleness latest reads (latest.maxStalenessMs)', () => {
     const p = await proxy([node], { latest: { maxStalenessMs: 1000 } });
     await balance(p.url);
     node.faults.set({ mode: 'slow', delayMs: 200, routes: ['view'] });
-    clock.advance(700);
+    clock.advance(1000 * REFRESH_AT);
     const replies = await Promise.all(Array.from({ length: 30 }, () => balance(p.url)));
     expect(replies.every((r) => r.headers['x-cache'] === 'STALE')).toBe(true);
     await until(() => node.counters.byRoute.view === 2, 2000, 'one refresh');
