@@ -21,7 +21,6 @@ export interface LatestAnswer {
   fetchedAt: number;
 }
 
-
 /**
  * The share of the bound after which a read of the key starts a background
  * refresh. At half the bound a hot key cost its node two calls per bound where
