@@ -45,13 +45,22 @@ export function itemVersion(req: ReadRequest, answer: NodeAnswer): bigint | null
     if (item !== undefined && 'hash' in item) return body.length >= 9 && body[0] === ONCHAIN ? body.readBigUInt64LE(1) : null;
     return answer.ledger?.ledgerVersion ?? null;
   }
-  try {
-    const parsed = JSON.parse(body.toString('utf8')) as { version?: unknown; first_version?: unknown };
-    const text = parsed.version ?? parsed.first_version;
-    return typeof text === 'string' ? parseU64(text) : null;
-  } catch {
-    return null;
+  const parsed = jsonOf(answer) as { version?: unknown; first_version?: unknown } | undefined;
+  const text = parsed?.version ?? parsed?.first_version;
+  return typeof text === 'string' ? parseU64(text) : null;
+}
+
+/** The answer's JSON body as an object: as the node client parsed it, else parsed here; undefined if it is not one. */
+function jsonOf(answer: NodeAnswer): Record<string, unknown> | undefined {
+  let parsed = answer.json;
+  if (parsed === undefined) {
+    try {
+      parsed = JSON.parse(answer.body.toString('utf8'));
+    } catch {
+      return undefined;
+    }
   }
+  return typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : undefined;
 }
 
 /** TransactionData's variants: a committed transaction (its version first) or one still in the mempool. */
@@ -61,9 +70,7 @@ const PENDING = 1;
 /** by_hash looks in the mempool first: a pending transaction's answer will change. */
 function isPending(answer: NodeAnswer): boolean {
   if (answer.contentType.startsWith('application/x-bcs')) return answer.body[0] === PENDING;
-  try {
-    return (JSON.parse(answer.body.toString('utf8')) as { type?: unknown }).type === 'pending_transaction';
-  } catch {
-    return true;
-  }
+  // An answer that cannot be read is taken for pending: it is not stored.
+  const parsed = jsonOf(answer);
+  return parsed === undefined || parsed.type === 'pending_transaction';
 }

@@ -18,6 +18,12 @@ export interface NodeAnswer {
   errorCode?: string;
   /** the vm_error_code of a JSON error body */
   vmErrorCode?: number | null;
+  /**
+   * The body parsed, for a 200 JSON answer of a read: parsed once, to check it, and
+   * read by the cache policy instead of parsing it again (a block can be megabytes).
+   * Never stored.
+   */
+  json?: unknown;
   /** every header the node sent, kept for passthrough calls only */
   headers?: Record<string, string | string[] | undefined>;
 }

@@ -126,7 +126,9 @@ export class NodeClient {
     if (status === 200) {
       if (type === 'application/x-bcs') return answer;
       if (type === 'application/json') {
-        if (!isJson(body)) broken('answered 200 with a body that is not JSON');
+        const parsed = parseJson(body);
+        if (parsed === NOT_JSON) broken('answered 200 with a body that is not JSON');
+        answer.json = parsed;
         return answer;
       }
       return broken(`answered 200 with content type '${contentType || 'none'}'`);
@@ -185,12 +187,13 @@ async function decode(raw: Buffer, encoding: string | string[] | undefined, name
   }
 }
 
-function isJson(body: Buffer): boolean {
+const NOT_JSON = Symbol('not JSON');
+
+function parseJson(body: Buffer): unknown {
   try {
-    JSON.parse(body.toString('utf8'));
-    return true;
+    return JSON.parse(body.toString('utf8'));
   } catch {
-    return false;
+    return NOT_JSON;
   }
 }
 
