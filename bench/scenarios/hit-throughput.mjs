@@ -129,7 +129,8 @@ export async function hitThroughput(ctx) {
   const redis = await services.redis();
   /** The memory proxies by route id: each route's own (scenario 1), and raw_item's for scenario 2. */
   const memProxies = {};
-  const memProxy = (id) => services.proxy(sim.info.url, { cache: { memory: { maxBytes: 256 * 1024 * 1024 } } }, { name: `proxy-memory-${id}` });
+  const memory = { maxBytes: 256 * 1024 * 1024 };
+  const memProxy = (id) => services.proxy(sim.info.url, { cache: { memory } }, { name: `proxy-memory-${id}` });
   const redisProxy = await services.proxy(sim.info.url, { cache: { memory: { maxBytes: 1 }, redis: { url: redis.url } } }, { name: 'proxy-redis' });
 
   const pairs = [];
@@ -175,7 +176,7 @@ export async function hitThroughput(ctx) {
   // 1b: memory hits with rate limiting as config/production.example.yaml sets it (every
   // client counted, the counts shared through Redis), against raw_item's plain proxy.
   // The limit is set far above the load, so every request is counted and none refused.
-  const limitedProxy = await services.proxy(sim.info.url, { cache: { memory: { maxBytes: 256 * 1024 * 1024 }, redis: { url: redis.url } }, rateLimit: { enabled: true, redis: true, max: RATE_LIMIT_MAX } }, { name: 'proxy-rate-limited' });
+  const limitedProxy = await services.proxy(sim.info.url, { cache: { memory, redis: { url: redis.url } }, rateLimit: { enabled: true, redis: true, max: RATE_LIMIT_MAX } }, { name: 'proxy-rate-limited' });
   const limited = { name: 'rate-limited raw_item', route: rawId, items: rawItems, version: v, url: limitedProxy.info.url, pid: limitedProxy.info.pid };
   await prime(load, limited, 'HIT/memory');
   const unlimited = { name: 'not rate-limited raw_item', route: rawId, items: rawItems, version: v, url: rawProxy.info.url, pid: rawProxy.info.pid };

@@ -263,7 +263,7 @@ export class ReadThrough {
     const stored = toStored(answer, at ?? 0n);
     // An answer from after a chain change is not stored under the old chain's key.
     const storable = verdict.cacheable && this.o.nodes.chainId() === chain;
-    const written = storable ? this.store(key, stored) : Promise.resolve();
+    const written = storable ? this.store(key, stored, shared) : Promise.resolve();
     if (lock !== undefined) this.tellWaiters(redis!, shared, lock, { answer: stored, stored: storable }, written);
     if (!verdict.cacheable) this.o.logger.debug({ route: req.route.name, version: version === null ? undefined : String(version), reason: verdict.reason }, 'answer not cached');
     return { answer: stored, upstream: answer.upstream };
@@ -281,12 +281,13 @@ export class ReadThrough {
   /**
    * Stores in memory at once and in Redis in the background: a reply never waits
    * for the shared write. The returned promise settles when Redis has it (or failed).
+   * `shared`: key's shared-store key, when the caller has it already.
    */
-  private store(key: string, answer: StoredAnswer): Promise<void> {
+  private store(key: string, answer: StoredAnswer, shared?: string): Promise<void> {
     this.remember(key, answer);
     const { redis, redisSettings } = this.o;
     if (redis === undefined || redisSettings === undefined || !redis.isHealthy()) return Promise.resolve();
-    return Promise.resolve(redis.set(sharedKey(key), answer, this.o.pruneClock.secondsUntilPruned(answer.version, redisSettings.maxTtlSeconds)));
+    return Promise.resolve(redis.set(shared ?? sharedKey(key), answer, this.o.pruneClock.secondsUntilPruned(answer.version, redisSettings.maxTtlSeconds)));
   }
 
   private async readLatest(req: ReadRequest): Promise<ReadResult> {
