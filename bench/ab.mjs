@@ -45,7 +45,9 @@ try {
   const runs = await interleaved(ctx, pairs, spec, (t) => ({ server: t.pid }));
   for (const [a, b] of pairs) {
     const c = compare(runs, a.name, b.name);
-    console.log(`${a.route}: this ÷ base ${c.ratio.toFixed(3)} (rounds ${c.perRound.join(' ')}; ${c.rps[a.name]} vs ${c.rps[b.name]} req/s; µs CPU/request ${c.serverCpuMicrosPerRequest[a.name]} vs ${c.serverCpuMicrosPerRequest[b.name]})`);
+    console.log(
+      `${a.route}: this ÷ base ${c.ratio.toFixed(3)} (rounds ${c.perRound.join(' ')}; ${c.rps[a.name]} vs ${c.rps[b.name]} req/s; µs CPU/request ${c.serverCpuMicrosPerRequest[a.name]} vs ${c.serverCpuMicrosPerRequest[b.name]})`,
+    );
   }
 } finally {
   await services.stopAll();

@@ -20,11 +20,17 @@ import { workerScaling } from './scenarios/scaling.mjs';
 
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
-const only = argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
+const only = argv
+  .find((a) => a.startsWith('--only='))
+  ?.slice('--only='.length)
+  .split(',');
 const profile = !argv.includes('--no-profile');
 const write = !argv.includes('--no-write');
 /** Hit routes to measure (scenario 1 and the profiles), by id of lib/routes.mjs; all by default. A run with some is a partial run. */
-const routeIds = argv.find((a) => a.startsWith('--routes='))?.slice('--routes='.length).split(',');
+const routeIds = argv
+  .find((a) => a.startsWith('--routes='))
+  ?.slice('--routes='.length)
+  .split(',');
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 if (!existsSync(new URL('../dist/app.js', import.meta.url))) {
@@ -146,7 +152,12 @@ try {
     try {
       const p = await profilePath({ services, load, sim, mode, log, version: BigInt((await sim.call('ledger')).ledgerVersion), root, quiet }, path);
       profiles.push(p);
-      log(`  top self time: ${p.top.slice(0, 6).map((f) => `${f.function} ${f.selfPercent}%`).join(', ')}`);
+      log(
+        `  top self time: ${p.top
+          .slice(0, 6)
+          .map((f) => `${f.function} ${f.selfPercent}%`)
+          .join(', ')}`,
+      );
     } catch (err) {
       failures.push({ scenario: `profile ${path}`, error: err.stack ?? String(err) });
       log(`  !! profile ${path} failed: ${err.stack ?? err}`);

@@ -134,15 +134,18 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
       const cache = String(reply.getHeader('x-cache') ?? 'BYPASS');
       account(endpoint, cache, reply.statusCode, reply.elapsedTime, served?.tier, served?.upstream);
     },
-    fastHits: deps.fastHits === false ? undefined : {
-      ...routeMatcher(routes),
-      read: (req) => reads.read(req),
-      spellingBytes: spellingBytesFor(config.cache.memory.maxBytes),
-      snapshot: () => watermark.current(),
-      writer,
-      onServed: (family, outcome, startedAt) => account(family, outcome.cache, outcome.status, performance.now() - startedAt, outcome.tier, outcome.upstream),
-      rateLimit: rateLimiter && { admit: (req) => rateLimiter.admit(req), snapshot: () => watermark.current() },
-    },
+    fastHits:
+      deps.fastHits === false
+        ? undefined
+        : {
+            ...routeMatcher(routes),
+            read: (req) => reads.read(req),
+            spellingBytes: spellingBytesFor(config.cache.memory.maxBytes),
+            snapshot: () => watermark.current(),
+            writer,
+            onServed: (family, outcome, startedAt) => account(family, outcome.cache, outcome.status, performance.now() - startedAt, outcome.tier, outcome.upstream),
+            rateLimit: rateLimiter && { admit: (req) => rateLimiter.admit(req), snapshot: () => watermark.current() },
+          },
   });
 
   // Fails first on shutdown, so a load balancer stops sending before the drain.
@@ -229,7 +232,13 @@ function nodeStates(upstreams: Config['upstreams'], config: Config, headerNames:
     (u, i) =>
       new NodeState(
         // A name that defaulted to host:port is shown to clients as its position.
-        new NodeClient({ name: u.name, label: u.name === defaultUpstreamName(u.url) && u.url !== SIM_URL ? `node${i + 1}` : u.name, url: u.url === SIM_URL ? sim!.url : u.url, headers: u.headers, headerNames }),
+        new NodeClient({
+          name: u.name,
+          label: u.name === defaultUpstreamName(u.url) && u.url !== SIM_URL ? `node${i + 1}` : u.name,
+          url: u.url === SIM_URL ? sim!.url : u.url,
+          headers: u.headers,
+          headerNames,
+        }),
         u.role,
         u.weight,
         config.routing.breaker,

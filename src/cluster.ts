@@ -57,7 +57,7 @@ export async function runPrimary(config: Config, logger: Logger, count: number, 
   });
   for (let i = 0; i < count; i++) fork();
 
-  const workers = (): Worker[] => Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && w.isConnected());
+  const workers = (): Worker[] => Object.values(cluster.workers ?? {}).filter((w): w is Worker => w?.isConnected() === true);
   const aggregator = new AggregatorRegistry();
   let nextId = 0;
   const askReadiness = (worker: Worker): Promise<Readiness> =>

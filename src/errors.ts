@@ -65,11 +65,7 @@ export class NodeError extends Error {
   }
 
   static versionNotFound(version: bigint, latest: bigint): NodeError {
-    return new NodeError(
-      404,
-      'version_not_found',
-      `Ledger version(${version}) not found, latest version is ${latest}`,
-    );
+    return new NodeError(404, 'version_not_found', `Ledger version(${version}) not found, latest version is ${latest}`);
   }
 
   /**
@@ -89,9 +85,7 @@ export const ERROR_CONTENT_TYPE = 'application/json';
 
 /** SPEC §5: the body of every error. vm_error_code is always present. */
 export function errorBody(err: NodeError): Buffer {
-  return Buffer.from(
-    JSON.stringify({ message: err.message, error_code: err.code, vm_error_code: err.vmErrorCode }),
-  );
+  return Buffer.from(JSON.stringify({ message: err.message, error_code: err.code, vm_error_code: err.vmErrorCode }));
 }
 
 export function isErrorCode(value: unknown): value is ErrorCode {

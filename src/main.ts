@@ -5,15 +5,15 @@ import cluster from 'node:cluster';
 import pino from 'pino';
 import { buildApp } from './app.js';
 import { runPrimary, serveAsWorker, workerCount } from './cluster.js';
-import { CliError, ConfigError, loadConfig, parseCli, USAGE } from './config/index.js';
+import { type CliArgs, CliError, type Config, ConfigError, loadConfig, parseCli, USAGE } from './config/index.js';
 import { bufferedLogDestination } from './log.js';
 
 /** After the drain deadline, how long closing the rest (nodes, Redis) may take. */
 const SHUTDOWN_GRACE_MS = 2000;
 
 async function main(): Promise<void> {
-  let args;
-  let config;
+  let args: CliArgs;
+  let config: Config;
   try {
     args = parseCli(process.argv.slice(2));
     if (args.help) {
@@ -33,9 +33,7 @@ async function main(): Promise<void> {
   // asynchronously and a few at a time: a request's log line never blocks the
   // event loop on stdout, nor costs it a write of its own.
   const destination = process.stdout.isTTY ? undefined : bufferedLogDestination();
-  const logger = destination
-    ? pino({ level: config.log.level }, destination)
-    : pino({ level: config.log.level, transport: { target: 'pino-pretty', options: { colorize: true } } });
+  const logger = destination ? pino({ level: config.log.level }, destination) : pino({ level: config.log.level, transport: { target: 'pino-pretty', options: { colorize: true } } });
   const exit = (code: number): never => {
     destination?.flushSync();
     process.exit(code);
@@ -71,7 +69,7 @@ async function main(): Promise<void> {
   };
   // SIGHUP: re-read the config file; reloads are queued one behind the other.
   process.on('SIGHUP', () => {
-    let next;
+    let next: Config;
     try {
       next = loadConfig({ file: args.configFile });
     } catch (err) {
@@ -86,6 +84,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  process.stderr.write(`ledger-proxy: failed to start: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+  process.stderr.write(`ledger-proxy: failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   process.exit(1);
 });

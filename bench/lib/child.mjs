@@ -38,7 +38,7 @@ export async function spawnChild(script, { cpu, params = {}, nodeArgs = [], name
   const ready = new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${name} did not become ready in ${readyTimeoutMs} ms`)), readyTimeoutMs);
     child.on('message', (msg) => {
-      if (msg && msg.ready) {
+      if (msg?.ready) {
         clearTimeout(timer);
         resolve(msg.info);
         return;
@@ -98,7 +98,7 @@ export function serveRpc(handlers, info = {}) {
       const result = await handler(msg.params ?? {});
       process.send({ id: msg.id, result });
     } catch (err) {
-      process.send({ id: msg.id, error: err instanceof Error ? err.stack ?? err.message : String(err) });
+      process.send({ id: msg.id, error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
     }
   });
   process.send({ ready: true, info });

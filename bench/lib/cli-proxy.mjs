@@ -24,9 +24,7 @@ async function freePort() {
 /** The pids of `pid`'s child processes (Linux /proc; [] elsewhere). */
 export function childPids(pid) {
   try {
-    return readdirSync(`/proc/${pid}/task`).flatMap((tid) =>
-      readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number),
-    );
+    return readdirSync(`/proc/${pid}/task`).flatMap((tid) => readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number));
   } catch {
     return [];
   }

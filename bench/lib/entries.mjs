@@ -23,7 +23,10 @@ export function readRequest(i) {
 
 /** The key functions the memory tier might use: the key text, or its sha256 (older layouts). */
 export const KEY_FUNCTIONS = Object.fromEntries(
-  [['cacheKeyText', keys.cacheKeyText], ['cacheKey', keys.cacheKey]].filter(([, f]) => typeof f === 'function'),
+  [
+    ['cacheKeyText', keys.cacheKeyText],
+    ['cacheKey', keys.cacheKey],
+  ].filter(([, f]) => typeof f === 'function'),
 );
 
 /** The sim's chain id (its default), part of every cache key since keys carry it. */

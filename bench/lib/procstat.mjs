@@ -21,7 +21,7 @@ export function cpuSeconds(pid) {
 export function machineBusySeconds() {
   try {
     const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0];
-    const [user, nice, system, idle, iowait, irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number);
+    const [user, nice, system, _idle, _iowait, irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number);
     return (user + nice + system + irq + softirq + steal) / TICKS_PER_SECOND;
   } catch {
     return null;

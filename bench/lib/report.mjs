@@ -41,7 +41,7 @@ export function markdownTable(report, name = 'latest') {
   const lines = [];
   lines.push(
     `Measured by \`npm run bench${mode.name === 'quick' ? ' -- --quick' : ''}\` on ${machine.date.slice(0, 10)}: ${machine.cpus} CPU (${machine.cpuModel}), Node ${machine.node}, ` +
-      `${machine.pinning ? 'proxy and ceiling pinned to one CPU, load generator, sim and Redis on the other (the sim on the proxy\'s CPU for the latency scenario; both CPUs for the proxies of scenario 7)' : 'no CPU pinning'}; ` +
+      `${machine.pinning ? "proxy and ceiling pinned to one CPU, load generator, sim and Redis on the other (the sim on the proxy's CPU for the latency scenario; both CPUs for the proxies of scenario 7)" : 'no CPU pinning'}; ` +
       `proxies at their default log level (info), stdout drained through a pipe as by a log collector; hits over ${mode.hitKeys ?? '?'} distinct keys with Zipf popularity, sent by bench/lib/rawload.mjs (autocannon for the other scenarios); ` +
       `everything on 127.0.0.1, ratios measured side by side in the same run, in alternating rounds.` +
       (mode.name === 'quick' ? ' **Quick mode: runs too short to judge speed.**' : ''),
@@ -85,9 +85,19 @@ export function profileMarkdown(report) {
     lines.push('|---:|---|---|');
     for (const f of p.top.slice(0, 15)) lines.push(`| ${f.selfPercent} | \`${f.function}\` | ${f.location ? `\`${f.location}\`` : ''} ${f.owner && !f.owner.startsWith('(') ? `(${f.owner})` : ''} |`);
     lines.push('');
-    lines.push(`By package (self %): ${p.owners.slice(0, 10).map((o) => `${o.owner} ${o.selfPercent}`).join(' · ')}`);
+    lines.push(
+      `By package (self %): ${p.owners
+        .slice(0, 10)
+        .map((o) => `${o.owner} ${o.selfPercent}`)
+        .join(' · ')}`,
+    );
     lines.push('');
-    lines.push(`The proxy's own functions, inclusive % (self + callees): ${p.ownInclusive.slice(0, 14).map((f) => `\`${f.function.split(' ')[0]}\` (${f.function.split(' ')[1]}) ${f.inclusivePercent}`).join(' · ')}`);
+    lines.push(
+      `The proxy's own functions, inclusive % (self + callees): ${p.ownInclusive
+        .slice(0, 14)
+        .map((f) => `\`${f.function.split(' ')[0]}\` (${f.function.split(' ')[1]}) ${f.inclusivePercent}`)
+        .join(' · ')}`,
+    );
   }
   return lines.join('\n');
 }
@@ -116,7 +126,9 @@ export function svgChart(report) {
   out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="Helvetica, Arial, sans-serif" font-size="12">`);
   out.push(`<rect width="${width}" height="${height}" fill="#ffffff"/>`);
   out.push(`<text x="16" y="22" font-size="15" font-weight="bold">ledger-proxy bench: each figure against its target (${esc(report.mode.name)} mode, ${esc(report.machine.date.slice(0, 10))})</text>`);
-  out.push(`<text x="16" y="40" fill="#555">Bar = measured ÷ target, so every target sits on the dashed line (bars capped at ${cap}×). A ≥ target passes at or right of the line, a ≤ target at or left of it.</text>`);
+  out.push(
+    `<text x="16" y="40" fill="#555">Bar = measured ÷ target, so every target sits on the dashed line (bars capped at ${cap}×). A ≥ target passes at or right of the line, a ≤ target at or left of it.</text>`,
+  );
   const bottom = top + rows.length * rowH;
   for (const t of [0, 0.5, 1, 1.5, 2, 2.5, 3]) {
     out.push(`<line x1="${x(t)}" y1="${top - 8}" x2="${x(t)}" y2="${bottom}" stroke="${t === 1 ? '#222' : '#e6e6e6'}" stroke-width="${t === 1 ? 2 : 1}"${t === 1 ? ' stroke-dasharray="5,3"' : ''}/>`);
@@ -134,7 +146,9 @@ export function svgChart(report) {
     const label = `${Number.isFinite(value) ? value : '?'}${unit}  (target ${s.target.op === '>=' ? '≥' : '≤'} ${s.target.value})  ${s.pass ? 'pass' : 'FAIL'}`;
     out.push(`<text x="${valuesX}" y="${y + 16}" fill="${s.pass ? '#1d6b35' : '#a32d24'}" font-size="11">${esc(label)}</text>`);
   });
-  out.push(`<text x="16" y="${height - 12}" fill="#777" font-size="11">${esc(`${report.machine.cpus} CPU ${report.machine.cpuModel}, Node ${report.machine.node}; raw figures in bench/results/${report.mode.name === 'quick' ? 'quick' : 'latest'}.json`)}</text>`);
+  out.push(
+    `<text x="16" y="${height - 12}" fill="#777" font-size="11">${esc(`${report.machine.cpus} CPU ${report.machine.cpuModel}, Node ${report.machine.node}; raw figures in bench/results/${report.mode.name === 'quick' ? 'quick' : 'latest'}.json`)}</text>`,
+  );
   out.push('</svg>');
   return out.join('\n') + '\n';
 }

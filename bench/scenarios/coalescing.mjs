@@ -37,7 +37,16 @@ export async function burstCoalescing(ctx) {
     log(
       `  ${b.name}: ${mode.burst} requests -> ${calls} node call(s), X-Cache ${JSON.stringify(r.byCache)}, status ${JSON.stringify(r.byStatus)}, replies ${r.firstReplyMs.toFixed(0)}–${r.lastReplyMs.toFixed(0)} ms${overlapped ? '' : ' (NOT all overlapping: the burst spread over more than the slow answer)'}`,
     );
-    out.push({ burst: b.name, requests: mode.burst, nodeCalls: calls, xCache: r.byCache, status: r.byStatus, firstReplyMs: Math.round(r.firstReplyMs), lastReplyMs: Math.round(r.lastReplyMs), overlapped });
+    out.push({
+      burst: b.name,
+      requests: mode.burst,
+      nodeCalls: calls,
+      xCache: r.byCache,
+      status: r.byStatus,
+      firstReplyMs: Math.round(r.firstReplyMs),
+      lastReplyMs: Math.round(r.lastReplyMs),
+      overlapped,
+    });
   }
   await services.stop(proxy);
 
@@ -59,8 +68,5 @@ export async function burstCoalescing(ctx) {
       raw: { slowMs: SLOW_MS, connectionsOpenedFirst: true, bursts: list },
     };
   };
-  return [
-    row('burst-pinned', '5a. Coalescing: 100 identical pinned misses', pinned),
-    row('burst-latest', '5b. Coalescing: 100 identical latest reads', latest),
-  ];
+  return [row('burst-pinned', '5a. Coalescing: 100 identical pinned misses', pinned), row('burst-latest', '5b. Coalescing: 100 identical latest reads', latest)];
 }

@@ -109,7 +109,10 @@ export function compare(runs, a, b, cpuKey = 'server', saturatedAt = 0.9) {
   return {
     ratio: median(saturatedRounds.length > 0 ? saturatedRounds : perRound),
     ratioAllRounds: round(median(perRound), 3),
-    headlineFrom: saturatedRounds.length > 0 ? `median of the ${saturatedRounds.length} of ${perRound.length} rounds with both servers saturated` : `median of ${perRound.length} rounds, none with both servers saturated (other processes took CPU)`,
+    headlineFrom:
+      saturatedRounds.length > 0
+        ? `median of the ${saturatedRounds.length} of ${perRound.length} rounds with both servers saturated`
+        : `median of ${perRound.length} rounds, none with both servers saturated (other processes took CPU)`,
     perRound: perRound.map((x) => round(x, 3)),
     ratioOfTotals: round(rate(a) / rate(b), 3),
     rps: { [a]: round(rate(a), 1), [b]: round(rate(b), 1) },
@@ -176,13 +179,27 @@ export async function hitThroughput(ctx) {
   // 1b: memory hits with rate limiting as config/production.example.yaml sets it (every
   // client counted, the counts shared through Redis), against raw_item's plain proxy.
   // The limit is set far above the load, so every request is counted and none refused.
-  const limitedProxy = await services.proxy(sim.info.url, { cache: { memory, redis: { url: redis.url } }, rateLimit: { enabled: true, redis: true, max: RATE_LIMIT_MAX } }, { name: 'proxy-rate-limited' });
+  const limitedProxy = await services.proxy(
+    sim.info.url,
+    { cache: { memory, redis: { url: redis.url } }, rateLimit: { enabled: true, redis: true, max: RATE_LIMIT_MAX } },
+    { name: 'proxy-rate-limited' },
+  );
   const limited = { name: 'rate-limited raw_item', route: rawId, items: rawItems, version: v, url: limitedProxy.info.url, pid: limitedProxy.info.pid };
   await prime(load, limited, 'HIT/memory');
   const unlimited = { name: 'not rate-limited raw_item', route: rawId, items: rawItems, version: v, url: rawProxy.info.url, pid: rawProxy.info.pid };
   pairs.push([limited, unlimited]);
 
-  const spec = (t) => ({ url: t.url, route: t.route, items: t.items, version: t.version, order: t.order ?? 'zipf', s: ZIPF_S, seed: SEED, connections: mode.hitConnections, durationS: t.warm ? mode.warmS : mode.measureS });
+  const spec = (t) => ({
+    url: t.url,
+    route: t.route,
+    items: t.items,
+    version: t.version,
+    order: t.order ?? 'zipf',
+    s: ZIPF_S,
+    seed: SEED,
+    connections: mode.hitConnections,
+    durationS: t.warm ? mode.warmS : mode.measureS,
+  });
   for (const t of pairs.flat()) {
     log(`  warm-up ${t.name} ${mode.warmS}s`);
     await load.call('blast', { ...spec(t), durationS: mode.warmS });
@@ -229,7 +246,12 @@ export async function hitThroughput(ctx) {
         served: routeInfo[route.id].served,
         reply: routeInfo[route.id].reply,
         ...cmp,
-        keyedCeiling: { ratioToCeiling: round(keyedCmp.ratio, 3), proxyRatioToKeyed: round(proxyVsKeyed.ratio, 3), rps: keyedCmp.rps[k.name], serverCpuMicrosPerRequest: keyedCmp.serverCpuMicrosPerRequest[k.name] },
+        keyedCeiling: {
+          ratioToCeiling: round(keyedCmp.ratio, 3),
+          proxyRatioToKeyed: round(proxyVsKeyed.ratio, 3),
+          rps: keyedCmp.rps[k.name],
+          serverCpuMicrosPerRequest: keyedCmp.serverCpuMicrosPerRequest[k.name],
+        },
         logLinesDuringMeasurement: logLines,
         nodeCallsDuringMeasurement: nodeCalls,
         runs: { [p.name]: runs[p.name], [c.name]: runs[c.name], [k.name]: runs[k.name] },
@@ -246,7 +268,13 @@ export async function hitThroughput(ctx) {
     target: RATE_LIMITED_TARGET,
     pass: meets(limitedCmp.ratio, RATE_LIMITED_TARGET) && limitedNodeCalls === 0,
     display: `${round(limitedCmp.ratio, 3)} (${limitedCmp.headlineFrom}; ${Math.round(limitedCmp.rps[limited.name])} vs ${Math.round(limitedCmp.rps[unlimited.name])} req/s over ${rawItems.length} Zipf keys; per server CPU-second ${limitedCmp.perServerCpuSecondRatio ?? '?'}${limitedNodeCalls ? `; ${limitedNodeCalls} reads reached the node: not all hits` : ''})`,
-    raw: { ...common, rateLimit: { enabled: true, redis: true, max: RATE_LIMIT_MAX }, ...limitedCmp, nodeCallsDuringMeasurement: limitedNodeCalls, runs: { [limited.name]: runs[limited.name], [unlimited.name]: runs[unlimited.name] } },
+    raw: {
+      ...common,
+      rateLimit: { enabled: true, redis: true, max: RATE_LIMIT_MAX },
+      ...limitedCmp,
+      nodeCallsDuringMeasurement: limitedNodeCalls,
+      runs: { [limited.name]: runs[limited.name], [unlimited.name]: runs[unlimited.name] },
+    },
   });
   const cmp = compare(runs, redisCycle.name, memCycle.name);
   const redisNodeCalls = [redisCycle, memCycle].reduce((n, t) => n + runs[t.name].reduce((s, x) => s + x.nodeCalls, 0), 0);

@@ -36,7 +36,7 @@ export async function memoryFootprint(ctx) {
   const count = mode.httpFillEntries;
   const proxy = await services.proxy(sim.info.url, {}, { name: 'proxy-memory' });
   const sample = rawItem('0x00', version);
-  const spec = (start, duration, amount) => ({
+  const spec = (start, duration, _amount) => ({
     url: proxy.info.url,
     path: sample.path,
     headers: sample.headers,

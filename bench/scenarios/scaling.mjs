@@ -4,7 +4,7 @@
 // scenario 1. The load generator (one process, pinned to CPU 1) shares a CPU with
 // the proxy: on a 2-CPU machine two workers can have at most what the load
 // generator leaves, and the figures say how the CPUs were shared.
-import { cpuMeter, round } from '../lib/procstat.mjs';
+import { round } from '../lib/procstat.mjs';
 import { CAN_PIN } from '../lib/child.mjs';
 import { HIT_ROUTES, routeItems } from '../lib/routes.mjs';
 import { meets } from '../lib/report.mjs';
@@ -33,7 +33,13 @@ export async function workerScaling(ctx) {
   const meterPids = (t) => Object.fromEntries(t.proxy.pids().map((pid, i) => [i === 0 ? (t.workers > 1 ? 'primary' : 'server') : `worker${i}`, pid]));
   const runs = await interleaved(ctx, [targets], spec, meterPids);
   // The proxy's CPU: all its processes together.
-  for (const r of Object.values(runs).flat()) r.cpu.proxyTotal = round(Object.entries(r.cpu).filter(([k]) => k !== 'load' && k !== 'others').reduce((s, [, v]) => s + (v ?? 0), 0), 3);
+  for (const r of Object.values(runs).flat())
+    r.cpu.proxyTotal = round(
+      Object.entries(r.cpu)
+        .filter(([k]) => k !== 'load' && k !== 'others')
+        .reduce((s, [, v]) => s + (v ?? 0), 0),
+      3,
+    );
   for (const t of targets) await services.stop(t.proxy);
 
   const cmp = compare(runs, targets[0].name, targets[1].name, 'proxyTotal', 0);
@@ -43,7 +49,10 @@ export async function workerScaling(ctx) {
   // when other processes took its CPU, 2 vs 1 measures the machine, not the workers.
   const valid = runs[one].map((x, i) => (x.cpu.proxyTotal >= SATURATED ? runs[two][i].rps / x.rps : null)).filter((x) => x !== null);
   const measured = valid.length > 0 ? median(valid) : cmp.ratio;
-  const how = valid.length > 0 ? `median of the ${valid.length} of ${cmp.perRound.length} rounds where 1 worker had ≥ ${SATURATED} CPU` : `NOT MEASURABLE here: 1 worker never had ${SATURATED} CPU (other processes took it); median of all ${cmp.perRound.length} rounds`;
+  const how =
+    valid.length > 0
+      ? `median of the ${valid.length} of ${cmp.perRound.length} rounds where 1 worker had ≥ ${SATURATED} CPU`
+      : `NOT MEASURABLE here: 1 worker never had ${SATURATED} CPU (other processes took it); median of all ${cmp.perRound.length} rounds`;
   return {
     id: 'workers-2-vs-1',
     title: '7. Hit throughput, server.workers 2 vs 1 (raw_item)',
@@ -54,6 +63,16 @@ export async function workerScaling(ctx) {
     display:
       `${round(measured, 3)} (${how}; totals ${Math.round(cmp.rps[two])} vs ${Math.round(cmp.rps[one])} req/s; per proxy CPU-second ${cmp.perServerCpuSecondRatio ?? '?'}; ` +
       `CPU used: 2 workers ${meanOf(two, 'proxyTotal')} + load generator ${meanOf(two, 'load')}, 1 worker ${meanOf(one, 'proxyTotal')} + load generator ${meanOf(one, 'load')}, of ${CAN_PIN ? 2 : '?'} CPUs: the load generator shares them)`,
-    raw: { keys: items.length, validRounds: valid.length, ratiosOfValidRounds: valid.map((x) => round(x, 3)), connections: mode.hitConnections, rounds: mode.rounds, measureSecondsPerRound: mode.measureS, pinning: cpu ? { proxies: cpu, load: 1 } : null, ...cmp, runs },
+    raw: {
+      keys: items.length,
+      validRounds: valid.length,
+      ratiosOfValidRounds: valid.map((x) => round(x, 3)),
+      connections: mode.hitConnections,
+      rounds: mode.rounds,
+      measureSecondsPerRound: mode.measureS,
+      pinning: cpu ? { proxies: cpu, load: 1 } : null,
+      ...cmp,
+      runs,
+    },
   };
 }

@@ -24,9 +24,7 @@ const KEY_SCHEME = 'lp2';
  */
 export function cacheKeyText(vendor: string, chainId: number, req: ReadRequest, version: bigint | null): string {
   const name = req.route.name;
-  const key =
-    `${KEY_SCHEME}:${vendor.length}:${vendor}${chainId}:${name.length}:${name}` +
-    `${req.format.length}:${req.format}${version ?? '-'}:${req.identity}`;
+  const key = `${KEY_SCHEME}:${vendor.length}:${vendor}${chainId}:${name.length}:${name}` + `${req.format.length}:${req.format}${version ?? '-'}:${req.identity}`;
   // V8 keeps a concatenation as a rope of its pieces; a cache holding the rope as
   // its key would keep every piece. Reading a character flattens it in place.
   key.charCodeAt(0);

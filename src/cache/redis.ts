@@ -195,11 +195,7 @@ export class RedisStore implements AnswerStore {
     }
     const redisKey = this.#prefix + key;
     try {
-      await this.#bounded(
-        ttlSeconds === undefined || ttlSeconds === Infinity
-          ? this.#client.set(redisKey, value)
-          : this.#client.set(redisKey, value, 'EX', Math.ceil(ttlSeconds)),
-      );
+      await this.#bounded(ttlSeconds === undefined || ttlSeconds === Infinity ? this.#client.set(redisKey, value) : this.#client.set(redisKey, value, 'EX', Math.ceil(ttlSeconds)));
     } catch (err) {
       this.#fail('set', err);
     }
@@ -336,10 +332,7 @@ export class RedisStore implements AnswerStore {
    * while it (re)connects waits in its queue; #bounded caps that wait.
    */
   #subscriberConnection(): Redis | Cluster {
-    const subscriber =
-      this.#client instanceof Cluster
-        ? this.#client.duplicate()
-        : this.#client.duplicate({ enableOfflineQueue: true, enableAutoPipelining: false, enableReadyCheck: false });
+    const subscriber = this.#client instanceof Cluster ? this.#client.duplicate() : this.#client.duplicate({ enableOfflineQueue: true, enableAutoPipelining: false, enableReadyCheck: false });
     subscriber.on('error', (err: Error) => this.#fail('connection', err));
     subscriber.on('messageBuffer', (channel: Buffer, message: Buffer) => {
       for (const waiter of this.#fillWaiters.get(channel.toString())?.waiters ?? []) waiter(message);

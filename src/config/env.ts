@@ -57,12 +57,7 @@ function isMapping(value: unknown): value is Record<string, unknown> {
  * A copy of `root` with `value` at `path`, copying only the mappings on the way.
  * A non-mapping in the way is left alone: validation reports it at its own path.
  */
-function setIn(
-  root: Record<string, unknown>,
-  path: readonly string[],
-  value: unknown,
-  removes: readonly string[],
-): Record<string, unknown> {
+function setIn(root: Record<string, unknown>, path: readonly string[], value: unknown, removes: readonly string[]): Record<string, unknown> {
   const [key, ...rest] = path;
   if (key === undefined) return root;
   const copy = { ...root };

@@ -7,11 +7,7 @@ import { z } from 'zod';
 import { VENDOR_PATTERN } from '../wire/vendor.js';
 import { checkRedisUrl, defaultUpstreamName, isTrustProxy, normaliseUpstreamUrl, SIM_URL } from './net.js';
 
-export type DeepReadonly<T> = T extends readonly (infer U)[]
-  ? readonly DeepReadonly<U>[]
-  : T extends object
-    ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
-    : T;
+export type DeepReadonly<T> = T extends readonly (infer U)[] ? readonly DeepReadonly<U>[] : T extends object ? { readonly [K in keyof T]: DeepReadonly<T[K]> } : T;
 
 const port = z.int().min(0).max(65535);
 const positiveInt = z.int().positive();
@@ -25,7 +21,11 @@ const ServerSchema = z.strictObject({
   host: host.default('127.0.0.1'),
   port: port.default(8080),
   // Nodes cap request bodies at 8 MiB; above 64 MiB a single request could exhaust memory.
-  bodyLimitBytes: z.int().min(1).max(64 * MIB).default(8 * MIB),
+  bodyLimitBytes: z
+    .int()
+    .min(1)
+    .max(64 * MIB)
+    .default(8 * MIB),
   trustProxy: z
     .custom<boolean | number | string>(isTrustProxy, {
       error: 'must be true, false, a hop count, or a comma-separated list of IP addresses / CIDR ranges',
@@ -225,11 +225,7 @@ export const ConfigSchema = z
       ctx.addIssue({ code: 'custom', path: ['chainId'], message });
     }
     // Two listeners on one address would fail at start with a bare EADDRINUSE.
-    const listeners = [
-      { key: 'server', ...config.server },
-      ...(config.admin.port !== 0 ? [{ key: 'admin', ...config.admin }] : []),
-      ...(usesSim ? [{ key: 'sim', ...config.sim }] : []),
-    ];
+    const listeners = [{ key: 'server', ...config.server }, ...(config.admin.port !== 0 ? [{ key: 'admin', ...config.admin }] : []), ...(usesSim ? [{ key: 'sim', ...config.sim }] : [])];
     listeners.forEach((listener, index) => {
       const clash = listeners.slice(0, index).find((other) => other.port === listener.port && other.host === listener.host);
       if (clash !== undefined && listener.port !== 0) {

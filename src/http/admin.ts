@@ -30,8 +30,6 @@ export function buildAdminServer(deps: AdminDeps): FastifyInstance {
     const readiness = await deps.readiness();
     return reply.code(readiness.ready ? 200 : 503).send(readiness);
   });
-  app.setNotFoundHandler((request, reply) =>
-    writer.error(reply, new NodeError(404, 'web_framework_error', `not found: ${request.method} ${request.url.split('?')[0]}`), null),
-  );
+  app.setNotFoundHandler((request, reply) => writer.error(reply, new NodeError(404, 'web_framework_error', `not found: ${request.method} ${request.url.split('?')[0]}`), null));
   return app;
 }

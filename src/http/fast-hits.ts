@@ -101,7 +101,11 @@ export function withFastHits(deps: FastHitsDeps, next: Handler, bodyLimitBytes =
   const maxBody = Math.min(FAST_BODY_MAX, bodyLimitBytes);
   // Charged for the spelling, the parsed request's own strings and body, and the objects around them.
   const spellingBytes = deps.spellingBytes ?? MIN_SPELLING_BYTES;
-  const spellings = new Spellings(Math.ceil(spellingBytes / SPELLING_MIN_CHARGE), spellingBytes, (read, spelling) => spelling.length + read.identity.length + read.path.length + (read.body?.length ?? 0) + SPELLING_OVERHEAD_BYTES);
+  const spellings = new Spellings(
+    Math.ceil(spellingBytes / SPELLING_MIN_CHARGE),
+    spellingBytes,
+    (read, spelling) => spelling.length + read.identity.length + read.path.length + (read.body?.length ?? 0) + SPELLING_OVERHEAD_BYTES,
+  );
 
   const written = (res: ServerResponse, family: string, result: ReadResult, startedAt: number, acceptEncoding: string | undefined): void => {
     deps.writer.writeRaw(res, result, result.gzip !== undefined && acceptsGzip(acceptEncoding));

@@ -66,8 +66,14 @@ export function decodeLedgerHeaders(names: LedgerHeaderNames, headers: HeaderBag
   const blockHeight = u64(headers, names.blockHeight);
   const oldestBlockHeight = u64(headers, names.oldestBlockHeight);
   if (
-    chainId === null || chainId > 255n || ledgerVersion === null || oldestLedgerVersion === null ||
-    ledgerTimestampUsec === null || epoch === null || blockHeight === null || oldestBlockHeight === null
+    chainId === null ||
+    chainId > 255n ||
+    ledgerVersion === null ||
+    oldestLedgerVersion === null ||
+    ledgerTimestampUsec === null ||
+    epoch === null ||
+    blockHeight === null ||
+    oldestBlockHeight === null
   ) {
     return null;
   }

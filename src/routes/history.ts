@@ -12,10 +12,7 @@ interface Target {
   query?: ReadonlyArray<readonly [string, string | undefined]>;
 }
 
-function pathGet(
-  route: Pick<RouteDescriptor, 'name' | 'family' | 'url' | 'itemVersion'>,
-  target: (raw: RawRead) => Target,
-): RouteDescriptor {
+function pathGet(route: Pick<RouteDescriptor, 'name' | 'family' | 'url' | 'itemVersion'>, target: (raw: RawRead) => Target): RouteDescriptor {
   const descriptor: RouteDescriptor = {
     ...route,
     pin: 'path',
@@ -31,9 +28,7 @@ function pathGet(
   return descriptor;
 }
 
-const withTransactions = (raw: RawRead): ReadonlyArray<readonly [string, string | undefined]> => [
-  ['with_transactions', withTransactionsParam(raw) ? 'true' : undefined],
-];
+const withTransactions = (raw: RawRead): ReadonlyArray<readonly [string, string | undefined]> => [['with_transactions', withTransactionsParam(raw) ? 'true' : undefined]];
 
 export const historyRoutes: readonly RouteDescriptor[] = [
   pathGet({ name: 'txn_by_version', family: 'transactions', url: '/v1/transactions/by_version/:txn_version', itemVersion: 'path' }, (raw) => {

@@ -26,9 +26,7 @@ export function ledgerVersion(raw: RawRead): bigint | null {
   if (text === undefined) return null;
   const version = parseU64(text);
   if (version === null) {
-    throw NodeError.badRequest(
-      `failed to parse "ledger_version": ${JSON.stringify(text)} is not a valid u64 (a decimal string of digits)`,
-    );
+    throw NodeError.badRequest(`failed to parse "ledger_version": ${JSON.stringify(text)} is not a valid u64 (a decimal string of digits)`);
   }
   return version;
 }

@@ -104,26 +104,20 @@ export function parseView(raw: RawRead, vendor: VendorNames): ReadRequest {
     return { ...common, identity: `bcs\n${raw.body.toString('hex')}`, contentType: vendor.viewBcsMediaType };
   }
   if (type !== JSON_TYPE) {
-    throw NodeError.badRequest(
-      `unsupported content type '${raw.contentType ?? 'none'}': view takes ${JSON_TYPE} or ${vendor.viewBcsMediaType}`,
-    );
+    throw NodeError.badRequest(`unsupported content type '${raw.contentType ?? 'none'}': view takes ${JSON_TYPE} or ${vendor.viewBcsMediaType}`);
   }
   const { parsed, members } = parseJsonObject(raw.body);
   const fn = typeof parsed.function === 'string' ? parseEntryFunctionId(parsed.function) : null;
   if (fn === null) {
-    throw NodeError.badRequest(
-      `parse request payload error: "function" must be an entry function id {address}::{module}::{function}, got ${JSON.stringify(parsed.function)}`,
-    );
+    throw NodeError.badRequest(`parse request payload error: "function" must be an entry function id {address}::{module}::{function}, got ${JSON.stringify(parsed.function)}`);
   }
   if (!Array.isArray(parsed.type_arguments)) {
     throw NodeError.badRequest('parse request payload error: "type_arguments" must be an array of Move types');
   }
   const typeArgs = parsed.type_arguments.map((t) => (typeof t === 'string' ? parseTypeTag(t) : null));
-  const badType = typeArgs.findIndex((t) => t === null);
+  const badType = typeArgs.indexOf(null);
   if (badType >= 0) {
-    throw NodeError.badRequest(
-      `parse request payload error: type_arguments[${badType}] is not a Move type: ${JSON.stringify(parsed.type_arguments[badType])}`,
-    );
+    throw NodeError.badRequest(`parse request payload error: type_arguments[${badType}] is not a Move type: ${JSON.stringify(parsed.type_arguments[badType])}`);
   }
   if (!Array.isArray(parsed.arguments)) {
     throw NodeError.badRequest('parse request payload error: "arguments" must be an array');
@@ -131,12 +125,7 @@ export function parseView(raw: RawRead, vendor: VendorNames): ReadRequest {
   // Canonical: the function and types in their long forms, the arguments with
   // members sorted and numbers as written, other members as canonical JSON.
   const rest = [...members].filter(([k]) => k !== 'function' && k !== 'type_arguments');
-  const identity = [
-    'json',
-    `${fn.address}::${fn.module}::${fn.name}`,
-    typeArgs.map((t) => formatTypeTag(t!)).join(','),
-    ...rest.map(([k, v]) => `${JSON.stringify(k)}:${v}`),
-  ].join('\n');
+  const identity = ['json', `${fn.address}::${fn.module}::${fn.name}`, typeArgs.map((t) => formatTypeTag(t!)).join(','), ...rest.map(([k, v]) => `${JSON.stringify(k)}:${v}`)].join('\n');
   return { ...common, identity, contentType: JSON_TYPE };
 }
 

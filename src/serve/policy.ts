@@ -20,9 +20,7 @@ export function cacheability(req: ReadRequest, answer: NodeAnswer): Cacheability
     return { cacheable: true };
   }
   if (route.cachesInvalidInput && answer.status === 400 && answer.errorCode === 'invalid_input') {
-    return answer.vmErrorCode === OUT_OF_GAS
-      ? { cacheable: false, reason: 'out of gas depends on the node gas limit' }
-      : { cacheable: true };
+    return answer.vmErrorCode === OUT_OF_GAS ? { cacheable: false, reason: 'out of gas depends on the node gas limit' } : { cacheable: true };
   }
   return { cacheable: false, reason: `status ${answer.status} ${answer.errorCode ?? ''}`.trim() };
 }

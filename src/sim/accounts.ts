@@ -22,7 +22,7 @@ const SIM_COIN_CANONICAL = `${SIM_MODULE_ADDRESS}::aptos_coin::AptosCoin`;
 const u64 = (hash: Buffer): bigint => hash.readBigUInt64LE(0) % 1_000_000_000n;
 
 export function simSequenceNumber(address: string, version: bigint): bigint {
-  return u64(simHash(Buffer.from('seq'), addressBytes(address))) % 1000n + version / 10n;
+  return (u64(simHash(Buffer.from('seq'), addressBytes(address))) % 1000n) + version / 10n;
 }
 
 export function simAuthKey(address: string): string {
@@ -62,9 +62,7 @@ export function simResources(address: string, version: bigint): SimResource[] {
     const value = u64(simHash(Buffer.from(`slot${i}`), addressBytes(address), simPeriod(version)));
     resources.push({ type: `0x1::sim::Slot${i}`, data: { value: String(value) } });
   }
-  return resources
-    .map((r) => ({ ...r, bytes: simHash(Buffer.from(r.type), Buffer.from(JSON.stringify(r.data))) }))
-    .sort((a, b) => (a.type < b.type ? -1 : a.type > b.type ? 1 : 0));
+  return resources.map((r) => ({ ...r, bytes: simHash(Buffer.from(r.type), Buffer.from(JSON.stringify(r.data))) })).sort((a, b) => (a.type < b.type ? -1 : a.type > b.type ? 1 : 0));
 }
 
 export interface SimModule {

@@ -91,7 +91,6 @@ export function readVersion(requested: bigint | null, info: LedgerInfo): bigint 
   return requested;
 }
 
-
 /** A path segment, %-decoded; bad %-encoding → 400. */
 export function pathParam(name: string, raw: string): string {
   try {

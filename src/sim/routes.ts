@@ -3,22 +3,31 @@
 import { SimError } from './node-error.js';
 import { simLedgerInfoJson } from './ledger-headers.js';
 import { handleAccount, handleBalance, handleList, handleModule, handleResource } from './handlers/accounts.js';
-import {
-  handleBlockByHeight,
-  handleBlockByVersion,
-  handleGasPrice,
-  handleTransactionByHash,
-  handleTransactionByVersion,
-  handleTransactions,
-} from './handlers/history.js';
+import { handleBlockByHeight, handleBlockByVersion, handleGasPrice, handleTransactionByHash, handleTransactionByVersion, handleTransactions } from './handlers/history.js';
 import { handleRawItem } from './handlers/raw-item.js';
 import { handleStateValue, handleTableItem } from './handlers/table-item.js';
 import { handleView } from './handlers/view.js';
 import { atLedger, errorReply, jsonReply, type SimContext, type SimReply, type SimRequest } from './reply.js';
 
 export const SIM_ROUTES = [
-  'raw_item', 'table_item', 'state_value', 'view', 'ledger_info', 'account', 'resources', 'resource', 'modules', 'module',
-  'balance', 'txn_by_version', 'txn_by_hash', 'transactions', 'block_by_height', 'block_by_version', 'gas_price', 'other',
+  'raw_item',
+  'table_item',
+  'state_value',
+  'view',
+  'ledger_info',
+  'account',
+  'resources',
+  'resource',
+  'modules',
+  'module',
+  'balance',
+  'txn_by_version',
+  'txn_by_hash',
+  'transactions',
+  'block_by_height',
+  'block_by_version',
+  'gas_price',
+  'other',
 ] as const;
 export type SimRoute = (typeof SIM_ROUTES)[number];
 

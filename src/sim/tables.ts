@@ -8,7 +8,6 @@ import { bcsU64 } from './bcs.js';
 /** An item's value (and a balance) stays the same for this many versions. */
 export const SIM_VALUE_PERIOD = 10n;
 
-
 /** sha256 over the concatenated parts. */
 export function simHash(...parts: Uint8Array[]): Buffer {
   const hash = createHash('sha256');

@@ -37,7 +37,10 @@ export function encodeJsonValues(values: SimValue[]): Buffer {
 function bcsValue(v: SimValue): Uint8Array {
   switch (v.type) {
     case 'u64':
-      return bcs.u64().serialize(v.value & U64_MAX).toBytes();
+      return bcs
+        .u64()
+        .serialize(v.value & U64_MAX)
+        .toBytes();
     case 'u128':
       return bcs.u128().serialize(v.value).toBytes();
     case 'bool':

@@ -23,10 +23,7 @@ export type SimReturnType = 'u64' | 'u128' | 'bool' | '0x1::string::String';
 /** A decoded argument: an address is canonical text, a u64 a bigint. */
 export type SimArg = string | bigint;
 
-export type SimValue =
-  | { type: 'u64' | 'u128'; value: bigint }
-  | { type: 'bool'; value: boolean }
-  | { type: '0x1::string::String'; value: string };
+export type SimValue = { type: 'u64' | 'u128'; value: bigint } | { type: 'bool'; value: boolean } | { type: '0x1::string::String'; value: string };
 
 export interface SimFunction {
   name: string;
@@ -54,32 +51,74 @@ function abort(name: string, code: number, status: string): never {
 
 const FUNCTIONS: SimFunction[] = [
   {
-    name: 'balance', isView: true, isEntry: false, typeParams: 0, params: ['address'], returns: ['u64'], gas: 7n,
+    name: 'balance',
+    isView: true,
+    isEntry: false,
+    typeParams: 0,
+    params: ['address'],
+    returns: ['u64'],
+    gas: 7n,
     run: ([owner], _t, version) => [u64(simBalance(owner as string, version))],
   },
   {
-    name: 'add', isView: true, isEntry: false, typeParams: 0, params: ['u64', 'u64'], returns: ['u128'], gas: 3n,
+    name: 'add',
+    isView: true,
+    isEntry: false,
+    typeParams: 0,
+    params: ['u64', 'u64'],
+    returns: ['u128'],
+    gas: 3n,
     run: ([a, b]) => [{ type: 'u128', value: (a as bigint) + (b as bigint) }],
   },
   {
-    name: 'pair', isView: true, isEntry: false, typeParams: 0, params: ['u64'], returns: ['u64', 'bool'], gas: 4n,
+    name: 'pair',
+    isView: true,
+    isEntry: false,
+    typeParams: 0,
+    params: ['u64'],
+    returns: ['u64', 'bool'],
+    gas: 4n,
     run: ([x]) => [u64((x as bigint) / 2n), { type: 'bool', value: (x as bigint) % 2n === 0n }],
   },
   {
-    name: 'type_name', isView: true, isEntry: false, typeParams: 1, params: [], returns: ['0x1::string::String'], gas: 5n,
+    name: 'type_name',
+    isView: true,
+    isEntry: false,
+    typeParams: 1,
+    params: [],
+    returns: ['0x1::string::String'],
+    gas: 5n,
     run: (_a, [t]) => [{ type: '0x1::string::String', value: formatTypeTag(t) }],
   },
   {
-    name: 'always_abort', isView: true, isEntry: false, typeParams: 0, params: [], returns: ['u64'], gas: 2n,
+    name: 'always_abort',
+    isView: true,
+    isEntry: false,
+    typeParams: 0,
+    params: [],
+    returns: ['u64'],
+    gas: 2n,
     run: () => abort('always_abort', VM_ABORTED, 'ABORTED with code 0x1'),
   },
   {
-    name: 'burn', isView: true, isEntry: false, typeParams: 0, params: ['u64'], returns: ['u64'], gas: 11n,
+    name: 'burn',
+    isView: true,
+    isEntry: false,
+    typeParams: 0,
+    params: ['u64'],
+    returns: ['u64'],
+    gas: 11n,
     run: ([n]) => ((n as bigint) > SIM_BURN_LIMIT ? abort('burn', VM_OUT_OF_GAS, 'OUT_OF_GAS') : [u64(n as bigint)]),
   },
   {
     // An entry function that is not a view: calling it through /v1/view is refused.
-    name: 'poke', isView: false, isEntry: true, typeParams: 0, params: [], returns: [], gas: 1n,
+    name: 'poke',
+    isView: false,
+    isEntry: true,
+    typeParams: 0,
+    params: [],
+    returns: [],
+    gas: 1n,
     run: () => [],
   },
 ];
@@ -87,9 +126,7 @@ const FUNCTIONS: SimFunction[] = [
 export const SIM_FUNCTIONS: readonly SimFunction[] = FUNCTIONS;
 
 /** Gas reported per view function (constant, whatever the arguments). */
-export const SIM_VIEW_GAS: Readonly<Record<string, bigint>> = Object.fromEntries(
-  FUNCTIONS.filter((f) => f.isView).map((f) => [f.name, f.gas]),
-);
+export const SIM_VIEW_GAS: Readonly<Record<string, bigint>> = Object.fromEntries(FUNCTIONS.filter((f) => f.isView).map((f) => [f.name, f.gas]));
 
 export function invalidInput(message: string): SimError {
   return new SimError(400, 'invalid_input', message);

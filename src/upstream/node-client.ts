@@ -76,7 +76,11 @@ export class NodeClient {
     let headers: Record<string, string | string[] | undefined>;
     let raw: Buffer;
     try {
-      ({ status, headers, body: raw } = await exchange(
+      ({
+        status,
+        headers,
+        body: raw,
+      } = await exchange(
         this.pool,
         {
           method: call.method,

@@ -3,11 +3,7 @@ import type { NodeAnswer } from './answer.js';
 
 /** Answers that say "not this node" rather than "not this request". */
 export function isNodeSpecific(answer: NodeAnswer): boolean {
-  return (
-    answer.status >= 500 ||
-    (answer.status === 404 && answer.errorCode === 'version_not_found') ||
-    (answer.status === 410 && answer.errorCode === 'version_pruned')
-  );
+  return answer.status >= 500 || (answer.status === 404 && answer.errorCode === 'version_not_found') || (answer.status === 410 && answer.errorCode === 'version_pruned');
 }
 
 /**

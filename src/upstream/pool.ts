@@ -164,9 +164,7 @@ export class UpstreamPool {
       if (choice.kind === 'exhausted') {
         this.onShed?.('budget');
         const { maxInFlight, maxRps } = choice.node.budget;
-        throw NodeError.unavailable(
-          `node budget exhausted: ${choice.node.label} (maxInFlight ${maxInFlight ?? 'unlimited'}, maxRps ${maxRps ?? 'unlimited'}) after waiting ${this.budget.waitMs} ms`,
-        );
+        throw NodeError.unavailable(`node budget exhausted: ${choice.node.label} (maxInFlight ${maxInFlight ?? 'unlimited'}, maxRps ${maxRps ?? 'unlimited'}) after waiting ${this.budget.waitMs} ms`);
       }
       // pickWithinBudget reserved the slot (inFlight, a rate token); attempt() gives it back.
       const node = choice.node;
@@ -407,7 +405,7 @@ export class UpstreamPool {
     const answered = await Promise.all(added.map((n) => this.prober.probe(n)));
     this.nodes = merged;
     // Nodes kept count with their last snapshot; added ones if they answered.
-    this.chainUpdate(new Set(merged.filter((n) => !added.includes(n) ? n.ledger !== null : answered[added.indexOf(n)])));
+    this.chainUpdate(new Set(merged.filter((n) => (!added.includes(n) ? n.ledger !== null : answered[added.indexOf(n)]))));
     // close() lets requests in flight finish before the connections go.
     await Promise.all(removed.map((n) => n.client.close()));
     return { added: added.map((n) => n.name), removed: removed.map((n) => n.name) };

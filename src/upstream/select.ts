@@ -59,6 +59,7 @@ function chooseLatest(all: readonly NodeState[], candidates: NodeState[], o: Cho
   // Below the floor only as a failover, and never for a hedge.
   const eligible = above.length > 0 || o.atOrAboveFloor ? above : fresh;
   if (eligible.length === 0) return { kind: 'none' };
+  // biome-ignore lint/complexity/useMathMinMax: versions are bigints, which Math.max does not take
   const best = eligible.reduce((max, n) => (n.ledger!.ledgerVersion > max ? n.ledger!.ledgerVersion : max), 0n);
   return { kind: 'node', node: leastLoaded(eligible.filter((n) => n.ledger!.ledgerVersion === best)) };
 }

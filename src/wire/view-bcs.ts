@@ -11,6 +11,7 @@ interface BcsTypeTag {
 }
 
 // Variant order is the BCS tag byte (aptos TypeTag): bool=0 … u256=10.
+// biome-ignore lint/suspicious/noExplicitAny: a recursive BCS type cannot name its own input and output types
 const TypeTagBcs: BcsType<any, any> = bcs.enum('TypeTag', {
   Bool: null,
   U8: null,
@@ -48,8 +49,15 @@ export interface ViewRequest {
 }
 
 const SIMPLE: Record<string, TypeTag['kind']> = {
-  Bool: 'bool', U8: 'u8', U16: 'u16', U32: 'u32', U64: 'u64', U128: 'u128', U256: 'u256',
-  Address: 'address', Signer: 'signer',
+  Bool: 'bool',
+  U8: 'u8',
+  U16: 'u16',
+  U32: 'u32',
+  U64: 'u64',
+  U128: 'u128',
+  U256: 'u256',
+  Address: 'address',
+  Signer: 'signer',
 };
 
 function fromBcsTag(value: BcsTypeTag): TypeTag | null {

@@ -111,7 +111,10 @@ function viewJsonCall(rng: Rng): { call: { function: string; type_arguments: str
     case 4:
       return { call: { function: '0x1::sim::pair', type_arguments: [], arguments: [n()] }, label: 'view pair' };
     case 5:
-      return { call: { function: '0x1::sim::type_name', type_arguments: [rng.pick(['u8', 'vector<u8>', '0x1::string::String', '0x1::coin::Coin<0x1::aptos_coin::AptosCoin>'])], arguments: [] }, label: 'view type_name' };
+      return {
+        call: { function: '0x1::sim::type_name', type_arguments: [rng.pick(['u8', 'vector<u8>', '0x1::string::String', '0x1::coin::Coin<0x1::aptos_coin::AptosCoin>'])], arguments: [] },
+        label: 'view type_name',
+      };
     case 6:
       return { call: { function: '0x1::sim::always_abort', type_arguments: [], arguments: [] }, label: 'view abort' };
     case 7:
@@ -124,8 +127,7 @@ function viewJsonCall(rng: Rng): { call: { function: string; type_arguments: str
 }
 
 function viewBcsBody(rng: Rng): { body: Buffer; label: string } {
-  const call = (fn: string, args: Uint8Array[], typeArgs: TypeTag[] = []): Buffer =>
-    Buffer.from(encodeViewRequest({ address: SIM_MODULE_ADDRESS, module: 'sim', function: fn, typeArgs, args }));
+  const call = (fn: string, args: Uint8Array[], typeArgs: TypeTag[] = []): Buffer => Buffer.from(encodeViewRequest({ address: SIM_MODULE_ADDRESS, module: 'sim', function: fn, typeArgs, args }));
   switch (rng.int(0, 5)) {
     case 0:
     case 1:
@@ -197,13 +199,31 @@ function tableRequest(rng: Rng, at: At, zeros: number): Request {
   if (rng.chance(0.7)) {
     const key = rng.pick([String(n), n]);
     const body = JSON.stringify(rng.chance(0.5) ? { key_type: 'u64', value_type: 'u64', key } : { value_type: 'u64', key, key_type: 'u64' });
-    return { endpoint: 'tables', method: 'POST', path: `/v1/tables/${rng.pick(HANDLE_FORMS)}/item`, headers: { 'content-type': JSON_TYPE, ...acceptHeader(rng) }, body: Buffer.from(body), at, zeros, label: 'table item' };
+    return {
+      endpoint: 'tables',
+      method: 'POST',
+      path: `/v1/tables/${rng.pick(HANDLE_FORMS)}/item`,
+      headers: { 'content-type': JSON_TYPE, ...acceptHeader(rng) },
+      body: Buffer.from(body),
+      at,
+      zeros,
+      label: 'table item',
+    };
   }
   // StateKey::TableItem { handle, key }: variant 1, the 32-byte handle, then the key as bytes.
   const stateKey = Buffer.concat([Buffer.from([1]), Buffer.from(HANDLE.slice(2), 'hex'), Buffer.from([8]), u64le(BigInt(n))]);
   const key = rng.chance(0.9) ? '0x' + stateKey.toString('hex') : '0x02ff';
   const accept = rng.chance(0.9) ? 'application/x-bcs' : 'application/json';
-  return { endpoint: 'tables', method: 'POST', path: '/v1/experimental/state_values/raw', headers: { 'content-type': JSON_TYPE, accept }, body: Buffer.from(JSON.stringify({ key })), at, zeros, label: 'state value' };
+  return {
+    endpoint: 'tables',
+    method: 'POST',
+    path: '/v1/experimental/state_values/raw',
+    headers: { 'content-type': JSON_TYPE, accept },
+    body: Buffer.from(JSON.stringify({ key })),
+    at,
+    zeros,
+    label: 'state value',
+  };
 }
 
 /** A transaction or block named by its path: the version `at` resolves to picks the item. */
@@ -331,11 +351,11 @@ export type Allowed =
   | 'pruned after the proxy answered (compared with the unpruned oracle)'
   | 'cache hit below a prune line the proxy had not learned yet (compared with the oracle)'
   | 'latest read answered at a version the lagging node had (the proxy had not seen the leader pass it)'
-  | 'pinned read below the leader\'s prune line, answered by the lagging node that still had it (compared with the oracle)'
+  | "pinned read below the leader's prune line, answered by the lagging node that still had it (compared with the oracle)"
   | 'transaction or block not there yet when sent, there when the sim was asked'
   | 'transaction or block pruned after the proxy answered (compared with the unpruned oracle)'
   | 'transaction or block: cache hit below a prune line the proxy had not learned yet (compared with the oracle)'
-  | 'transaction or block below the leader\'s prune line, answered by the lagging node that still had it (compared with the oracle)';
+  | "transaction or block below the leader's prune line, answered by the lagging node that still had it (compared with the oracle)";
 
 export interface Report {
   seed: number;
@@ -439,7 +459,7 @@ export async function runDifferential(o: RunOptions): Promise<Report> {
       const laggingBefore = o.lagging?.node.ledger.info();
       const resolved = resolveVersion(req.at, before.ledgerVersion, before.oldestLedgerVersion);
       // A transaction or block: the resolved version picks the item; its path has no ledger_version.
-      const itemVersion = req.item === undefined ? undefined : resolved ?? before.ledgerVersion;
+      const itemVersion = req.item === undefined ? undefined : (resolved ?? before.ledgerVersion);
       if (req.item !== undefined) req = { ...req, path: req.item.path(itemVersion!) };
       const version = req.item === undefined ? resolved : null;
       const proxied = await send(toProxy, req, version, req.zeros);
@@ -545,7 +565,7 @@ export async function runDifferential(o: RunOptions): Promise<Report> {
         // proxy's own snapshot (its oldest-version header) still covers the version.
         const po = header(proxied, 'x-node-ledger-oldest-version');
         if (laggingBefore !== undefined && at >= laggingBefore.oldestLedgerVersion) {
-          bump(report.allowed, 'pinned read below the leader\'s prune line, answered by the lagging node that still had it (compared with the oracle)');
+          bump(report.allowed, "pinned read below the leader's prune line, answered by the lagging node that still had it (compared with the oracle)");
           continue;
         }
         if (cache === 'HIT' && po !== undefined && BigInt(po) <= at) {
@@ -605,7 +625,7 @@ export async function runDifferential(o: RunOptions): Promise<Report> {
         return;
       }
       if (w.laggingBefore !== undefined && itemState(item, v, w.laggingBefore.ledgerVersion, w.laggingBefore.oldestLedgerVersion) !== 'pruned') {
-        bump(report.allowed, 'transaction or block below the leader\'s prune line, answered by the lagging node that still had it (compared with the oracle)');
+        bump(report.allowed, "transaction or block below the leader's prune line, answered by the lagging node that still had it (compared with the oracle)");
         return;
       }
       const pv = header(proxied, 'x-node-ledger-version');
@@ -634,8 +654,14 @@ export async function runDifferential(o: RunOptions): Promise<Report> {
 
 export function formatReport(label: string, r: Report): string {
   const allowed = [...r.allowed].map(([k, n]) => `      ${n}\t${k}`).join('\n') || '      none';
-  const cache = [...r.byCache].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${n}`).join(', ');
-  const status = [...r.byStatus].sort((a, b) => b[1] - a[1]).map(([k, n]) => `      ${n}\t${k}`).join('\n');
+  const cache = [...r.byCache]
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ');
+  const status = [...r.byStatus]
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, n]) => `      ${n}\t${k}`)
+    .join('\n');
   const allowedTotal = [...r.allowed.values()].reduce((a, b) => a + b, 0);
   return (
     `[differential ${label}] DIFF_SEED=${r.seed}: ${r.requests} requests in ${r.seconds.toFixed(1)} s (${Math.round(r.requests / r.seconds)}/s), ` +

@@ -28,7 +28,10 @@ function expectClean(r: Report, total: number): void {
   expect((r.byCache.get('HIT memory') ?? 0) + (r.byCache.get('HIT redis') ?? 0)).toBeGreaterThan(0);
   // Every route family was drawn and answered at least once.
   for (const family of ['raw_item', 'view', 'accounts', 'tables', 'transactions', 'blocks']) {
-    expect([...r.byStatus.keys()].some((k) => k.startsWith(`${family} 200`)), family).toBe(true);
+    expect(
+      [...r.byStatus.keys()].some((k) => k.startsWith(`${family} 200`)),
+      family,
+    ).toBe(true);
   }
 }
 
@@ -46,12 +49,16 @@ describe('the proxy answers as the node does (memory cache)', () => {
     await oracle?.close();
   });
 
-  it(`${TOTAL} requests, ${CONCURRENCY} in flight, while the ledger advances and prunes`, async () => {
-    console.log(`[differential memory] DIFF_SEED=${SEED} requests=${TOTAL} (replay: DIFF_SEED=${SEED} npx vitest run test/differential)`);
-    const report = await runDifferential({ seed: SEED, total: TOTAL, concurrency: CONCURRENCY, proxies: [stack.url], node: stack.node, oracle, advanceEvery: 8, maxAdvance: 2 });
-    console.log(formatReport('memory', report));
-    expectClean(report, TOTAL);
-  }, LONG ? 900_000 : 120_000);
+  it(
+    `${TOTAL} requests, ${CONCURRENCY} in flight, while the ledger advances and prunes`,
+    async () => {
+      console.log(`[differential memory] DIFF_SEED=${SEED} requests=${TOTAL} (replay: DIFF_SEED=${SEED} npx vitest run test/differential)`);
+      const report = await runDifferential({ seed: SEED, total: TOTAL, concurrency: CONCURRENCY, proxies: [stack.url], node: stack.node, oracle, advanceEvery: 8, maxAdvance: 2 });
+      console.log(formatReport('memory', report));
+      expectClean(report, TOTAL);
+    },
+    LONG ? 900_000 : 120_000,
+  );
 });
 
 describe('the proxy answers as the node does (two proxies sharing Redis, a tiny memory tier)', () => {
@@ -77,21 +84,25 @@ describe('the proxy answers as the node does (two proxies sharing Redis, a tiny 
     await redis?.stop();
   });
 
-  it(`${REDIS_TOTAL} requests over two proxies, ${CONCURRENCY} in flight`, async () => {
-    const report = await runDifferential({
-      seed: SEED ^ 0x5eed,
-      total: REDIS_TOTAL,
-      concurrency: CONCURRENCY,
-      proxies: [stack.url, second.url],
-      node: stack.node,
-      oracle,
-      advanceEvery: 8,
-      maxAdvance: 2,
-    });
-    console.log(formatReport('redis', report));
-    expectClean(report, REDIS_TOTAL);
-    expect(report.byCache.get('HIT redis') ?? 0).toBeGreaterThan(0);
-  }, LONG ? 900_000 : 120_000);
+  it(
+    `${REDIS_TOTAL} requests over two proxies, ${CONCURRENCY} in flight`,
+    async () => {
+      const report = await runDifferential({
+        seed: SEED ^ 0x5eed,
+        total: REDIS_TOTAL,
+        concurrency: CONCURRENCY,
+        proxies: [stack.url, second.url],
+        node: stack.node,
+        oracle,
+        advanceEvery: 8,
+        maxAdvance: 2,
+      });
+      console.log(formatReport('redis', report));
+      expectClean(report, REDIS_TOTAL);
+      expect(report.byCache.get('HIT redis') ?? 0).toBeGreaterThan(0);
+    },
+    LONG ? 900_000 : 120_000,
+  );
 });
 
 describe('the proxy answers as the nodes do (two nodes at different versions)', () => {
@@ -112,21 +123,25 @@ describe('the proxy answers as the nodes do (two nodes at different versions)', 
     await oracle?.close();
   });
 
-  it(`${REDIS_TOTAL} requests, ${CONCURRENCY} in flight: no client sees the latest version go back`, async () => {
-    const report = await runDifferential({
-      seed: SEED ^ 0x2a0de,
-      total: REDIS_TOTAL,
-      concurrency: CONCURRENCY,
-      proxies: [stack.url],
-      node: stack.node,
-      oracle,
-      advanceEvery: 8,
-      maxAdvance: 2,
-      lagging: { node: lagging, behind: BEHIND },
-    });
-    console.log(formatReport('two nodes', report));
-    expectClean(report, REDIS_TOTAL);
-    // Both nodes took reads: the run is about routing between them.
-    expect(lagging.counters.byRoute.raw_item + lagging.counters.byRoute.view).toBeGreaterThan(0);
-  }, LONG ? 900_000 : 120_000);
+  it(
+    `${REDIS_TOTAL} requests, ${CONCURRENCY} in flight: no client sees the latest version go back`,
+    async () => {
+      const report = await runDifferential({
+        seed: SEED ^ 0x2a0de,
+        total: REDIS_TOTAL,
+        concurrency: CONCURRENCY,
+        proxies: [stack.url],
+        node: stack.node,
+        oracle,
+        advanceEvery: 8,
+        maxAdvance: 2,
+        lagging: { node: lagging, behind: BEHIND },
+      });
+      console.log(formatReport('two nodes', report));
+      expectClean(report, REDIS_TOTAL);
+      // Both nodes took reads: the run is about routing between them.
+      expect(lagging.counters.byRoute.raw_item + lagging.counters.byRoute.view).toBeGreaterThan(0);
+    },
+    LONG ? 900_000 : 120_000,
+  );
 });

@@ -104,7 +104,7 @@ describe('a stalled Redis costs a pinned miss at most one command timeout', () =
     }
   });
 
-  it('the wait for another instance\'s fill counts against routing.deadlineMs', async () => {
+  it("the wait for another instance's fill counts against routing.deadlineMs", async () => {
     await flushAll(redis.url);
     const node = await sim();
     const deadlineMs = 1500;

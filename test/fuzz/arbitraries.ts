@@ -49,7 +49,9 @@ export function bodyBytes(spec: BodySpec | undefined): Buffer | undefined {
 
 /** UTF-8 bytes of arbitrary text as a latin1 string: what an HTTP client can put in a header. */
 export function asHeaderValue(text: string): string {
-  return Buffer.from(text.replace(/[\r\n\0]/g, ''), 'utf8').toString('latin1').replace(/[^\t\x20-\x7e\x80-\xff]/g, '');
+  return Buffer.from(text.replace(/[\r\n\0]/g, ''), 'utf8')
+    .toString('latin1')
+    .replace(/[^\t\x20-\x7e\x80-\xff]/g, '');
 }
 
 /** %-encodes every byte outside 0x21-0x7e (of the UTF-8 form), keeping / ? # % & = as they are. */
@@ -79,20 +81,49 @@ export const nastyText = (maxLength = 24): fc.Arbitrary<string> =>
     fc.constantFrom('é', '\u{1F600}', '\u202e', '\ufeff', '\u0000', '\r\n', '%', '%00', '%zz', '"', "'", '\\', '../', '//', ' ', '\t', '１', '٣'),
   );
 
-const hexDigits = (min: number, max: number): fc.Arbitrary<string> =>
-  fc.string({ unit: fc.constantFrom(...'0123456789abcdefABCDEF'.split('')), minLength: min, maxLength: max });
+const hexDigits = (min: number, max: number): fc.Arbitrary<string> => fc.string({ unit: fc.constantFrom(...'0123456789abcdefABCDEF'.split('')), minLength: min, maxLength: max });
 
 // ---------------------------------------------------------------- path parts
 
 const handle: fc.Arbitrary<Part<string>> = fc.oneof(
   { weight: 6, arbitrary: valid('handle', fc.constantFrom(HANDLE, HANDLE.toUpperCase().replace('0X', '0x'), 'ab'.repeat(32), '0x1', '0x01', '0xAB', '0x' + '0'.repeat(64), '%30x1')) },
-  { weight: 2, arbitrary: valid('handle-hex', hexDigits(1, 64).map((h) => '0x' + h)) },
+  {
+    weight: 2,
+    arbitrary: valid(
+      'handle-hex',
+      hexDigits(1, 64).map((h) => '0x' + h),
+    ),
+  },
   {
     weight: 3,
     arbitrary: invalid(
       'bad-handle',
       fc.oneof(
-        fc.constantFrom('0x', '', '0X1', 'x1', '1', 'ab'.repeat(31), '0x' + '1'.repeat(65), 'ab'.repeat(33), '0x1g', ' 0x1', '0x1 ', '0x%31', '%', '%zz', '0x1%2F', '%2F', '..', '.', '0x1;x', '0x-1', '-0x1', '+0x1', '0x1%00'),
+        fc.constantFrom(
+          '0x',
+          '',
+          '0X1',
+          'x1',
+          '1',
+          'ab'.repeat(31),
+          '0x' + '1'.repeat(65),
+          'ab'.repeat(33),
+          '0x1g',
+          ' 0x1',
+          '0x1 ',
+          '0x%31',
+          '%',
+          '%zz',
+          '0x1%2F',
+          '%2F',
+          '..',
+          '.',
+          '0x1;x',
+          '0x-1',
+          '-0x1',
+          '+0x1',
+          '0x1%00',
+        ),
         hexDigits(65, 80).map((h) => '0x' + h),
         nastyText().map((t) => t.replace(/[/?#]/g, '')),
       ),
@@ -103,7 +134,13 @@ const handle: fc.Arbitrary<Part<string>> = fc.oneof(
 /** A ledger_version text (percent-encoded as needed by the caller). */
 const version: fc.Arbitrary<Part<string>> = fc.oneof(
   { weight: 5, arbitrary: valid('v-window', fc.bigInt(FUZZ_OLDEST, FUZZ_LATEST).map(String)) },
-  { weight: 1, arbitrary: valid('v-zeros', fc.tuple(fc.integer({ min: 1, max: 20 }), fc.bigInt(FUZZ_OLDEST, FUZZ_LATEST)).map(([z, v]) => '0'.repeat(z) + v)) },
+  {
+    weight: 1,
+    arbitrary: valid(
+      'v-zeros',
+      fc.tuple(fc.integer({ min: 1, max: 20 }), fc.bigInt(FUZZ_OLDEST, FUZZ_LATEST)).map(([z, v]) => '0'.repeat(z) + v),
+    ),
+  },
   { weight: 2, arbitrary: valid('v-pruned', fc.bigInt(0n, FUZZ_OLDEST - 1n).map(String)) },
   { weight: 2, arbitrary: valid('v-future', fc.oneof(fc.bigInt(FUZZ_LATEST + 1n, 18446744073709551615n), fc.constant(18446744073709551615n)).map(String)) },
   {
@@ -111,7 +148,32 @@ const version: fc.Arbitrary<Part<string>> = fc.oneof(
     arbitrary: invalid(
       'bad-version',
       fc.oneof(
-        fc.constantFrom('', '-1', '+5', '1.0', 'abc', '18446744073709551616', '99999999999999999999999', ' 1', '1 ', '1e3', '0x10', '１', '٣', '9\u0000', '%', '%39%39', '1,2', '0'.repeat(65), '-0', 'NaN', 'Infinity', 'true', '[]', '{}'),
+        fc.constantFrom(
+          '',
+          '-1',
+          '+5',
+          '1.0',
+          'abc',
+          '18446744073709551616',
+          '99999999999999999999999',
+          ' 1',
+          '1 ',
+          '1e3',
+          '0x10',
+          '１',
+          '٣',
+          '9\u0000',
+          '%',
+          '%39%39',
+          '1,2',
+          '0'.repeat(65),
+          '-0',
+          'NaN',
+          'Infinity',
+          'true',
+          '[]',
+          '{}',
+        ),
         fc.bigInt(18446744073709551616n, 2n ** 80n).map(String),
         fc.bigInt(-(2n ** 70n), -1n).map(String),
         nastyText(),
@@ -125,13 +187,28 @@ const query: fc.Arbitrary<Part<string>> = fc.oneof(
   { weight: 8, arbitrary: version.map((v) => ({ ...v, value: `?ledger_version=${v.value}` })) },
   { weight: 1, arbitrary: version.map((v) => ({ ...v, value: `?other=1&ledger_version=${v.value}&x=%20` })) },
   { weight: 1, arbitrary: fc.tuple(version, version).map(([a, b]) => ({ value: `?ledger_version=${a.value}&ledger_version=${b.value}`, valid: false, tag: 'dup-version' })) },
-  { weight: 1, arbitrary: invalid('odd-query', fc.constantFrom('?', '?&&', '?ledger_version', '?ledger_version[]=900', '?ledger%5Fversion=900', '?ledger_version=900#frag', '?%ZZ', '?ledger_version=%ZZ', '?=&=')) },
+  {
+    weight: 1,
+    arbitrary: invalid(
+      'odd-query',
+      fc.constantFrom('?', '?&&', '?ledger_version', '?ledger_version[]=900', '?ledger%5Fversion=900', '?ledger_version=900#frag', '?%ZZ', '?ledger_version=%ZZ', '?=&='),
+    ),
+  },
   { weight: 1, arbitrary: nastyText().map((t) => ({ value: '?' + t, valid: false, tag: 'random-query' })) },
 );
 
 // ---------------------------------------------------------------- headers
 
-const ACCEPTS_VALID = ['application/x-bcs', 'application/json', 'application/json, application/x-bcs', 'application/x-bcs, application/json', 'application/x-bcs;q=0.5', 'APPLICATION/X-BCS', 'text/html, application/x-bcs', '*/*'];
+const ACCEPTS_VALID = [
+  'application/x-bcs',
+  'application/json',
+  'application/json, application/x-bcs',
+  'application/x-bcs, application/json',
+  'application/x-bcs;q=0.5',
+  'APPLICATION/X-BCS',
+  'text/html, application/x-bcs',
+  '*/*',
+];
 const accept: fc.Arbitrary<Part<string | undefined>> = fc.oneof(
   { weight: 8, arbitrary: valid('accept', fc.constantFrom<string | undefined>(...ACCEPTS_VALID, undefined)) },
   {
@@ -139,7 +216,19 @@ const accept: fc.Arbitrary<Part<string | undefined>> = fc.oneof(
     arbitrary: valid(
       'accept-odd',
       fc.oneof(
-        fc.constantFrom('', ',,,', ';', 'application/x-bcs;', ' application/x-bcs ', 'application/x-bcs\t', 'application/x-bcs;q=0', 'application/*', 'application/x-bcs,application/x-bcs', 'application/jsonx, application/x-bcs', 'application/x-bcsx'),
+        fc.constantFrom(
+          '',
+          ',,,',
+          ';',
+          'application/x-bcs;',
+          ' application/x-bcs ',
+          'application/x-bcs\t',
+          'application/x-bcs;q=0',
+          'application/*',
+          'application/x-bcs,application/x-bcs',
+          'application/jsonx, application/x-bcs',
+          'application/x-bcsx',
+        ),
         nastyText(40).map(asHeaderValue),
       ),
     ),
@@ -156,7 +245,18 @@ const contentTypeFor = (kind: 'json' | 'bcs'): fc.Arbitrary<Part<string | undefi
       arbitrary: invalid(
         'bad-ctype',
         fc.oneof(
-          fc.constantFrom<string | undefined>(undefined, '', 'text/plain', 'application/x-bcs', 'application/x.aptos.view_function+bcs', 'application/jsonx', 'application/json,text/plain', 'multipart/form-data; boundary=x', 'application/x-www-form-urlencoded', kind === 'json' ? BCS_TYPE : 'application/json'),
+          fc.constantFrom<string | undefined>(
+            undefined,
+            '',
+            'text/plain',
+            'application/x-bcs',
+            'application/x.aptos.view_function+bcs',
+            'application/jsonx',
+            'application/json,text/plain',
+            'multipart/form-data; boundary=x',
+            'application/x-www-form-urlencoded',
+            kind === 'json' ? BCS_TYPE : 'application/json',
+          ),
           nastyText(40).map(asHeaderValue),
         ),
       ),
@@ -184,14 +284,29 @@ function nested(depth: number): string {
 /** A JSON object text with mutations applied at the text level. */
 function mutateJsonText(text: string): fc.Arbitrary<Part<string>> {
   return fc.oneof(
-    invalid('truncated', fc.integer({ min: 0, max: Math.max(0, text.length - 1) }).map((n) => text.slice(0, n))),
-    invalid('trailing', fc.constantFrom(',', '}', ']', ' x', '\u0000', '{}', '\n{"a":1}').map((t) => text + t)),
-    invalid('inserted', fc.tuple(fc.integer({ min: 0, max: text.length }), nastyText(4)).map(([at, t]) => text.slice(0, at) + t + text.slice(at))),
-    invalid('deep', fc.integer({ min: 60, max: 2000 }).map((d) => text.replace(/\}$/, `,"deep":${nested(d)}}`))),
+    invalid(
+      'truncated',
+      fc.integer({ min: 0, max: Math.max(0, text.length - 1) }).map((n) => text.slice(0, n)),
+    ),
+    invalid(
+      'trailing',
+      fc.constantFrom(',', '}', ']', ' x', '\u0000', '{}', '\n{"a":1}').map((t) => text + t),
+    ),
+    invalid(
+      'inserted',
+      fc.tuple(fc.integer({ min: 0, max: text.length }), nastyText(4)).map(([at, t]) => text.slice(0, at) + t + text.slice(at)),
+    ),
+    invalid(
+      'deep',
+      fc.integer({ min: 60, max: 2000 }).map((d) => text.replace(/\}$/, `,"deep":${nested(d)}}`)),
+    ),
     invalid('dup-member', fc.constant(text.replace(/^\{("[a-z_]+":[^,}]*)/, '{$1,$1'))),
     invalid('bom', fc.constant('\ufeff' + text)),
     invalid('wrapped', fc.constantFrom(`[${text}]`, `"${text.replace(/"/g, '\\"')}"`, 'null', '0', '""', '[]')),
-    valid('spaced', fc.constantFrom<string | number>(' ', '\t', 2, '\r\n').map((ws) => ` ${JSON.stringify(JSON.parse(text), null, ws)}\n`)),
+    valid(
+      'spaced',
+      fc.constantFrom<string | number>(' ', '\t', 2, '\r\n').map((ws) => ` ${JSON.stringify(JSON.parse(text), null, ws)}\n`),
+    ),
   );
 }
 
@@ -200,7 +315,13 @@ function keyText(key: Buffer): fc.Arbitrary<Part<string>> {
   return fc.oneof(
     { weight: 6, arbitrary: valid('key', fc.constantFrom('0x' + hex, '0x' + hex.toUpperCase(), hex)) },
     { weight: 3, arbitrary: invalid('bad-key', fc.constantFrom('0X' + hex, '0x' + hex + '0', '0x' + hex.slice(1), 'zz', '0xgg', ' 0x' + hex, '0x' + hex + ' ', '0x\u00e9', '\u{1F600}')) },
-    { weight: 1, arbitrary: valid('long-key', hexDigits(0, 200).map((h) => '0x' + (h.length % 2 === 0 ? h : h + '0'))) },
+    {
+      weight: 1,
+      arbitrary: valid(
+        'long-key',
+        hexDigits(0, 200).map((h) => '0x' + (h.length % 2 === 0 ? h : h + '0')),
+      ),
+    },
   );
 }
 
@@ -234,7 +355,9 @@ const viewCall: fc.Arbitrary<ViewCall> = fc.oneof(
   fc.constantFrom(...ADDRESS_FORMS).map((a) => ({ function: '0x1::sim::balance', type_arguments: [], arguments: [a] })),
   fc.tuple(fc.constantFrom(...U64_ARGS), fc.constantFrom(...U64_ARGS)).map(([a, b]) => ({ function: '0x1::sim::add', type_arguments: [], arguments: [a, b] })),
   fc.constantFrom(...U64_ARGS).map((a) => ({ function: '0x01::sim::pair', type_arguments: [], arguments: [a] })),
-  fc.constantFrom('u8', 'vector<u8>', '0x1::string::String', 'vector<0x1::coin::Coin<0x1::aptos_coin::AptosCoin>>', 'address', 'u256').map((t) => ({ function: '0x1::sim::type_name', type_arguments: [t], arguments: [] })),
+  fc
+    .constantFrom('u8', 'vector<u8>', '0x1::string::String', 'vector<0x1::coin::Coin<0x1::aptos_coin::AptosCoin>>', 'address', 'u256')
+    .map((t) => ({ function: '0x1::sim::type_name', type_arguments: [t], arguments: [] })),
   fc.constant<ViewCall>({ function: '0x1::sim::always_abort', type_arguments: [], arguments: [] }),
   fc.constantFrom('5', '1000001', '18446744073709551615').map((n) => ({ function: '0x1::sim::burn', type_arguments: [], arguments: [n] })),
   fc.constantFrom('0x1::sim::poke', '0x1::sim::nope', '0x2::sim::balance', '0x1::other::balance', '0x1::Sim::balance').map((f) => ({ function: f, type_arguments: [], arguments: [] })),
@@ -242,22 +365,64 @@ const viewCall: fc.Arbitrary<ViewCall> = fc.oneof(
   fc.constant<ViewCall>({ function: '0x1::sim::add', type_arguments: [], arguments: ['1'] }),
 );
 
-const BAD_FUNCTIONS = ['sim::balance', '0x1::sim', '0x1::sim::', '::::', '0x1:sim:balance', '0x1::sim::balance::x', '0x1::1sim::balance', '0x1::sim::ba-lance', ' 0x1::sim::balance', '0x1 ::sim::balance', '0xg::sim::balance', '0x' + '1'.repeat(65) + '::sim::balance', '0x1::sim::balance\u0000', '0x1::sím::balance', '0x1::_::balance'];
-const BAD_TYPES = ['', ' ', 'u7', 'Vector<u8>', 'vector<>', 'vector<u8', 'vector<u8>>', '0x1::a::B<u8,>', '0x1::a::B<>', '0x1::a', '0x1::a::', '<u8>', 'u8 u8', 'vector<vector<vector<vector<vector<vector<vector<vector<vector<u8>>>>>>>>>', '0x1::a::B<' + 'u8,'.repeat(40) + 'u8>', 'signer<u8>', '\u{1F600}'];
+const BAD_FUNCTIONS = [
+  'sim::balance',
+  '0x1::sim',
+  '0x1::sim::',
+  '::::',
+  '0x1:sim:balance',
+  '0x1::sim::balance::x',
+  '0x1::1sim::balance',
+  '0x1::sim::ba-lance',
+  ' 0x1::sim::balance',
+  '0x1 ::sim::balance',
+  '0xg::sim::balance',
+  '0x' + '1'.repeat(65) + '::sim::balance',
+  '0x1::sim::balance\u0000',
+  '0x1::sím::balance',
+  '0x1::_::balance',
+];
+const BAD_TYPES = [
+  '',
+  ' ',
+  'u7',
+  'Vector<u8>',
+  'vector<>',
+  'vector<u8',
+  'vector<u8>>',
+  '0x1::a::B<u8,>',
+  '0x1::a::B<>',
+  '0x1::a',
+  '0x1::a::',
+  '<u8>',
+  'u8 u8',
+  'vector<vector<vector<vector<vector<vector<vector<vector<vector<u8>>>>>>>>>',
+  '0x1::a::B<' + 'u8,'.repeat(40) + 'u8>',
+  'signer<u8>',
+  '\u{1F600}',
+];
 
 const viewJsonBody: fc.Arbitrary<Part<BodySpec>> = viewCall
   .chain((c) => {
     const text = JSON.stringify(c);
     return fc.oneof(
       { weight: 8, arbitrary: fc.constant<Part<string>>({ value: text, valid: true, tag: 'view-json' }) },
-      { weight: 1, arbitrary: fc.constant<Part<string>>({ value: JSON.stringify({ arguments: c.arguments, type_arguments: c.type_arguments, function: c.function }), valid: true, tag: 'member-order' }) },
+      {
+        weight: 1,
+        arbitrary: fc.constant<Part<string>>({ value: JSON.stringify({ arguments: c.arguments, type_arguments: c.type_arguments, function: c.function }), valid: true, tag: 'member-order' }),
+      },
       { weight: 1, arbitrary: fc.constantFrom(...BAD_FUNCTIONS).map((f) => ({ value: JSON.stringify({ ...c, function: f }), valid: false, tag: 'bad-function' })) },
       { weight: 1, arbitrary: fc.constantFrom(...BAD_TYPES).map((t) => ({ value: JSON.stringify({ ...c, type_arguments: [t] }), valid: false, tag: 'bad-type' })) },
       {
         weight: 2,
-        arbitrary: fc.tuple(fc.constantFrom('function', 'type_arguments', 'arguments'), wrongValue).map(([member, v]) => ({ value: JSON.stringify({ ...c, [member]: v }), valid: false, tag: `wrong-${member}` })),
+        arbitrary: fc
+          .tuple(fc.constantFrom('function', 'type_arguments', 'arguments'), wrongValue)
+          .map(([member, v]) => ({ value: JSON.stringify({ ...c, [member]: v }), valid: false, tag: `wrong-${member}` })),
       },
-      { weight: 1, arbitrary: fc.constantFrom('function', 'type_arguments', 'arguments').map((member) => ({ value: JSON.stringify({ ...c, [member]: undefined }), valid: false, tag: `missing-${member}` })) },
+      {
+        weight: 1,
+        arbitrary: fc.constantFrom('function', 'type_arguments', 'arguments').map((member) => ({ value: JSON.stringify({ ...c, [member]: undefined }), valid: false, tag: `missing-${member}` })),
+      },
       { weight: 1, arbitrary: fc.constantFrom(...RAW_VALUES).map((v) => ({ value: text.replace(/"arguments":\[[^\]]*\]/, `"arguments":[${v},${v}]`), valid: false, tag: 'arg-raw' })) },
       { weight: 1, arbitrary: fc.array(wrongValue, { maxLength: 3 }).map((args) => ({ value: JSON.stringify({ ...c, arguments: args }), valid: false, tag: 'args-any' })) },
       { weight: 1, arbitrary: nastyText().map((t) => ({ value: JSON.stringify({ ...c, function: c.function + t }), valid: false, tag: 'function-unicode' })) },
@@ -295,8 +460,20 @@ const viewBcsBody: fc.Arbitrary<Part<BodySpec>> = bcsCall
     const bytes = Buffer.from(encodeViewRequest(c));
     return fc.oneof(
       { weight: 6, arbitrary: fc.constant({ value: bytes, valid: true, tag: 'view-bcs' }) },
-      { weight: 2, arbitrary: invalid('bcs-truncated', fc.integer({ min: 0, max: bytes.length - 1 }).map((n) => bytes.subarray(0, n))) },
-      { weight: 2, arbitrary: invalid('bcs-extra', fc.uint8Array({ minLength: 1, maxLength: 8 }).map((x) => Buffer.concat([bytes, x]))) },
+      {
+        weight: 2,
+        arbitrary: invalid(
+          'bcs-truncated',
+          fc.integer({ min: 0, max: bytes.length - 1 }).map((n) => bytes.subarray(0, n)),
+        ),
+      },
+      {
+        weight: 2,
+        arbitrary: invalid(
+          'bcs-extra',
+          fc.uint8Array({ minLength: 1, maxLength: 8 }).map((x) => Buffer.concat([bytes, x])),
+        ),
+      },
       {
         weight: 2,
         arbitrary: invalid(
@@ -309,8 +486,20 @@ const viewBcsBody: fc.Arbitrary<Part<BodySpec>> = bcsCall
         ),
       },
       // A length prefix (the module name's, right after the address) made huge.
-      { weight: 1, arbitrary: invalid('bcs-huge-length', fc.constantFrom(Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f]), Buffer.from([0x80, 0x80, 0x80, 0x80, 0x80, 0x01])).map((len) => Buffer.concat([bytes.subarray(0, 32), len, bytes.subarray(33)]))) },
-      { weight: 1, arbitrary: invalid('bcs-random', fc.uint8Array({ maxLength: 120 }).map((x) => Buffer.from(x))) },
+      {
+        weight: 1,
+        arbitrary: invalid(
+          'bcs-huge-length',
+          fc.constantFrom(Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f]), Buffer.from([0x80, 0x80, 0x80, 0x80, 0x80, 0x01])).map((len) => Buffer.concat([bytes.subarray(0, 32), len, bytes.subarray(33)])),
+        ),
+      },
+      {
+        weight: 1,
+        arbitrary: invalid(
+          'bcs-random',
+          fc.uint8Array({ maxLength: 120 }).map((x) => Buffer.from(x)),
+        ),
+      },
     );
   })
   .map((p) => ({ ...p, value: { bytes: p.value } }));
@@ -319,10 +508,22 @@ const viewBcsBody: fc.Arbitrary<Part<BodySpec>> = bcsCall
 const junkBody: fc.Arbitrary<Part<BodySpec | undefined>> = fc.oneof(
   invalid('no-body', fc.constant(undefined)),
   invalid('empty-body', fc.constant({ bytes: Buffer.alloc(0) })),
-  invalid('random-bytes', fc.uint8Array({ maxLength: 300 }).map((b) => ({ bytes: Buffer.from(b) }))),
-  invalid('random-text', nastyText(200).map((t) => ({ bytes: Buffer.from(t) }))),
-  invalid('random-json', fc.json({ maxDepth: 4 }).map((t) => ({ bytes: Buffer.from(t) }))),
-  invalid('deep-json', fc.tuple(fc.integer({ min: 10, max: 5000 }), fc.constantFrom('[', '{"a":')).map(([d, open]) => ({ bytes: Buffer.from(open.repeat(d) + '1' + (open === '[' ? ']' : '}').repeat(d)) }))),
+  invalid(
+    'random-bytes',
+    fc.uint8Array({ maxLength: 300 }).map((b) => ({ bytes: Buffer.from(b) })),
+  ),
+  invalid(
+    'random-text',
+    nastyText(200).map((t) => ({ bytes: Buffer.from(t) })),
+  ),
+  invalid(
+    'random-json',
+    fc.json({ maxDepth: 4 }).map((t) => ({ bytes: Buffer.from(t) })),
+  ),
+  invalid(
+    'deep-json',
+    fc.tuple(fc.integer({ min: 10, max: 5000 }), fc.constantFrom('[', '{"a":')).map(([d, open]) => ({ bytes: Buffer.from(open.repeat(d) + '1' + (open === '[' ? ']' : '}').repeat(d)) })),
+  ),
 );
 
 /** Bodies around the 8 MiB limit: valid JSON padded with spaces. Built at send time. */
@@ -355,7 +556,23 @@ const post: fc.Arbitrary<Part<string>> = fc.oneof(
 const routeVariant = (path: string): fc.Arbitrary<Part<string>> =>
   fc.oneof(
     { weight: 30, arbitrary: valid('', fc.constant(path)) },
-    { weight: 1, arbitrary: invalid('route', fc.constantFrom(path + '/', path.replace('/v1/', '/v1//'), path.replace('/v1/', '/V1/'), path.replace('/v1/', '/v1/./'), path.replace('/v1/', '/v1/x/../'), path + ';x', path + '/extra', path.replace('/v1/', '/v1/%2e%2e/v1/'), path.replace('/v1/', '/v2/'))) },
+    {
+      weight: 1,
+      arbitrary: invalid(
+        'route',
+        fc.constantFrom(
+          path + '/',
+          path.replace('/v1/', '/v1//'),
+          path.replace('/v1/', '/V1/'),
+          path.replace('/v1/', '/v1/./'),
+          path.replace('/v1/', '/v1/x/../'),
+          path + ';x',
+          path + '/extra',
+          path.replace('/v1/', '/v1/%2e%2e/v1/'),
+          path.replace('/v1/', '/v2/'),
+        ),
+      ),
+    },
   );
 
 /** Only the valid draws of a part: about a third of the requests are built from these. */
@@ -374,10 +591,16 @@ const rawItemRequestOf = (clean: boolean): fc.Arbitrary<FuzzRequest> =>
     })
     .chain((r) =>
       either(clean, routeVariant(`/v1/tables/${encodePathBytes(r.handle.value).replace(/[/?#]/g, (c) => encodeURIComponent(c))}/raw_item`)).map((route) =>
-        combine('raw_item', r.method, { value: route.value + encodePathBytes(r.query.value), valid: route.valid && r.handle.valid && r.query.valid, tag: [route.tag, r.handle.tag, r.query.tag].join('+') }, [
-          ['accept', r.accept],
-          ['content-type', r.ctype],
-        ], r.body),
+        combine(
+          'raw_item',
+          r.method,
+          { value: route.value + encodePathBytes(r.query.value), valid: route.valid && r.handle.valid && r.query.valid, tag: [route.tag, r.handle.tag, r.query.tag].join('+') },
+          [
+            ['accept', r.accept],
+            ['content-type', r.ctype],
+          ],
+          r.body,
+        ),
       ),
     );
 
@@ -395,10 +618,16 @@ const viewRequestOf = (clean: boolean): fc.Arbitrary<FuzzRequest> =>
     })
     .chain((r) =>
       either(clean, routeVariant('/v1/view')).map((route) =>
-        combine('view', r.method, { value: route.value + encodePathBytes(r.query.value), valid: route.valid && r.query.valid, tag: [route.tag, r.query.tag].join('+') }, [
-          ['accept', r.accept],
-          ['content-type', r.json ? r.jsonCtype : r.bcsCtype],
-        ], r.json ? r.jsonBody : r.bcsBody),
+        combine(
+          'view',
+          r.method,
+          { value: route.value + encodePathBytes(r.query.value), valid: route.valid && r.query.valid, tag: [route.tag, r.query.tag].join('+') },
+          [
+            ['accept', r.accept],
+            ['content-type', r.json ? r.jsonCtype : r.bcsCtype],
+          ],
+          r.json ? r.jsonBody : r.bcsBody,
+        ),
       ),
     );
 
@@ -409,14 +638,45 @@ const viewRequest = fc.oneof({ weight: 1, arbitrary: viewRequestOf(true) }, { we
 const oversizedRequest: fc.Arbitrary<FuzzRequest> = fc.boolean().chain((isView) => {
   const json = isView ? JSON.stringify({ function: '0x1::sim::add', type_arguments: [], arguments: ['2', '40'] }) : `{"key":"0x${PRESENT_KEY.toString('hex')}"}`;
   return sizedBody(json).map((body) =>
-    combine(isView ? 'view' : 'raw_item', { value: 'POST', valid: true, tag: '' }, { value: isView ? '/v1/view?ledger_version=900' : `/v1/tables/${HANDLE}/raw_item?ledger_version=900`, valid: true, tag: 'sized' }, [
-      ['accept', { value: 'application/x-bcs', valid: true, tag: '' }],
-      ['content-type', { value: 'application/json', valid: true, tag: '' }],
-    ], body),
+    combine(
+      isView ? 'view' : 'raw_item',
+      { value: 'POST', valid: true, tag: '' },
+      { value: isView ? '/v1/view?ledger_version=900' : `/v1/tables/${HANDLE}/raw_item?ledger_version=900`, valid: true, tag: 'sized' },
+      [
+        ['accept', { value: 'application/x-bcs', valid: true, tag: '' }],
+        ['content-type', { value: 'application/json', valid: true, tag: '' }],
+      ],
+      body,
+    ),
   );
 });
 
-const OTHER_PATHS = ['/', '/v1', '/v1/', '/v2/view', '/metrics', '/healthz', '/v1x/view', '/v1/accounts/0x1/module/sim', '/v1/accounts/0x1/resources', '/v1/transactions', '/v1/blocks/by_height/1', '/v1/tables/0x1', '/v1/tables/0x1/item', '/v1/view/x', '/v1/spec', '/v1/-/healthy', '/favicon.ico', '/v1/accounts/%2e%2e/module/sim', '/v1/%2e%2e/metrics', '/v1/..%2f..%2fetc/passwd', '/v1%2fview', '/v1/%ZZ', '/v1?x=%ZZ', '/v1/accounts/0x1/module/sim?ledger_version=abc'];
+const OTHER_PATHS = [
+  '/',
+  '/v1',
+  '/v1/',
+  '/v2/view',
+  '/metrics',
+  '/healthz',
+  '/v1x/view',
+  '/v1/accounts/0x1/module/sim',
+  '/v1/accounts/0x1/resources',
+  '/v1/transactions',
+  '/v1/blocks/by_height/1',
+  '/v1/tables/0x1',
+  '/v1/tables/0x1/item',
+  '/v1/view/x',
+  '/v1/spec',
+  '/v1/-/healthy',
+  '/favicon.ico',
+  '/v1/accounts/%2e%2e/module/sim',
+  '/v1/%2e%2e/metrics',
+  '/v1/..%2f..%2fetc/passwd',
+  '/v1%2fview',
+  '/v1/%ZZ',
+  '/v1?x=%ZZ',
+  '/v1/accounts/0x1/module/sim?ledger_version=abc',
+];
 
 /** Any other path, under /v1 (passed through to a node) and not. */
 const otherRequest: fc.Arbitrary<FuzzRequest> = fc
@@ -432,10 +692,16 @@ const otherRequest: fc.Arbitrary<FuzzRequest> = fc
     body: junkBody,
   })
   .map((r) =>
-    combine(null, { value: r.method, valid: false, tag: 'other' }, { value: r.path, valid: false, tag: '' }, [
-      ['accept', r.accept],
-      ['content-type', r.ctype],
-    ], r.method === 'GET' || r.method === 'HEAD' ? { value: undefined, valid: true, tag: '' } : r.body),
+    combine(
+      null,
+      { value: r.method, valid: false, tag: 'other' },
+      { value: r.path, valid: false, tag: '' },
+      [
+        ['accept', r.accept],
+        ['content-type', r.ctype],
+      ],
+      r.method === 'GET' || r.method === 'HEAD' ? { value: undefined, valid: true, tag: '' } : r.body,
+    ),
   );
 
 export const fuzzRequest: fc.Arbitrary<FuzzRequest> = fc.oneof(

@@ -52,7 +52,10 @@ function describeReply(r: ReplyLike): string {
 function reasonOf(reply: ReplyLike): string {
   const body = parseErrorBody(reply);
   const message = typeof body === 'string' ? body : body.message;
-  return message.replace(/"(?:[^"\\]|\\.)*"|'[^']*'/g, '…').replace(/\d+/g, 'N').slice(0, 90);
+  return message
+    .replace(/"(?:[^"\\]|\\.)*"|'[^']*'/g, '…')
+    .replace(/\d+/g, 'N')
+    .slice(0, 90);
 }
 
 /** The same answer: status, body bytes, content type and gas used. */
@@ -152,35 +155,42 @@ describe('fuzzed client input over HTTP', () => {
     throw new Error(mismatch);
   }
 
-  it(`keeps every reply node-shaped, keeps invalid input from the node, and answers valid reads as the node does (${RUNS} cases)`, async () => {
-    console.log(`[fuzz http] FUZZ_SEED=${SEED} runs=${RUNS} (replay: FUZZ_SEED=${SEED} npx vitest run test/fuzz/http-input.test.ts)`);
-    const stats: Stats = { cases: 0, valid: 0, clientRefused: 0, sameVerdict: 0, byOutcome: new Map(), stricter: new Map() };
-    const started = performance.now();
-    // Every case runs; failures are grouped by kind and reported together at the end.
-    const failures = new FailureLog();
-    await fc.assert(
-      fc.asyncProperty(fuzzRequest, async (req) => {
-        try {
-          await checkOne(req, stats);
-        } catch (err) {
-          failures.record(err);
-        }
-      }),
-      { seed: SEED, numRuns: RUNS },
-    );
-    const seconds = ((performance.now() - started) / 1000).toFixed(1);
-    const outcomes = [...stats.byOutcome].sort((a, b) => b[1] - a[1]).map(([k, n]) => `    ${n}\t${k}`);
-    const stricter = [...stats.stricter].sort((a, b) => b[1].count - a[1].count).slice(0, 30).map(([k, v]) => `    ${v.count}\t${k}\n      e.g. ${v.example}`);
-    console.log(
-      `[fuzz http] ${stats.cases} cases in ${seconds} s (${stats.valid} valid, ${stats.clientRefused} the HTTP client would not send, ${stats.sameVerdict} refused by both with their own messages), seed ${SEED}\n` +
-        `  outcomes (endpoint status error_code x-cache):\n${outcomes.join('\n')}\n` +
-        `  proxy refused input the sim answered otherwise (${[...stats.stricter.values()].reduce((n, v) => n + v.count, 0)}):\n${stricter.join('\n')}`,
-    );
-    if (failures.total > 0) console.log(`[fuzz http] ${failures.total} FAILURES (seed ${SEED}):\n${failures.summary()}`);
-    expect(failures.total, `${failures.total} failures, FUZZ_SEED=${SEED}:\n${failures.summary()}`).toBe(0);
-    expect(stats.cases).toBeGreaterThan(RUNS * 0.9);
-    expect(stats.valid).toBeGreaterThan(RUNS * 0.1);
-  }, LONG ? 900_000 : 120_000);
+  it(
+    `keeps every reply node-shaped, keeps invalid input from the node, and answers valid reads as the node does (${RUNS} cases)`,
+    async () => {
+      console.log(`[fuzz http] FUZZ_SEED=${SEED} runs=${RUNS} (replay: FUZZ_SEED=${SEED} npx vitest run test/fuzz/http-input.test.ts)`);
+      const stats: Stats = { cases: 0, valid: 0, clientRefused: 0, sameVerdict: 0, byOutcome: new Map(), stricter: new Map() };
+      const started = performance.now();
+      // Every case runs; failures are grouped by kind and reported together at the end.
+      const failures = new FailureLog();
+      await fc.assert(
+        fc.asyncProperty(fuzzRequest, async (req) => {
+          try {
+            await checkOne(req, stats);
+          } catch (err) {
+            failures.record(err);
+          }
+        }),
+        { seed: SEED, numRuns: RUNS },
+      );
+      const seconds = ((performance.now() - started) / 1000).toFixed(1);
+      const outcomes = [...stats.byOutcome].sort((a, b) => b[1] - a[1]).map(([k, n]) => `    ${n}\t${k}`);
+      const stricter = [...stats.stricter]
+        .sort((a, b) => b[1].count - a[1].count)
+        .slice(0, 30)
+        .map(([k, v]) => `    ${v.count}\t${k}\n      e.g. ${v.example}`);
+      console.log(
+        `[fuzz http] ${stats.cases} cases in ${seconds} s (${stats.valid} valid, ${stats.clientRefused} the HTTP client would not send, ${stats.sameVerdict} refused by both with their own messages), seed ${SEED}\n` +
+          `  outcomes (endpoint status error_code x-cache):\n${outcomes.join('\n')}\n` +
+          `  proxy refused input the sim answered otherwise (${[...stats.stricter.values()].reduce((n, v) => n + v.count, 0)}):\n${stricter.join('\n')}`,
+      );
+      if (failures.total > 0) console.log(`[fuzz http] ${failures.total} FAILURES (seed ${SEED}):\n${failures.summary()}`);
+      expect(failures.total, `${failures.total} failures, FUZZ_SEED=${SEED}:\n${failures.summary()}`).toBe(0);
+      expect(stats.cases).toBeGreaterThan(RUNS * 0.9);
+      expect(stats.valid).toBeGreaterThan(RUNS * 0.1);
+    },
+    LONG ? 900_000 : 120_000,
+  );
 
   it('still answers a known-good read after the run', async () => {
     const res = await toProxy.request({

@@ -72,7 +72,29 @@ function nonceToken(kind: BodyKind, nonce: number): string | null {
 }
 
 /** Bytes that break header and request-line parsing, or smuggle a header in. */
-const INJECTIONS = ['\r\n', '\r\nX-Injected: 1', '\r\nContent-Length: 5', '\r\nTransfer-Encoding: chunked', '\r', '\n', '\0', '\x7f', '\x01', '\x1b', 'é', '\u{1F600}', '\u202e', '\ufeff', '\xff', '\xc3', ' ', '\t', ':', '%', '"'];
+const INJECTIONS = [
+  '\r\n',
+  '\r\nX-Injected: 1',
+  '\r\nContent-Length: 5',
+  '\r\nTransfer-Encoding: chunked',
+  '\r',
+  '\n',
+  '\0',
+  '\x7f',
+  '\x01',
+  '\x1b',
+  'é',
+  '\u{1F600}',
+  '\u202e',
+  '\ufeff',
+  '\xff',
+  '\xc3',
+  ' ',
+  '\t',
+  ':',
+  '%',
+  '"',
+];
 
 interface RawRequest {
   method: string;
@@ -94,7 +116,12 @@ function bytesOf(text: string): Buffer {
 
 function serialize(req: RawRequest, nonce: number): Buffer {
   const body = bodyOf(req.bodyKind, nonce, req.random);
-  const head = Buffer.concat([bytesOf(`${req.method} ${req.target} ${req.version}`), Buffer.from('\r\n'), ...req.headers.map((h) => Buffer.concat([bytesOf(h), Buffer.from('\r\n')])), Buffer.from('\r\n')]);
+  const head = Buffer.concat([
+    bytesOf(`${req.method} ${req.target} ${req.version}`),
+    Buffer.from('\r\n'),
+    ...req.headers.map((h) => Buffer.concat([bytesOf(h), Buffer.from('\r\n')])),
+    Buffer.from('\r\n'),
+  ]);
   switch (req.framing) {
     case 'chunked':
       return Buffer.concat([head, Buffer.from(`${body.length.toString(16)}\r\n`), body, Buffer.from('\r\n0\r\n\r\n')]);
@@ -120,14 +147,32 @@ const maybeInject = (text: string, field: string, p: fc.Arbitrary<boolean>): fc.
 const rawRequest: fc.Arbitrary<RawRequest> = fc
   .record({
     endpoint: fc.constantFrom('raw_item', 'view', 'view-bcs', 'ledger', 'other'),
-    version: fc.oneof({ weight: 12, arbitrary: fc.constant('') }, { weight: 1, arbitrary: fc.constantFrom('?ledger_version=900', '?ledger_version=10', '?ledger_version=99999', '?ledger_version=abc', '?ledger_version=9\xff', '?ledger_version=９') }),
+    version: fc.oneof(
+      { weight: 12, arbitrary: fc.constant('') },
+      { weight: 1, arbitrary: fc.constantFrom('?ledger_version=900', '?ledger_version=10', '?ledger_version=99999', '?ledger_version=abc', '?ledger_version=9\xff', '?ledger_version=９') },
+    ),
     method: fc.oneof({ weight: 12, arbitrary: fc.constant('') }, { weight: 1, arbitrary: fc.constantFrom('GET', 'PUT', 'post', 'P0ST', 'PROPFIND', 'CONNECT', 'X'.repeat(40), 'POST\x00') }),
-    httpVersion: fc.oneof({ weight: 12, arbitrary: fc.constant('HTTP/1.1') }, { weight: 1, arbitrary: fc.constantFrom('HTTP/1.0', 'HTTP/2.0', 'HTTP/1.1 x', 'http/1.1', 'HTTP/1.1\x00', 'HTTP/1', '') }),
+    httpVersion: fc.oneof(
+      { weight: 12, arbitrary: fc.constant('HTTP/1.1') },
+      { weight: 1, arbitrary: fc.constantFrom('HTTP/1.0', 'HTTP/2.0', 'HTTP/1.1 x', 'http/1.1', 'HTTP/1.1\x00', 'HTTP/1', '') },
+    ),
     accept: fc.constantFrom('application/x-bcs', 'application/json', 'application/json, application/x-bcs', '*/*'),
-    host: fc.oneof({ weight: 10, arbitrary: fc.constant(['Host: proxy.test']) }, { weight: 1, arbitrary: fc.constantFrom<string[]>([], ['Host: a', 'Host: b'], ['Host: evil.example:1'], ['Host:'], ['Host: é']) }),
+    host: fc.oneof(
+      { weight: 10, arbitrary: fc.constant(['Host: proxy.test']) },
+      { weight: 1, arbitrary: fc.constantFrom<string[]>([], ['Host: a', 'Host: b'], ['Host: evil.example:1'], ['Host:'], ['Host: é']) },
+    ),
     extra: fc.oneof(
       { weight: 8, arbitrary: fc.constant<string[]>([]) },
-      { weight: 1, arbitrary: fc.constantFrom<string[]>(['Expect: 100-continue'], ['Expect: nothing'], ['X-Forwarded-Host: evil.example'], ['Upgrade: websocket', 'Connection: upgrade'], ['Transfer-Encoding: gzip']) },
+      {
+        weight: 1,
+        arbitrary: fc.constantFrom<string[]>(
+          ['Expect: 100-continue'],
+          ['Expect: nothing'],
+          ['X-Forwarded-Host: evil.example'],
+          ['Upgrade: websocket', 'Connection: upgrade'],
+          ['Transfer-Encoding: gzip'],
+        ),
+      },
       { weight: 1, arbitrary: fc.constantFrom(1, 100, 16_000, 70_000).map((n) => [`X-Big: ${'a'.repeat(n)}`]) },
       { weight: 1, arbitrary: fc.integer({ min: 10, max: 3000 }).map((n) => Array.from({ length: n }, (_, i) => `X-H${i}: ${i}`)) },
       { weight: 1, arbitrary: fc.constantFrom(['Bad Name: x'], ['Bad\x00Name: x'], ['Nämé: x'], [': no name'], ['NoColon'], [' Leading: space'], ['X-Tab\t: x'], ['X-Emoji-😀: x']) },
@@ -148,13 +193,7 @@ const rawRequest: fc.Arbitrary<RawRequest> = fc
   .chain((r) => {
     const p = fc.double({ min: 0, max: 1, noNaN: true }).map((x) => x < r.injectP);
     const path =
-      r.endpoint === 'raw_item'
-        ? `/v1/tables/${HANDLE}/raw_item`
-        : r.endpoint === 'view' || r.endpoint === 'view-bcs'
-          ? '/v1/view'
-          : r.endpoint === 'ledger'
-            ? '/v1'
-            : '/v1/accounts/0x1/module/sim';
+      r.endpoint === 'raw_item' ? `/v1/tables/${HANDLE}/raw_item` : r.endpoint === 'view' || r.endpoint === 'view-bcs' ? '/v1/view' : r.endpoint === 'ledger' ? '/v1' : '/v1/accounts/0x1/module/sim';
     const method = r.method !== '' ? r.method : r.endpoint === 'ledger' || r.endpoint === 'other' ? 'GET' : 'POST';
     const contentType = r.endpoint === 'view-bcs' ? 'application/x.node.view_function+bcs' : 'application/json';
     const bodyless = method === 'GET' || method === 'HEAD';
@@ -165,7 +204,11 @@ const rawRequest: fc.Arbitrary<RawRequest> = fc
       .record({
         method: maybeInject(method, 'method', p),
         target: maybeInject(path + r.version, 'target', p),
-        httpVersion: maybeInject(r.httpVersion, 'version', p.map((x) => x && r.injectP > 0.4)),
+        httpVersion: maybeInject(
+          r.httpVersion,
+          'version',
+          p.map((x) => x && r.injectP > 0.4),
+        ),
         accept: maybeInject(r.accept, 'accept', p),
         contentType: maybeInject(contentType, 'content-type', p),
         custom: maybeInject('some value; with=params', 'x-custom', p),
@@ -234,89 +277,93 @@ describe('fuzzed HTTP on a raw socket', () => {
     }
   };
 
-  it(`answers every request with a node-shaped reply and keeps refused input from the node (${RUNS} cases)`, async () => {
-    console.log(`[fuzz raw] FUZZ_SEED=${SEED} runs=${RUNS} (replay: FUZZ_SEED=${SEED} npx vitest run test/fuzz/raw-socket.test.ts)`);
-    const byStatus = new Map<string, number>();
-    let cases = 0;
-    let injectedCases = 0;
-    let comparedWithSim = 0;
-    // Every case runs; failures are grouped by kind and reported together at the end.
-    const failures = new FailureLog();
-    /** refused cases whose body can be found in the sim's log: checked once the run has settled */
-    const refused: Array<{ token: string; what: string; framing: RawRequest['framing'] }> = [];
-    collectSimBodies();
-
-    const check = async (req: RawRequest): Promise<void> => {
-      const nonce = ++cases;
-      const data = serialize(req, nonce);
-      const truncated = req.framing === 'truncated' || req.framing === 'chunked-truncated';
-      const head = req.method.startsWith('HEAD');
-      const outcome = await rawExchange(stack.port, data, { halfCloseAtOnce: truncated, head });
+  it(
+    `answers every request with a node-shaped reply and keeps refused input from the node (${RUNS} cases)`,
+    async () => {
+      console.log(`[fuzz raw] FUZZ_SEED=${SEED} runs=${RUNS} (replay: FUZZ_SEED=${SEED} npx vitest run test/fuzz/raw-socket.test.ts)`);
+      const byStatus = new Map<string, number>();
+      let cases = 0;
+      let injectedCases = 0;
+      let comparedWithSim = 0;
+      // Every case runs; failures are grouped by kind and reported together at the end.
+      const failures = new FailureLog();
+      /** refused cases whose body can be found in the sim's log: checked once the run has settled */
+      const refused: Array<{ token: string; what: string; framing: RawRequest['framing'] }> = [];
       collectSimBodies();
-      if (req.injected.length > 0) injectedCases++;
-      const what = (): string => `\n  request: ${describeReq(req, nonce)}\n  reply: ${describeOutcome(outcome)}`;
-      if (outcome.reply === null) {
-        throw new Error(`no reply (${JSON.stringify(req.method.slice(0, 10))} request, framing ${req.framing})${what()}`);
-      }
-      const reply: ReplyLike = outcome.reply;
-      const code = errorCodeOf(reply);
-      const cache = header(reply, 'x-cache');
-      const key = `${reply.status} ${code ?? ''} ${cache ?? ''} (${req.framing})`;
-      byStatus.set(key, (byStatus.get(key) ?? 0) + 1);
-      const problem = shapeProblem(reply, { head });
-      if (problem !== null) throw new Error(`not node-shaped: ${problem}${what()}`);
-      const token = nonceToken(req.bodyKind, nonce);
-      if (token !== null && ((reply.status === 400 && code === 'web_framework_error') || reply.status === 403)) refused.push({ token, what: what(), framing: req.framing });
-      // Answered from a node or the cache: the sim must give the same answer to the same bytes.
-      // (Unless injected bytes added framing headers of their own: then there is no
-      // Content-Length form of "the same request" to give the sim.)
-      const framingInjected = req.injected.some((n) => /Transfer-Encoding|Content-Length/.test(n));
-      if ((cache === 'MISS' || cache === 'HIT' || cache === 'COALESCED') && !(req.framing === 'chunked' && framingInjected)) {
-        // The proxy takes chunked request bodies (and sends nodes Content-Length, SPEC §7);
-        // a node answers 411 to chunked ones, so the sim gets the same request with Content-Length.
-        const length = bodyOf(req.bodyKind, nonce, req.random).length;
-        // Bytes after a complete request are a second, broken request: the proxy
-        // answers the first one before refusing them (Node's own server, which the
-        // sim is, would let them take the first one's reply), so the sim gets the
-        // first request alone.
-        const sameForSim =
-          req.framing === 'chunked'
-            ? serialize({ ...req, framing: 'exact', headers: [...req.headers.filter((h) => !/^transfer-encoding:/i.test(h)), `Content-Length: ${length}`] }, nonce)
-            : req.framing === 'extra-bytes'
-              ? serialize({ ...req, framing: 'exact' }, nonce)
-              : data;
-        const direct = await rawExchange(stack.node.port, sameForSim, { halfCloseAtOnce: truncated, head });
-        collectSimBodies();
-        comparedWithSim++;
-        if (direct.reply === null || direct.reply.status !== reply.status || !direct.reply.body.equals(reply.body)) {
-          throw new Error(`the proxy's answer differs from the sim's for the same bytes${what()}\n  sim: ${describeOutcome(direct)}`);
-        }
-      }
-    };
 
-    const started = performance.now();
-    await fc.assert(
-      fc.asyncProperty(rawRequest, (req) => check(req).catch((err: unknown) => failures.record(err))),
-      { seed: SEED, numRuns: RUNS },
-    );
-    // Node calls the proxy makes after it has replied land here.
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    collectSimBodies();
-    const reachedSim = new Set<string>();
-    for (const body of simBodies) for (const m of body.matchAll(/0x[0-9a-f]{8}5[ab]|"9\d{8}"/g)) reachedSim.add(m[0]);
-    for (const r of refused) {
-      const found = r.token.startsWith('0x') || r.token.startsWith('"') ? reachedSim.has(r.token) : simBodies.some((b) => b.includes(r.token));
-      if (found) failures.record(new Error(`an input error reached the node (its body is in the sim's log; framing ${r.framing})${r.what}`));
-    }
-    const seconds = ((performance.now() - started) / 1000).toFixed(1);
-    const table = [...byStatus].sort((a, b) => b[1] - a[1]).map(([k, n]) => `    ${n}\t${k}`);
-    console.log(
-      `[fuzz raw] ${cases} cases in ${seconds} s (${injectedCases} with injected bytes, ${refused.length} refused ones traced at the sim, ${comparedWithSim} answers compared with the sim), seed ${SEED}\n  replies (status error_code x-cache (framing)):\n${table.join('\n')}`,
-    );
-    if (failures.total > 0) console.log(`[fuzz raw] ${failures.total} FAILURES (seed ${SEED}):\n${failures.summary()}`);
-    expect(failures.total, `${failures.total} failures, FUZZ_SEED=${SEED}:\n${failures.summary()}`).toBe(0);
-    expect(cases).toBe(RUNS);
-  }, LONG ? 900_000 : 120_000);
+      const check = async (req: RawRequest): Promise<void> => {
+        const nonce = ++cases;
+        const data = serialize(req, nonce);
+        const truncated = req.framing === 'truncated' || req.framing === 'chunked-truncated';
+        const head = req.method.startsWith('HEAD');
+        const outcome = await rawExchange(stack.port, data, { halfCloseAtOnce: truncated, head });
+        collectSimBodies();
+        if (req.injected.length > 0) injectedCases++;
+        const what = (): string => `\n  request: ${describeReq(req, nonce)}\n  reply: ${describeOutcome(outcome)}`;
+        if (outcome.reply === null) {
+          throw new Error(`no reply (${JSON.stringify(req.method.slice(0, 10))} request, framing ${req.framing})${what()}`);
+        }
+        const reply: ReplyLike = outcome.reply;
+        const code = errorCodeOf(reply);
+        const cache = header(reply, 'x-cache');
+        const key = `${reply.status} ${code ?? ''} ${cache ?? ''} (${req.framing})`;
+        byStatus.set(key, (byStatus.get(key) ?? 0) + 1);
+        const problem = shapeProblem(reply, { head });
+        if (problem !== null) throw new Error(`not node-shaped: ${problem}${what()}`);
+        const token = nonceToken(req.bodyKind, nonce);
+        if (token !== null && ((reply.status === 400 && code === 'web_framework_error') || reply.status === 403)) refused.push({ token, what: what(), framing: req.framing });
+        // Answered from a node or the cache: the sim must give the same answer to the same bytes.
+        // (Unless injected bytes added framing headers of their own: then there is no
+        // Content-Length form of "the same request" to give the sim.)
+        const framingInjected = req.injected.some((n) => /Transfer-Encoding|Content-Length/.test(n));
+        if ((cache === 'MISS' || cache === 'HIT' || cache === 'COALESCED') && !(req.framing === 'chunked' && framingInjected)) {
+          // The proxy takes chunked request bodies (and sends nodes Content-Length, SPEC §7);
+          // a node answers 411 to chunked ones, so the sim gets the same request with Content-Length.
+          const length = bodyOf(req.bodyKind, nonce, req.random).length;
+          // Bytes after a complete request are a second, broken request: the proxy
+          // answers the first one before refusing them (Node's own server, which the
+          // sim is, would let them take the first one's reply), so the sim gets the
+          // first request alone.
+          const sameForSim =
+            req.framing === 'chunked'
+              ? serialize({ ...req, framing: 'exact', headers: [...req.headers.filter((h) => !/^transfer-encoding:/i.test(h)), `Content-Length: ${length}`] }, nonce)
+              : req.framing === 'extra-bytes'
+                ? serialize({ ...req, framing: 'exact' }, nonce)
+                : data;
+          const direct = await rawExchange(stack.node.port, sameForSim, { halfCloseAtOnce: truncated, head });
+          collectSimBodies();
+          comparedWithSim++;
+          if (direct.reply === null || direct.reply.status !== reply.status || !direct.reply.body.equals(reply.body)) {
+            throw new Error(`the proxy's answer differs from the sim's for the same bytes${what()}\n  sim: ${describeOutcome(direct)}`);
+          }
+        }
+      };
+
+      const started = performance.now();
+      await fc.assert(
+        fc.asyncProperty(rawRequest, (req) => check(req).catch((err: unknown) => failures.record(err))),
+        { seed: SEED, numRuns: RUNS },
+      );
+      // Node calls the proxy makes after it has replied land here.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      collectSimBodies();
+      const reachedSim = new Set<string>();
+      for (const body of simBodies) for (const m of body.matchAll(/0x[0-9a-f]{8}5[ab]|"9\d{8}"/g)) reachedSim.add(m[0]);
+      for (const r of refused) {
+        const found = r.token.startsWith('0x') || r.token.startsWith('"') ? reachedSim.has(r.token) : simBodies.some((b) => b.includes(r.token));
+        if (found) failures.record(new Error(`an input error reached the node (its body is in the sim's log; framing ${r.framing})${r.what}`));
+      }
+      const seconds = ((performance.now() - started) / 1000).toFixed(1);
+      const table = [...byStatus].sort((a, b) => b[1] - a[1]).map(([k, n]) => `    ${n}\t${k}`);
+      console.log(
+        `[fuzz raw] ${cases} cases in ${seconds} s (${injectedCases} with injected bytes, ${refused.length} refused ones traced at the sim, ${comparedWithSim} answers compared with the sim), seed ${SEED}\n  replies (status error_code x-cache (framing)):\n${table.join('\n')}`,
+      );
+      if (failures.total > 0) console.log(`[fuzz raw] ${failures.total} FAILURES (seed ${SEED}):\n${failures.summary()}`);
+      expect(failures.total, `${failures.total} failures, FUZZ_SEED=${SEED}:\n${failures.summary()}`).toBe(0);
+      expect(cases).toBe(RUNS);
+    },
+    LONG ? 900_000 : 120_000,
+  );
 
   it('still answers a known-good read after the run', async () => {
     const body = `{"key":"0x${PRESENT_KEY.toString('hex')}"}`;

@@ -1,14 +1,7 @@
 // Shared pieces of the cache integration suites: fixed inputs whose answers the
 // sim's model functions predict, a bounded poll, and reply checks.
 import { expect } from 'vitest';
-import {
-  encodeBcsValues,
-  encodeJsonValues,
-  simBalance,
-  simTableItem,
-  SIM_MODULE_ADDRESS,
-  type SimNode,
-} from '../../src/sim/index.js';
+import { encodeBcsValues, encodeJsonValues, simBalance, simTableItem, SIM_MODULE_ADDRESS, type SimNode } from '../../src/sim/index.js';
 import { encodeViewRequest } from '../../src/wire/view-bcs.js';
 import { call, HANDLE, type Reply } from './proxy.js';
 
@@ -45,12 +38,7 @@ export function u64le(n: bigint): Buffer {
 }
 
 /** POST /v1/view with a BCS request body (the Aptos SDK's way) for a 0x1::sim function. */
-export function viewBcsRequest(
-  base: string,
-  fn: string,
-  args: Uint8Array[],
-  opts: { version?: bigint | number; accept?: string } = {},
-): Promise<Reply> {
+export function viewBcsRequest(base: string, fn: string, args: Uint8Array[], opts: { version?: bigint | number; accept?: string } = {}): Promise<Reply> {
   const q = opts.version !== undefined ? `?ledger_version=${opts.version}` : '';
   const body = Buffer.from(encodeViewRequest({ address: SIM_MODULE_ADDRESS, module: 'sim', function: fn, typeArgs: [], args }));
   return call(base, `/v1/view${q}`, {
@@ -105,9 +93,13 @@ export async function timed<T>(op: () => Promise<T>): Promise<{ value: T; ms: nu
  */
 export async function warmConnections(base: string, n: number): Promise<void> {
   const key = hex(Buffer.from([0xee, 0xee, 0xee]));
-  const replies = await Promise.all(Array.from({ length: n }, (_, i) => call(base, `/v1/tables/${HANDLE}/raw_item?ledger_version=${100 + i}`, {
-    headers: { 'content-type': 'application/json', accept: 'application/x-bcs' },
-    body: JSON.stringify({ key }),
-  })));
+  const replies = await Promise.all(
+    Array.from({ length: n }, (_, i) =>
+      call(base, `/v1/tables/${HANDLE}/raw_item?ledger_version=${100 + i}`, {
+        headers: { 'content-type': 'application/json', accept: 'application/x-bcs' },
+        body: JSON.stringify({ key }),
+      }),
+    ),
+  );
   for (const r of replies) if (r.status !== 200 && r.status !== 404) throw new Error(`warm-up read answered ${r.status}`);
 }

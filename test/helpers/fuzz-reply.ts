@@ -10,15 +10,7 @@ export interface ReplyLike {
 }
 
 /** The seven ledger headers, lower-case, without the vendor prefix. */
-export const LEDGER_HEADER_SUFFIXES = [
-  'chain-id',
-  'ledger-version',
-  'ledger-oldest-version',
-  'ledger-timestampusec',
-  'epoch',
-  'block-height',
-  'oldest-block-height',
-] as const;
+export const LEDGER_HEADER_SUFFIXES = ['chain-id', 'ledger-version', 'ledger-oldest-version', 'ledger-timestampusec', 'epoch', 'block-height', 'oldest-block-height'] as const;
 
 export function header(reply: ReplyLike, name: string): string | undefined {
   const v = reply.headers[name];

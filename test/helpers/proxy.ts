@@ -53,11 +53,7 @@ export interface Reply {
   json(): any;
 }
 
-export async function call(
-  base: string,
-  path: string,
-  init: { method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string | Buffer } = {},
-): Promise<Reply> {
+export async function call(base: string, path: string, init: { method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string | Buffer } = {}): Promise<Reply> {
   const res = await request(base + path, {
     method: init.method ?? (init.body !== undefined ? 'POST' : 'GET'),
     headers: init.headers,

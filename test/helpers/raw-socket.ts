@@ -208,7 +208,12 @@ export function chunked(body: string | Buffer, size = 512): Buffer {
 const ALLOWED_ERROR_STATUSES = [400, 403, 404, 410, 500, 503];
 
 /** A node-shaped error reply (SPEC §5): an allowed status and exactly the three members. */
-export function expectNodeErrorBody(reply: { status: number; headers: Record<string, string>; body: Buffer }, status?: number, code?: string, label = ''): { message: string; error_code: string; vm_error_code: number | null } {
+export function expectNodeErrorBody(
+  reply: { status: number; headers: Record<string, string>; body: Buffer },
+  status?: number,
+  code?: string,
+  label = '',
+): { message: string; error_code: string; vm_error_code: number | null } {
   const text = reply.body.toString('utf8');
   if (status !== undefined) expect(reply.status, `${label} status; body ${text.slice(0, 300)}`).toBe(status);
   expect(ALLOWED_ERROR_STATUSES, `${label} status ${reply.status}`).toContain(reply.status);

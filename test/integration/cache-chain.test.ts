@@ -54,7 +54,7 @@ describe('two chains on one Redis with one key prefix', () => {
 });
 
 describe('a node whose chain changes (devnet reset)', () => {
-  it('is not answered from the old chain\'s entries, memory or Redis', async () => {
+  it("is not answered from the old chain's entries, memory or Redis", async () => {
     const node = await sim({ chainId: 4 });
     const { app, url } = await proxy([node], withRedis());
     expect(cacheOf(await rawItem(url, hex(PRESENT), { version: 990 }))).toBe('MISS');

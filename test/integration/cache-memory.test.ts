@@ -2,7 +2,26 @@
 // what is served from cache and what reaches the node, counted on the sim.
 import { describe, expect, it } from 'vitest';
 import { VM_ABORTED, VM_OUT_OF_GAS, type SimRoute } from '../../src/sim/index.js';
-import { ABSENT, BALANCE, balanceAt, cacheOf, errorBodyOf, expectStatus, hex, itemAt, OWNER, OWNER2, PRESENT, PRESENT_KEYS, served, simHeaders, tally, u64le, viewBcsRequest, warmConnections } from '../helpers/cache.js';
+import {
+  ABSENT,
+  BALANCE,
+  balanceAt,
+  cacheOf,
+  errorBodyOf,
+  expectStatus,
+  hex,
+  itemAt,
+  OWNER,
+  OWNER2,
+  PRESENT,
+  PRESENT_KEYS,
+  served,
+  simHeaders,
+  tally,
+  u64le,
+  viewBcsRequest,
+  warmConnections,
+} from '../helpers/cache.js';
 import { until } from '../helpers/until.js';
 import { call, HANDLE, ledgerHeaders, proxy, rawItem, sim, viewJson, type Reply } from '../helpers/proxy.js';
 
@@ -439,15 +458,17 @@ describe('canonical keys', () => {
   it('view JSON: function address form, member order, whitespace, leading zeros of the version → one node call', async () => {
     const { node, url } = await setup();
     const expected = balanceAt(OWNER, 7n);
-    const post = (body: string, q = '?ledger_version=7') =>
-      call(url, `/v1/view${q}`, { headers: { 'content-type': 'application/json', accept: 'application/json' }, body });
+    const post = (body: string, q = '?ledger_version=7') => call(url, `/v1/view${q}`, { headers: { 'content-type': 'application/json', accept: 'application/json' }, body });
     const variants: Array<[string, () => Promise<Reply>]> = [
       ['canonical', () => viewJson(url, BALANCE, [OWNER], { version: 7 })],
       ['long function address', () => viewJson(url, '0x' + '1'.padStart(64, '0') + '::sim::balance', [OWNER], { version: 7 })],
       ['member order', () => post(JSON.stringify({ arguments: [OWNER], type_arguments: [], function: BALANCE }))],
       ['whitespace', () => post(JSON.stringify({ function: BALANCE, type_arguments: [], arguments: [OWNER] }, null, 2))],
       ['ledger_version=007', () => post(JSON.stringify({ function: BALANCE, type_arguments: [], arguments: [OWNER] }), '?ledger_version=007')],
-      ['no Accept means JSON', () => call(url, '/v1/view?ledger_version=7', { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ function: BALANCE, type_arguments: [], arguments: [OWNER] }) })],
+      [
+        'no Accept means JSON',
+        () => call(url, '/v1/view?ledger_version=7', { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ function: BALANCE, type_arguments: [], arguments: [OWNER] }) }),
+      ],
     ];
     for (const [label, send] of variants) {
       const r = await send();

@@ -152,7 +152,7 @@ describe('sharing between instances', () => {
   });
 });
 
-describe('waiting for another instance\'s fill (SPEC §8)', () => {
+describe("waiting for another instance's fill (SPEC §8)", () => {
   /** Commands the server ran since the last CONFIG RESETSTAT, by name, without the test's own. */
   async function commandCalls(client: Redis): Promise<Record<string, number>> {
     const out: Record<string, number> = {};
@@ -182,11 +182,11 @@ describe('waiting for another instance\'s fill (SPEC §8)', () => {
     expect(filler.reply.status).toBeGreaterThanOrEqual(500);
     expect(cacheOf(filler.reply)).toBe('MISS');
     expect(onB.reply.status).toBe(filler.reply.status);
-    expect(onB.reply.body.equals(filler.reply.body), 'the filler\'s answer, relayed').toBe(true);
+    expect(onB.reply.body.equals(filler.reply.body), "the filler's answer, relayed").toBe(true);
     expect(cacheOf(onB.reply)).toBe('COALESCED');
     expect(served(node) - calls, 'node calls between both instances').toBe(1);
     expect(filler.ms).toBeGreaterThanOrEqual(1450);
-    expect(Math.round(onB.ms), 'the waiter answers within the filler\'s node call + 100 ms (and slack)').toBeLessThanOrEqual(filler.ms + 150);
+    expect(Math.round(onB.ms), "the waiter answers within the filler's node call + 100 ms (and slack)").toBeLessThanOrEqual(filler.ms + 150);
 
     // B: GET, SET NX, SUBSCRIBE, GET outcome, UNSUBSCRIBE; A: SET outcome, PUBLISH,
     // unlock (EVAL, which Redis counts with the GET and DEL it runs).
@@ -427,8 +427,6 @@ describe('failing open', () => {
     expectStatus(value, 200);
     expect(value.body.equals(itemAt(PRESENT, 811n))).toBe(true);
     // 150 ms of scheduling slack on top of one command timeout and the node time.
-    expect(ms, `pinned miss with Redis stalled took ${Math.round(ms)} ms (node time ${Math.round(warm.ms)} ms)`).toBeLessThan(
-      COMMAND_TIMEOUT_MS + warm.ms + 150,
-    );
+    expect(ms, `pinned miss with Redis stalled took ${Math.round(ms)} ms (node time ${Math.round(warm.ms)} ms)`).toBeLessThan(COMMAND_TIMEOUT_MS + warm.ms + 150);
   });
 });

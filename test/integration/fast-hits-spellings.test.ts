@@ -27,7 +27,14 @@ async function serve(
   const memoryHit = vi.fn((_req: ReadRequest) => answer());
   const next = vi.fn((_req, res) => res.writeHead(400).end('routed'));
   const handler = withFastHits(
-    { mayMatch: (method, url) => method === 'POST' && url.startsWith('/v1/view?'), match: (method, url) => (method === 'POST' && url.startsWith('/v1/view?') ? { route: { ...VIEW_ROUTE, method: 'POST', url: '/v1/view', parse: parseView }, params: {}, query: {} } : undefined), read: memoryHit, snapshot: () => null, writer: new ReplyWriter(ledgerHeaderNames('x-node-')), onServed: () => undefined },
+    {
+      mayMatch: (method, url) => method === 'POST' && url.startsWith('/v1/view?'),
+      match: (method, url) => (method === 'POST' && url.startsWith('/v1/view?') ? { route: { ...VIEW_ROUTE, method: 'POST', url: '/v1/view', parse: parseView }, params: {}, query: {} } : undefined),
+      read: memoryHit,
+      snapshot: () => null,
+      writer: new ReplyWriter(ledgerHeaderNames('x-node-')),
+      onServed: () => undefined,
+    },
     next,
   );
   const server = createServer(handler);
@@ -41,7 +48,20 @@ const view = (url: string, body: string) =>
 
 describe('fast path: one parse per spelling', () => {
   it('a repeated view is parsed once and looked up every time; another spelling is parsed again', async () => {
-    const parse = vi.fn((raw: { body: Buffer }) => ({ route: VIEW_ROUTE, version: 990n, format: 'json', identity: JSON.stringify(JSON.parse(raw.body.toString())), method: 'POST', path: '/v1/view', body: raw.body, contentType: 'application/json', accept: 'application/json' }) as ReadRequest);
+    const parse = vi.fn(
+      (raw: { body: Buffer }) =>
+        ({
+          route: VIEW_ROUTE,
+          version: 990n,
+          format: 'json',
+          identity: JSON.stringify(JSON.parse(raw.body.toString())),
+          method: 'POST',
+          path: '/v1/view',
+          body: raw.body,
+          contentType: 'application/json',
+          accept: 'application/json',
+        }) as ReadRequest,
+    );
     const { url, memoryHit } = await serve(parse);
     const body = '{"function":"0x1::sim::add","type_arguments":[],"arguments":["1","2"]}';
     for (let i = 0; i < 5; i++) expect(await view(url, body)).toEqual({ status: 200, body: '["3"]' });
@@ -56,7 +76,15 @@ describe('fast path: one parse per spelling', () => {
     const memoryHit = vi.fn((_req: ReadRequest) => HIT);
     const next = vi.fn((_req, res) => res.writeHead(400).end('routed'));
     const handler = withFastHits(
-      { mayMatch: (method, url) => method === 'GET' && url.startsWith('/v1/accounts/'), match: (method, url) => (method === 'GET' && url.startsWith('/v1/accounts/') ? { route: { ...VIEW_ROUTE, method: 'GET', url: '/v1/accounts/:address', parse }, params: {}, query: {} } : undefined), read: memoryHit, snapshot: () => null, writer: new ReplyWriter(ledgerHeaderNames('x-node-')), onServed: () => undefined },
+      {
+        mayMatch: (method, url) => method === 'GET' && url.startsWith('/v1/accounts/'),
+        match: (method, url) =>
+          method === 'GET' && url.startsWith('/v1/accounts/') ? { route: { ...VIEW_ROUTE, method: 'GET', url: '/v1/accounts/:address', parse }, params: {}, query: {} } : undefined,
+        read: memoryHit,
+        snapshot: () => null,
+        writer: new ReplyWriter(ledgerHeaderNames('x-node-')),
+        onServed: () => undefined,
+      },
       next,
     );
     const server = createServer(handler);
@@ -70,7 +98,21 @@ describe('fast path: one parse per spelling', () => {
   });
 
   it('a Redis hit is remembered as a memory hit is; a miss is not', async () => {
-    const parseOf = () => vi.fn((raw: { body: Buffer }) => ({ route: VIEW_ROUTE, version: 990n, format: 'json', identity: raw.body.toString(), method: 'POST', path: '/v1/view', body: raw.body, contentType: 'application/json', accept: 'application/json' }) as ReadRequest);
+    const parseOf = () =>
+      vi.fn(
+        (raw: { body: Buffer }) =>
+          ({
+            route: VIEW_ROUTE,
+            version: 990n,
+            format: 'json',
+            identity: raw.body.toString(),
+            method: 'POST',
+            path: '/v1/view',
+            body: raw.body,
+            contentType: 'application/json',
+            accept: 'application/json',
+          }) as ReadRequest,
+      );
     const body = '{"function":"0x1::sim::add","type_arguments":[],"arguments":["1","2"]}';
     const redisParse = parseOf();
     const redis = await serve(redisParse, async () => ({ ...HIT, tier: 'redis' }));

@@ -27,7 +27,7 @@ async function requestsTotal(app: { metrics: { registry: { getSingleMetricAsStri
 }
 
 describe('memory hits answered before fastify', () => {
-  it('are byte-identical to the route\'s reply, for raw_item and for view (JSON and BCS answers)', async () => {
+  it("are byte-identical to the route's reply, for raw_item and for view (JSON and BCS answers)", async () => {
     const node = await sim({ startVersion: 1000n });
     const fast = await proxy([node], QUIET);
     const routed = await proxy([node], QUIET, ROUTE_ONLY);
@@ -72,7 +72,7 @@ describe('memory hits answered before fastify', () => {
     expect(await requestsTotal(fast.app, 'endpoint="transactions",cache="HIT",status="200"')).toBe(1);
   });
 
-  it('misses, node errors and the proxy\'s own errors are answered here too, exactly as the route answers them', async () => {
+  it("misses, node errors and the proxy's own errors are answered here too, exactly as the route answers them", async () => {
     const node = await sim({ startVersion: 1000n, pruneWindow: 500n });
     const fast = await proxy([node], QUIET);
     const routed = await proxy([node], QUIET, ROUTE_ONLY);
@@ -104,7 +104,7 @@ describe('memory hits answered before fastify', () => {
     expect(await requestsTotal(p.app, labels)).toBe(before + 3);
   });
 
-  it('hand a miss to the route with its body intact: the node gets the client\'s bytes', async () => {
+  it("hand a miss to the route with its body intact: the node gets the client's bytes", async () => {
     const node = await sim({ startVersion: 1000n });
     const p = await proxy([node], QUIET);
     const spaced = '{ "key" : "0x0000000000000009" }';
@@ -124,9 +124,7 @@ describe('memory hits answered before fastify', () => {
     const routed = await proxy([node], QUIET, ROUTE_ONLY);
     for (const body of ['{"key":"0xzz"}', '{"key":', '[]']) {
       const [a, b] = await Promise.all(
-        [fast.url, routed.url].map((base) =>
-          call(base, `/v1/tables/${HANDLE}/raw_item?ledger_version=990`, { headers: { 'content-type': 'application/json', accept: 'application/x-bcs' }, body }),
-        ),
+        [fast.url, routed.url].map((base) => call(base, `/v1/tables/${HANDLE}/raw_item?ledger_version=990`, { headers: { 'content-type': 'application/json', accept: 'application/x-bcs' }, body })),
       );
       expect(a.status, body).toBe(400);
       expect(a.body.toString(), body).toBe(b.body.toString());
@@ -134,14 +132,13 @@ describe('memory hits answered before fastify', () => {
     expect(node.counters.byRoute.raw_item).toBe(0);
   });
 
-  it('wait for a body sent in pieces, and answer a body cut short with the route\'s 400', async () => {
+  it("wait for a body sent in pieces, and answer a body cut short with the route's 400", async () => {
     const node = await sim({ startVersion: 1000n });
     const p = await proxy([node], QUIET);
     await rawItem(p.url, '0x0000000000000007', { version: 990 });
     const port = Number(new URL(p.url).port);
     const head = (length: number): string =>
-      `POST /v1/tables/${HANDLE}/raw_item?ledger_version=990 HTTP/1.1\r\nHost: proxy.test\r\nContent-Type: application/json\r\n` +
-      `Accept: application/x-bcs\r\nContent-Length: ${length}\r\n\r\n`;
+      `POST /v1/tables/${HANDLE}/raw_item?ledger_version=990 HTTP/1.1\r\nHost: proxy.test\r\nContent-Type: application/json\r\n` + `Accept: application/x-bcs\r\nContent-Length: ${length}\r\n\r\n`;
 
     const pieces = await new Promise<Buffer>((resolve, reject) => {
       import('node:net').then(({ connect }) => {

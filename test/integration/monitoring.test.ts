@@ -57,7 +57,11 @@ function metricNames(expr: string): string[] {
 
 describe('monitoring (promtool)', () => {
   it('the Prometheus config and the alert rules are valid, and the rules pass their unit tests', async () => {
-    for (const args of [['check', 'config', 'prometheus.yml'], ['check', 'rules', 'alerts.yml'], ['test', 'rules', 'alerts.test.yml']]) {
+    for (const args of [
+      ['check', 'config', 'prometheus.yml'],
+      ['check', 'rules', 'alerts.yml'],
+      ['test', 'rules', 'alerts.test.yml'],
+    ]) {
       const { code, out } = await promtool(args);
       expect(code, `promtool ${args.join(' ')}:\n${out}`).toBe(0);
     }

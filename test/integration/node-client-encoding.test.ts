@@ -29,14 +29,20 @@ const JSON_BODY = Buffer.from(JSON.stringify({ value: 'x'.repeat(1000) }));
 
 describe('node client: content encodings', () => {
   it('decodes gzip and br that a node sends unasked', async () => {
-    for (const [enc, bytes] of [['gzip', gzipSync(JSON_BODY)], ['br', brotliCompressSync(JSON_BODY)]] as const) {
+    for (const [enc, bytes] of [
+      ['gzip', gzipSync(JSON_BODY)],
+      ['br', brotliCompressSync(JSON_BODY)],
+    ] as const) {
       const answer = await (await node(enc, bytes)).call({ method: 'GET', path: '/v1', timeoutMs: 2000 });
       expect(answer.body.equals(JSON_BODY), enc).toBe(true);
     }
   });
 
   it('a body that does not decode, or an unknown encoding, is a broken node', async () => {
-    for (const [enc, bytes] of [['gzip', Buffer.from('not gzip')], ['zstd', JSON_BODY]] as const) {
+    for (const [enc, bytes] of [
+      ['gzip', Buffer.from('not gzip')],
+      ['zstd', JSON_BODY],
+    ] as const) {
       const err = await (await node(enc, bytes)).call({ method: 'GET', path: '/v1', timeoutMs: 2000 }).catch((e: unknown) => e);
       expect(err, enc).toBeInstanceOf(NodeError);
       expect((err as NodeError).status).toBe(503);

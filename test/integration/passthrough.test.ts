@@ -254,11 +254,7 @@ describe('passthrough: a node that is down', () => {
     const node = await sim();
     const { url } = await proxy([node], QUIET);
     await node.stop();
-    for (const req of [
-      call(url, '/v1'),
-      call(url, '/v1/estimate_gas_price'),
-      call(url, '/v1/transactions', { headers: { 'content-type': 'application/json' }, body: '{}' }),
-    ]) {
+    for (const req of [call(url, '/v1'), call(url, '/v1/estimate_gas_price'), call(url, '/v1/transactions', { headers: { 'content-type': 'application/json' }, body: '{}' })]) {
       const reply = await req;
       expectNodeError(reply, 503, 'internal_error');
       expect(reply.json().message).toMatch(/passthrough|node|upstream/i);

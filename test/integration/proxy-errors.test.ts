@@ -36,7 +36,6 @@ function expectInputError(reply: Reply, messagePart: string | RegExp, label = ''
   expect(ledgerHeaders(reply), `${label} must carry no ledger headers`).toEqual({});
 }
 
-
 /** Requests that reached the node other than the proxy's health probes. */
 function served(node: SimNode): number {
   return node.counters.total - node.counters.byRoute.ledger_info;
@@ -217,15 +216,7 @@ describe('proxy errors: raw_item', () => {
   it('Accept json / missing / */* / other → 403 api_disabled without ledger headers, node not called', async () => {
     const { node, url } = await setup();
     const body = JSON.stringify({ key: hex(PRESENT) });
-    const accepts: Array<string | undefined> = [
-      'application/json',
-      undefined,
-      '*/*',
-      'text/html',
-      'application/*',
-      'application/json, application/x-bcs',
-      'application/json;q=0.1, application/x-bcs',
-    ];
+    const accepts: Array<string | undefined> = ['application/json', undefined, '*/*', 'text/html', 'application/*', 'application/json, application/x-bcs', 'application/json;q=0.1, application/x-bcs'];
     for (const accept of accepts) {
       for (const version of ['', '?ledger_version=1000']) {
         const headers: Record<string, string> = { 'content-type': 'application/json' };
@@ -330,8 +321,7 @@ describe('proxy errors: raw_item', () => {
 });
 
 describe('proxy errors: view', () => {
-  const addBody = (fn: unknown, typeArgs: unknown = [], args: unknown = ['1', '2']): string =>
-    JSON.stringify({ function: fn, type_arguments: typeArgs, arguments: args });
+  const addBody = (fn: unknown, typeArgs: unknown = [], args: unknown = ['1', '2']): string => JSON.stringify({ function: fn, type_arguments: typeArgs, arguments: args });
 
   it('malformed function ids → 400 web_framework_error, node not called', async () => {
     const { node, url } = await setup();
@@ -388,9 +378,7 @@ describe('proxy errors: view', () => {
   it('a bad BCS body → 400, node not called', async () => {
     const { node, url } = await setup();
     const bcs = { 'content-type': 'application/x.node.view_function+bcs', accept: 'application/json' };
-    const good = Buffer.from(
-      encodeViewRequest({ address: SIM_MODULE_ADDRESS, module: 'sim', function: 'add', typeArgs: [], args: [u64(1n), u64(2n)] }),
-    );
+    const good = Buffer.from(encodeViewRequest({ address: SIM_MODULE_ADDRESS, module: 'sim', function: 'add', typeArgs: [], args: [u64(1n), u64(2n)] }));
     const bodies: Array<[string, Buffer]> = [
       ['empty', Buffer.alloc(0)],
       ['two bytes', Buffer.from([1, 2])],
@@ -528,14 +516,16 @@ describe('proxy errors: routes and malformed HTTP', () => {
     expect(served(node)).toBe(0);
   });
 
-
   const rawReply = (port: number, data: Buffer | string): Promise<RawReply> => rawHttp(`http://127.0.0.1:${port}`, data);
 
   function expectRawInputError(reply: RawReply, label: string): void {
     expect(reply.status, `${label}: ${reply.status} ${reply.body.toString()}`).toBe(400);
     expect(reply.headers['content-type'], label).toBe('application/json');
     expect(reply.headers['x-cache'], label).toBe('BYPASS');
-    expect(Object.keys(reply.headers).filter((h) => h.startsWith('x-node-')), label).toEqual([]);
+    expect(
+      Object.keys(reply.headers).filter((h) => h.startsWith('x-node-')),
+      label,
+    ).toEqual([]);
     const body = JSON.parse(reply.body.toString('utf8'));
     expect(Object.keys(body).sort(), label).toEqual(['error_code', 'message', 'vm_error_code']);
     expect(body.error_code, label).toBe('web_framework_error');
@@ -585,9 +575,7 @@ describe('proxy errors: routes and malformed HTTP', () => {
     const body = JSON.stringify({ key: hex(PRESENT) });
     const paths = [`/v1/tables/%zz/raw_item`, `/v1/tables/0x1%/raw_item`, `/v1/tables/%E0%A4%A/raw_item`, `/v1/tables/0x1%C3/raw_item`];
     for (const path of paths) {
-      const request =
-        `POST ${path} HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\naccept: application/x-bcs\r\n` +
-        `content-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`;
+      const request = `POST ${path} HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\naccept: application/x-bcs\r\n` + `content-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`;
       expectRawInputError(await rawReply(port, request), path);
     }
     expect(served(node)).toBe(0);
@@ -621,10 +609,7 @@ describe('proxy errors: routes and malformed HTTP', () => {
     const port = Number(new URL(url).port);
     const json = JSON.stringify({ function: '0x1::sim::add', type_arguments: [], arguments: ['40', '2'] });
     const chunked = `${(10).toString(16)}\r\n${json.slice(0, 10)}\r\n${(json.length - 10).toString(16)}\r\n${json.slice(10)}\r\n0\r\n\r\n`;
-    const reply = await rawReply(
-      port,
-      `POST /v1/view HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n${chunked}`,
-    );
+    const reply = await rawReply(port, `POST /v1/view HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n${chunked}`);
     expect(reply.status).toBe(200);
     expect(reply.body.toString()).toBe('["42"]');
     expect(node.counters.byRoute.view).toBe(1);

@@ -69,7 +69,11 @@ describe('proxy forwarding: byte-identical answers', () => {
     ['raw_item', { path: `/v1/tables/${HANDLE}/raw_item${version}`, headers: { 'content-type': 'application/json', accept: 'application/x-bcs' }, body: JSON.stringify({ key: hex(PRESENT) }) }],
     [
       'view JSON→JSON balance',
-      { path: `/v1/view${version}`, headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify({ function: '0x1::sim::balance', type_arguments: [], arguments: [OWNER] }) },
+      {
+        path: `/v1/view${version}`,
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify({ function: '0x1::sim::balance', type_arguments: [], arguments: [OWNER] }),
+      },
     ],
     [
       'view JSON→JSON pair',
@@ -85,21 +89,26 @@ describe('proxy forwarding: byte-identical answers', () => {
     ],
     [
       'view JSON→BCS',
-      { path: `/v1/view${version}`, headers: { 'content-type': 'application/json', accept: 'application/x-bcs' }, body: JSON.stringify({ function: '0x1::sim::add', type_arguments: [], arguments: ['18446744073709551615', '7'] }) },
+      {
+        path: `/v1/view${version}`,
+        headers: { 'content-type': 'application/json', accept: 'application/x-bcs' },
+        body: JSON.stringify({ function: '0x1::sim::add', type_arguments: [], arguments: ['18446744073709551615', '7'] }),
+      },
     ],
-    [
-      'view BCS→JSON',
-      { path: `/v1/view${version}`, headers: { 'content-type': 'application/x.node.view_function+bcs', accept: 'application/json' }, body: bcsView('balance', [addressBytes(OWNER)]) },
-    ],
-    [
-      'view BCS→BCS',
-      { path: `/v1/view${version}`, headers: { 'content-type': 'application/x.node.view_function+bcs', accept: 'application/x-bcs' }, body: bcsView('pair', [u64(10n)]) },
-    ],
+    ['view BCS→JSON', { path: `/v1/view${version}`, headers: { 'content-type': 'application/x.node.view_function+bcs', accept: 'application/json' }, body: bcsView('balance', [addressBytes(OWNER)]) }],
+    ['view BCS→BCS', { path: `/v1/view${version}`, headers: { 'content-type': 'application/x.node.view_function+bcs', accept: 'application/x-bcs' }, body: bcsView('pair', [u64(10n)]) }],
     [
       'view 400 invalid_input',
       { path: `/v1/view${version}`, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ function: '0x1::sim::always_abort', type_arguments: [], arguments: [] }) },
     ],
-    ['raw_item 404', { path: `/v1/tables/${HANDLE}/raw_item${version}`, headers: { 'content-type': 'application/json', accept: 'application/x-bcs' }, body: JSON.stringify({ key: hex(KEYS.find((k) => simTableItem(HANDLE, k, 0n) === null)!) }) }],
+    [
+      'raw_item 404',
+      {
+        path: `/v1/tables/${HANDLE}/raw_item${version}`,
+        headers: { 'content-type': 'application/json', accept: 'application/x-bcs' },
+        body: JSON.stringify({ key: hex(KEYS.find((k) => simTableItem(HANDLE, k, 0n) === null)!) }),
+      },
+    ],
   ];
 
   for (const [label, version] of [
@@ -131,7 +140,11 @@ describe('proxy forwarding: byte-identical answers', () => {
   it('a pinned HIT replays the stored bytes and gas used with the freshest ledger headers', async () => {
     const node = await sim();
     const { url } = await proxy([node], QUIET);
-    const ex: Exchange = { path: '/v1/view?ledger_version=990', headers: { 'content-type': 'application/json', accept: 'application/x-bcs' }, body: JSON.stringify({ function: '0x1::sim::add', type_arguments: [], arguments: ['1', '2'] }) };
+    const ex: Exchange = {
+      path: '/v1/view?ledger_version=990',
+      headers: { 'content-type': 'application/json', accept: 'application/x-bcs' },
+      body: JSON.stringify({ function: '0x1::sim::add', type_arguments: [], arguments: ['1', '2'] }),
+    };
     const miss = await call(url, ex.path, { headers: ex.headers, body: ex.body });
     expect(miss.headers['x-cache']).toBe('MISS');
     expect(miss.headers['x-cache-tier']).toBeUndefined();

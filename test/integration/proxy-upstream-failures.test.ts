@@ -12,7 +12,6 @@ const NAME = 'alpha';
 const KEY = Array.from({ length: 64 }, (_, i) => Buffer.from([i, 9])).find((k) => simTableItem(HANDLE, k, 0n) !== null)!;
 const KEY_HEX = '0x' + KEY.toString('hex');
 
-
 async function setup(): Promise<{ node: SimNode; url: string }> {
   const node = await sim();
   const { url } = await proxy([{ url: node.url, name: NAME }], ROUTING);
@@ -80,7 +79,7 @@ describe('proxy upstream failures (one node, maxAttempts 1)', () => {
     });
   }
 
-  it("'hang' → 503 \"timed out\" within the deadline; not cached", async () => {
+  it('\'hang\' → 503 "timed out" within the deadline; not cached', async () => {
     const { node, url } = await setup();
     for (const [label, read, route] of READS) {
       node.faults.set({ mode: 'hang', routes: [route], count: 1 });

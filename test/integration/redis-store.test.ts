@@ -140,7 +140,7 @@ describe('RedisStore fill lock', () => {
       const taken = (await second.store.tryLock('k', 5000)) as FillLock;
       expect(typeof taken).toBe('object');
       await first.release();
-      expect(await redis.exists('lx:lock:k'), 'the first holder released the second holder\'s lock').toBe(1);
+      expect(await redis.exists('lx:lock:k'), "the first holder released the second holder's lock").toBe(1);
       await taken.release();
       expect(await redis.exists('lx:lock:k')).toBe(0);
     }
@@ -263,9 +263,7 @@ describe('RedisStore fails open', () => {
 
   it('refuses options without exactly one of url and cluster', () => {
     expect(() => new RedisStore({ keyPrefix: 'x:', commandTimeoutMs: 100 })).toThrow(/exactly one/);
-    expect(() => new RedisStore({ url: server.url, cluster: [server.url], keyPrefix: 'x:', commandTimeoutMs: 100 })).toThrow(
-      /exactly one/,
-    );
+    expect(() => new RedisStore({ url: server.url, cluster: [server.url], keyPrefix: 'x:', commandTimeoutMs: 100 })).toThrow(/exactly one/);
   });
 });
 

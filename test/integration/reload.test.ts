@@ -38,7 +38,15 @@ describe('upstream reload', () => {
     const b = await sim();
     const p = await proxy([a]);
     const before = p.app.pool.nodes[0];
-    await p.app.reload({ ...p.app.config, upstreams: parseConfig({ upstreams: [{ url: a.url, name: 'node0' }, { url: b.url, name: 'b' }] }).upstreams });
+    await p.app.reload({
+      ...p.app.config,
+      upstreams: parseConfig({
+        upstreams: [
+          { url: a.url, name: 'node0' },
+          { url: b.url, name: 'b' },
+        ],
+      }).upstreams,
+    });
     expect(p.app.pool.nodes[0]).toBe(before);
     expect(p.app.pool.nodes.map((n) => n.name)).toEqual(['node0', 'b']);
     expect(p.app.pool.nodes[1].ledger).not.toBeNull();

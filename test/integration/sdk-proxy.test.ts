@@ -2,17 +2,7 @@
 // front of the simulated node (vendor aptos) works unchanged. aptos.view fetches the
 // module ABI (a cached route) and sends a BCS request; viewJson sends JSON;
 // getLedgerInfo is GET /v1. Pinned calls are cache hits the second time.
-import {
-  AccountAddress,
-  Aptos,
-  AptosApiError,
-  AptosConfig,
-  type Client,
-  MimeType,
-  Network,
-  postAptosFullNode,
-  Serializer,
-} from '@aptos-labs/ts-sdk';
+import { AccountAddress, Aptos, AptosApiError, AptosConfig, type Client, MimeType, Network, postAptosFullNode, Serializer } from '@aptos-labs/ts-sdk';
 // The SDK's own HTTP client (a dependency of @aptos-labs/ts-sdk): its bcsRequest keeps the answer as bytes.
 import { bcsRequest } from '@aptos-labs/aptos-client';
 import { request } from 'undici';
@@ -106,9 +96,7 @@ describe('Aptos TS SDK through the proxy (vendor aptos)', () => {
   it('the latest view answer is stored as the pinned answer at its version', async () => {
     expect(await aptos.viewJson({ payload: { function: '0x1::sim::balance', functionArguments: [OWNER] } })).toEqual([String(simBalance(OWNER, START))]);
     const views = node.counters.byRoute.view;
-    expect(await aptos.viewJson({ payload: { function: '0x1::sim::balance', functionArguments: [OWNER] }, options: { ledgerVersion: Number(START) } })).toEqual([
-      String(simBalance(OWNER, START)),
-    ]);
+    expect(await aptos.viewJson({ payload: { function: '0x1::sim::balance', functionArguments: [OWNER] }, options: { ledgerVersion: Number(START) } })).toEqual([String(simBalance(OWNER, START))]);
     expect(node.counters.byRoute.view).toBe(views);
   });
 

@@ -43,7 +43,10 @@ describe('Aptos TS SDK wallet reads through the proxy (vendor aptos)', () => {
 
   // What the SDK returns of the node's JSON: the resource's data, else all of it.
   it.each([
-    ['getAccountResource (ledgerVersion)', (a: Aptos) => a.getAccountResource({ accountAddress: '0x1', resourceType: '0x1::coin::CoinStore<0x1::aptos_coin::AptosCoin>', options: { ledgerVersion: PINNED } })],
+    [
+      'getAccountResource (ledgerVersion)',
+      (a: Aptos) => a.getAccountResource({ accountAddress: '0x1', resourceType: '0x1::coin::CoinStore<0x1::aptos_coin::AptosCoin>', options: { ledgerVersion: PINNED } }),
+    ],
     ['getAccountModule (ledgerVersion)', (a: Aptos) => a.getAccountModule({ accountAddress: '0x1', moduleName: 'sim', options: { ledgerVersion: PINNED } })],
     ['getTableItem (ledgerVersion)', (a: Aptos) => a.getTableItem({ handle: HANDLE, data: { key_type: 'u64', value_type: 'u64', key: presentKey() }, options: { ledgerVersion: PINNED } })],
     ['getTransactionByVersion', (a: Aptos) => a.getTransactionByVersion({ ledgerVersion: 900 })],

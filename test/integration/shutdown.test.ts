@@ -90,7 +90,9 @@ describe('graceful shutdown of the CLI', () => {
     node.faults.set({ mode: 'slow', delayMs: SLOW_MS, routes: ['view', 'raw_item', 'gas_price'] });
 
     const owners = Array.from({ length: 30 }, (_, i) => '0x' + (i + 1).toString(16).padStart(64, '0'));
-    const keys = Array.from({ length: 256 }, (_, i) => Buffer.from([i, 7])).filter((k) => simTableItem(HANDLE, k, 1000n) !== null).slice(0, 10);
+    const keys = Array.from({ length: 256 }, (_, i) => Buffer.from([i, 7]))
+      .filter((k) => simTableItem(HANDLE, k, 1000n) !== null)
+      .slice(0, 10);
     expect(keys).toHaveLength(10);
 
     // Keep-alive connections, as a wallet's HTTP client would use.
@@ -170,7 +172,10 @@ describe('graceful shutdown of the CLI', () => {
     expect(exit, cli.output()).toEqual({ code: 0, signal: null });
     expect(await refused(cli.port)).toBe(true);
     // Nothing at error level or above was logged (log level warn: warnings are allowed).
-    for (const line of cli.output().split('\n').filter((l) => l.startsWith('{'))) {
+    for (const line of cli
+      .output()
+      .split('\n')
+      .filter((l) => l.startsWith('{'))) {
       expect(JSON.parse(line).level, line).toBeLessThan(50);
     }
   });

@@ -23,14 +23,10 @@ describe('Aptos TS SDK against the simulated node', () => {
   });
 
   it('calls view functions through the module ABI and a BCS request', async () => {
-    expect(await aptos.view({ payload: { function: '0x1::sim::balance', functionArguments: [owner] } })).toEqual([
-      String(simBalance(owner, 1000n)),
-    ]);
+    expect(await aptos.view({ payload: { function: '0x1::sim::balance', functionArguments: [owner] } })).toEqual([String(simBalance(owner, 1000n))]);
     expect(await aptos.view({ payload: { function: '0x1::sim::pair', functionArguments: [9] } })).toEqual(['4', false]);
     expect(await aptos.view({ payload: { function: '0x1::sim::type_name', typeArguments: ['u64'], functionArguments: [] } })).toEqual(['u64']);
-    expect(
-      await aptos.view({ payload: { function: '0x1::sim::balance', functionArguments: [owner] }, options: { ledgerVersion: 990 } }),
-    ).toEqual([String(simBalance(owner, 990n))]);
+    expect(await aptos.view({ payload: { function: '0x1::sim::balance', functionArguments: [owner] }, options: { ledgerVersion: 990 } })).toEqual([String(simBalance(owner, 990n))]);
     const bcsViews = sim.counters.requests.filter((r) => r.url.startsWith('/v1/view'));
     expect(bcsViews.every((r) => r.headers['content-type'] === 'application/x.aptos.view_function+bcs')).toBe(true);
     expect(sim.counters.byRoute.module).toBeGreaterThan(0);

@@ -107,11 +107,7 @@ describe('pagination', () => {
 
 describe('a resource, a module, a balance', () => {
   it('a struct tag in any spelling finds the resource; an unknown one is 404, a non-struct 400 without headers', async () => {
-    const spellings = [
-      '0x1::coin::CoinStore<0x1::aptos_coin::AptosCoin>',
-      '0x1::coin::CoinStore%3C0x1::aptos_coin::AptosCoin%3E',
-      `${LONG_1}::coin::CoinStore%3C${LONG_1}::aptos_coin::AptosCoin%3E`,
-    ];
+    const spellings = ['0x1::coin::CoinStore<0x1::aptos_coin::AptosCoin>', '0x1::coin::CoinStore%3C0x1::aptos_coin::AptosCoin%3E', `${LONG_1}::coin::CoinStore%3C${LONG_1}::aptos_coin::AptosCoin%3E`];
     const bodies = await Promise.all(spellings.map(async (tag) => (await get(`/v1/accounts/0x1/resource/${tag}?ledger_version=990`)).body.toString()));
     expect(new Set(bodies).size).toBe(1);
     expect(JSON.parse(bodies[0])).toMatchObject({ type: '0x1::coin::CoinStore<0x1::aptos_coin::AptosCoin>', data: { coin: { value: expect.any(String) } } });

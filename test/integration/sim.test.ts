@@ -16,12 +16,7 @@ interface Answer {
   json(): unknown;
 }
 
-async function call(
-  sim: SimNode,
-  method: 'GET' | 'POST',
-  path: string,
-  options: { headers?: Record<string, string>; body?: string | Buffer | Readable } = {},
-): Promise<Answer> {
+async function call(sim: SimNode, method: 'GET' | 'POST', path: string, options: { headers?: Record<string, string>; body?: string | Buffer | Readable } = {}): Promise<Answer> {
   const res = await request(sim.url + path, { method, headers: options.headers, body: options.body });
   const body = Buffer.from(await res.body.arrayBuffer());
   return { status: res.statusCode, headers: res.headers, body, json: () => JSON.parse(body.toString()) };
@@ -32,10 +27,7 @@ const SIM_ADDR = '0x' + '1'.padStart(64, '0');
 const OWNER = '0x' + '42'.repeat(32);
 const JSON_CT = { 'content-type': 'application/json' };
 const BCS_ACCEPT = { ...JSON_CT, accept: 'application/x-bcs' };
-const LEDGER_HEADERS = [
-  'x-node-chain-id', 'x-node-ledger-version', 'x-node-ledger-oldest-version', 'x-node-ledger-timestampusec',
-  'x-node-epoch', 'x-node-block-height', 'x-node-oldest-block-height',
-];
+const LEDGER_HEADERS = ['x-node-chain-id', 'x-node-ledger-version', 'x-node-ledger-oldest-version', 'x-node-ledger-timestampusec', 'x-node-epoch', 'x-node-block-height', 'x-node-oldest-block-height'];
 const keys = Array.from({ length: 64 }, (_, i) => Buffer.from([i, 1]));
 const PRESENT = keys.find((k) => simTableItem(HANDLE, k, 0n) !== null)!;
 const ABSENT = keys.find((k) => simTableItem(HANDLE, k, 0n) === null)!;
@@ -150,9 +142,7 @@ describe('simulated node over HTTP (vendor node)', () => {
     it('answers an absent item 404 table_item_not_found with ledger headers', async () => {
       const answer = await rawItem(sim, ABSENT, '?ledger_version=999');
       expectError(answer, 404, 'table_item_not_found');
-      expect((answer.json() as { message: string }).message).toBe(
-        `Table Item not found by Table handle(${HANDLE}), Table key(0x${ABSENT.toString('hex')}) and Ledger version(999)`,
-      );
+      expect((answer.json() as { message: string }).message).toBe(`Table Item not found by Table handle(${HANDLE}), Table key(0x${ABSENT.toString('hex')}) and Ledger version(999)`);
       expectLedgerHeaders(answer, 1000n, 500n);
     });
 
@@ -349,7 +339,12 @@ describe('simulated node over HTTP (vendor node)', () => {
 
   describe('framing and unknown routes', () => {
     it('answers unknown paths and methods with a 404 error body', async () => {
-      for (const [method, path] of [['GET', '/v1/nope'], ['GET', '/'], ['GET', '/v1/view'], ['POST', '/v1']] as const) {
+      for (const [method, path] of [
+        ['GET', '/v1/nope'],
+        ['GET', '/'],
+        ['GET', '/v1/view'],
+        ['POST', '/v1'],
+      ] as const) {
         const answer = await call(sim, method, path);
         expectError(answer, 404, 'web_framework_error');
         expectNoLedgerHeaders(answer);
@@ -365,7 +360,10 @@ describe('simulated node over HTTP (vendor node)', () => {
         socket.on('error', reject);
       });
       const [head] = raw.split('\r\n\r\n');
-      const names = head.split('\r\n').slice(1).map((line) => line.slice(0, line.indexOf(':')));
+      const names = head
+        .split('\r\n')
+        .slice(1)
+        .map((line) => line.slice(0, line.indexOf(':')));
       expect(names).toContain('x-node-ledger-version');
       expect(names).toContain('connection');
       expect(names).toContain('date');

@@ -54,7 +54,10 @@ describe('upstream failover', () => {
     };
     await Promise.all([0, 1, 2, 3].map(worker));
     await stopped;
-    expect(statuses.filter((s) => s >= 500), `statuses: ${statuses.join(',')}`).toEqual([]);
+    expect(
+      statuses.filter((s) => s >= 500),
+      `statuses: ${statuses.join(',')}`,
+    ).toEqual([]);
     expect(served).toBe(80);
     expect(second.counters.byRoute.raw_item).toBeGreaterThan(0);
 

@@ -77,15 +77,13 @@ describe('a hosted node behind a path prefix and an API key', () => {
   it('works for the Aptos SDK unchanged: aptos.view fetches the ABI through the prefix', async () => {
     const { node, gw, url } = await hostedSetup({ vendor: 'aptos' });
     const aptos = new Aptos(new AptosConfig({ network: Network.CUSTOM, fullnode: `${url}/v1` }));
-    expect(await aptos.view({ payload: { function: '0x1::sim::balance', functionArguments: [OWNER] }, options: { ledgerVersion: 990 } })).toEqual([
-      String(simBalance(OWNER, 990n)),
-    ]);
+    expect(await aptos.view({ payload: { function: '0x1::sim::balance', functionArguments: [OWNER] }, options: { ledgerVersion: 990 } })).toEqual([String(simBalance(OWNER, 990n))]);
     expect(node.counters.byRoute.module).toBeGreaterThan(0);
     expect((await aptos.getLedgerInfo()).chain_id).toBe(4);
     expectEveryCallPrefixedAndKeyed(gw);
   });
 
-  it('a wrong key is a broken node (503 error body), never the gateway\'s HTML', async () => {
+  it("a wrong key is a broken node (503 error body), never the gateway's HTML", async () => {
     const node = await sim({ startVersion: 1000n });
     const gw = await gateway(node.url, PREFIX, KEY);
     const { url } = await proxy([{ url: gw.url, name: 'hosted', headers: { [KEY.name]: 'expired' } }], { routing: { probeIntervalMs: 600_000 } });

@@ -112,11 +112,7 @@ describe('upstream routing: pinned reads go only to a node whose oldest â‰¤ N â‰
     b.ledger.pruneTo(700n);
     await app.pool.probeAll();
 
-    for (const reply of [
-      await rawItem(url, hex(KEY), { version: 600 }),
-      await rawItem(url, hex(KEY), { version: 699 }),
-      await viewJson(url, '0x1::sim::add', ['1', '2'], { version: 600 }),
-    ]) {
+    for (const reply of [await rawItem(url, hex(KEY), { version: 600 }), await rawItem(url, hex(KEY), { version: 699 }), await viewJson(url, '0x1::sim::add', ['1', '2'], { version: 600 })]) {
       const body = expectError(reply, 410, 'version_pruned');
       expect(body.message).toMatch(/^Ledger version\((600|699)\) has been pruned$/);
       expect(ledgerHeaders(reply)['x-node-ledger-version']).toBe('1000');

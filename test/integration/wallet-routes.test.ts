@@ -107,7 +107,6 @@ describe.each(CASES)('$family: $name', (c) => {
     expect(answerOf(second)).toEqual(answerOf(direct));
     expect(second.headers['x-node-ledger-version']).toBe(String(START));
   });
-
 });
 
 describe.each(CASES.filter((c) => c.json !== false))('$family: $name', (c) => {
@@ -325,7 +324,10 @@ describe('keys: spellings a node reads alike share one entry', () => {
   it('short and long addresses, encoded and plain struct tags, ignored and default parameters', async () => {
     const long = '0x' + '0'.repeat(63) + '1';
     const spellings = [
-      [`/v1/accounts/0x1/resource/0x1::coin::CoinStore<0x1::aptos_coin::AptosCoin>?ledger_version=${PINNED}`, `/v1/accounts/${long}/resource/0x1::coin::CoinStore%3C${long}::aptos_coin::AptosCoin%3E?ledger_version=0${PINNED}&foo=bar`],
+      [
+        `/v1/accounts/0x1/resource/0x1::coin::CoinStore<0x1::aptos_coin::AptosCoin>?ledger_version=${PINNED}`,
+        `/v1/accounts/${long}/resource/0x1::coin::CoinStore%3C${long}::aptos_coin::AptosCoin%3E?ledger_version=0${PINNED}&foo=bar`,
+      ],
       [`/v1/accounts/0x1/resources?ledger_version=${PINNED}&limit=2`, `/v1/accounts/${long.toUpperCase().replace('0X', '0x')}/resources?limit=02&ledger_version=${PINNED}`],
       ['/v1/blocks/by_height/200', '/v1/blocks/by_height/0200?with_transactions=false&x=1'],
       [`/v1/transactions/by_hash/${simTransactionHash(4, 900n)}`, `/v1/transactions/by_hash/${simTransactionHash(4, 900n).toUpperCase().replace('0X', '0x')}`],
@@ -357,7 +359,14 @@ describe('keys: spellings a node reads alike share one entry', () => {
 
   it('bad input is refused before it reaches the node', async () => {
     const calls = node.counters.total;
-    for (const path of ['/v1/accounts/0xZZ', '/v1/accounts/0x1/resources?limit=70000', '/v1/accounts/0x1/resource/u64', '/v1/transactions/by_hash/0x12', '/v1/blocks/by_height/1?with_transactions=yes', '/v1/accounts/0x1/module/1abc']) {
+    for (const path of [
+      '/v1/accounts/0xZZ',
+      '/v1/accounts/0x1/resources?limit=70000',
+      '/v1/accounts/0x1/resource/u64',
+      '/v1/transactions/by_hash/0x12',
+      '/v1/blocks/by_height/1?with_transactions=yes',
+      '/v1/accounts/0x1/module/1abc',
+    ]) {
       const reply = await call(url, path);
       expect([reply.status, reply.json().error_code], path).toEqual([400, 'web_framework_error']);
     }

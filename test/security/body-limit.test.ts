@@ -68,7 +68,9 @@ describe('the body limit holds on every route', () => {
     const { node, url } = await setup();
     for (const [label, target, contentType] of ROUTES) {
       const started = performance.now();
-      const reply = await rawHttp(url, `POST ${target} HTTP/1.1\r\nhost: x\r\ncontent-type: ${contentType}\r\ncontent-length: 1073741824\r\nconnection: close\r\n\r\n{`, 3000).catch((err: Error) => err);
+      const reply = await rawHttp(url, `POST ${target} HTTP/1.1\r\nhost: x\r\ncontent-type: ${contentType}\r\ncontent-length: 1073741824\r\nconnection: close\r\n\r\n{`, 3000).catch(
+        (err: Error) => err,
+      );
       expect(reply, `${label}: no reply to a 1 GiB Content-Length`).not.toBeInstanceOf(Error);
       expectNodeErrorBody(reply as RawReply, 400, 'web_framework_error', label);
       expect(performance.now() - started, label).toBeLessThan(2000);

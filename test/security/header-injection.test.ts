@@ -111,8 +111,14 @@ describe('no header injection', () => {
       ['obs-fold', 'application/json\r\n X-Injected: yes'],
       ['NUL', 'application/json\u0000X-Injected: yes'],
     ] as const) {
-      variants.push([`served view, Accept ${label}`, httpRequest('POST /v1/view?ledger_version=990 HTTP/1.1', ['host: x', 'content-type: application/json', `accept: ${value}`, 'connection: close'], ADD_BODY)]);
-      variants.push([`served raw_item, custom header ${label}`, httpRequest('POST /v1/tables/0x1/raw_item?ledger_version=991 HTTP/1.1', ['host: x', ...RAW_HEADERS, `x-custom: ${value}`, 'connection: close'], KEY_BODY)]);
+      variants.push([
+        `served view, Accept ${label}`,
+        httpRequest('POST /v1/view?ledger_version=990 HTTP/1.1', ['host: x', 'content-type: application/json', `accept: ${value}`, 'connection: close'], ADD_BODY),
+      ]);
+      variants.push([
+        `served raw_item, custom header ${label}`,
+        httpRequest('POST /v1/tables/0x1/raw_item?ledger_version=991 HTTP/1.1', ['host: x', ...RAW_HEADERS, `x-custom: ${value}`, 'connection: close'], KEY_BODY),
+      ]);
       variants.push([`passthrough, custom header ${label}`, httpRequest('GET /v1/estimate_gas_price HTTP/1.1', ['host: x', `x-custom: ${value}`, 'connection: close'])]);
     }
     variants.push(['bare CR in the request line', Buffer.from('GET /v1/estimate_gas_price?x=\rX-Injected: yes HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n', 'latin1')]);

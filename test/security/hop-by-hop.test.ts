@@ -131,7 +131,7 @@ const SERVED: Array<[string, string, string[], string]> = [
 ];
 
 describe('hop-by-hop headers stay on their hop', () => {
-  it('served endpoints: the client\'s hop headers never reach the node; the node\'s never reach the client', async () => {
+  it("served endpoints: the client's hop headers never reach the node; the node's never reach the client", async () => {
     const { url, recorded } = await setup();
     for (const [label, target, headers, body] of SERVED) {
       const before = recorded.length;
@@ -149,7 +149,10 @@ describe('hop-by-hop headers stay on their hop', () => {
     const { url, recorded } = await setup();
     for (const [label, target, headers, body] of SERVED) {
       const before = recorded.length;
-      const reply = await rawHttp(url, httpRequest(`POST ${target.replace('990', '980').replace('991', '981')} HTTP/1.1`, ['host: x', ...headers, ...CLIENT_HOP, 'transfer-encoding: chunked'], chunked(body, 5)));
+      const reply = await rawHttp(
+        url,
+        httpRequest(`POST ${target.replace('990', '980').replace('991', '981')} HTTP/1.1`, ['host: x', ...headers, ...CLIENT_HOP, 'transfer-encoding: chunked'], chunked(body, 5)),
+      );
       expect(reply.status, `${label}: ${reply.body.toString('latin1').slice(0, 200)}`).toBe(200);
       expectNoNodeHop(reply, label);
       const calls = recorded.slice(before).filter((r) => r.method === 'POST');
@@ -159,7 +162,7 @@ describe('hop-by-hop headers stay on their hop', () => {
     }
   });
 
-  it('passthrough GET: the client\'s hop headers never reach the node; the node\'s never reach the client', async () => {
+  it("passthrough GET: the client's hop headers never reach the node; the node's never reach the client", async () => {
     const { url, recorded } = await setup();
     for (const path of ['/v1', '/v1/estimate_gas_price', '/v1/no/such/route']) {
       const before = recorded.length;
@@ -172,7 +175,7 @@ describe('hop-by-hop headers stay on their hop', () => {
     }
   });
 
-  it('passthrough POST with Content-Length: the client\'s hop headers never reach the node; the node\'s never reach the client', async () => {
+  it("passthrough POST with Content-Length: the client's hop headers never reach the node; the node's never reach the client", async () => {
     const { url, recorded } = await setup();
     const body = '{"sender":"0x1"}';
     const before = recorded.length;
@@ -201,7 +204,10 @@ describe('hop-by-hop headers stay on their hop', () => {
   it('an Upgrade request (Connection: upgrade) is answered with a node error body or served, never tunnelled', async () => {
     const { url, recorded } = await setup();
     const before = recorded.length;
-    const reply = await rawHttp(url, httpRequest('GET /v1 HTTP/1.1', ['host: x', 'connection: upgrade', 'upgrade: websocket', 'sec-websocket-version: 13', 'sec-websocket-key: dGhlIHNhbXBsZSBub25jZQ=='])).catch((err: Error) => err);
+    const reply = await rawHttp(
+      url,
+      httpRequest('GET /v1 HTTP/1.1', ['host: x', 'connection: upgrade', 'upgrade: websocket', 'sec-websocket-version: 13', 'sec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==']),
+    ).catch((err: Error) => err);
     expect(reply, 'an upgrade request got no reply at all').not.toBeInstanceOf(Error);
     const r = reply as RawReply;
     expect(r.status).not.toBe(101);

@@ -88,7 +88,10 @@ describe('Redis keys are prefixed hashes, never client input', () => {
     }
     expect(keys.length, 'cached entries in Redis').toBeGreaterThanOrEqual(10);
     expectOnlyHashedKeys(keys, 'after reads');
-    expect(keys.filter((k) => LOCK.test(k)), 'no fill lock left behind').toEqual([]);
+    expect(
+      keys.filter((k) => LOCK.test(k)),
+      'no fill lock left behind',
+    ).toEqual([]);
   });
 
   it('while fills hold their locks (a slow node), KEYS * lists only <prefix><64 hex> and <prefix>lock:<64 hex>', async () => {
@@ -124,7 +127,11 @@ describe('Redis keys are prefixed hashes, never client input', () => {
     for (const xff of ['evil*lock:[?]', '6.6.6.6', 'x-forwarded-evil ' + 'A'.repeat(200)]) {
       const reply = await rawHttp(
         url,
-        httpRequest('POST /v1/view?ledger_version=990 HTTP/1.1', ['host: x', 'content-type: application/json', 'accept: application/json', `x-forwarded-for: ${xff}`, 'connection: close'], '{"function":"0x1::sim::add","type_arguments":[],"arguments":["1","2"]}'),
+        httpRequest(
+          'POST /v1/view?ledger_version=990 HTTP/1.1',
+          ['host: x', 'content-type: application/json', 'accept: application/json', `x-forwarded-for: ${xff}`, 'connection: close'],
+          '{"function":"0x1::sim::add","type_arguments":[],"arguments":["1","2"]}',
+        ),
       );
       expect(reply.status, reply.body.toString()).toBe(200);
     }

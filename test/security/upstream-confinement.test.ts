@@ -115,7 +115,7 @@ describe('upstream confinement: nothing in a request picks the host or leaves th
     }
     expect(d.hits).toEqual([]);
     for (const r of node.counters.requests) {
-      if (r.url !== '/v1') expect(r.url, 'only the proxy\'s probe, or a confined request').toMatch(/^\/v1[/?]/);
+      if (r.url !== '/v1') expect(r.url, "only the proxy's probe, or a confined request").toMatch(/^\/v1[/?]/);
     }
     expectConfined(node, new URL(url).host);
   });

@@ -35,9 +35,7 @@ describe('answer codec', () => {
 
   it('is binary: the layout is format byte, status, version, gas, content type, body', () => {
     const buf = encodeAnswer({ status: 200, contentType: 'a/b', body: Buffer.from([0xff, 0x00]), gasUsed: '9', version: 1n });
-    expect(buf.toString('hex')).toBe(
-      '01' + '00c8' + '0000000000000001' + '01' + '39' + '0003' + Buffer.from('a/b').toString('hex') + 'ff00',
-    );
+    expect(buf.toString('hex')).toBe('01' + '00c8' + '0000000000000001' + '01' + '39' + '0003' + Buffer.from('a/b').toString('hex') + 'ff00');
     expect(buf[0]).toBe(FORMAT_V1);
   });
 

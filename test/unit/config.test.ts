@@ -140,9 +140,7 @@ describe('env overrides', () => {
 
   it('names the variable when its value fails validation', () => {
     expect(fail({}, { LEDGER_PROXY_PORT: '70000' })).toEqual(['server.port: must be at most 65535 (from LEDGER_PROXY_PORT)']);
-    expect(fail({}, { LEDGER_PROXY_UPSTREAMS: 'ftp://x' })).toEqual([
-      "upstreams.0.url: must be 'sim' or an http(s) URL (from LEDGER_PROXY_UPSTREAMS)",
-    ]);
+    expect(fail({}, { LEDGER_PROXY_UPSTREAMS: 'ftp://x' })).toEqual(["upstreams.0.url: must be 'sim' or an http(s) URL (from LEDGER_PROXY_UPSTREAMS)"]);
     expect(fail({}, { LEDGER_PROXY_UPSTREAMS: 'http://a,,http://b' })[0]).toMatch(/^LEDGER_PROXY_UPSTREAMS: .*empty/);
     expect(fail({}, { LEDGER_PROXY_LOG_LEVEL: 'loud' })[0]).toMatch(/^log\.level: must be one of .*\(from LEDGER_PROXY_LOG_LEVEL\)$/);
   });
@@ -191,9 +189,7 @@ describe('YAML files', () => {
   });
 
   it('YAML 1.2: yes/no are strings, not booleans', () => {
-    expect(problems(() => loadConfig({ file: yamlFile('passthrough: yes\n'), env: {} }))).toEqual([
-      'passthrough: must be a boolean, got "yes"',
-    ]);
+    expect(problems(() => loadConfig({ file: yamlFile('passthrough: yes\n'), env: {} }))).toEqual(['passthrough: must be a boolean, got "yes"']);
   });
 });
 
@@ -320,12 +316,16 @@ describe('upstream urls', () => {
   });
 
   it('refuses duplicate names after defaulting', () => {
-    expect(fail({ upstreams: [{ url: 'http://a:1' }, { url: 'http://a:1/v1' }] })).toEqual([
-      "upstreams.1.name: duplicate name 'a:1' (also upstreams.0)",
-    ]);
-    expect(fail({ upstreams: [{ url: 'http://a:1', name: 'x' }, { url: 'http://b:1', name: 'y' }, { url: 'http://c:1', name: 'x' }] })).toEqual([
-      "upstreams.2.name: duplicate name 'x' (also upstreams.0)",
-    ]);
+    expect(fail({ upstreams: [{ url: 'http://a:1' }, { url: 'http://a:1/v1' }] })).toEqual(["upstreams.1.name: duplicate name 'a:1' (also upstreams.0)"]);
+    expect(
+      fail({
+        upstreams: [
+          { url: 'http://a:1', name: 'x' },
+          { url: 'http://b:1', name: 'y' },
+          { url: 'http://c:1', name: 'x' },
+        ],
+      }),
+    ).toEqual(["upstreams.2.name: duplicate name 'x' (also upstreams.0)"]);
     expect(parseConfig({ upstreams: [{ url: 'http://a:1' }, { url: 'http://a:1', name: 'second' }] }).upstreams).toHaveLength(2);
   });
 });
@@ -362,9 +362,7 @@ describe('redis', () => {
   });
 
   it('needs exactly one of url and cluster', () => {
-    expect(fail({ cache: { redis: { url: 'redis://a:1', cluster: ['redis://b:1'] } } })).toEqual([
-      'cache.redis.cluster: give either url or cluster, not both',
-    ]);
+    expect(fail({ cache: { redis: { url: 'redis://a:1', cluster: ['redis://b:1'] } } })).toEqual(['cache.redis.cluster: give either url or cluster, not both']);
     expect(fail({ cache: { redis: { keyPrefix: 'x:' } } })).toEqual(['cache.redis.url: required (or cluster)']);
   });
 

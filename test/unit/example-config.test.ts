@@ -144,11 +144,15 @@ function checkExample(text: string): string[] {
   const { keys, errors } = exampleKeys(text);
   if (errors.length > 0) return errors.map((error) => `not YAML once uncommented: ${error}`);
   const leaves = schemaLeaves(ConfigSchema);
-  const problems = leaves.flatMap((leaf) => problemsOf(leaf, keys.filter((key) => key.path === leaf.path)));
+  const problems = leaves.flatMap((leaf) =>
+    problemsOf(
+      leaf,
+      keys.filter((key) => key.path === leaf.path),
+    ),
+  );
   // The other way round: a key (commented or not) the schema does not know, such as
   // a renamed key, is a stale line. Keys under a leaf (header names) are values.
-  const known = (path: string): boolean =>
-    leaves.some((leaf) => leaf.path === path || leaf.path.startsWith(`${path}.`) || leaf.path.startsWith(`${path}[]`) || path.startsWith(`${leaf.path}.`));
+  const known = (path: string): boolean => leaves.some((leaf) => leaf.path === path || leaf.path.startsWith(`${path}.`) || leaf.path.startsWith(`${path}[]`) || path.startsWith(`${leaf.path}.`));
   for (const key of keys) if (!known(key.path)) problems.push(`${key.path} (line ${key.line}): not a config key`);
   return problems;
 }

@@ -16,9 +16,16 @@ const CANDIDATES: number[] = [
   ...Array.from({ length: 0x21 }, (_, i) => i),
   0x7f,
   ...Array.from({ length: 0x20 }, (_, i) => 0x80 + i),
-  0xa0, 0x1680, 0x180e,
+  0xa0,
+  0x1680,
+  0x180e,
   ...Array.from({ length: 0x0b }, (_, i) => 0x2000 + i),
-  0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xfeff,
+  0x2028,
+  0x2029,
+  0x202f,
+  0x205f,
+  0x3000,
+  0xfeff,
 ];
 
 const rawItemBody = (ws: string, where: 'before' | 'inside' | 'after'): string =>

@@ -67,7 +67,13 @@ describe('prune clock', () => {
 
 describe('cache policy (SPEC §7)', () => {
   const answer = (status: number, errorCode?: string, vmErrorCode?: number | null): NodeAnswer => ({
-    upstream: 'n', status, contentType: 'application/json', body: Buffer.alloc(0), ledger: null, errorCode, vmErrorCode,
+    upstream: 'n',
+    status,
+    contentType: 'application/json',
+    body: Buffer.alloc(0),
+    ledger: null,
+    errorCode,
+    vmErrorCode,
   });
   it.each([
     ['raw_item', answer(200), true],

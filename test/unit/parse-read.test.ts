@@ -66,8 +66,7 @@ describe('raw_item', () => {
 });
 
 describe('view', () => {
-  const body = (fn: string, typeArgs: unknown, args: unknown): Buffer =>
-    Buffer.from(JSON.stringify({ function: fn, type_arguments: typeArgs, arguments: args }));
+  const body = (fn: string, typeArgs: unknown, args: unknown): Buffer => Buffer.from(JSON.stringify({ function: fn, type_arguments: typeArgs, arguments: args }));
 
   it('gives JSON bodies that differ in whitespace, order and address form one identity', () => {
     const a = parseView(raw({ body: body('0x1::sim::balance', ['0x1::a::B'], ['0x2']), accept: undefined }), vendor);

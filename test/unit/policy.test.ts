@@ -15,7 +15,12 @@ const get = (url: string) => {
 };
 
 const json = (status: number, value: unknown, errorCode?: string): NodeAnswer => ({
-  upstream: 'n', status, contentType: 'application/json', body: Buffer.from(JSON.stringify(value)), ledger: null, errorCode,
+  upstream: 'n',
+  status,
+  contentType: 'application/json',
+  body: Buffer.from(JSON.stringify(value)),
+  ledger: null,
+  errorCode,
 });
 const HASH = '0x' + 'ab'.repeat(32);
 

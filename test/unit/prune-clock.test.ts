@@ -59,7 +59,7 @@ describe('prune clock TTL', () => {
     expect(clock.secondsUntilPruned(ledgerVersion, 60)).toBe(60);
   });
 
-  it('reset (and a snapshot of another chain) forgets the old chain\'s pruning', () => {
+  it("reset (and a snapshot of another chain) forgets the old chain's pruning", () => {
     const clock = new PruneClock();
     chain(clock, 100_000n, 10_000n);
     vi.advanceTimersByTime(30_000);

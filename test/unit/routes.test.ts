@@ -40,8 +40,20 @@ describe('route table', () => {
     const names = ROUTES.map((r: RouteDescriptor) => r.name);
     expect(new Set(names).size).toBe(names.length);
     expect(names).toEqual([
-      'raw_item', 'view', 'account', 'resources', 'resource', 'modules', 'module', 'balance',
-      'table_item', 'state_value', 'txn_by_version', 'txn_by_hash', 'block_by_height', 'block_by_version',
+      'raw_item',
+      'view',
+      'account',
+      'resources',
+      'resource',
+      'modules',
+      'module',
+      'balance',
+      'table_item',
+      'state_value',
+      'txn_by_version',
+      'txn_by_hash',
+      'block_by_height',
+      'block_by_version',
     ]);
   });
 

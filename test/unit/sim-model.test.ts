@@ -4,16 +4,7 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { SimError } from '../../src/sim/node-error.js';
 import { parseTypeTag, type TypeTag } from '../../src/wire/move-type.js';
-import {
-  encodeBcsValues,
-  encodeJsonValues,
-  findSimView,
-  runSimView,
-  simBalance,
-  simModuleJson,
-  simTableItem,
-  SIM_VIEW_GAS,
-} from '../../src/sim/index.js';
+import { encodeBcsValues, encodeJsonValues, findSimView, runSimView, simBalance, simModuleJson, simTableItem, SIM_VIEW_GAS } from '../../src/sim/index.js';
 import { SIM_FAULT_MODES, SimFaultInjector } from '../../src/sim/faults.js';
 import { SimRequestCounters } from '../../src/sim/counters.js';
 import { parseSimArgs } from '../../src/sim/cli-args.js';
@@ -66,7 +57,7 @@ describe('0x1::sim view functions', () => {
 
   it('balance changes every 10 versions and stays below 10^12', () => {
     const fn = findSimView(sim, 'sim', 'balance');
-    const at = (v: bigint): bigint => (runSimView(fn, [], [owner], v)[0].value as bigint);
+    const at = (v: bigint): bigint => runSimView(fn, [], [owner], v)[0].value as bigint;
     expect(at(1000n)).toBe(simBalance(owner, 1000n));
     expect(at(1009n)).toBe(at(1000n));
     expect(at(1010n)).not.toBe(at(1000n));
@@ -74,9 +65,7 @@ describe('0x1::sim view functions', () => {
   });
 
   it('add, pair and type_name compute their documented values', () => {
-    expect(runSimView(findSimView(sim, 'sim', 'add'), [], [18446744073709551615n, 1n], 0n)).toEqual([
-      { type: 'u128', value: 18446744073709551616n },
-    ]);
+    expect(runSimView(findSimView(sim, 'sim', 'add'), [], [18446744073709551615n, 1n], 0n)).toEqual([{ type: 'u128', value: 18446744073709551616n }]);
     expect(runSimView(findSimView(sim, 'sim', 'pair'), [], [7n], 0n)).toEqual([
       { type: 'u64', value: 3n },
       { type: 'bool', value: false },
@@ -121,7 +110,14 @@ describe('view codec', () => {
     expect(decodeJsonArg('address', '0x1', 0)).toBe('0x' + '1'.padStart(64, '0'));
     expect(decodeJsonArg('u64', '18446744073709551615', 0)).toBe(18446744073709551615n);
     expect(decodeJsonArg('u64', 42, 0)).toBe(42n);
-    for (const [type, value] of [['u64', '-1'], ['u64', 1.5], ['u64', 2 ** 60], ['u64', true], ['address', 'zz'], ['address', 1]] as const) {
+    for (const [type, value] of [
+      ['u64', '-1'],
+      ['u64', 1.5],
+      ['u64', 2 ** 60],
+      ['u64', true],
+      ['address', 'zz'],
+      ['address', 1],
+    ] as const) {
       expect(thrown(() => decodeJsonArg(type, value, 0)).code).toBe('invalid_input');
     }
   });
@@ -141,9 +137,7 @@ describe('view codec', () => {
       { type: '0x1::string::String', value: 'ab' },
     ] as const;
     expect(encodeJsonValues([...values]).toString()).toBe('["5","18446744073709551616",true,"ab"]');
-    expect(encodeBcsValues([...values]).toString('hex')).toBe(
-      '04' + '0500000000000000' + '0000000000000000' + '0100000000000000' + '01' + '026162',
-    );
+    expect(encodeBcsValues([...values]).toString('hex')).toBe('04' + '0500000000000000' + '0000000000000000' + '0100000000000000' + '01' + '026162');
   });
 });
 
@@ -193,8 +187,15 @@ describe('sim CLI arguments', () => {
     ).toEqual({
       help: false,
       options: {
-        port: 9000, host: '0.0.0.0', vendor: 'aptos', chainId: 2, versionsPerSecond: 2.5,
-        pruneWindow: 100n, startVersion: 7n, gitHash: undefined, gzip: false,
+        port: 9000,
+        host: '0.0.0.0',
+        vendor: 'aptos',
+        chainId: 2,
+        versionsPerSecond: 2.5,
+        pruneWindow: 100n,
+        startVersion: 7n,
+        gitHash: undefined,
+        gzip: false,
       },
     });
     expect(parseSimArgs([])).toMatchObject({ help: false, options: { port: 8081, host: '127.0.0.1', vendor: 'node', gzip: true } });

@@ -17,9 +17,7 @@ describe('u64', () => {
     ['007', 7n],
     ['18446744073709551615', 18446744073709551615n],
   ])('accepts %s', (text, value) => expect(parseU64(text)).toBe(value));
-  it.each(['-1', '+5', '1.0', 'abc', '18446744073709551616', '', ' 1', '1e3', '0x10'])('refuses %j', (text) =>
-    expect(parseU64(text)).toBeNull(),
-  );
+  it.each(['-1', '+5', '1.0', 'abc', '18446744073709551616', '', ' 1', '1e3', '0x10'])('refuses %j', (text) => expect(parseU64(text)).toBeNull());
 });
 
 describe('media type', () => {
@@ -75,9 +73,7 @@ describe('Move types', () => {
     expect(formatTypeTag(tag!)).toBe(`${ONE}::coin::CoinStore<${ONE}::aptos_coin::AptosCoin>`);
     expect(formatTypeTag(parseTypeTag('vector<vector<u8>>')!)).toBe('vector<vector<u8>>');
   });
-  it.each(['vector<>', 'u7', '0x1::coin', 'vector<u8', '0x1::a::B<u8,>', 'u8 u8', ''])('refuses %j', (text) =>
-    expect(parseTypeTag(text)).toBeNull(),
-  );
+  it.each(['vector<>', 'u7', '0x1::coin', 'vector<u8', '0x1::a::B<u8,>', 'u8 u8', ''])('refuses %j', (text) => expect(parseTypeTag(text)).toBeNull());
 });
 
 describe('canonical JSON', () => {
@@ -93,9 +89,7 @@ describe('canonical JSON', () => {
     expect(canonicalMembers('[1]')).toBeNull();
     expect(canonicalMembers('{}')!.size).toBe(0);
   });
-  it.each(['{', '{"a":1,}', '[1 2]', '{"a":1,"a":2}', 'nul', '"\u0001"', '01', '1 1'])('refuses %j', (text) =>
-    expect(() => canonicalJson(text)).toThrow(JsonSyntaxError),
-  );
+  it.each(['{', '{"a":1,}', '[1 2]', '{"a":1,"a":2}', 'nul', '"\u0001"', '01', '1 1'])('refuses %j', (text) => expect(() => canonicalJson(text)).toThrow(JsonSyntaxError));
 });
 
 describe('BCS view request', () => {

@@ -72,7 +72,10 @@ export function handleTransactions(req: SimRequest, ctx: SimContext): SimReply {
     const versions: bigint[] = [];
     for (let v = first; v <= info.ledgerVersion && versions.length < limit; v++) versions.push(v);
     if (bcs(req)) return reply(200, BCS, Buffer.concat([uleb128(versions.length), ...versions.map((v) => history.transactionBcs(v))]));
-    return jsonReply(200, versions.map((v) => history.transactionJson(v)));
+    return jsonReply(
+      200,
+      versions.map((v) => history.transactionJson(v)),
+    );
   });
 }
 

@@ -25,11 +25,7 @@ export function handleRawItem(req: SimRequest, ctx: SimContext, rawHandle: strin
     const version = readVersion(requested, info);
     const value = simTableItem(handle, key, version);
     if (value === null) {
-      throw new SimError(
-        404,
-        'table_item_not_found',
-        `Table Item not found by Table handle(${handle}), Table key(${toHex(key)}) and Ledger version(${version})`,
-      );
+      throw new SimError(404, 'table_item_not_found', `Table Item not found by Table handle(${handle}), Table key(${toHex(key)}) and Ledger version(${version})`);
     }
     return reply(200, 'application/x-bcs', value);
   });

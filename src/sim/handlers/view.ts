@@ -49,9 +49,7 @@ function parseCall(req: SimRequest, ctx: SimContext): ViewCall {
   const type = mediaType(req.headers['content-type']);
   if (type === 'application/json') return parseJsonCall(req);
   if (type === ctx.names.viewBcsMediaType) return parseBcsCall(req);
-  throw SimError.badRequest(
-    `unsupported content type ${JSON.stringify(req.headers['content-type'] ?? '')}, expected application/json or ${ctx.names.viewBcsMediaType}`,
-  );
+  throw SimError.badRequest(`unsupported content type ${JSON.stringify(req.headers['content-type'] ?? '')}, expected application/json or ${ctx.names.viewBcsMediaType}`);
 }
 
 export function handleView(req: SimRequest, ctx: SimContext): SimReply {
@@ -64,14 +62,9 @@ export function handleView(req: SimRequest, ctx: SimContext): SimReply {
     const fn = findSimView(call.address, call.module, call.function);
     const raw = 'json' in call.args ? call.args.json : call.args.bcs;
     checkSimArity(fn, call.typeArgs.length, raw.length);
-    const args: SimArg[] =
-      'json' in call.args
-        ? call.args.json.map((value, i) => decodeJsonArg(fn.params[i], value, i))
-        : call.args.bcs.map((bytes, i) => decodeBcsArg(fn.params[i], bytes, i));
+    const args: SimArg[] = 'json' in call.args ? call.args.json.map((value, i) => decodeJsonArg(fn.params[i], value, i)) : call.args.bcs.map((bytes, i) => decodeBcsArg(fn.params[i], bytes, i));
     const values = runSimView(fn, call.typeArgs, args, version);
     const gas = { [ctx.headerNames.gasUsed]: fn.gas.toString() };
-    return format === 'bcs'
-      ? reply(200, 'application/x-bcs', encodeBcsValues(values), gas)
-      : reply(200, 'application/json', encodeJsonValues(values), gas);
+    return format === 'bcs' ? reply(200, 'application/x-bcs', encodeBcsValues(values), gas) : reply(200, 'application/json', encodeJsonValues(values), gas);
   });
 }
