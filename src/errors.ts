@@ -24,48 +24,92 @@ export const ERROR_CODES = [
   'web_framework_error',
   'bcs_not_supported',
   'api_disabled',
+  // The proxy's own, at the edge (SPEC-edge §2–3): a node never answers these.
+  'unauthorized',
+  'forbidden',
+  'rate_limited',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
-/** The only statuses a node (and so the proxy) may answer an error with. */
+/** The only statuses a node may answer an error with. */
 export const ERROR_STATUSES = [400, 403, 404, 410, 500, 503] as const;
-export type ErrorStatus = (typeof ERROR_STATUSES)[number];
+/**
+ * Statuses only the proxy answers with: 401 and 429 at the edge (SPEC-edge §2–3),
+ * 501 for a transfer coding it does not implement (RFC 9112 §6.1).
+ */
+export const PROXY_ERROR_STATUSES = [401, 429, 501] as const;
+export type ErrorStatus = (typeof ERROR_STATUSES)[number] | (typeof PROXY_ERROR_STATUSES)[number];
+
+/**
+ * Why an error reply was made: never sent to a client, but counted in the
+ * metrics, written in the log line and asserted by tests, so none of them reads
+ * message text. 'node' is a node's own error answer relayed as it came.
+ */
+export type ErrorReason =
+  | 'node'
+  | 'bad_input'
+  | 'not_found'
+  | 'not_implemented'
+  | 'pruned'
+  | 'not_ready'
+  | 'no_node'
+  | 'node_failed'
+  | 'node_timeout'
+  | 'node_broken'
+  | 'overloaded'
+  | 'node_budget'
+  | 'deadline'
+  | 'rate_limited'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'internal';
 
 export class NodeError extends Error {
   readonly status: ErrorStatus;
   readonly code: ErrorCode;
   readonly vmErrorCode: number | null;
+  /** why the reply was made, for metrics, logs and tests; never sent */
+  readonly reason: ErrorReason;
+  /** headers the reply carries beside the body (Retry-After, WWW-Authenticate, RateLimit-*) */
+  readonly headers: Readonly<Record<string, string>>;
 
-  constructor(status: ErrorStatus, code: ErrorCode, message: string, vmErrorCode: number | null = null) {
+  constructor(status: ErrorStatus, code: ErrorCode, message: string, vmErrorCode: number | null = null, reason: ErrorReason = defaultReason(status), headers: Record<string, string> = {}) {
     super(message);
     this.name = 'NodeError';
     this.status = status;
     this.code = code;
     this.vmErrorCode = vmErrorCode;
+    this.reason = reason;
+    this.headers = headers;
   }
 
   /** Malformed client input: a node answers these with 400 web_framework_error. */
   static badRequest(message: string): NodeError {
-    return new NodeError(400, 'web_framework_error', message);
+    return new NodeError(400, 'web_framework_error', message, null, 'bad_input');
   }
 
-  /** The proxy could not get an answer from any node. */
-  static unavailable(message: string): NodeError {
-    return new NodeError(503, 'internal_error', message);
+  /** The proxy could not get an answer from a node; `reason` says why. */
+  static unavailable(message: string, reason: ErrorReason = 'no_node', headers: Record<string, string> = {}): NodeError {
+    return new NodeError(503, 'internal_error', message, null, reason, headers);
+  }
+
+  /** Nothing is served before the chain is known (SPEC §8): the one not-ready reply. */
+  static notReady(why: string): NodeError {
+    return NodeError.unavailable(`not ready: ${why}`, 'not_ready');
   }
 
   static pruned(version: bigint): NodeError {
-    return new NodeError(410, 'version_pruned', `Ledger version(${version}) has been pruned`);
+    return new NodeError(410, 'version_pruned', `Ledger version(${version}) has been pruned`, null, 'pruned');
   }
 
   /** A block height below the oldest block a node keeps (blocks/by_height). */
   static blockPruned(height: bigint): NodeError {
-    return new NodeError(410, 'block_pruned', `Block(${height}) has been pruned`);
+    return new NodeError(410, 'block_pruned', `Block(${height}) has been pruned`, null, 'pruned');
   }
 
   static versionNotFound(version: bigint, latest: bigint): NodeError {
-    return new NodeError(404, 'version_not_found', `Ledger version(${version}) not found, latest version is ${latest}`);
+    return new NodeError(404, 'version_not_found', `Ledger version(${version}) not found, latest version is ${latest}`, null, 'not_found');
   }
 
   /**
@@ -75,10 +119,18 @@ export class NodeError extends Error {
    */
   static from(err: unknown): NodeError {
     if (err instanceof NodeError) return err;
-    const internal = new NodeError(500, 'internal_error', 'Internal error: the proxy could not handle this request');
+    const internal = new NodeError(500, 'internal_error', 'Internal error: the proxy could not handle this request', null, 'internal');
     internal.cause = err;
     return internal;
   }
+}
+
+function defaultReason(status: ErrorStatus): ErrorReason {
+  if (status === 400 || status === 403) return 'bad_input';
+  if (status === 404) return 'not_found';
+  if (status === 410) return 'pruned';
+  if (status === 501) return 'not_implemented';
+  return 'internal';
 }
 
 export const ERROR_CONTENT_TYPE = 'application/json';

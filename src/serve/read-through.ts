@@ -152,7 +152,7 @@ export class ReadThrough {
   private chain(): number {
     const chain = this.o.nodes.chainId();
     if (chain === undefined) {
-      throw NodeError.unavailable(`not ready: ${this.o.nodes.notReadyReason?.() ?? 'the chain the nodes are on is not known yet'}`);
+      throw NodeError.notReady(this.o.nodes.notReadyReason?.() ?? 'the chain the nodes are on is not known yet');
     }
     return chain;
   }

@@ -123,7 +123,7 @@ export class UpstreamPool {
    */
   async forward(call: Omit<NodeCall, 'timeoutMs'>, route: ForwardRoute): Promise<NodeAnswer> {
     // Nothing is served before the chain is known (SPEC §8), passthrough included.
-    if (this.chain.current() === undefined) throw NodeError.unavailable(`not ready: ${this.notReadyReason()}`);
+    if (this.chain.current() === undefined) throw NodeError.notReady(this.notReadyReason());
     // A version every node has pruned is the node's to judge (it may not even be a read route).
     const version = route.minVersion !== undefined && !this.isPruned(route.minVersion) ? route.minVersion : null;
     return this.admitted(() => this.withFailover(version, call, Date.now() + this.routing.deadlineMs, route.idempotent));
