@@ -1,0 +1,20 @@
+// Limits on clients (rateLimit) and on calls to the nodes (shedding).
+import { z } from 'zod';
+import { nonNegativeInt, positiveInt } from './common.js';
+
+export const RateLimitSchema = z.strictObject({
+  enabled: z.boolean().default(false),
+  max: positiveInt.default(100),
+  timeWindowMs: positiveInt.default(1000),
+  redis: z.boolean().default(false), // share counters across proxies through cache.redis
+});
+
+export const SheddingSchema = z
+  .strictObject({
+    maxInFlight: positiveInt.default(10000),
+    // How long a read waits for a node's budget (upstreams[].maxInFlight / maxRps) before it is shed.
+    budgetWaitMs: nonNegativeInt.default(50),
+    // Which class of reads loses first when node budgets run short: it may use only 80% of a budget.
+    shedFirst: z.enum(['none', 'latest', 'pinned']).default('none'),
+  })
+  .prefault({});
