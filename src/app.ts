@@ -9,9 +9,14 @@ import { MemoryStore } from './cache/memory.js';
 import { RedisStore } from './cache/redis.js';
 import { buildAdminServer, type Readiness } from './http/admin.js';
 import { registerPassthrough, type PassthroughDeps } from './http/passthrough.js';
+import { requestAccounting } from './http/accounting.js';
+import { Cors } from './http/cors.js';
+import { Edge } from './http/edge.js';
+import { publicEntry } from './http/entry.js';
 import { ClientRateLimiter, clientAddressOf } from './http/rate-limit.js';
+import { ReadParser, spellingBytesFor } from './http/read-parser.js';
+import { ReadResponder } from './http/responder.js';
 import { buildHttpServer, closeGracefully } from './http/server.js';
-import { spellingBytesFor } from './http/fast-hits.js';
 import { Metrics } from './metrics.js';
 import { ReplyWriter } from './http/reply.js';
 import { ledgerHeaderNames, type LedgerHeaderNames } from './ledger/headers.js';
@@ -34,8 +39,6 @@ export interface AppDeps {
   logger?: Logger;
   /** false in a worker of server.workers > 1: the primary serves the admin listener for all */
   serveAdmin?: boolean;
-  /** false: every request goes through fastify's routes (tests compare the two paths) */
-  fastHits?: boolean;
 }
 
 export interface App {
@@ -114,38 +117,23 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
     onStale: (reason) => metrics.stale(reason),
   });
 
-  const writer = new ReplyWriter(headerNames, (cause) => logger.error({ err: cause }, 'internal error (the client got a 500 without its text)'));
+  const writer = new ReplyWriter(
+    headerNames,
+    () => watermark.current(),
+    (cause) => logger.error({ err: cause }, 'internal error (the client got a 500 without its text)'),
+  );
   const { limiter: rateLimiter, counters: rateLimitRedis } = rateLimiting(config);
-  const account = requestAccounting(metrics, logger);
-  const routes = readRoutes(vendor);
+  const account = requestAccounting(metrics, logger, clientAddressOf(config.server.trustProxy));
+  const parser = new ReadParser(routeMatcher(readRoutes(vendor)), spellingBytesFor(config.cache.memory.maxBytes));
+  const responder = new ReadResponder({ read: (req) => reads.read(req), parser, writer, account });
+  const edge = new Edge({ cors: new Cors(config.cors, headerNames), limiter: rateLimiter });
   const http = await buildHttpServer({
     bodyLimitBytes: config.server.bodyLimitBytes,
     requestTimeoutMs: config.server.requestTimeoutMs,
     trustProxy: config.server.trustProxy,
     writer,
-    reads,
-    watermark,
-    routes,
-    passthrough: config.passthrough ? (app) => registerPassthrough(app, { forward: forwardVia(pool), writer, watermark }) : undefined,
-    rateLimit: rateLimiter,
-    onResponse: (request, reply) => {
-      const served = request.served;
-      const endpoint = served?.endpoint ?? (request.routeOptions.url?.startsWith('/v1') ? 'passthrough' : 'other');
-      const cache = String(reply.getHeader('x-cache') ?? 'BYPASS');
-      account(endpoint, cache, reply.statusCode, reply.elapsedTime, served?.tier, served?.upstream);
-    },
-    fastHits:
-      deps.fastHits === false
-        ? undefined
-        : {
-            ...routeMatcher(routes),
-            read: (req) => reads.read(req),
-            spellingBytes: spellingBytesFor(config.cache.memory.maxBytes),
-            snapshot: () => watermark.current(),
-            writer,
-            onServed: (family, outcome, startedAt) => account(family, outcome.cache, outcome.status, performance.now() - startedAt, outcome.tier, outcome.upstream),
-            rateLimit: rateLimiter && { admit: (req) => rateLimiter.admit(req), snapshot: () => watermark.current() },
-          },
+    entry: (next) => publicEntry({ parser, responder, edge, account, bodyLimitBytes: config.server.bodyLimitBytes }, next),
+    passthrough: config.passthrough ? (app) => registerPassthrough(app, { forward: forwardVia(pool), writer }) : undefined,
   });
 
   // Fails first on shutdown, so a load balancer stops sending before the drain.
@@ -269,23 +257,6 @@ function rateLimiting(config: Config): { limiter?: ClientRateLimiter; counters?:
     clientAddressOf(config.server.trustProxy),
   );
   return { limiter, counters };
-}
-
-/**
- * Every reply, counted and logged alike whichever path served it. A hit, from
- * memory or Redis, is logged only at debug (at info, a Redis hit's log line was a
- * tenth of its cost). A memory hit costs microseconds, so it is only counted; a
- * Redis hit is observed in the duration histogram like every other reply, so a
- * slow Redis shows there. The level is asked per reply, so a SIGHUP that changes
- * log.level takes effect.
- */
-function requestAccounting(metrics: Metrics, logger: Logger): (endpoint: string, cache: string, status: number, ms: number, tier?: string, upstream?: string) => void {
-  return (endpoint, cache, status, ms, tier, upstream) => {
-    const hit = cache === 'HIT';
-    metrics.request(endpoint, cache, status, hit && tier === 'memory' ? undefined : ms / 1000);
-    const level = hit ? 'debug' : 'info';
-    if (logger.isLevelEnabled(level)) logger[level]({ endpoint, cache, tier, upstream, status, ms: Math.round(ms * 100) / 100 }, 'request');
-  };
 }
 
 /** A Redis client for rate-limit counters: fails fast, so a Redis outage skips counting. */

@@ -3,6 +3,7 @@
 // and histograms of what happened here; the gauges of state read at scrape time
 // are in metrics-state.ts.
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { ErrorReason } from './errors.js';
 import { registerStateGauges, type MetricsSources } from './metrics-state.js';
 
 export type { MetricsSources } from './metrics-state.js';
@@ -24,6 +25,7 @@ export class Metrics {
   private readonly staleAnswers: Counter<'reason'>;
   private readonly shedReads: Counter<'reason'>;
   private readonly latestStepBacks: Counter;
+  private readonly proxyErrors: Counter<'reason'>;
   /**
    * Requests by endpoint, cache result and status: a plain count per request,
    * labels at scrape time. Nested by label, so counting a request builds no key
@@ -100,6 +102,12 @@ export class Metrics {
       help: 'Latest reads answered below a ledger version already reported (no node at or above it answered: a failover)',
       registers,
     });
+    this.proxyErrors = new Counter({
+      name: 'ledger_proxy_errors_total',
+      help: 'Error replies the proxy made itself (not a node error relayed), by reason: bad_input, not_ready, pruned, rate_limited, no_node, …',
+      labelNames: ['reason'],
+      registers,
+    });
     registerStateGauges(registers, sources);
   }
 
@@ -137,6 +145,10 @@ export class Metrics {
 
   shed(reason: 'overload' | 'budget'): void {
     this.shedReads.labels(reason).inc();
+  }
+
+  proxyError(reason: ErrorReason): void {
+    this.proxyErrors.labels(reason).inc();
   }
 
   redisError(op: string): void {

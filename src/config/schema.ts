@@ -10,6 +10,7 @@ import { VENDOR_PATTERN } from '../wire/vendor.js';
 import { SIM_URL } from './net.js';
 import { CacheSchema, LatestSchema } from './sections/cache.js';
 import { chainId, host, port, positiveInt } from './sections/common.js';
+import { CorsSchema } from './sections/edge.js';
 import { RateLimitSchema, SheddingSchema } from './sections/limits.js';
 import { AdminSchema, ServerSchema } from './sections/server.js';
 import { RoutingSchema, UpstreamsSchema } from './sections/upstreams.js';
@@ -39,6 +40,7 @@ export const ConfigSchema = z
     routing: RoutingSchema.prefault({}),
     cache: CacheSchema.prefault({}),
     passthrough: z.boolean().default(true),
+    cors: CorsSchema,
     latest: LatestSchema.prefault({}),
     rateLimit: RateLimitSchema.prefault({}),
     shedding: SheddingSchema,

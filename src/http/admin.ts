@@ -2,7 +2,7 @@
 // /metrics (Prometheus), /healthz (the process is up), /readyz (a node is healthy).
 // With server.workers > 1 the primary serves it for every worker.
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
-import { NodeError } from '../errors.js';
+import { notFound } from './framework-errors.js';
 import { ReplyWriter } from './reply.js';
 import type { LedgerHeaderNames } from '../ledger/headers.js';
 
@@ -20,7 +20,7 @@ export interface AdminDeps {
 
 export function buildAdminServer(deps: AdminDeps): FastifyInstance {
   const app = Fastify({ logController: new LogController({ disableRequestLogging: true }) });
-  const writer = new ReplyWriter(deps.headerNames);
+  const writer = new ReplyWriter(deps.headerNames, () => null);
   app.get('/metrics', async (_request, reply) => {
     const { contentType, body } = await deps.metrics.render();
     return reply.header('content-type', contentType).send(body);
@@ -30,6 +30,9 @@ export function buildAdminServer(deps: AdminDeps): FastifyInstance {
     const readiness = await deps.readiness();
     return reply.code(readiness.ready ? 200 : 503).send(readiness);
   });
-  app.setNotFoundHandler((request, reply) => writer.error(reply, new NodeError(404, 'web_framework_error', `not found: ${request.method} ${request.url.split('?')[0]}`), null));
+  app.setNotFoundHandler((request, reply) => {
+    reply.hijack();
+    writer.error(reply.raw, notFound(request.raw));
+  });
   return app;
 }

@@ -1,5 +1,6 @@
 // Fastify's and Node's own errors, turned into node-shaped ones (SPEC §7: a
 // framework's error JSON or HTML never reaches a client; 411/413/415 become 400).
+import type { IncomingMessage } from 'node:http';
 import { NodeError } from '../errors.js';
 
 interface FrameworkError {
@@ -39,4 +40,9 @@ export function fromClientError(err: { code?: string; message?: string }): NodeE
       return NodeError.badRequest('request was not received in time');
   }
   return NodeError.badRequest(`malformed HTTP request (${err.code ?? err.message ?? 'parse error'})`);
+}
+
+/** What fastify answers for a route it does not have, node-shaped: an input error, without ledger headers. */
+export function notFound(req: IncomingMessage): NodeError {
+  return new NodeError(404, 'web_framework_error', `not found: ${req.method} ${(req.url ?? '').split('?')[0]}`, null, 'bad_input');
 }

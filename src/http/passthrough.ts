@@ -6,9 +6,9 @@
 // host: the pool does, and the path must stay under /v1.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { NodeError } from '../errors.js';
-import type { Watermark } from '../ledger/watermark.js';
 import { parseU64 } from '../wire/u64.js';
-import { protocolError, type ReplyWriter } from './reply.js';
+import { exchangeOf } from './exchange.js';
+import type { ReplyWriter } from './reply.js';
 
 /** A passthrough request as a node gets it: path (with the query) under /v1, and the client's end-to-end headers. */
 export interface PassthroughCall {
@@ -34,7 +34,6 @@ export interface PassthroughDeps {
    */
   forward(call: PassthroughCall, minVersion: bigint | undefined): Promise<PassthroughAnswer>;
   writer: ReplyWriter;
-  watermark: Watermark;
 }
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
@@ -42,11 +41,27 @@ const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as 
 /** Per-connection headers (RFC 9110 §7.6.1): they describe one hop, not the message. */
 const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade'];
 
-/** Client headers that must not reach a node: they would name another host, or are the proxy's to set. */
-const NOT_FORWARDED = ['host', 'x-forwarded-host', 'forwarded', 'x-forwarded-proto', 'x-forwarded-port', 'content-length', 'accept-encoding'];
+/**
+ * Client headers that must not reach a node: they would name another host, or
+ * are the proxy's to set. An Expect is met by the proxy itself (Node answered
+ * 100-continue before the body came): the node gets the whole body at once.
+ */
+const NOT_FORWARDED = ['host', 'x-forwarded-host', 'forwarded', 'x-forwarded-proto', 'x-forwarded-port', 'content-length', 'accept-encoding', 'expect'];
 
-/** Node headers the proxy sets itself: the body is re-framed, and was decoded. */
-const NOT_RELAYED = ['content-length', 'content-encoding'];
+/** Node headers the proxy sets itself: the body is re-framed, and was decoded; CORS is the proxy's own (cors.ts). */
+const NOT_RELAYED = [
+  'content-length',
+  'content-encoding',
+  'access-control-allow-origin',
+  'access-control-allow-credentials',
+  'access-control-expose-headers',
+  'access-control-allow-methods',
+  'access-control-allow-headers',
+  'access-control-max-age',
+];
+
+/** A HEAD answer's Content-Length describes the GET's body, which the node did not send: it is kept. */
+const HEAD_NOT_RELAYED = NOT_RELAYED.filter((name) => name !== 'content-length');
 
 /** Drops hop-by-hop headers, every header the Connection header names, and `extra`. */
 function withoutHopByHop(headers: Record<string, string | string[] | undefined>, extra: readonly string[]): Record<string, string | string[]> {
@@ -77,13 +92,14 @@ function pinnedVersion(query: unknown): bigint | undefined {
 }
 
 export function registerPassthrough(app: FastifyInstance, deps: PassthroughDeps): void {
+  const refuse = (reply: FastifyReply, err: NodeError): void => {
+    reply.hijack();
+    deps.writer.error(reply.raw, err);
+  };
   const handler = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    const refused = protocolError(request);
-    if (refused !== null) return deps.writer.error(reply, refused, null);
     const path = request.url.split('?', 1)[0];
     if (!path.startsWith('/v1') || UNSAFE_PATH.test(path)) {
-      const err = NodeError.badRequest(`refused path: ${JSON.stringify(path)} (dot segments, empty segments and encoded slashes are not forwarded)`);
-      return deps.writer.error(reply, err, null);
+      return refuse(reply, NodeError.badRequest(`refused path: ${JSON.stringify(path)} (dot segments, empty segments and encoded slashes are not forwarded)`));
     }
     const method = request.method as PassthroughCall['method'];
     const body = Buffer.isBuffer(request.body) && method !== 'GET' && method !== 'HEAD' ? request.body : undefined;
@@ -91,9 +107,17 @@ export function registerPassthrough(app: FastifyInstance, deps: PassthroughDeps)
     try {
       answer = await deps.forward({ method, path: request.url, headers: clientHeaders(request.headers), body }, pinnedVersion(request.query));
     } catch (err) {
-      return deps.writer.error(reply, NodeError.from(err), deps.watermark.current());
+      return refuse(reply, NodeError.from(err));
     }
-    const headers = withoutHopByHop(answer.headers, method === 'HEAD' ? ['content-encoding'] : NOT_RELAYED);
+    const exchange = exchangeOf(request.raw);
+    if (exchange !== undefined) {
+      exchange.upstream = answer.upstream;
+      exchange.bytes = answer.body.length;
+    }
+    const headers = withoutHopByHop(answer.headers, method === 'HEAD' ? HEAD_NOT_RELAYED : NOT_RELAYED);
+    // The edge set its own Vary (Origin) on the response; the node's would replace it, so the two are joined.
+    const vary = exchange?.res.getHeader('vary');
+    if (vary !== undefined && headers.vary !== undefined) headers.vary = `${headers.vary}, ${vary}`;
     reply.code(answer.status).headers({ ...headers, 'x-cache': 'BYPASS' });
     return reply.send(answer.body);
   };

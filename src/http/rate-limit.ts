@@ -1,6 +1,5 @@
-// Per-client rate limiting (off by default), checked before anything else is
-// done for a request: in the fast path for memory hits and in an onRequest hook
-// for the rest, so turning it on does not turn the fast path off. Keyed by client
+// Per-client rate limiting (off by default), checked by the edge before anything
+// else is done for a request, whatever path serves it. Keyed by client
 // address (server.trustProxy decides which hop that is). A limited client gets the
 // node error body with 503 (429 is not a status nodes answer with, SPEC §5).
 //
@@ -26,10 +25,6 @@ export interface RateLimitSettings {
   redis?: Redis | Cluster;
 }
 
-/** Marks a request already counted (by the fast path), so the hook does not count it again. */
-const COUNTED = Symbol('ledger-proxy.rateCounted');
-type Counted = IncomingMessage & { [COUNTED]?: true };
-
 /** How long an instance's requests may wait to be added to the shared counters: the lag of the shared limit. */
 const SHARE_EVERY_MS = 100;
 
@@ -50,11 +45,8 @@ export class ClientRateLimiter {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Counts the request once; a NodeError to answer with when the client is over its limit. */
+  /** Counts the request; a NodeError to answer with when the client is over its limit. */
   admit(req: IncomingMessage): NodeError | null {
-    const counted = req as Counted;
-    if (counted[COUNTED]) return null;
-    counted[COUNTED] = true;
     const { max, timeWindowMs } = this.settings;
     const now = this.now();
     const window = Math.floor(now / timeWindowMs);
@@ -75,7 +67,7 @@ export class ClientRateLimiter {
     }
     if (Math.max(count, this.shared.get(client) ?? 0) <= max) return null;
     const retryMs = (window + 1) * timeWindowMs - now;
-    return NodeError.unavailable(`rate limit exceeded: at most ${max} requests per ${timeWindowMs} ms per client; retry in ${retryMs} ms`);
+    return NodeError.unavailable(`rate limit exceeded: at most ${max} requests per ${timeWindowMs} ms per client; retry in ${retryMs} ms`, 'rate_limited');
   }
 
   /**

@@ -1,11 +1,13 @@
-// The one place replies of the served endpoints and every error are written:
-// status, body, ledger headers, the gas and cursor headers, and the X-Cache headers.
+// The one place replies of the served routes and every error of the proxy are
+// written: status, body, ledger headers, the gas and cursor headers, the X-Cache
+// headers, and the headers the edge added to the exchange (CORS, request id).
+// Every entry path writes through it, straight to Node's response.
 import type { ServerResponse } from 'node:http';
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import { NodeError, errorBody, ERROR_CONTENT_TYPE } from '../errors.js';
+import { ERROR_CONTENT_TYPE, errorBody, type NodeError } from '../errors.js';
 import { encodeLedgerHeaders, type HeaderPairs, type LedgerHeaderNames } from '../ledger/headers.js';
 import type { LedgerInfo } from '../ledger/info.js';
-import type { CacheStatus, ReadResult } from '../serve/read-through.js';
+import type { ReadResult } from '../serve/read-through.js';
+import { exchangeOf } from './exchange.js';
 
 export class ReplyWriter {
   /** the encoded headers of the snapshot sent last: hits repeat it, so encode once */
@@ -14,45 +16,28 @@ export class ReplyWriter {
 
   constructor(
     private readonly names: LedgerHeaderNames,
+    /** the freshest snapshot the proxy knows, for its own errors */
+    private readonly snapshot: () => LedgerInfo | null,
     /** told of every internal error, with its cause, which the client is not shown */
     private readonly onInternalError: (cause: unknown) => void = () => undefined,
   ) {}
 
-  private encoded(ledger: LedgerInfo): HeaderPairs {
+  private pushLedger(headers: string[], ledger: LedgerInfo | null): void {
+    if (ledger === null) return;
     if (ledger !== this.lastLedger) {
       this.lastEncoded = encodeLedgerHeaders(this.names, ledger);
       this.lastLedger = ledger;
     }
-    return this.lastEncoded;
-  }
-
-  private ledgerHeaders(reply: FastifyReply, ledger: LedgerInfo | null): void {
-    if (ledger === null) return;
-    for (const [name, value] of this.encoded(ledger)) reply.header(name, value);
-  }
-
-  /** `gzipOk`: the client accepts gzip, so an entry's compressed copy may be sent. */
-  result(reply: FastifyReply, result: ReadResult, gzipOk = false): FastifyReply {
-    reply.code(result.status).header('content-type', result.contentType);
-    this.ledgerHeaders(reply, result.ledger);
-    if (result.gasUsed !== undefined) reply.header(this.names.gasUsed, result.gasUsed);
-    if (result.cursor !== undefined) reply.header(this.names.cursor, result.cursor);
-    reply.header('x-cache', result.cache);
-    if (result.tier !== undefined) reply.header('x-cache-tier', result.tier);
-    if (gzipOk && result.gzip !== undefined) {
-      reply.header('content-encoding', 'gzip').header('vary', 'accept-encoding');
-      return reply.send(result.gzip);
-    }
-    return reply.send(result.body);
+    for (const [name, value] of this.lastEncoded) headers.push(name, value);
   }
 
   /**
-   * The same reply as result(), written straight to Node's response: for the
-   * reads answered before fastify (fast-hits.ts).
+   * A read's reply. `gzipOk`: the client accepts gzip, so an entry's compressed
+   * copy may be sent. The exchange learns how the read was served.
    */
-  writeRaw(res: ServerResponse, result: ReadResult, gzipOk = false): void {
+  result(res: ServerResponse, result: ReadResult, gzipOk = false): void {
     const headers: string[] = ['content-type', result.contentType];
-    if (result.ledger !== null) for (const [name, value] of this.encoded(result.ledger)) headers.push(name, value);
+    this.pushLedger(headers, result.ledger);
     if (result.gasUsed !== undefined) headers.push(this.names.gasUsed, result.gasUsed);
     if (result.cursor !== undefined) headers.push(this.names.cursor, result.cursor);
     headers.push('x-cache', result.cache);
@@ -60,31 +45,46 @@ export class ReplyWriter {
     const body = gzipOk && result.gzip !== undefined ? result.gzip : result.body;
     if (body !== result.body) headers.push('content-encoding', 'gzip', 'vary', 'accept-encoding');
     headers.push('content-length', String(body.length));
+    const exchange = exchangeOf(res.req);
+    if (exchange !== undefined) {
+      exchange.cache = result.cache;
+      exchange.tier = result.tier;
+      exchange.upstream = result.upstream;
+      exchange.bytes = body.length;
+      if (exchange.edgeHeaders !== undefined) headers.push(...exchange.edgeHeaders);
+    }
     res.writeHead(result.status, headers);
     res.end(body);
   }
 
-  /** The same reply as error(), written straight to Node's response (the fast path's refusals). */
-  writeRawError(res: ServerResponse, err: NodeError, ledger: LedgerInfo | null): void {
+  /**
+   * An error of the proxy's own. Input errors carry no ledger headers, as a
+   * node's don't (it never got as far as its ledger); every other error the proxy
+   * makes carries the freshest snapshot it knows (SPEC §8). `close` ends the
+   * connection after the reply (the rest of the request was not read).
+   */
+  error(res: ServerResponse, err: NodeError, close = false): void {
+    if (err.cause !== undefined) this.onInternalError(err.cause);
     const body = errorBody(err);
     const headers: string[] = ['content-type', ERROR_CONTENT_TYPE];
-    if (ledger !== null) for (const [name, value] of this.encoded(ledger)) headers.push(name, value);
-    headers.push('x-cache', 'BYPASS', 'content-length', String(body.length));
+    if (err.reason !== 'bad_input' && err.reason !== 'not_implemented') this.pushLedger(headers, this.snapshot());
+    headers.push('x-cache', 'BYPASS');
+    for (const name in err.headers) headers.push(name, err.headers[name]!);
+    headers.push('content-length', String(body.length));
+    if (close) headers.push('connection', 'close');
+    const exchange = exchangeOf(res.req);
+    if (exchange !== undefined) {
+      exchange.cache = 'BYPASS';
+      exchange.reason = err.reason;
+      exchange.bytes = body.length;
+      if (exchange.edgeHeaders !== undefined) headers.push(...exchange.edgeHeaders);
+    }
     res.writeHead(err.status, headers);
     res.end(body);
   }
-
-  /** An error body. `ledger` is null for input errors, which a node answers without ledger headers. */
-  error(reply: FastifyReply, err: NodeError, ledger: LedgerInfo | null, cache: CacheStatus = 'BYPASS'): FastifyReply {
-    if (err.cause !== undefined) this.onInternalError(err.cause);
-    reply.code(err.status).header('content-type', ERROR_CONTENT_TYPE);
-    this.ledgerHeaders(reply, ledger);
-    reply.header('x-cache', cache);
-    return reply.send(errorBody(err));
-  }
 }
 
-/** A raw HTTP/1.1 error reply, for sockets the framework could not parse a request from. */
+/** A raw HTTP/1.1 error reply, for sockets the server could not parse a request from. */
 export function rawErrorResponse(err: NodeError): string {
   const body = errorBody(err);
   return (
@@ -92,22 +92,4 @@ export function rawErrorResponse(err: NodeError): string {
     `content-type: ${ERROR_CONTENT_TYPE}\r\ncontent-length: ${body.length}\r\nx-cache: BYPASS\r\nconnection: close\r\n\r\n` +
     body.toString('utf8')
   );
-}
-
-/** An error reply on Node's own response, for requests that never reach the framework. No ledger headers. */
-export function writeRawError(res: ServerResponse, err: NodeError): void {
-  const body = errorBody(err);
-  res.writeHead(err.status, { 'content-type': ERROR_CONTENT_TYPE, 'content-length': body.length, 'x-cache': 'BYPASS', connection: 'close' });
-  res.end(body);
-}
-
-/**
- * A request the routes must refuse before anything else: HTTP/0.9-style request
- * lines (Node reads a request line with a bare LF as one, and the next line as a
- * header), and HTTP/1.1 without Host (RFC 9112 §3.2).
- */
-export function protocolError(request: FastifyRequest): NodeError | null {
-  if (request.raw.httpVersionMajor !== 1) return NodeError.badRequest(`unsupported HTTP version ${request.raw.httpVersion}`);
-  if (request.headers.host === undefined && request.raw.httpVersionMinor === 1) return NodeError.badRequest('missing Host header');
-  return null;
 }

@@ -1,4 +1,4 @@
-// The fast path's parsed requests by their exact spelling: two generations of
+// Parsed requests by their exact spelling (read-parser.ts): two generations of
 // Map, an approximate LRU that costs a hit one Map lookup (lru-cache's get, with
 // its bookkeeping, was most of what a second lookup per hit cost). A spelling
 // found in the old generation moves to the young one; when the young one is full

@@ -3,7 +3,7 @@
 // data the read path serves it by. Adding a route is adding one descriptor.
 import type { ReadRequest, ReadRoute } from '../wire/read-request.js';
 
-/** A client's request as the route parsers see it, from fastify or from the fast path alike. */
+/** A client's request as the route parsers see it. */
 export interface RawRead {
   /** the path parameters, %-decoded, by the names in the descriptor's url */
   params: Record<string, string>;

@@ -19,8 +19,8 @@ export interface RouteMatch {
 }
 
 export interface RouteMatcher {
-  /** the cached route of a request line, with its parameters; undefined for anything else, and for a path or query that does not decode */
-  match(method: string, url: string): RouteMatch | undefined;
+  /** the cached route of a request line, with its parameters; undefined for anything else; 'undecodable' for a cached route's path that is not valid percent-encoding */
+  match(method: string, url: string): RouteMatch | 'undecodable' | undefined;
   /** whether a request line may be a cached route: one regex test, to decide whether to read a body */
   mayMatch(method: string, url: string): boolean;
 }
@@ -46,7 +46,7 @@ export function routeMatcher(routes: readonly RouteDescriptor[]): RouteMatcher {
     any.set(method, new RegExp(`^(?:${sources.join('|')})(?:\\?|$)`));
   }
   const mayMatch = (method: string, url: string): boolean => any.get(method)?.test(url) ?? false;
-  const match = (method: string, url: string): RouteMatch | undefined => {
+  const match = (method: string, url: string): RouteMatch | 'undecodable' | undefined => {
     const queryAt = url.indexOf('?');
     const path = queryAt < 0 ? url : url.slice(0, queryAt);
     for (const { route, names, pattern } of compiled) {
@@ -58,7 +58,7 @@ export function routeMatcher(routes: readonly RouteDescriptor[]): RouteMatcher {
         names.forEach((name, i) => (params[name] = decodeURIComponent(match[i + 1])));
         return { route, params, query: queryRecord(queryAt < 0 ? '' : url.slice(queryAt + 1)) };
       } catch {
-        return undefined;
+        return 'undecodable';
       }
     }
     return undefined;

@@ -99,7 +99,7 @@ export class ReadThrough {
   private readonly latestFlights = new SingleFlight<NodeAnswer>();
   /**
    * The key text of a request at its own version, kept with the request object:
-   * the fast path reuses one parsed request per spelling, so a repeated hit builds
+   * the public entry reuses one parsed request per spelling, so a repeated hit builds
    * no key and the memory tier hashes a string whose hash V8 already holds.
    */
   private readonly keyTexts = new WeakMap<ReadRequest, { chain: number; text: string; shared: string | undefined }>();

@@ -254,6 +254,13 @@ function describeOutcome(o: RawOutcome): string {
   return `${o.reply.statusLine} x-cache=${o.reply.headers['x-cache']} body=${JSON.stringify(o.reply.body.toString('latin1').slice(0, 300))}`;
 }
 
+/** Whether a request's head declares a transfer coding other than (or besides) chunked. */
+function hasTransferCoding(data: Buffer | string): boolean {
+  const head = Buffer.from(data).toString('latin1').split('\r\n\r\n', 1)[0]!;
+  const codings = [...head.matchAll(/^transfer-encoding:([^\r\n]*)/gim)].map((m) => m[1]!.trim().toLowerCase());
+  return codings.length > 0 && codings.join(', ') !== 'chunked';
+}
+
 describe('fuzzed HTTP on a raw socket', () => {
   let stack: Stack;
 
@@ -308,10 +315,10 @@ describe('fuzzed HTTP on a raw socket', () => {
         const cache = header(reply, 'x-cache');
         const key = `${reply.status} ${code ?? ''} ${cache ?? ''} (${req.framing})`;
         byStatus.set(key, (byStatus.get(key) ?? 0) + 1);
-        const problem = shapeProblem(reply, { head });
+        const problem = shapeProblem(reply, { head, coded: hasTransferCoding(data) });
         if (problem !== null) throw new Error(`not node-shaped: ${problem}${what()}`);
         const token = nonceToken(req.bodyKind, nonce);
-        if (token !== null && ((reply.status === 400 && code === 'web_framework_error') || reply.status === 403)) refused.push({ token, what: what(), framing: req.framing });
+        if (token !== null && ((reply.status === 400 && code === 'web_framework_error') || reply.status === 403 || reply.status === 501)) refused.push({ token, what: what(), framing: req.framing });
         // Answered from a node or the cache: the sim must give the same answer to the same bytes.
         // (Unless injected bytes added framing headers of their own: then there is no
         // Content-Length form of "the same request" to give the sim.)

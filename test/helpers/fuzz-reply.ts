@@ -45,11 +45,14 @@ export function parseErrorBody(reply: ReplyLike): ErrorBody | string {
 
 /**
  * SPEC §5/§7: 200 (an answer), or an allowed error status with exactly the error
- * body. `head`: a reply to HEAD has no body to check. Returns null when fine.
+ * body. `head`: a reply to HEAD has no body to check. `coded`: the request's body
+ * has a transfer coding other than chunked, which may be refused with 501
+ * (RFC 9112 §6.1). Returns null when fine.
  */
-export function shapeProblem(reply: ReplyLike, options: { head?: boolean; prefix?: string } = {}): string | null {
+export function shapeProblem(reply: ReplyLike, options: { head?: boolean; prefix?: string; coded?: boolean } = {}): string | null {
   const prefix = options.prefix ?? 'x-node-';
-  if (reply.status !== 200 && !(ERROR_STATUSES as readonly number[]).includes(reply.status)) return `status ${reply.status} is not allowed`;
+  const allowed = reply.status === 200 || (ERROR_STATUSES as readonly number[]).includes(reply.status) || (options.coded === true && reply.status === 501);
+  if (!allowed) return `status ${reply.status} is not allowed`;
   const present = LEDGER_HEADER_SUFFIXES.filter((s) => header(reply, prefix + s) !== undefined);
   if (present.length !== 0 && present.length !== LEDGER_HEADER_SUFFIXES.length) return `only some ledger headers: ${present.join(',')}`;
   if (reply.status === 200 || options.head) return null;

@@ -27,7 +27,7 @@ export interface ProxyHandle {
 /** A proxy on 127.0.0.1:0 in front of `upstreams`, with `overrides` merged into the config. */
 export type UpstreamSpec = SimNode | { url: string; name?: string; role?: string; weight?: number; maxInFlight?: number; maxRps?: number; headers?: Record<string, string> };
 
-export async function proxy(upstreams: UpstreamSpec[], overrides: Record<string, unknown> = {}, deps: Omit<AppDeps, 'logger'> = {}): Promise<ProxyHandle> {
+export async function proxy(upstreams: UpstreamSpec[], overrides: Record<string, unknown> = {}, deps: AppDeps = {}): Promise<ProxyHandle> {
   const config = parseConfig({
     server: { host: '127.0.0.1', port: 0 },
     admin: { port: 0 },
@@ -103,4 +103,11 @@ export async function freePort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
+}
+
+/** A logger whose lines (parsed) are kept, for tests that assert on the log. */
+export function capturedLog(level: 'info' | 'debug' = 'info'): { logger: pino.Logger; lines: Array<Record<string, unknown>> } {
+  const lines: Array<Record<string, unknown>> = [];
+  const logger = pino({ level }, { write: (line: string) => lines.push(JSON.parse(line)) });
+  return { logger, lines };
 }

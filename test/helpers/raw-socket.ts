@@ -205,7 +205,8 @@ export function chunked(body: string | Buffer, size = 512): Buffer {
   return Buffer.concat(parts);
 }
 
-const ALLOWED_ERROR_STATUSES = [400, 403, 404, 410, 500, 503];
+/** A node's error statuses, and the proxy's own (401 and 429 at the edge, 501 for a transfer coding it does not implement). */
+const ALLOWED_ERROR_STATUSES = [400, 403, 404, 410, 500, 503, 401, 429, 501];
 
 /** A node-shaped error reply (SPEC §5): an allowed status and exactly the three members. */
 export function expectNodeErrorBody(

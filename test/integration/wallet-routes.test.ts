@@ -135,18 +135,7 @@ describe('a BCS-only route (state_values/raw)', () => {
   });
 });
 
-describe('without the fast path (fastify routes only)', () => {
-  it.each(CASES.map((c) => [c.name, c] as const))('%s: a repeated read is a hit, byte-identical to the first', async (_name, c) => {
-    const p = await proxy([node], { routing: { probeIntervalMs: 60_000 } }, { fastHits: false });
-    const r = c.request(versionOf(c));
-    const first = await send(p.url, r, acceptOf(c));
-    const calls = node.counters.total;
-    const second = await send(p.url, r, acceptOf(c));
-    expect([second.status, second.headers['x-cache']]).toEqual([200, 'HIT']);
-    expect(answerOf(second)).toEqual(answerOf(first));
-    expect(node.counters.total).toBe(calls);
-  });
-
+describe('HEAD', () => {
   it('HEAD of a cached GET route: the headers of the hit, no body', async () => {
     const path = `/v1/accounts/0x1/module/sim?ledger_version=${PINNED}`;
     const get = await call(url, path);

@@ -45,6 +45,7 @@ describe('defaults', () => {
       },
       cache: { memory: { maxBytes: 268435456 } },
       passthrough: true,
+      cors: { enabled: true, origins: '*', maxAgeSeconds: 86400 },
       latest: { maxStalenessMs: 0, maxStalenessVersions: 0, staleIfErrorMs: 0 },
       rateLimit: { enabled: false, max: 100, timeWindowMs: 1000, redis: false },
       shedding: { maxInFlight: 10000, budgetWaitMs: 50, shedFirst: 'none' },

@@ -9,7 +9,8 @@ import { vendorNames } from '../../src/wire/vendor.js';
 
 const { match } = routeMatcher(readRoutes(vendorNames('node')));
 const get = (url: string) => {
-  const m = match('GET', url)!;
+  const m = match('GET', url);
+  if (m === undefined || m === 'undecodable') throw new Error(`no route for GET ${url}`);
   const raw: RawRead = { params: m.params, query: m.query, accept: undefined, contentType: undefined, body: Buffer.alloc(0) };
   return m.route.parse(raw);
 };

@@ -4,17 +4,17 @@
 import { describe, expect, it } from 'vitest';
 import { NodeError } from '../../src/errors.js';
 import type { RawRead, RouteDescriptor } from '../../src/routes/route.js';
-import { readRoutes, routeMatcher } from '../../src/routes/table.js';
+import { type RouteMatch, readRoutes, routeMatcher } from '../../src/routes/table.js';
 import { vendorNames } from '../../src/wire/vendor.js';
 
 const ROUTES = readRoutes(vendorNames('node'));
 const { match, mayMatch } = routeMatcher(ROUTES);
 const LONG_1 = '0x' + '0'.repeat(63) + '1';
 
-/** Parses a request line (and body) as the fast path does. */
+/** Parses a request line (and body) as the public entry does. */
 function parse(method: 'GET' | 'POST', url: string, init: { accept?: string; body?: unknown; contentType?: string } = {}) {
   const m = match(method, url);
-  if (m === undefined) throw new Error(`no route for ${method} ${url}`);
+  if (m === undefined || m === 'undecodable') throw new Error(`no route for ${method} ${url}`);
   const raw: RawRead = {
     params: m.params,
     query: m.query,
@@ -79,12 +79,12 @@ describe('route table', () => {
   });
 
   it('matches only its own method and path', () => {
-    expect(match('GET', '/v1/accounts/0x1/resource/0x1::a::B')?.route.name).toBe('resource');
+    expect((match('GET', '/v1/accounts/0x1/resource/0x1::a::B') as RouteMatch).route.name).toBe('resource');
     expect(match('POST', '/v1/accounts/0x1')).toBeUndefined();
     expect(match('GET', '/v1/accounts/0x1/transactions')).toBeUndefined();
     expect(match('GET', '/v1/accounts/0x1/module/sim/extra')).toBeUndefined();
     expect(match('GET', '/v1/estimate_gas_price')).toBeUndefined();
-    expect(match('GET', '/v1/accounts/%E0%A4%A')).toBeUndefined();
+    expect(match('GET', '/v1/accounts/%E0%A4%A')).toBe('undecodable');
   });
 });
 

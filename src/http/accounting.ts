@@ -1,0 +1,53 @@
+// The one accounting call every reply gets, whichever path wrote it: the request
+// metrics and the access log line.
+//
+// A hit, from memory or Redis, is logged only at debug (at info, a Redis hit's log
+// line was a tenth of its cost). A memory hit costs microseconds, so it is only
+// counted; a Redis hit is observed in the duration histogram like every other
+// reply, so a slow Redis shows there. The level is asked per reply, so a SIGHUP
+// that changes log.level takes effect.
+import type { IncomingMessage } from 'node:http';
+import type { Logger } from 'pino';
+import type { ErrorReason } from '../errors.js';
+import type { Exchange } from './exchange.js';
+
+/** What the accounting needs of the metrics. */
+export interface RequestMetrics {
+  /** `seconds` undefined: counted only, not observed in the duration histogram */
+  request(endpoint: string, cache: string, status: number, seconds: number | undefined): void;
+  /** an error reply the proxy made itself, by why */
+  proxyError(reason: ErrorReason): void;
+}
+
+export type Accounting = (exchange: Exchange, status: number) => void;
+
+export function requestAccounting(metrics: RequestMetrics, logger: Logger, clientAddress: (req: IncomingMessage) => string): Accounting {
+  return (exchange, status) => {
+    if (exchange.accounted) return;
+    exchange.accounted = true;
+    const ms = performance.now() - exchange.startedAt;
+    const { endpoint, cache, tier, reason } = exchange;
+    const hit = cache === 'HIT';
+    metrics.request(endpoint, cache, status, hit && tier === 'memory' ? undefined : ms / 1000);
+    if (reason !== undefined && reason !== 'node') metrics.proxyError(reason);
+    const level = hit ? 'debug' : 'info';
+    if (!logger.isLevelEnabled(level)) return;
+    const req = exchange.req;
+    logger[level](
+      {
+        method: req.method,
+        endpoint,
+        path: req.url?.split('?', 1)[0],
+        client: clientAddress(req),
+        status,
+        bytes: exchange.bytes,
+        cache,
+        tier,
+        upstream: exchange.upstream,
+        reason,
+        ms: Math.round(ms * 100) / 100,
+      },
+      'request',
+    );
+  };
+}

@@ -1,0 +1,96 @@
+// What the public server knows of its connections, and what it does with them
+// that Node does not: a graceful drain, and a reply to bytes the parser refused
+// sent after the reply of the request before them.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import { fromClientError } from './framework-errors.js';
+import { rawErrorResponse } from './reply.js';
+
+/**
+ * What the server knows of its connections, kept by its own request handler
+ * (Node exposes neither): the reply in progress on each socket, and whether the
+ * server is draining, when every reply closes its connection.
+ */
+export class Connections {
+  private draining = false;
+  /** open connections, tracked per connection (not per request: hits stay cheap) */
+  private readonly sockets = new Set<Duplex>();
+  /** the latest reply begun on each connection */
+  private readonly replying = new WeakMap<Duplex, ServerResponse>();
+
+  /** A connection opened: it is known until it closes. */
+  open(socket: Duplex): void {
+    this.sockets.add(socket);
+    socket.once('close', () => this.sockets.delete(socket));
+  }
+
+  track(req: IncomingMessage, res: ServerResponse): void {
+    if (this.draining) res.setHeader('connection', 'close');
+    this.replying.set(req.socket, res);
+  }
+
+  /** From now on every reply closes its connection, those in progress included. */
+  drain(): void {
+    this.draining = true;
+    for (const socket of this.sockets) {
+      const res = this.replying.get(socket);
+      if (res !== undefined && !res.headersSent) res.setHeader('connection', 'close');
+    }
+  }
+
+  /** The reply in progress on `socket`, if any. */
+  inFlight(socket: Duplex): ServerResponse | undefined {
+    const res = this.replying.get(socket);
+    return res !== undefined && !res.writableFinished ? res : undefined;
+  }
+}
+
+/**
+ * Stops accepting, lets requests in flight finish, and closes keep-alive
+ * connections as soon as they fall idle (server.close() alone closes only those
+ * idle at the moment it is called; the rest would linger for the keep-alive
+ * timeout). Every reply sent from now on says `Connection: close`. At
+ * `deadlineMs` the connections still open are closed, whatever the clients do.
+ */
+export async function closeGracefully(app: FastifyInstance, deadlineMs: number): Promise<void> {
+  drainingServers.get(app)?.();
+  const sweep = setInterval(() => app.server.closeIdleConnections(), IDLE_SWEEP_MS);
+  const deadline = setTimeout(() => app.server.closeAllConnections(), deadlineMs);
+  try {
+    await app.close();
+  } finally {
+    clearInterval(sweep);
+    clearTimeout(deadline);
+  }
+}
+
+/** How closeGracefully tells a server built here that it is draining. */
+export const drainingServers = new WeakMap<FastifyInstance, () => void>();
+
+const IDLE_SWEEP_MS = 25;
+
+/**
+ * Bytes the parser cannot read. When they follow a complete request on the same
+ * connection (pipelined garbage, a body longer than its Content-Length), that
+ * request's reply goes first; then the 400, or for bytes after "Connection:
+ * close" nothing, and the connection ends.
+ */
+export function answerClientError(err: { code?: string }, socket: Duplex, connections: Connections): void {
+  let done = false;
+  const finish = (): void => {
+    if (done) return;
+    done = true;
+    if (!socket.writable || err.code === 'ECONNRESET') socket.destroy();
+    else if (err.code === 'HPE_CLOSED_CONNECTION') socket.end();
+    else socket.end(rawErrorResponse(fromClientError(err)));
+  };
+  // Only a request received whole is waited for: one whose own body broke never ends.
+  const inFlight = connections.inFlight(socket);
+  if (inFlight && !inFlight.writableFinished && inFlight.req?.complete) {
+    inFlight.once('finish', finish);
+    inFlight.once('close', finish);
+  } else {
+    finish();
+  }
+}

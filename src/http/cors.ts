@@ -1,0 +1,82 @@
+// Browsers (SPEC-edge §1): a page on another origin may do through the proxy
+// everything it can do against a node. A request with an Origin the config
+// allows gets the CORS headers on its reply, whatever answers it; a preflight is
+// answered here, never by a node. The headers are added per request, never stored
+// with a cached answer, so one origin's reply is never served to another.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { LedgerHeaderNames } from '../ledger/headers.js';
+
+export interface CorsSettings {
+  enabled: boolean;
+  /** '*': any origin; otherwise the exact origins allowed */
+  origins: '*' | readonly string[];
+  maxAgeSeconds: number;
+}
+
+/** What a preflight may ask to send: header names only (RFC 9110 tokens), so the echo cannot inject anything. */
+const HEADER_LIST = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+(?:\s*,\s*[!#$%&'*+\-.^_`|~0-9A-Za-z]+)*$/;
+
+export class Cors {
+  private readonly expose: string;
+  private readonly allowed: ReadonlySet<string> | undefined;
+
+  constructor(
+    private readonly settings: CorsSettings,
+    names: LedgerHeaderNames,
+  ) {
+    // Beyond a node: what the SDK reads (the ledger, the cursor, gas) and what says how the proxy answered or when to retry.
+    this.expose = [
+      names.chainId,
+      names.ledgerVersion,
+      names.oldestVersion,
+      names.timestampUsec,
+      names.epoch,
+      names.blockHeight,
+      names.oldestBlockHeight,
+      names.cursor,
+      names.gasUsed,
+      'x-cache',
+      'x-cache-tier',
+      'x-request-id',
+      'retry-after',
+      'ratelimit-limit',
+      'ratelimit-remaining',
+      'ratelimit-reset',
+    ].join(', ');
+    this.allowed = settings.origins === '*' ? undefined : new Set(settings.origins);
+  }
+
+  /** The headers a reply to `req` carries, as flat name, value pairs; undefined when none (no Origin, or one not allowed). */
+  headersFor(req: IncomingMessage): string[] | undefined {
+    const origin = this.allowedOrigin(req);
+    if (origin === undefined) return undefined;
+    return ['access-control-allow-origin', origin, 'access-control-allow-credentials', 'true', 'access-control-expose-headers', this.expose, 'vary', 'Origin'];
+  }
+
+  /** A CORS preflight: OPTIONS with Origin and Access-Control-Request-Method, on a /v1 path. */
+  isPreflight(req: IncomingMessage): boolean {
+    return this.settings.enabled && req.method === 'OPTIONS' && req.headers.origin !== undefined && req.headers['access-control-request-method'] !== undefined && /^\/v1(?:[/?]|$)/.test(req.url ?? '');
+  }
+
+  /** Answers a preflight: 204, the methods a node allows, the headers asked for, how long to keep the answer. */
+  answerPreflight(req: IncomingMessage, res: ServerResponse): void {
+    const headers: string[] = ['vary', 'Origin, Access-Control-Request-Headers'];
+    const origin = this.allowedOrigin(req);
+    if (origin !== undefined) {
+      headers.push('access-control-allow-origin', origin, 'access-control-allow-credentials', 'true', 'access-control-allow-methods', 'GET, POST');
+      const asked = req.headers['access-control-request-headers']?.trim();
+      if (asked !== undefined && asked !== '' && HEADER_LIST.test(asked)) headers.push('access-control-allow-headers', asked);
+      headers.push('access-control-max-age', String(this.settings.maxAgeSeconds));
+    }
+    headers.push('content-length', '0');
+    res.writeHead(204, headers);
+    res.end();
+  }
+
+  private allowedOrigin(req: IncomingMessage): string | undefined {
+    if (!this.settings.enabled) return undefined;
+    const origin = req.headers.origin;
+    if (origin === undefined || origin === '') return undefined;
+    return this.allowed === undefined || this.allowed.has(origin) ? origin : undefined;
+  }
+}

@@ -1,0 +1,93 @@
+// The public listener's request handler: every request enters here. The edge
+// runs once for each (CORS, limits); a request for a cached route is then parsed
+// by the one parser and answered by the one responder, in whatever framing it
+// came (Content-Length, chunked, HTTP/1.0, after 100-continue). Everything else
+// (passthrough, unknown routes) goes on to fastify, carrying the same exchange, so
+// its reply gets the edge's headers and the same accounting.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { NodeError } from '../errors.js';
+import type { Accounting } from './accounting.js';
+import { readBody } from './body.js';
+import type { Edge } from './edge.js';
+import { type Exchange, openExchange } from './exchange.js';
+import { framingError } from './framing.js';
+import { notFound } from './framework-errors.js';
+import type { ReadParser } from './read-parser.js';
+import type { ReadResponder } from './responder.js';
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
+export interface EntryDeps {
+  parser: ReadParser;
+  responder: ReadResponder;
+  edge: Edge;
+  account: Accounting;
+  bodyLimitBytes: number;
+}
+
+const EMPTY = Buffer.alloc(0);
+const V1 = /^\/v1(?:[/?]|$)/;
+
+export interface PublicEntry {
+  /** the request handler */
+  handle: Handler;
+  /** answers a request Node refuses before the handler runs (an Expect it cannot meet), through the edge */
+  refuse(req: IncomingMessage, res: ServerResponse, err: NodeError): void;
+}
+
+/** `next`: fastify's handler, for everything that is not a cached route. */
+export function publicEntry(deps: EntryDeps, next: Handler): PublicEntry {
+  const { parser, responder, edge, account, bodyLimitBytes } = deps;
+
+  const delegate = (exchange: Exchange): void => {
+    const { req, res } = exchange;
+    const extra = exchange.edgeHeaders;
+    // fastify writes its replies with writeHead(status, object), which keeps headers set here.
+    if (extra !== undefined) for (let i = 0; i < extra.length; i += 2) res.setHeader(extra[i]!, extra[i + 1]!);
+    res.once('close', () => account(exchange, res.statusCode));
+    next(req, res);
+  };
+
+  const serve = (exchange: Exchange, method: string, url: string, body: Buffer): void => {
+    const parsed = parser.parse(exchange.req, method, url, body);
+    if (parsed === undefined) return responder.refuse(exchange, notFound(exchange.req));
+    if (parsed instanceof NodeError) {
+      exchange.endpoint = parser.familyOf(method, url);
+      return responder.refuse(exchange, parsed);
+    }
+    responder.respond(exchange, parsed);
+  };
+
+  const handle: Handler = (req, res) => {
+    const url = req.url ?? '';
+    // HEAD of a cached GET route is its hit without the body (Node sends no body to a HEAD).
+    const method = req.method === 'HEAD' ? 'GET' : req.method!;
+    const cached = (method === 'GET' || method === 'POST') && parser.mayMatch(method, url);
+    const exchange = openExchange(req, res, cached || !V1.test(url) ? 'other' : 'passthrough');
+    if (edge.open(exchange)) return account(exchange, res.statusCode);
+    const refused = framingError(req) ?? edge.admit(exchange);
+    if (refused !== null) {
+      if (cached) exchange.endpoint = parser.familyOf(method, url);
+      return responder.refuse(exchange, refused, refused.status === 501);
+    }
+    if (!cached) return delegate(exchange);
+    if (method === 'GET') return serve(exchange, method, url, EMPTY);
+    readBody(req, bodyLimitBytes, (body) => {
+      // A body that broke is answered by the server's client-error handler, or by no one (the client left).
+      if (body === null) return;
+      if (body instanceof NodeError) {
+        exchange.endpoint = parser.familyOf(method, url);
+        return responder.refuse(exchange, body, true);
+      }
+      serve(exchange, method, url, body);
+    });
+  };
+
+  const refuse = (req: IncomingMessage, res: ServerResponse, err: NodeError): void => {
+    const exchange = openExchange(req, res, 'other');
+    edge.open(exchange);
+    responder.refuse(exchange, err, true);
+  };
+
+  return { handle, refuse };
+}

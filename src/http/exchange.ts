@@ -1,0 +1,46 @@
+// One client request and its reply, from the moment the public listener sees it
+// to the accounting once its reply is written. Every entry path (the read
+// responder, fastify's passthrough and error handlers) finds the same exchange
+// on the request, so what the edge decided (CORS, request id, tenant) and how the
+// request was served reach the one writer and the one accounting call.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ErrorReason } from '../errors.js';
+
+export interface Exchange {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  /** performance.now() when the request arrived */
+  readonly startedAt: number;
+  /** the metrics and log label: a cached route's family, 'passthrough', 'preflight' or 'other' */
+  endpoint: string;
+  /**
+   * Headers the edge adds to every reply of this exchange (CORS, the request id),
+   * as flat name, value pairs; undefined when there are none.
+   */
+  edgeHeaders: string[] | undefined;
+  /** how the reply was served: HIT, MISS, COALESCED, STALE or BYPASS */
+  cache: string;
+  tier?: string;
+  /** the node that answered, when one did */
+  upstream?: string;
+  /** the reply body's length as sent */
+  bytes?: number;
+  /** why the proxy made an error reply itself (never sent) */
+  reason?: ErrorReason;
+  /** set once the exchange is counted: an exchange is accounted exactly once */
+  accounted: boolean;
+}
+
+const EXCHANGE = Symbol('ledger-proxy.exchange');
+type WithExchange = IncomingMessage & { [EXCHANGE]?: Exchange };
+
+export function openExchange(req: IncomingMessage, res: ServerResponse, endpoint: string): Exchange {
+  const exchange: Exchange = { req, res, startedAt: performance.now(), endpoint, edgeHeaders: undefined, cache: 'BYPASS', accounted: false };
+  (req as WithExchange)[EXCHANGE] = exchange;
+  return exchange;
+}
+
+/** The exchange the public entry opened for `req`; undefined for a request it never saw (the admin listener). */
+export function exchangeOf(req: IncomingMessage): Exchange | undefined {
+  return (req as WithExchange)[EXCHANGE];
+}

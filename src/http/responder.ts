@@ -1,0 +1,59 @@
+// The one read responder: a parsed read of a cached route (or the error its
+// input is) becomes the bytes written, the metrics and the log line. It answers
+// every cached route, hit or miss, whatever the entry path; a memory hit is
+// answered synchronously, without an async hop.
+import { NodeError } from '../errors.js';
+import { acceptsGzip } from '../serve/compress.js';
+import type { ReadResult } from '../serve/read-through.js';
+import type { ReadRequest } from '../wire/read-request.js';
+import type { Accounting } from './accounting.js';
+import type { Exchange } from './exchange.js';
+import type { Parsed, ReadParser } from './read-parser.js';
+import type { ReplyWriter } from './reply.js';
+
+export interface ResponderDeps {
+  /** the read path (ReadThrough.read): synchronous on a memory hit; throws or rejects with the proxy's own errors */
+  read(req: ReadRequest): ReadResult | Promise<ReadResult>;
+  parser: ReadParser;
+  writer: ReplyWriter;
+  account: Accounting;
+}
+
+export class ReadResponder {
+  constructor(private readonly deps: ResponderDeps) {}
+
+  /** Serves a parsed read and accounts for it. */
+  respond(exchange: Exchange, parsed: Parsed): void {
+    exchange.endpoint = parsed.read.route.family;
+    let result: ReadResult | Promise<ReadResult>;
+    try {
+      result = this.deps.read(parsed.read);
+    } catch (err) {
+      return this.refuse(exchange, NodeError.from(err));
+    }
+    if (result instanceof Promise) {
+      result
+        .then(
+          (r) => this.served(exchange, parsed, r),
+          (err) => this.refuse(exchange, NodeError.from(err)),
+        )
+        // A reply that cannot be written (the client is gone mid-write) ends its connection, never the process.
+        .catch(() => exchange.res.destroy());
+    } else {
+      this.served(exchange, parsed, result);
+    }
+  }
+
+  /** Answers with the proxy's own error (refused input, a limit, not ready, no node could answer) and accounts for it. */
+  refuse(exchange: Exchange, err: NodeError, close = false): void {
+    this.deps.writer.error(exchange.res, err, close);
+    this.deps.account(exchange, err.status);
+  }
+
+  private served(exchange: Exchange, parsed: Parsed, result: ReadResult): void {
+    // A hit, from memory or Redis, will be asked again: its spelling is kept.
+    if (result.cache === 'HIT') this.deps.parser.remember(parsed);
+    this.deps.writer.result(exchange.res, result, result.gzip !== undefined && acceptsGzip(exchange.req.headers['accept-encoding']));
+    this.deps.account(exchange, result.status);
+  }
+}
