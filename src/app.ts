@@ -8,17 +8,10 @@ import { defaultUpstreamName } from './config/net.js';
 import { MemoryStore } from './cache/memory.js';
 import { RedisStore } from './cache/redis.js';
 import { buildAdminServer, type Readiness } from './http/admin.js';
-import { registerPassthrough, type PassthroughDeps } from './http/passthrough.js';
-import { requestAccounting } from './http/accounting.js';
-import { Cors } from './http/cors.js';
-import { Edge } from './http/edge.js';
-import { publicEntry } from './http/entry.js';
-import { ClientRateLimiter, clientAddressOf } from './http/rate-limit.js';
-import { ReadParser, spellingBytesFor } from './http/read-parser.js';
-import { ReadResponder } from './http/responder.js';
-import { buildHttpServer, closeGracefully } from './http/server.js';
+import type { PassthroughDeps } from './http/passthrough.js';
+import { buildPublicListener } from './http/public-listener.js';
+import { closeGracefully } from './http/server.js';
 import { Metrics } from './metrics.js';
-import { ReplyWriter } from './http/reply.js';
 import { ledgerHeaderNames, type LedgerHeaderNames } from './ledger/headers.js';
 import { PruneClock } from './ledger/prune-clock.js';
 import { Watermark } from './ledger/watermark.js';
@@ -30,7 +23,7 @@ import { NodeState } from './upstream/node-state.js';
 import { UpstreamPool } from './upstream/pool.js';
 import { vendorNames } from './wire/vendor.js';
 import { Reloader, type ReloadOutcome } from './reload.js';
-import { readRoutes, routeMatcher } from './routes/table.js';
+import { readRoutes } from './routes/table.js';
 
 /** How long start-up waits for Redis before serving from memory and nodes alone. */
 const REDIS_START_WAIT_MS = 2000;
@@ -39,6 +32,8 @@ export interface AppDeps {
   logger?: Logger;
   /** false in a worker of server.workers > 1: the primary serves the admin listener for all */
   serveAdmin?: boolean;
+  /** the clock of the tenants' limit windows (tests freeze it); Date.now by default */
+  now?: () => number;
 }
 
 export interface App {
@@ -117,23 +112,18 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
     onStale: (reason) => metrics.stale(reason),
   });
 
-  const writer = new ReplyWriter(
+  const counters = config.tenants !== undefined && redisConfig !== undefined ? sharedCounterClient(redisConfig) : undefined;
+  const { http, tenants, limits } = await buildPublicListener({
+    config,
+    logger,
+    metrics,
     headerNames,
-    () => watermark.current(),
-    (cause) => logger.error({ err: cause }, 'internal error (the client got a 500 without its text)'),
-  );
-  const { limiter: rateLimiter, counters: rateLimitRedis } = rateLimiting(config);
-  const account = requestAccounting(metrics, logger, clientAddressOf(config.server.trustProxy));
-  const parser = new ReadParser(routeMatcher(readRoutes(vendor)), spellingBytesFor(config.cache.memory.maxBytes));
-  const responder = new ReadResponder({ read: (req) => reads.read(req), parser, writer, account });
-  const edge = new Edge({ cors: new Cors(config.cors, headerNames), limiter: rateLimiter });
-  const http = await buildHttpServer({
-    bodyLimitBytes: config.server.bodyLimitBytes,
-    requestTimeoutMs: config.server.requestTimeoutMs,
-    trustProxy: config.server.trustProxy,
-    writer,
-    entry: (next) => publicEntry({ parser, responder, edge, account, bodyLimitBytes: config.server.bodyLimitBytes }, next),
-    passthrough: config.passthrough ? (app) => registerPassthrough(app, { forward: forwardVia(pool), writer }) : undefined,
+    routes: readRoutes(vendor),
+    snapshot: () => watermark.current(),
+    read: (req) => reads.read(req),
+    forward: forwardVia(pool),
+    counters,
+    now: deps.now,
   });
 
   // Fails first on shutdown, so a load balancer stops sending before the drain.
@@ -149,6 +139,11 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
     },
     'log.level': (next) => {
       logger.level = next.log.level;
+    },
+    tenants: (next) => {
+      tenants.replace(next.tenants);
+      metrics.knownTenants(tenants.names());
+      logger.info({ tenants: tenants.names() }, 'tenants reloaded');
     },
   });
 
@@ -183,8 +178,8 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
       await memory.close();
       await redis?.close();
       // The last counts this instance has not shared yet go out before the client closes.
-      rateLimiter?.share();
-      rateLimitRedis?.disconnect();
+      limits.share();
+      counters?.disconnect();
       await sim?.close();
     },
   };
@@ -247,19 +242,7 @@ function redisStore(redis: NonNullable<Config['cache']['redis']>, logger: Logger
   });
 }
 
-/** The per-client rate limiter, when enabled, and its Redis counters client, when shared. */
-function rateLimiting(config: Config): { limiter?: ClientRateLimiter; counters?: Redis | Cluster } {
-  if (!config.rateLimit.enabled) return {};
-  const redis = config.cache.redis;
-  const counters = config.rateLimit.redis && redis ? sharedCounterClient(redis) : undefined;
-  const limiter = new ClientRateLimiter(
-    { max: config.rateLimit.max, timeWindowMs: config.rateLimit.timeWindowMs, redis: counters, keyPrefix: redis?.keyPrefix ?? 'ledger-proxy:' },
-    clientAddressOf(config.server.trustProxy),
-  );
-  return { limiter, counters };
-}
-
-/** A Redis client for rate-limit counters: fails fast, so a Redis outage skips counting. */
+/** A Redis client for the limits' counters: fails fast, so a Redis outage skips counting. */
 function sharedCounterClient(redis: NonNullable<Config['cache']['redis']>): Redis | Cluster {
   const options = { enableOfflineQueue: false, maxRetriesPerRequest: 0, connectTimeout: 2000, commandTimeout: redis.commandTimeoutMs };
   return redis.cluster ? new Cluster([...redis.cluster], { redisOptions: options }) : new Redis(redis.url!, options);

@@ -8,6 +8,13 @@ import { registerStateGauges, type MetricsSources } from './metrics-state.js';
 
 export type { MetricsSources } from './metrics-state.js';
 
+/** How a tenant's request ended (SPEC-edge §4). */
+export type TenantOutcome = 'served' | 'unauthorized' | 'forbidden' | 'rate_limited' | 'shed';
+
+const TENANT_OUTCOMES: readonly TenantOutcome[] = ['served', 'unauthorized', 'forbidden', 'rate_limited', 'shed'];
+
+type TenantCounts = Record<TenantOutcome, number> & { hits: number; nodeUnits: number };
+
 interface RequestCount {
   endpoint: string;
   cache: string;
@@ -33,6 +40,8 @@ export class Metrics {
    */
   private readonly requestCounts = new Map<string, Map<string, Map<number, RequestCount>>>();
   private readonly durationChildren = new Map<string, { observe(value: number): void }>();
+  /** per tenant: requests by outcome, hits and node units, plain numbers turned into counters at scrape time */
+  private readonly tenants = new Map<string, TenantCounts>();
 
   constructor(sources: MetricsSources, options: { defaultMetrics?: boolean } = {}) {
     const registers = [this.registry];
@@ -102,6 +111,37 @@ export class Metrics {
       help: 'Latest reads answered below a ledger version already reported (no node at or above it answered: a failover)',
       registers,
     });
+    const tenants = this.tenants;
+    new Counter({
+      name: 'ledger_proxy_tenant_requests_total',
+      help: 'Requests by tenant (the name in tenants.list, or anonymous) and outcome: served, unauthorized, forbidden, rate_limited, shed',
+      labelNames: ['tenant', 'outcome'],
+      registers,
+      collect() {
+        this.reset();
+        for (const [tenant, counts] of tenants) for (const outcome of TENANT_OUTCOMES) this.inc({ tenant, outcome }, counts[outcome]);
+      },
+    });
+    new Counter({
+      name: 'ledger_proxy_tenant_hits_total',
+      help: 'Requests by tenant answered from the cache (memory or Redis), at no node cost',
+      labelNames: ['tenant'],
+      registers,
+      collect() {
+        this.reset();
+        for (const [tenant, counts] of tenants) this.inc({ tenant }, counts.hits);
+      },
+    });
+    new Counter({
+      name: 'ledger_proxy_tenant_node_units_total',
+      help: 'Node units charged by tenant: the cost of each request a node answered (tenants.costs)',
+      labelNames: ['tenant'],
+      registers,
+      collect() {
+        this.reset();
+        for (const [tenant, counts] of tenants) this.inc({ tenant }, counts.nodeUnits);
+      },
+    });
     this.proxyErrors = new Counter({
       name: 'ledger_proxy_errors_total',
       help: 'Error replies the proxy made itself (not a node error relayed), by reason: bad_input, not_ready, pruned, rate_limited, no_node, …',
@@ -145,6 +185,24 @@ export class Metrics {
 
   shed(reason: 'overload' | 'budget'): void {
     this.shedReads.labels(reason).inc();
+  }
+
+  tenantRequest(tenant: string, outcome: TenantOutcome, hit: boolean, nodeUnits: number): void {
+    const counts = this.tenantCounts(tenant);
+    counts[outcome]++;
+    if (hit) counts.hits++;
+    counts.nodeUnits += nodeUnits;
+  }
+
+  /** Known tenants are exported from the start, at zero. */
+  knownTenants(names: readonly string[]): void {
+    for (const name of names) this.tenantCounts(name);
+  }
+
+  private tenantCounts(tenant: string): TenantCounts {
+    let counts = this.tenants.get(tenant);
+    if (counts === undefined) this.tenants.set(tenant, (counts = { served: 0, unauthorized: 0, forbidden: 0, rate_limited: 0, shed: 0, hits: 0, nodeUnits: 0 }));
+    return counts;
   }
 
   proxyError(reason: ErrorReason): void {

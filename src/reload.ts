@@ -36,10 +36,20 @@ export class Reloader {
     return done;
   }
 
+  /** The key of the applier that takes `key`: its own, or the nearest enclosing section's. */
+  private applierKey(key: string): string | undefined {
+    for (let at = key; at !== ''; at = at.includes('.') ? at.slice(0, at.lastIndexOf('.')) : '') {
+      if (this.appliers[at] !== undefined) return at;
+    }
+    return undefined;
+  }
+
   private async apply(next: Config): Promise<ReloadOutcome> {
     const outcome: ReloadOutcome = { applied: [], needRestart: [], failed: [] };
     let running = this.running;
-    for (const key of changedKeys(this.running, next)) {
+    // A section applied whole (tenants) takes every changed key under it, once.
+    const keys = [...new Set(changedKeys(this.running, next).map((key) => this.applierKey(key) ?? key))];
+    for (const key of keys) {
       const applier = this.appliers[key];
       if (applier === undefined) {
         outcome.needRestart.push(key);

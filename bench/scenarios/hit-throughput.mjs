@@ -25,13 +25,10 @@ import { zipfTopShare } from '../lib/workloads.mjs';
 
 const CEILING_TARGET = { op: '>=', value: 0.9 };
 const REDIS_TARGET = { op: '>=', value: 0.6 };
-/**
- * Ours, not the issue's figure: it asks that hits "stay fast with rate limiting on",
- * checked in the fast path. Within 5% of the same hits without it.
- */
+/** Hits with tenants on (every request counted, shared through Redis) within 5% of the same hits without. */
 const RATE_LIMITED_TARGET = { op: '>=', value: 0.95 };
-/** requests per client per window: far above the bench's load, so every request is counted and served */
-const RATE_LIMIT_MAX = 1_000_000_000;
+/** The anonymous tenant's limits: far above the bench's load, so every request is counted and served. */
+const TENANT_LIMITS = { tenants: { anonymous: { requestsPerSecond: 1_000_000_000, nodeUnitsPerMinute: 1_000_000_000 } } };
 const ZIPF_S = 1.0;
 const SEED = 14;
 
@@ -176,14 +173,10 @@ export async function hitThroughput(ctx) {
   log(`  redis proxy: ${rawItems.length} keys primed, served as ${JSON.stringify(redisServed)}`);
   pairs.push([redisCycle, memCycle]);
 
-  // 1b: memory hits with rate limiting as config/production.example.yaml sets it (every
-  // client counted, the counts shared through Redis), against raw_item's plain proxy.
-  // The limit is set far above the load, so every request is counted and none refused.
-  const limitedProxy = await services.proxy(
-    sim.info.url,
-    { cache: { memory, redis: { url: redis.url } }, rateLimit: { enabled: true, redis: true, max: RATE_LIMIT_MAX } },
-    { name: 'proxy-rate-limited' },
-  );
+  // 1b: memory hits with tenants on as config/production.example.yaml sets them (every
+  // client counted per address, the counts shared through Redis), against raw_item's
+  // plain proxy. The limits are set far above the load, so every request is counted and none refused.
+  const limitedProxy = await services.proxy(sim.info.url, { cache: { memory, redis: { url: redis.url } }, ...TENANT_LIMITS }, { name: 'proxy-rate-limited' });
   const limited = { name: 'rate-limited raw_item', route: rawId, items: rawItems, version: v, url: limitedProxy.info.url, pid: limitedProxy.info.pid };
   await prime(load, limited, 'HIT/memory');
   const unlimited = { name: 'not rate-limited raw_item', route: rawId, items: rawItems, version: v, url: rawProxy.info.url, pid: rawProxy.info.pid };
@@ -262,7 +255,7 @@ export async function hitThroughput(ctx) {
   const limitedNodeCalls = runs[limited.name].reduce((n, x) => n + x.nodeCalls, 0);
   results.push({
     id: 'rate-limited-hit-vs-hit',
-    title: '1b. Memory hit with rate limiting on (production example: counted per client, shared through Redis) vs without (raw_item)',
+    title: '1b. Memory hit with tenants on (production example: counted per client address, shared through Redis) vs without (raw_item)',
     measured: round(limitedCmp.ratio, 3),
     unit: 'ratio',
     target: RATE_LIMITED_TARGET,
@@ -270,7 +263,7 @@ export async function hitThroughput(ctx) {
     display: `${round(limitedCmp.ratio, 3)} (${limitedCmp.headlineFrom}; ${Math.round(limitedCmp.rps[limited.name])} vs ${Math.round(limitedCmp.rps[unlimited.name])} req/s over ${rawItems.length} Zipf keys; per server CPU-second ${limitedCmp.perServerCpuSecondRatio ?? '?'}${limitedNodeCalls ? `; ${limitedNodeCalls} reads reached the node: not all hits` : ''})`,
     raw: {
       ...common,
-      rateLimit: { enabled: true, redis: true, max: RATE_LIMIT_MAX },
+      ...TENANT_LIMITS,
       ...limitedCmp,
       nodeCallsDuringMeasurement: limitedNodeCalls,
       runs: { [limited.name]: runs[limited.name], [unlimited.name]: runs[unlimited.name] },

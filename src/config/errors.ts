@@ -49,6 +49,12 @@ function bound(issue: z.core.$ZodIssueTooBig | z.core.$ZodIssueTooSmall): string
   return `must be ${op} ${String(limit)}`;
 }
 
+/** Keys a release retired, with what replaces them: named instead of "unknown key". */
+const RETIRED: Readonly<Record<string, string>> = {
+  rateLimit:
+    'replaced by tenants: tenants.anonymous.requestsPerSecond limits each client address (and tenants.anonymous.nodeUnitsPerMinute the node work it causes), counted across instances through cache.redis when it is set',
+};
+
 /**
  * Zod's issues as config lines; unknown keys get one line each, at their own path.
  * `origin` names where a path's value came from (an env variable) when not the file.
@@ -62,7 +68,7 @@ export function issuesFromZod(error: z.ZodError, origin: (path: string) => strin
     };
     switch (issue.code) {
       case 'unrecognized_keys':
-        return issue.keys.map((key) => at([...issue.path, key], 'unknown key'));
+        return issue.keys.map((key) => at([...issue.path, key], RETIRED[dottedPath([...issue.path, key])] ?? 'unknown key'));
       case 'invalid_type': {
         if (issue.input === undefined) return [at(issue.path, 'required')];
         const expected = TYPE_NAMES[issue.expected] ?? `a ${issue.expected}`;

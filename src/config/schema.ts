@@ -11,8 +11,9 @@ import { SIM_URL } from './net.js';
 import { CacheSchema, LatestSchema } from './sections/cache.js';
 import { chainId, host, port, positiveInt } from './sections/common.js';
 import { CorsSchema } from './sections/edge.js';
-import { RateLimitSchema, SheddingSchema } from './sections/limits.js';
+import { SheddingSchema } from './sections/limits.js';
 import { AdminSchema, ServerSchema } from './sections/server.js';
+import { TenantsSchema } from './sections/tenants.js';
 import { RoutingSchema, UpstreamsSchema } from './sections/upstreams.js';
 
 export type { RedisTarget } from './sections/cache.js';
@@ -42,15 +43,12 @@ export const ConfigSchema = z
     passthrough: z.boolean().default(true),
     cors: CorsSchema,
     latest: LatestSchema.prefault({}),
-    rateLimit: RateLimitSchema.prefault({}),
+    tenants: TenantsSchema.optional(), // absent = every client anonymous and unlimited
     shedding: SheddingSchema,
     log: z.strictObject({ level: z.enum(LOG_LEVELS).default('info') }).prefault({}),
     sim: SimSchema.prefault({}),
   })
   .superRefine((config, ctx) => {
-    if (config.rateLimit.redis && config.cache.redis === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['rateLimit', 'redis'], message: 'needs cache.redis to be configured' });
-    }
     const usesSim = config.upstreams.some((upstream) => upstream.url === SIM_URL);
     // The built-in node would report another chain and be quarantined at once.
     if (usesSim && config.chainId !== undefined && config.chainId !== config.sim.chainId) {

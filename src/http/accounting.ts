@@ -9,6 +9,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import type { ErrorReason } from '../errors.js';
+import type { TenantOutcome } from '../metrics.js';
 import type { Exchange } from './exchange.js';
 
 /** What the accounting needs of the metrics. */
@@ -17,19 +18,24 @@ export interface RequestMetrics {
   request(endpoint: string, cache: string, status: number, seconds: number | undefined): void;
   /** an error reply the proxy made itself, by why */
   proxyError(reason: ErrorReason): void;
+  /** a tenant's request, by outcome, with the node units it was charged */
+  tenantRequest(tenant: string, outcome: TenantOutcome, hit: boolean, nodeUnits: number): void;
 }
 
 export type Accounting = (exchange: Exchange, status: number) => void;
 
-export function requestAccounting(metrics: RequestMetrics, logger: Logger, clientAddress: (req: IncomingMessage) => string): Accounting {
+/** `settle` charges the exchange's tenant for the node work it caused, and says how many units. */
+export function requestAccounting(metrics: RequestMetrics, logger: Logger, clientAddress: (req: IncomingMessage) => string, settle: (exchange: Exchange) => number): Accounting {
   return (exchange, status) => {
     if (exchange.accounted) return;
     exchange.accounted = true;
     const ms = performance.now() - exchange.startedAt;
-    const { endpoint, cache, tier, reason } = exchange;
+    const { endpoint, cache, tier, reason, tenant } = exchange;
     const hit = cache === 'HIT';
     metrics.request(endpoint, cache, status, hit && tier === 'memory' ? undefined : ms / 1000);
     if (reason !== undefined && reason !== 'node') metrics.proxyError(reason);
+    const units = settle(exchange);
+    metrics.tenantRequest(tenant?.name ?? 'anonymous', tenantOutcome(reason), hit, units);
     const level = hit ? 'debug' : 'info';
     if (!logger.isLevelEnabled(level)) return;
     const req = exchange.req;
@@ -38,7 +44,8 @@ export function requestAccounting(metrics: RequestMetrics, logger: Logger, clien
         method: req.method,
         endpoint,
         path: req.url?.split('?', 1)[0],
-        client: clientAddress(req),
+        client: exchange.client ?? clientAddress(req),
+        tenant: tenant?.name,
         status,
         bytes: exchange.bytes,
         cache,
@@ -50,4 +57,18 @@ export function requestAccounting(metrics: RequestMetrics, logger: Logger, clien
       'request',
     );
   };
+}
+
+function tenantOutcome(reason: ErrorReason | undefined): TenantOutcome {
+  switch (reason) {
+    case 'unauthorized':
+    case 'forbidden':
+    case 'rate_limited':
+      return reason;
+    case 'overloaded':
+    case 'node_budget':
+      return 'shed';
+    default:
+      return 'served';
+  }
 }

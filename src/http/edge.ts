@@ -1,17 +1,30 @@
 // The edge: what the proxy decides about a request before serving it, once, for
 // every entry path. It adds the headers every reply of the exchange carries
-// (CORS), answers a CORS preflight itself, and admits the request or refuses it
-// (a client over its limit).
-import type { NodeError } from '../errors.js';
+// (CORS), answers a CORS preflight itself, knows the tenant (SPEC-edge §2), and
+// admits the request or refuses it (an unknown key, a client-side key from
+// another origin, a tenant over its limits); once the reply is written it
+// charges the tenant for the node work it caused.
+import type { IncomingMessage } from 'node:http';
+import { NodeError } from '../errors.js';
 import type { Cors } from './cors.js';
+import type { NodeCosts } from './costs.js';
 import type { Exchange } from './exchange.js';
-import type { ClientRateLimiter } from './rate-limit.js';
+import type { Limits } from './limits.js';
+import type { TenantDirectory } from './tenants.js';
 
 export interface EdgeDeps {
   cors: Cors;
-  /** the per-client rate limit, when enabled */
-  limiter?: ClientRateLimiter;
+  tenants: TenantDirectory;
+  limits: Limits;
+  costs: NodeCosts;
+  /** the client's address, as server.trustProxy says to read it */
+  clientAddress(req: IncomingMessage): string;
+  /** whether the peer is a trusted hop (server.trustProxy), which may name the tenant */
+  trustedPeer(req: IncomingMessage): boolean;
 }
+
+/** Replies served without a node's work: they cost no node units. */
+const FREE = new Set(['HIT', 'COALESCED', 'STALE']);
 
 export class Edge {
   constructor(private readonly deps: EdgeDeps) {}
@@ -31,8 +44,34 @@ export class Edge {
     return false;
   }
 
-  /** Counts the request against its limits; the refusal to answer with when it is over one. */
+  /** Knows the tenant and counts the request against its limits; the refusal to answer with, if any. */
   admit(exchange: Exchange): NodeError | null {
-    return this.deps.limiter?.admit(exchange.req) ?? null;
+    const { tenants, limits } = this.deps;
+    const req = exchange.req;
+    const tenant = tenants.identify(req, tenants.configured && this.deps.trustedPeer(req));
+    if (tenant instanceof NodeError) return tenant;
+    exchange.tenant = tenant;
+    if (!tenants.configured) return null;
+    const forbidden = tenants.originRefusal(tenant, req);
+    if (forbidden !== null) return forbidden;
+    const client = this.deps.clientAddress(req);
+    exchange.client = client;
+    return limits.admit(tenant, client);
+  }
+
+  /** The refusal of a request that needs a node while its tenant's node units are spent; null when it may go. */
+  nodeWorkRefusal(exchange: Exchange): NodeError | null {
+    const { tenant, client } = exchange;
+    if (tenant === undefined || client === undefined) return null;
+    return this.deps.limits.nodeWorkRefusal(tenant, client);
+  }
+
+  /** Charges the node units of a reply a node answered; the units charged. */
+  settle(exchange: Exchange): number {
+    const { tenant, client } = exchange;
+    if (tenant === undefined || exchange.upstream === undefined || FREE.has(exchange.cache)) return 0;
+    const units = this.deps.costs.of(exchange);
+    if (client !== undefined) this.deps.limits.charge(tenant, client, units);
+    return units;
   }
 }

@@ -41,6 +41,9 @@ export function publicEntry(deps: EntryDeps, next: Handler): PublicEntry {
 
   const delegate = (exchange: Exchange): void => {
     const { req, res } = exchange;
+    // Passthrough always needs a node: a tenant whose node units are spent is refused before it goes.
+    const spent = exchange.endpoint === 'passthrough' ? edge.nodeWorkRefusal(exchange) : null;
+    if (spent !== null) return responder.refuse(exchange, spent);
     const extra = exchange.edgeHeaders;
     // fastify writes its replies with writeHead(status, object), which keeps headers set here.
     if (extra !== undefined) for (let i = 0; i < extra.length; i += 2) res.setHeader(extra[i]!, extra[i + 1]!);

@@ -5,6 +5,7 @@
 // request was served reach the one writer and the one accounting call.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ErrorReason } from '../errors.js';
+import type { Tenant } from './tenants.js';
 
 export interface Exchange {
   readonly req: IncomingMessage;
@@ -27,6 +28,10 @@ export interface Exchange {
   bytes?: number;
   /** why the proxy made an error reply itself (never sent) */
   reason?: ErrorReason;
+  /** who is calling, once the edge knows (SPEC-edge §2) */
+  tenant?: Tenant;
+  /** the client's address, as server.trustProxy says to read it, when the edge needed it */
+  client?: string;
   /** set once the exchange is counted: an exchange is accounted exactly once */
   accounted: boolean;
 }

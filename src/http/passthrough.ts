@@ -44,9 +44,11 @@ const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'proxy-authe
 /**
  * Client headers that must not reach a node: they would name another host, or
  * are the proxy's to set. An Expect is met by the proxy itself (Node answered
- * 100-continue before the body came): the node gets the whole body at once.
+ * 100-continue before the body came): the node gets the whole body at once. A
+ * client's Authorization is the proxy's (its API key, SPEC-edge §2): nodes get
+ * only upstreams[].headers.
  */
-const NOT_FORWARDED = ['host', 'x-forwarded-host', 'forwarded', 'x-forwarded-proto', 'x-forwarded-port', 'content-length', 'accept-encoding', 'expect'];
+const NOT_FORWARDED = ['host', 'x-forwarded-host', 'forwarded', 'x-forwarded-proto', 'x-forwarded-port', 'content-length', 'accept-encoding', 'expect', 'authorization'];
 
 /** Node headers the proxy sets itself: the body is re-framed, and was decoded; CORS is the proxy's own (cors.ts). */
 const NOT_RELAYED = [

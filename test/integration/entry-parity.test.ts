@@ -117,6 +117,9 @@ describe('the same requests in every framing', () => {
 });
 
 const ORIGIN = 'https://wallet.example';
+/** Anonymous clients limited to one request a second, on a clock that stands still: no second ever ends mid-test. */
+const ONE_PER_SECOND = { tenants: { anonymous: { requestsPerSecond: 1 } } };
+const FROZEN = { now: () => 1_800_000_000_500 };
 const CACHED = item('?ledger_version=990');
 const PASSTHROUGH: Ask = { label: 'passthrough', method: 'GET', path: '/v1/estimate_gas_price' };
 
@@ -158,11 +161,11 @@ describe('the edge treats a cached read and a passthrough call alike', () => {
 
   it('rate limited: both paths are refused alike, with the ledger headers, and counted by reason', async () => {
     const node = await sim({ startVersion: 1000n });
-    const p = await proxy([node], { ...QUIET, rateLimit: { enabled: true, max: 1, timeWindowMs: 600_000 } });
+    const p = await proxy([node], { ...QUIET, ...ONE_PER_SECOND }, FROZEN);
     expect((await rawHttp(p.url, frame(PASSTHROUGH, 'length'))).status).toBe(200);
     const calls = node.counters.total;
     const replies = await bothPaths(p.url);
-    expectRefused(replies, 503, 'internal_error');
+    expectRefused(replies, 429, 'rate_limited');
     for (const { reply } of replies) expect(reply.headers['x-node-ledger-version']).toBe('1000');
     expect(node.counters.total).toBe(calls);
     expect(await errorsByReason(p.app, 'rate_limited')).toBe(replies.length);
@@ -191,7 +194,7 @@ describe('the edge treats a cached read and a passthrough call alike', () => {
 
   it('a preflight is answered by the proxy on both paths, never by a node, and is not rate limited', async () => {
     const node = await sim({ startVersion: 1000n });
-    const p = await proxy([node], { ...QUIET, rateLimit: { enabled: true, max: 1, timeWindowMs: 600_000 } });
+    const p = await proxy([node], { ...QUIET, ...ONE_PER_SECOND }, FROZEN);
     const calls = node.counters.total;
     for (const path of [CACHED.path, PASSTHROUGH.path]) {
       for (let i = 0; i < 3; i++) {

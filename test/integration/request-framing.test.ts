@@ -78,7 +78,10 @@ describe('transfer codings other than chunked', () => {
     const node = await sim({ startVersion: 1000n });
     const p = await proxy([node], QUIET);
     const target = TARGETS[0]!;
-    const reply = await rawHttp(p.url, httpRequest(`POST ${target.path} HTTP/1.1`, ['Host: proxy.test', 'Connection: close', ...target.headers, 'Transfer-Encoding: chunked'], chunked(target.body, 5)));
+    const reply = await rawHttp(
+      p.url,
+      httpRequest(`POST ${target.path} HTTP/1.1`, ['Host: proxy.test', 'Connection: close', ...target.headers, 'Transfer-Encoding: chunked'], chunked(target.body, 5)),
+    );
     expect(reply.status).toBe(200);
   });
 });

@@ -7,7 +7,10 @@ import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Cors } from '../../src/http/cors.js';
+import { NodeCosts } from '../../src/http/costs.js';
 import { Edge } from '../../src/http/edge.js';
+import { Limits } from '../../src/http/limits.js';
+import { TenantDirectory } from '../../src/http/tenants.js';
 import { publicEntry } from '../../src/http/entry.js';
 import { ReadParser } from '../../src/http/read-parser.js';
 import { ReplyWriter } from '../../src/http/reply.js';
@@ -42,7 +45,14 @@ async function serve(
   const writer = new ReplyWriter(ledgerHeaderNames('x-node-'), () => null);
   const account = () => undefined;
   const responder = new ReadResponder({ read, parser, writer, account });
-  const edge = new Edge({ cors: new Cors({ enabled: false, origins: '*', maxAgeSeconds: 0 }, ledgerHeaderNames('x-node-')) });
+  const edge = new Edge({
+    cors: new Cors({ enabled: false, origins: '*', maxAgeSeconds: 0 }, ledgerHeaderNames('x-node-')),
+    tenants: new TenantDirectory(undefined),
+    limits: new Limits({ keyPrefix: 'test:' }),
+    costs: new NodeCosts(),
+    clientAddress: () => '127.0.0.1',
+    trustedPeer: () => false,
+  });
   const entry = publicEntry({ parser, responder, edge, account, bodyLimitBytes: 1024 * 1024 }, next);
   const server = createServer(entry.handle);
   servers.push(server);

@@ -16,8 +16,8 @@ const ENTRY = /^sec-test:[0-9a-f]{64}$/;
 const LOCK = /^sec-test:lock:[0-9a-f]{64}$/;
 /** A fill's outcome, kept briefly for the instances waiting for it. */
 const FILL = /^sec-test:fill:[0-9a-f]{64}$/;
-/** Rate-limit counters (rateLimit.redis): under the prefix, keyed by a hash of the client address and the window. */
-const RATE = /^sec-test:rate-limit:[0-9a-f]{64}:[0-9]+$/;
+/** The tenants' limit counters: under the prefix, keyed by a hash of the tenant and client address, and the window. */
+const RATE = /^sec-test:limits:(?:requests|node-units):[0-9a-f]{64}:[0-9]+$/;
 
 let redis: RedisServerHandle;
 let admin: Redis;
@@ -113,16 +113,16 @@ describe('Redis keys are prefixed hashes, never client input', () => {
     expectOnlyHashedKeys(await admin.keys('*'), 'after fills');
   });
 
-  // rateLimit.redis counts requests in the same Redis. Its keys must follow the
-  // same rule: cache.redis.keyPrefix is documented as the "prefix of every key",
-  // and a client address (X-Forwarded-For, with trustProxy) is client input.
-  it('with rateLimit.redis and trustProxy, the rate-limit counters too are <prefix><64 hex>, never a client address', async () => {
+  // The tenants' limits count requests in the same Redis. Their keys must follow
+  // the same rule: cache.redis.keyPrefix is documented as the "prefix of every
+  // key", and a client address (X-Forwarded-For, with trustProxy) is client input.
+  it('with tenants and trustProxy, the limit counters too are <prefix><64 hex>, never a client address', async () => {
     await flushAll(redis.url);
     const node = await sim();
     const { url } = await proxy([node], {
       server: { host: '127.0.0.1', port: 0, trustProxy: true },
       cache: { redis: { url: redis.url, keyPrefix: PREFIX } },
-      rateLimit: { enabled: true, redis: true, max: 1000, timeWindowMs: 60_000 },
+      tenants: { anonymous: { requestsPerSecond: 1000, nodeUnitsPerMinute: 100_000 } },
     });
     for (const xff of ['evil*lock:[?]', '6.6.6.6', 'x-forwarded-evil ' + 'A'.repeat(200)]) {
       const reply = await rawHttp(

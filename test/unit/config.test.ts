@@ -47,7 +47,6 @@ describe('defaults', () => {
       passthrough: true,
       cors: { enabled: true, origins: '*', maxAgeSeconds: 86400 },
       latest: { maxStalenessMs: 0, maxStalenessVersions: 0, staleIfErrorMs: 0 },
-      rateLimit: { enabled: false, max: 100, timeWindowMs: 1000, redis: false },
       shedding: { maxInFlight: 10000, budgetWaitMs: 50, shedFirst: 'none' },
       log: { level: 'info' },
       sim: { port: 8081, host: '127.0.0.1', versionsPerSecond: 2, pruneWindow: 1000000, chainId: 4 },
@@ -244,8 +243,17 @@ describe('bad values', () => {
     [{ cache: { redis: { cluster: [] } } }, 'cache.redis.cluster: must have at least 1 entry'],
     [{ cache: { redis: { cluster: ['redis://a:1', 'nope'] } } }, 'cache.redis.cluster.1: must be a redis:// or rediss:// URL'],
     [{ latest: { staleIfErrorMs: -5 } }, 'latest.staleIfErrorMs: must be at least 0'],
-    [{ rateLimit: { enabled: 'true' } }, 'rateLimit.enabled: must be a boolean, got "true"'],
-    [{ rateLimit: { redis: true } }, 'rateLimit.redis: needs cache.redis to be configured'],
+    [
+      { rateLimit: { enabled: true } },
+      'rateLimit: replaced by tenants: tenants.anonymous.requestsPerSecond limits each client address (and tenants.anonymous.nodeUnitsPerMinute the node work it causes), counted across instances through cache.redis when it is set',
+    ],
+    [{ tenants: { anonymous: { requestsPerSecond: 0 } } }, 'tenants.anonymous.requestsPerSecond: must be greater than 0'],
+    [{ tenants: { list: [{ name: 'Wallet' }] } }, 'tenants.list.0.name: must match /^[a-z0-9][a-z0-9._-]{0,62}$/, got "Wallet"'],
+    [{ tenants: { list: [{ name: 'anonymous' }] } }, "tenants.list.0.name: 'anonymous' is the tenant of clients without a key"],
+    [{ tenants: { list: [{ name: 'a' }, { name: 'a' }] } }, 'tenants.list.1.name: duplicate name (also tenants.list.0)'],
+    [{ tenants: { list: [{ name: 'a', keys: [{ sha256: 'ABC' }] }] } }, 'tenants.list.0.keys.0.sha256: must match /^[0-9a-f]{64}$/, got "ABC"'],
+    [{ tenants: { list: [{ name: 'a', priority: 'urgent' }] } }, 'tenants.list.0.priority: must be one of high | normal | low, got "urgent"'],
+    [{ tenants: { costs: { 'view ': 1 } } }, 'tenants.costs.view : must be a route family (view) or a passthrough route (POST /v1/transactions)'],
     [{ shedding: { maxInFlight: 0 } }, 'shedding.maxInFlight: must be greater than 0'],
     [{ shedding: { shedFirst: 'random' } }, 'shedding.shedFirst: must be one of none | latest | pinned, got "random"'],
     [{ shedding: { budgetWaitMs: -1 } }, 'shedding.budgetWaitMs: must be at least 0'],
@@ -406,6 +414,10 @@ describe('shipped config files', () => {
     expect(config.upstreams.map((u) => u.url)).toEqual(['http://10.0.1.21:8080', 'https://api.mainnet.aptoslabs.com']);
     expect(config.upstreams.every((u) => u.url !== 'sim')).toBe(true);
     expect(config.cache.redis?.url).toBe('redis://10.0.2.10:6379');
-    expect(config.rateLimit.redis).toBe(true);
+    expect(config.tenants?.anonymous).toEqual({ priority: 'low', requestsPerSecond: 20, nodeUnitsPerMinute: 600 });
+    expect(config.tenants?.list.map((t) => [t.name, t.priority])).toEqual([
+      ['wallet-backend', 'high'],
+      ['dapp-web', 'normal'],
+    ]);
   });
 });

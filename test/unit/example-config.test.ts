@@ -28,7 +28,8 @@ const defOf = (schema: z.ZodType): Def => (schema as unknown as { def: Def }).de
 /**
  * Every leaf key path of the schema ("cache.redis.url", "upstreams[].weight"), with
  * the default zod would fill in. Wrappers (default, prefault, optional, pipe from a
- * transform) are looked through; a record or an array of scalars is one leaf.
+ * transform) are looked through; a record or an array of scalars is one leaf; a
+ * union of mappings has the keys of each.
  */
 export function schemaLeaves(schema: z.ZodType, path = ''): SchemaLeaf[] {
   let current = schema;
@@ -45,6 +46,11 @@ export function schemaLeaves(schema: z.ZodType, path = ''): SchemaLeaf[] {
     }
   }
   const def = defOf(current);
+  // A choice of mappings (a key given by sha256 or by env): the keys of every mapping.
+  if (def.type === 'union') {
+    const objects = (def.options as z.ZodType[]).filter((option) => defOf(option).type === 'object');
+    if (objects.length > 0) return objects.flatMap((option) => schemaLeaves(option, path));
+  }
   if (def.type === 'object') {
     return Object.entries(def.shape as Record<string, z.ZodType>).flatMap(([key, child]) => schemaLeaves(child, path === '' ? key : `${path}.${key}`));
   }

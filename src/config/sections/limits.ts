@@ -1,13 +1,6 @@
-// Limits on clients (rateLimit) and on calls to the nodes (shedding).
+// Limits on calls to the nodes (shedding); limits on clients are the tenants' (tenants.ts).
 import { z } from 'zod';
 import { nonNegativeInt, positiveInt } from './common.js';
-
-export const RateLimitSchema = z.strictObject({
-  enabled: z.boolean().default(false),
-  max: positiveInt.default(100),
-  timeWindowMs: positiveInt.default(1000),
-  redis: z.boolean().default(false), // share counters across proxies through cache.redis
-});
 
 export const SheddingSchema = z
   .strictObject({

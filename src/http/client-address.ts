@@ -1,0 +1,25 @@
+// Which hop is the client (server.trustProxy, fastify's rules, for raw requests
+// too): its address, for the limits and the log, and whether the peer itself is
+// a trusted hop, which may name the tenant (tenants.trustedHeader).
+import type { IncomingMessage } from 'node:http';
+import proxyAddr from '@fastify/proxy-addr';
+
+type Trust = (addr: string, hop: number) => boolean;
+
+function trustOf(trustProxy: boolean | number | string): Trust {
+  if (trustProxy === true) return () => true;
+  if (trustProxy === false) return () => false;
+  if (typeof trustProxy === 'number') return (_addr, hop) => hop < trustProxy;
+  return proxyAddr.compile(trustProxy.split(',').map((s) => s.trim()));
+}
+
+export function clientAddressOf(trustProxy: boolean | number | string): (req: IncomingMessage) => string {
+  if (trustProxy === false) return (req) => req.socket.remoteAddress ?? '';
+  const trust = trustOf(trustProxy);
+  return (req) => proxyAddr(req, trust);
+}
+
+export function trustedPeerOf(trustProxy: boolean | number | string): (req: IncomingMessage) => boolean {
+  const trust = trustOf(trustProxy);
+  return (req) => trust(req.socket.remoteAddress ?? '', 0);
+}

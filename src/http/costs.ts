@@ -1,0 +1,54 @@
+// What a request a node answers costs its tenant, in node units (SPEC-edge §3):
+// by the cached route's family, or for passthrough by its route, the longest
+// configured "METHOD /v1/path" prefix that matches. tenants.costs overrides the
+// defaults below.
+import type { Exchange } from './exchange.js';
+
+/**
+ * The defaults weigh what a request makes a node do. A table item, an account or
+ * a transaction is one storage read; a block can carry thousands of
+ * transactions; a view runs Move code (gas-metered, up to the node's view gas
+ * limit); a submission is validated and enters the mempool; a simulation
+ * executes the transaction in full.
+ */
+export const DEFAULT_COSTS: Readonly<Record<string, number>> = {
+  raw_item: 1,
+  tables: 1,
+  accounts: 1,
+  transactions: 1,
+  blocks: 2,
+  view: 5,
+  passthrough: 1,
+  'POST /v1/transactions': 10,
+  'POST /v1/transactions/batch': 10,
+  'POST /v1/transactions/simulate': 20,
+  'POST /v1/transactions/simulate_bundle': 20,
+};
+
+export class NodeCosts {
+  private readonly costs: Readonly<Record<string, number>>;
+  /** the configured passthrough routes, longest first */
+  private readonly routes: ReadonlyArray<readonly [method: string, path: string, units: number]>;
+
+  constructor(overrides: Readonly<Record<string, number>> = {}) {
+    this.costs = { ...DEFAULT_COSTS, ...overrides };
+    this.routes = Object.entries(this.costs)
+      .filter(([name]) => name.includes(' '))
+      .map(([name, units]) => {
+        const [method, path] = name.split(' ') as [string, string];
+        return [method, path, units] as const;
+      })
+      .sort((a, b) => b[1].length - a[1].length);
+  }
+
+  /** The units of an exchange a node answered. */
+  of(exchange: Exchange): number {
+    if (exchange.endpoint !== 'passthrough') return this.costs[exchange.endpoint] ?? this.costs.passthrough!;
+    const method = exchange.req.method ?? 'GET';
+    const path = (exchange.req.url ?? '').split('?', 1)[0]!;
+    for (const [m, prefix, units] of this.routes) {
+      if (m === method && (path === prefix || path.startsWith(`${prefix}/`))) return units;
+    }
+    return this.costs.passthrough!;
+  }
+}

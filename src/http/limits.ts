@@ -1,0 +1,85 @@
+// The tenants' limits (SPEC-edge §3): requestsPerSecond protects the proxy (every
+// request counts, hits too); nodeUnitsPerMinute protects the nodes (only what a
+// node answers is charged, by its route's cost, once it is known how the request
+// was served; a request that needs a node is refused once the units are spent,
+// a hit never is). A tenant's limits count for the whole tenant, and its
+// perAddress limits for each client address within it; the anonymous tenant's
+// count per client address. Over a limit: 429 with Retry-After and the RateLimit
+// headers of the limit that refused it.
+import type { Cluster, Redis } from 'ioredis';
+import { NodeError } from '../errors.js';
+import type { Tenant, TenantLimits } from './tenants.js';
+import { WindowCounters } from './window-counters.js';
+
+export interface LimitsSettings {
+  /** cache.redis.keyPrefix: shared counters live under it */
+  keyPrefix: string;
+  /** shares the counts across instances and workers; absent = counted in this process */
+  redis?: Redis | Cluster;
+  now?: () => number;
+}
+
+/** The counters a request of `tenant` from `address` counts in, with the limits that apply to each. */
+interface Scope {
+  key: string;
+  limits: TenantLimits | undefined;
+  what: string;
+}
+
+export class Limits {
+  private readonly requests: WindowCounters;
+  private readonly units: WindowCounters;
+
+  constructor(settings: LimitsSettings) {
+    const { keyPrefix, redis, now } = settings;
+    this.requests = new WindowCounters({ windowMs: 1000, keyPrefix: `${keyPrefix}requests:`, redis, now });
+    this.units = new WindowCounters({ windowMs: 60_000, keyPrefix: `${keyPrefix}node-units:`, redis, now });
+  }
+
+  /** Counts one request; the 429 to answer with when it is over a requestsPerSecond. */
+  admit(tenant: Tenant, address: string): NodeError | null {
+    for (const scope of scopes(tenant, address)) {
+      const limit = scope.limits?.requestsPerSecond;
+      if (limit === undefined) continue;
+      if (this.requests.add(scope.key, 1) > limit) return tooMany(`${scope.what} is over its requestsPerSecond (${limit})`, limit, this.requests);
+    }
+    return null;
+  }
+
+  /** The 429 a request that needs a node gets once node units are spent; null while some are left. */
+  nodeWorkRefusal(tenant: Tenant, address: string): NodeError | null {
+    for (const scope of scopes(tenant, address)) {
+      const limit = scope.limits?.nodeUnitsPerMinute;
+      if (limit !== undefined && this.units.total(scope.key) >= limit) return tooMany(`${scope.what} has spent its nodeUnitsPerMinute (${limit})`, limit, this.units);
+    }
+    return null;
+  }
+
+  /** Charges node units, once it is known that a node answered. */
+  charge(tenant: Tenant, address: string, units: number): void {
+    for (const scope of scopes(tenant, address)) if (scope.limits?.nodeUnitsPerMinute !== undefined) this.units.add(scope.key, units);
+  }
+
+  /** Shares the counts not shared yet (at shutdown). */
+  share(): void {
+    this.requests.share();
+    this.units.share();
+  }
+}
+
+function scopes(tenant: Tenant, address: string): Scope[] {
+  if (tenant.byAddress) return [{ key: `address:${tenant.name}:${address}`, limits: tenant, what: `client ${address}` }];
+  const out: Scope[] = [{ key: `tenant:${tenant.name}`, limits: tenant, what: `tenant ${tenant.name}` }];
+  if (tenant.perAddress !== undefined) out.push({ key: `address:${tenant.name}:${address}`, limits: tenant.perAddress, what: `a client ${address} of tenant ${tenant.name}` });
+  return out;
+}
+
+function tooMany(what: string, limit: number, counters: WindowCounters): NodeError {
+  const seconds = String(Math.max(1, Math.ceil(counters.msUntilReset() / 1000)));
+  return new NodeError(429, 'rate_limited', `rate limited: ${what}; retry in ${seconds} s`, null, 'rate_limited', {
+    'retry-after': seconds,
+    'ratelimit-limit': String(limit),
+    'ratelimit-remaining': '0',
+    'ratelimit-reset': seconds,
+  });
+}

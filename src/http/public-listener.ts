@@ -1,0 +1,80 @@
+// The public listener, composed: the writer, the parser and the read responder,
+// the edge with its tenants and limits, the accounting, and the server with
+// fastify behind the public entry for passthrough.
+import type { FastifyInstance } from 'fastify';
+import type { Cluster, Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { Config } from '../config/index.js';
+import type { LedgerHeaderNames } from '../ledger/headers.js';
+import type { LedgerInfo } from '../ledger/info.js';
+import type { Metrics } from '../metrics.js';
+import type { RouteDescriptor } from '../routes/route.js';
+import { routeMatcher } from '../routes/table.js';
+import type { ReadResult } from '../serve/read-through.js';
+import type { ReadRequest } from '../wire/read-request.js';
+import { requestAccounting } from './accounting.js';
+import { clientAddressOf, trustedPeerOf } from './client-address.js';
+import { Cors } from './cors.js';
+import { NodeCosts } from './costs.js';
+import { Edge } from './edge.js';
+import { publicEntry } from './entry.js';
+import { Limits } from './limits.js';
+import { type PassthroughDeps, registerPassthrough } from './passthrough.js';
+import { ReadParser, spellingBytesFor } from './read-parser.js';
+import { ReplyWriter } from './reply.js';
+import { ReadResponder } from './responder.js';
+import { buildHttpServer } from './server.js';
+import { TenantDirectory } from './tenants.js';
+
+export interface PublicListenerDeps {
+  config: Config;
+  logger: Logger;
+  metrics: Metrics;
+  headerNames: LedgerHeaderNames;
+  routes: readonly RouteDescriptor[];
+  /** the freshest snapshot the proxy knows, for its own errors */
+  snapshot(): LedgerInfo | null;
+  /** the read path (ReadThrough.read) */
+  read(req: ReadRequest): ReadResult | Promise<ReadResult>;
+  /** passthrough calls, through the pool */
+  forward: PassthroughDeps['forward'];
+  /** shares the limits' counts across instances (cache.redis); absent = counted per instance */
+  counters?: Redis | Cluster;
+  /** the clock of the limits' windows (tests freeze it) */
+  now?: () => number;
+}
+
+export interface PublicListener {
+  http: FastifyInstance;
+  tenants: TenantDirectory;
+  limits: Limits;
+}
+
+export async function buildPublicListener(deps: PublicListenerDeps): Promise<PublicListener> {
+  const { config, logger, metrics } = deps;
+  const writer = new ReplyWriter(deps.headerNames, deps.snapshot, (cause) => logger.error({ err: cause }, 'internal error (the client got a 500 without its text)'));
+  const tenants = new TenantDirectory(config.tenants);
+  metrics.knownTenants(tenants.names());
+  const limits = new Limits({ keyPrefix: `${config.cache.redis?.keyPrefix ?? 'ledger-proxy:'}limits:`, redis: deps.counters, now: deps.now });
+  const clientAddress = clientAddressOf(config.server.trustProxy);
+  const edge = new Edge({
+    cors: new Cors(config.cors, deps.headerNames),
+    tenants,
+    limits,
+    costs: new NodeCosts(config.tenants?.costs),
+    clientAddress,
+    trustedPeer: trustedPeerOf(config.server.trustProxy),
+  });
+  const account = requestAccounting(metrics, logger, clientAddress, (exchange) => edge.settle(exchange));
+  const parser = new ReadParser(routeMatcher(deps.routes), spellingBytesFor(config.cache.memory.maxBytes));
+  const responder = new ReadResponder({ read: deps.read, parser, writer, account });
+  const http = await buildHttpServer({
+    bodyLimitBytes: config.server.bodyLimitBytes,
+    requestTimeoutMs: config.server.requestTimeoutMs,
+    trustProxy: config.server.trustProxy,
+    writer,
+    entry: (next) => publicEntry({ parser, responder, edge, account, bodyLimitBytes: config.server.bodyLimitBytes }, next),
+    passthrough: config.passthrough ? (app) => registerPassthrough(app, { forward: deps.forward, writer }) : undefined,
+  });
+  return { http, tenants, limits };
+}

@@ -1,0 +1,141 @@
+// Who is calling (SPEC-edge §2): a tenant of the config's list, found by the API
+// key a client presents (`Authorization: Bearer <key>`) or by the name a trusted
+// layer in front sets in tenants.trustedHeader, or the anonymous tenant. Keys are
+// known only by their sha256; a presented key that proves known is memoised, so
+// a request costs one Map lookup. A key is never logged or exported: only the
+// tenant's name is.
+import { createHash } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { Config, Priority } from '../config/index.js';
+import { NodeError } from '../errors.js';
+
+export interface TenantLimits {
+  requestsPerSecond?: number;
+  nodeUnitsPerMinute?: number;
+}
+
+export interface Tenant extends TenantLimits {
+  readonly name: string;
+  readonly priority: Priority;
+  /** the tenant's own limits count per client address (the anonymous tenant) */
+  readonly byAddress: boolean;
+  /** a client-side key: accepted only from these origins */
+  readonly origins?: ReadonlySet<string>;
+  /** limits for each client address within the tenant */
+  readonly perAddress?: TenantLimits;
+}
+
+type Section = Config['tenants'];
+
+/** Every client, when there is no tenants section: anonymous and unlimited. */
+const UNLIMITED: Tenant = { name: 'anonymous', priority: 'normal', byAddress: true };
+
+/** Known keys memoised at most: a client cycling keys cannot grow the memo without bound. */
+const MEMO_MAX = 10_000;
+
+const BEARER = /^bearer[ \t]+([\x21-\x7e]+)[ \t]*$/i;
+
+export class TenantDirectory {
+  private section: Section;
+  private anonymous: Tenant | null = UNLIMITED;
+  private byHash = new Map<string, Tenant>();
+  private byName = new Map<string, Tenant>();
+  /** presented key → its tenant, for keys that proved known */
+  private memo = new Map<string, Tenant>();
+
+  constructor(section: Section, env: NodeJS.ProcessEnv = process.env) {
+    this.section = section;
+    this.load(section, env);
+  }
+
+  /** Replaces the keys, tenants and limits (SIGHUP); requests in flight keep the tenant they were given. */
+  replace(section: Section, env: NodeJS.ProcessEnv = process.env): void {
+    this.load(section, env);
+    this.section = section;
+  }
+
+  /** Whether tenants are configured at all (without them every client is anonymous and unlimited). */
+  get configured(): boolean {
+    return this.section !== undefined;
+  }
+
+  /** The tenant names, for metrics that start at zero. */
+  names(): string[] {
+    return ['anonymous', ...this.byName.keys()];
+  }
+
+  /** The tenant of a request, or the 401/403 to answer it with. `trusted`: the peer may name the tenant in the trusted header. */
+  identify(req: IncomingMessage, trusted: boolean): Tenant | NodeError {
+    const section = this.section;
+    if (section === undefined) return UNLIMITED;
+    if (trusted && section.trustedHeader !== undefined) {
+      const named = req.headers[section.trustedHeader];
+      const tenant = typeof named === 'string' ? this.byName.get(named) : undefined;
+      if (tenant !== undefined) return tenant;
+    }
+    const authorization = req.headers.authorization;
+    if (authorization === undefined) return this.anonymous ?? unauthorized('an API key is required: send Authorization: Bearer <key>');
+    const key = BEARER.exec(authorization)?.[1];
+    if (key === undefined) return unauthorized('the Authorization header must be Bearer <key>');
+    return this.tenantOfKey(key) ?? unauthorized('unknown API key');
+  }
+
+  /** The 403 for a client-side key presented from another origin than its own; null when the origin is one of them. */
+  originRefusal(tenant: Tenant, req: IncomingMessage): NodeError | null {
+    if (tenant.origins === undefined || tenant.origins.has(req.headers.origin ?? '')) return null;
+    return new NodeError(403, 'forbidden', `the API key of tenant ${tenant.name} is accepted only from its web origins`, null, 'forbidden');
+  }
+
+  private tenantOfKey(key: string): Tenant | undefined {
+    const known = this.memo.get(key);
+    if (known !== undefined) return known;
+    const tenant = this.byHash.get(sha256(key));
+    if (tenant !== undefined) {
+      if (this.memo.size >= MEMO_MAX) this.memo.clear();
+      this.memo.set(key, tenant);
+    }
+    return tenant;
+  }
+
+  private load(section: Section, env: NodeJS.ProcessEnv): void {
+    const byHash = new Map<string, Tenant>();
+    const byName = new Map<string, Tenant>();
+    for (const entry of section?.list ?? []) {
+      const tenant: Tenant = {
+        name: entry.name,
+        priority: entry.priority,
+        byAddress: false,
+        requestsPerSecond: entry.requestsPerSecond,
+        nodeUnitsPerMinute: entry.nodeUnitsPerMinute,
+        origins: entry.origins === undefined ? undefined : new Set(entry.origins),
+        perAddress: entry.perAddress,
+      };
+      byName.set(tenant.name, tenant);
+      for (const key of entry.keys) {
+        const hash = 'sha256' in key ? key.sha256 : sha256(envKey(env, key.env, tenant.name));
+        const other = byHash.get(hash);
+        if (other !== undefined) throw new Error(`tenants: a key of ${tenant.name} is also a key of ${other.name}`);
+        byHash.set(hash, tenant);
+      }
+    }
+    const anonymous = section?.anonymous;
+    this.anonymous = section === undefined ? UNLIMITED : anonymous === false ? null : { name: 'anonymous', byAddress: true, ...anonymous! };
+    this.byHash = byHash;
+    this.byName = byName;
+    this.memo = new Map();
+  }
+}
+
+function envKey(env: NodeJS.ProcessEnv, name: string, tenant: string): string {
+  const value = env[name];
+  if (value === undefined || value === '') throw new Error(`tenants: the key of ${tenant} is to be read from the environment variable ${name}, which is not set`);
+  return value;
+}
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+function unauthorized(message: string): NodeError {
+  return new NodeError(401, 'unauthorized', message, null, 'unauthorized', { 'www-authenticate': 'Bearer' });
+}

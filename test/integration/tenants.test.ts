@@ -1,0 +1,300 @@
+// Tenants at the edge (SPEC-edge §2–4): API keys, the anonymous tenant per client
+// address, limits in requests and in node units, 429 with Retry-After and the
+// RateLimit headers, a client's Authorization kept from every node, keys changed
+// by a reload, one budget shared by instances through Redis, a tenant named by a
+// trusted layer in front, and metrics and log lines by tenant name.
+import { createHash } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { App } from '../../src/app.js';
+import { capturedLog, HANDLE, ledgerHeaders, proxy, type Reply, sim } from '../helpers/proxy.js';
+import { startRedisServer, type RedisServerHandle } from '../helpers/redis-server.js';
+import { until } from '../helpers/until.js';
+
+const QUIET = { routing: { probeIntervalMs: 600_000 } };
+/** A clock that stands still: no second or minute ends mid-test. */
+const FROZEN = { now: () => 1_800_000_000_500 };
+const sha256 = (key: string): string => createHash('sha256').update(key).digest('hex');
+
+const WALLET_KEY = 'wallet-secret-key-1';
+const DAPP_KEY = 'dapp-public-key';
+const DAPP_ORIGIN = 'https://dapp.example';
+
+/** Sends a request from a chosen loopback source address (another client), with headers. */
+function send(base: string, path: string, init: { from?: string; headers?: Record<string, string>; body?: string; method?: string } = {}): Promise<Reply> {
+  const body = init.body;
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      base + path,
+      {
+        method: init.method ?? (body === undefined ? 'GET' : 'POST'),
+        localAddress: init.from ?? '127.0.0.1',
+        agent: false,
+        headers: { ...(body === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }), ...init.headers },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const raw = Buffer.concat(chunks);
+          const headers: Record<string, string> = {};
+          for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+          resolve({ status: res.statusCode ?? 0, headers, body: raw, json: () => JSON.parse(raw.toString('utf8')) });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+const pinnedItem = (key: string, version = 1000) => ({
+  path: `/v1/tables/${HANDLE}/raw_item?ledger_version=${version}`,
+  body: JSON.stringify({ key }),
+  headers: { accept: 'application/x-bcs' },
+});
+const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
+
+function tenantsConfig(extra: Record<string, unknown> = {}) {
+  return {
+    tenants: {
+      anonymous: { requestsPerSecond: 3 },
+      list: [
+        { name: 'wallet-backend', keys: [{ sha256: sha256(WALLET_KEY) }], priority: 'high', nodeUnitsPerMinute: 12 },
+        { name: 'dapp-web', keys: [{ sha256: sha256(DAPP_KEY) }], origins: [DAPP_ORIGIN], perAddress: { requestsPerSecond: 2 } },
+      ],
+      ...extra,
+    },
+  };
+}
+
+async function counter(app: App, name: string, labels: string): Promise<number> {
+  const text = (await app.metrics.render()).body;
+  const line = text.split('\n').find((l) => l.startsWith(`${name}{${labels}}`));
+  return line === undefined ? 0 : Number(line.split(' ').pop());
+}
+
+function expectTooMany(reply: Reply, limit: string): void {
+  expect(reply.status).toBe(429);
+  expect(reply.json()).toMatchObject({ error_code: 'rate_limited', vm_error_code: null });
+  expect(Number(reply.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+  expect(reply.headers['ratelimit-limit']).toBe(limit);
+  expect(reply.headers['ratelimit-remaining']).toBe('0');
+  expect(reply.headers['ratelimit-reset']).toBe(reply.headers['retry-after']);
+  expect(Object.keys(ledgerHeaders(reply))).toHaveLength(7);
+}
+
+describe('who is calling', () => {
+  it('the anonymous tenant is limited per client address: 429 with Retry-After and the RateLimit headers, no node call', async () => {
+    const node = await sim();
+    const p = await proxy([node], { ...QUIET, ...tenantsConfig() }, FROZEN);
+    const item = pinnedItem('0x01');
+    for (let i = 0; i < 3; i++) expect((await send(p.url, item.path, item)).status).toBe(200);
+    const calls = node.counters.total;
+    const limited = await send(p.url, item.path, item);
+    expectTooMany(limited, '3');
+    expect(limited.json().message).toContain('requestsPerSecond (3)');
+    expect((await send(p.url, '/v1/estimate_gas_price')).status).toBe(429);
+    expect(node.counters.total).toBe(calls);
+    // Another client address is not limited by the first one's traffic.
+    expect((await send(p.url, item.path, { ...item, from: '127.0.0.2' })).status).toBe(200);
+  });
+
+  it('reads X-Forwarded-For for the client address only when server.trustProxy says so', async () => {
+    const node = await sim();
+    const limit = { ...QUIET, tenants: { anonymous: { requestsPerSecond: 1 } } };
+    const trusting = await proxy([node], { ...limit, server: { host: '127.0.0.1', port: 0, trustProxy: true } }, FROZEN);
+    const xff = (ip: string) => ({ headers: { 'x-forwarded-for': ip } });
+    expect((await send(trusting.url, '/v1', xff('203.0.113.1'))).status).toBe(200);
+    expect((await send(trusting.url, '/v1', xff('203.0.113.2'))).status).toBe(200);
+    expect((await send(trusting.url, '/v1', xff('203.0.113.1'))).status).toBe(429);
+    const plain = await proxy([node], limit, FROZEN);
+    expect((await send(plain.url, '/v1', xff('203.0.113.1'))).status).toBe(200);
+    expect((await send(plain.url, '/v1', xff('203.0.113.2'))).status).toBe(429);
+  });
+
+  it('an unknown key or a malformed Authorization gets 401 with WWW-Authenticate; no key at all, with anonymous: false, too', async () => {
+    const node = await sim();
+    const p = await proxy([node], { ...QUIET, ...tenantsConfig() }, FROZEN);
+    const closed = await proxy([node], { ...QUIET, ...tenantsConfig({ anonymous: false }) }, FROZEN);
+    const calls = node.counters.total;
+    for (const [base, headers] of [
+      [p.url, bearer('not-a-key')],
+      [p.url, { authorization: `Basic ${Buffer.from('a:b').toString('base64')}` }],
+      [p.url, { authorization: 'Bearer' }],
+      [closed.url, {}],
+    ] as const) {
+      const reply = await send(base, '/v1', { headers });
+      expect(reply.status, JSON.stringify(headers)).toBe(401);
+      expect(reply.json().error_code).toBe('unauthorized');
+      expect(reply.headers['www-authenticate']).toBe('Bearer');
+      expect(reply.body.toString()).not.toContain('not-a-key');
+    }
+    expect(node.counters.total).toBe(calls);
+    expect((await send(closed.url, '/v1', { headers: bearer(WALLET_KEY) })).status).toBe(200);
+  });
+
+  it('a client-side key is accepted only from its origins (else 403), and its perAddress limit counts each address', async () => {
+    const node = await sim();
+    const p = await proxy([node], { ...QUIET, ...tenantsConfig() }, FROZEN);
+    for (const origin of [undefined, 'https://evil.example']) {
+      const reply = await send(p.url, '/v1', { headers: { ...bearer(DAPP_KEY), ...(origin ? { origin } : {}) } });
+      expect(reply.status, String(origin)).toBe(403);
+      expect(reply.json().error_code).toBe('forbidden');
+      expect(Object.keys(ledgerHeaders(reply))).toHaveLength(7);
+    }
+    const from = (address: string) => ({ from: address, headers: { ...bearer(DAPP_KEY), origin: DAPP_ORIGIN } });
+    expect((await send(p.url, '/v1', from('127.0.0.1'))).status).toBe(200);
+    expect((await send(p.url, '/v1', from('127.0.0.1'))).status).toBe(200);
+    expectTooMany(await send(p.url, '/v1', from('127.0.0.1')), '2');
+    expect((await send(p.url, '/v1', from('127.0.0.3'))).status).toBe(200);
+    expect(await counter(p.app, 'ledger_proxy_tenant_requests_total', 'tenant="dapp-web",outcome="forbidden"')).toBe(2);
+    expect(await counter(p.app, 'ledger_proxy_tenant_requests_total', 'tenant="dapp-web",outcome="rate_limited"')).toBe(1);
+  });
+});
+
+describe('node units', () => {
+  it("a key's hits cost 0 units and its misses the route's cost; once spent, passthrough is refused and hits are still served", async () => {
+    const node = await sim();
+    const p = await proxy([node], { ...QUIET, ...tenantsConfig() }, FROZEN);
+    const units = () => counter(p.app, 'ledger_proxy_tenant_node_units_total', 'tenant="wallet-backend"');
+    const item = { ...pinnedItem('0x01'), headers: { ...pinnedItem('0x01').headers, ...bearer(WALLET_KEY) } };
+    const view = { body: '{"function":"0x1::sim::add","type_arguments":[],"arguments":["1","2"]}', headers: bearer(WALLET_KEY) };
+    expect((await send(p.url, item.path, item)).headers['x-cache']).toBe('MISS');
+    expect(await units()).toBe(1);
+    for (let i = 0; i < 3; i++) expect((await send(p.url, item.path, item)).headers['x-cache']).toBe('HIT');
+    expect(await units()).toBe(1);
+    expect((await send(p.url, '/v1/view?ledger_version=1000', view)).headers['x-cache']).toBe('MISS');
+    expect(await units()).toBe(6);
+    for (let i = 0; i < 6; i++) expect((await send(p.url, '/v1/estimate_gas_price', { headers: bearer(WALLET_KEY) })).status).toBe(200);
+    expect(await units()).toBe(12);
+    // Spent: what needs a node is refused, with no node call; a hit is not.
+    const calls = node.counters.total;
+    expectTooMany(await send(p.url, '/v1/estimate_gas_price', { headers: bearer(WALLET_KEY) }), '12');
+    expect(node.counters.total).toBe(calls);
+    expect((await send(p.url, item.path, item)).headers['x-cache']).toBe('HIT');
+    expect(await counter(p.app, 'ledger_proxy_tenant_hits_total', 'tenant="wallet-backend"')).toBe(4);
+  });
+});
+
+describe("a client's Authorization", () => {
+  it('never reaches a node, on any path, with or without tenants', async () => {
+    for (const overrides of [{}, tenantsConfig()]) {
+      const node = await sim();
+      const p = await proxy([node], { ...QUIET, ...overrides }, FROZEN);
+      const headers = bearer(WALLET_KEY);
+      const item = pinnedItem('0x05');
+      await send(p.url, item.path, { ...item, headers: { ...item.headers, ...headers } });
+      await send(p.url, `/v1/tables/${HANDLE}/raw_item`, { ...item, headers: { ...item.headers, ...headers } });
+      await send(p.url, '/v1/accounts/0x1/resources?ledger_version=1000', { headers });
+      await send(p.url, '/v1/estimate_gas_price', { headers });
+      await send(p.url, '/v1/transactions', { headers, body: '{"sender":"0x1"}' });
+      const seen = node.counters.requests.filter((r) => r.url !== '/v1');
+      expect(seen.length).toBeGreaterThanOrEqual(5);
+      for (const r of seen) expect(r.headers.authorization, `${r.method} ${r.url}`).toBeUndefined();
+    }
+  });
+});
+
+describe('keys change on reload', () => {
+  it('a reload adds a key and removes another, without a restart', async () => {
+    const node = await sim();
+    const p = await proxy([node], { ...QUIET, ...tenantsConfig() }, FROZEN);
+    const NEW_KEY = 'rotated-wallet-key';
+    expect((await send(p.url, '/v1', { headers: bearer(NEW_KEY) })).status).toBe(401);
+    const next = structuredClone(p.app.config) as unknown as { tenants: { list: Array<{ keys: Array<{ sha256: string }> }> } };
+    next.tenants.list[0]!.keys = [{ sha256: sha256(NEW_KEY) }];
+    const outcome = await p.app.reload(next as unknown as App['config']);
+    expect(outcome.applied).toEqual(['tenants']);
+    expect((await send(p.url, '/v1', { headers: bearer(NEW_KEY) })).status).toBe(200);
+    expect((await send(p.url, '/v1', { headers: bearer(WALLET_KEY) })).status).toBe(401);
+  });
+});
+
+describe('behind a load-shedding layer', () => {
+  it('a trusted tenant header is honoured from a trusted address and ignored from any other', async () => {
+    const node = await sim();
+    const named = { headers: { 'x-tenant': 'wallet-backend' } };
+    const trusting = await proxy([node], { ...QUIET, ...tenantsConfig({ trustedHeader: 'X-Tenant', anonymous: false }), server: { host: '127.0.0.1', port: 0, trustProxy: '127.0.0.1' } }, FROZEN);
+    expect((await send(trusting.url, '/v1', named)).status).toBe(200);
+    expect((await send(trusting.url, '/v1', { ...named, from: '127.0.0.2' })).status).toBe(401);
+    const plain = await proxy([node], { ...QUIET, ...tenantsConfig({ trustedHeader: 'X-Tenant', anonymous: false }) }, FROZEN);
+    expect((await send(plain.url, '/v1', named)).status).toBe(401);
+  });
+});
+
+describe('operators see tenants by name', () => {
+  it('every tenant is exported from the start at zero, and each log line names its tenant, never its key', async () => {
+    const node = await sim();
+    const log = capturedLog();
+    const p = await proxy([node], { ...QUIET, ...tenantsConfig() }, { ...FROZEN, logger: log.logger });
+    for (const tenant of ['anonymous', 'wallet-backend', 'dapp-web']) {
+      expect(await counter(p.app, 'ledger_proxy_tenant_requests_total', `tenant="${tenant}",outcome="served"`), tenant).toBe(0);
+    }
+    await send(p.url, '/v1', { headers: bearer(WALLET_KEY) });
+    await send(p.url, '/v1');
+    const lines = log.lines.filter((l) => l.msg === 'request');
+    expect(lines.map((l) => l.tenant)).toEqual(['wallet-backend', 'anonymous']);
+    expect(JSON.stringify(log.lines)).not.toContain(WALLET_KEY);
+  });
+});
+
+describe('shared through Redis', () => {
+  let redis: RedisServerHandle;
+  beforeAll(async () => {
+    redis = await startRedisServer();
+  });
+  afterAll(async () => {
+    await redis?.stop();
+  });
+
+  it("two instances on one Redis share a tenant's budget", async () => {
+    const node = await sim();
+    const cache = { redis: { url: redis.url, keyPrefix: 'tenants-test:' } };
+    const overrides = { ...QUIET, cache, tenants: { list: [{ name: 'wallet-backend', keys: [{ sha256: sha256(WALLET_KEY) }], requestsPerSecond: 4 }] } };
+    const a = await proxy([node], overrides, FROZEN);
+    const b = await proxy([node], overrides, FROZEN);
+    const headers = bearer(WALLET_KEY);
+    const client = new Redis(redis.url);
+    const shared = async (): Promise<number> => {
+      const keys = await client.keys('tenants-test:limits:requests:*');
+      return (await Promise.all(keys.map((k) => client.get(k)))).reduce((n, v) => n + Number(v), 0);
+    };
+    try {
+      for (let i = 0; i < 4; i++) expect((await send(a.url, '/v1', { headers })).status).toBe(200);
+      await until(async () => (await shared()) === 4, 3000, "a's four requests in the shared counter");
+      // b has counted nothing of this tenant: its first request passes, and its count brings back the shared total.
+      expect((await send(b.url, '/v1', { headers })).status).toBe(200);
+      await until(async () => (await shared()) === 5, 3000, "b's request in the shared counter");
+      // By its own count b would allow two more; by the shared one the tenant is over.
+      expectTooMany(await send(b.url, '/v1', { headers }), '4');
+    } finally {
+      client.disconnect();
+    }
+  });
+
+  it("a tenant's requests are added to the shared counter together, not one command each", async () => {
+    const node = await sim();
+    const cache = { redis: { url: redis.url, keyPrefix: 'tenants-batch:' } };
+    const p = await proxy([node], { ...QUIET, cache, tenants: { anonymous: { requestsPerSecond: 1000 } } }, FROZEN);
+    const client = new Redis(redis.url);
+    try {
+      await client.config('RESETSTAT');
+      const item = pinnedItem('0x01');
+      await send(p.url, item.path, item);
+      await Promise.all(Array.from({ length: 40 }, () => send(p.url, item.path, item)));
+      const counted = async (): Promise<number> => {
+        const keys = await client.keys('tenants-batch:limits:requests:*');
+        return (await Promise.all(keys.map((k) => client.get(k)))).reduce((n, v) => n + Number(v), 0);
+      };
+      await until(async () => (await counted()) === 41, 2000, 'the shared counter to reach 41');
+      const calls = (await client.info('commandstats')).match(/^cmdstat_incrby:calls=(\d+)/m);
+      expect(Number(calls?.[1])).toBeGreaterThan(0);
+      expect(Number(calls?.[1])).toBeLessThanOrEqual(5);
+      expect((await client.info('commandstats')).match(/^cmdstat_incr:/m)).toBeNull();
+    } finally {
+      client.disconnect();
+    }
+  });
+});
