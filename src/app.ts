@@ -1,12 +1,12 @@
 // buildApp(config): the one wiring point. main.ts and the tests both call it.
 import type { FastifyInstance } from 'fastify';
-import { Cluster, Redis } from 'ioredis';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config/index.js';
 import { SIM_URL } from './config/index.js';
 import { defaultUpstreamName } from './config/net.js';
 import { MemoryStore } from './cache/memory.js';
 import { RedisStore } from './cache/redis.js';
+import { type RedisClientOptions, type ReportingClient, redisClient } from './cache/redis-client.js';
 import { buildAdminServer, type Readiness } from './http/admin.js';
 import { registerPassthrough, type PassthroughDeps } from './http/passthrough.js';
 import { ClientRateLimiter, clientAddressOf } from './http/rate-limit.js';
@@ -98,7 +98,8 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
 
   const memory = new MemoryStore({ maxBytes: config.cache.memory.maxBytes });
   const redisConfig = config.cache.redis;
-  const redis = redisConfig ? redisStore(redisConfig, logger, metrics) : undefined;
+  const redisClients = redisConfig ? redisClientOptions(redisConfig, logger, metrics) : undefined;
+  const redis = redisConfig && redisClients ? new RedisStore({ ...redisClients, keyPrefix: redisConfig.keyPrefix }) : undefined;
 
   const reads = new ReadThrough({
     vendor: config.vendor,
@@ -115,7 +116,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
   });
 
   const writer = new ReplyWriter(headerNames, (cause) => logger.error({ err: cause }, 'internal error (the client got a 500 without its text)'));
-  const { limiter: rateLimiter, counters: rateLimitRedis } = rateLimiting(config);
+  const { limiter: rateLimiter, counters: rateLimitRedis } = rateLimiting(config, redisClients);
   const account = requestAccounting(metrics, logger);
   const routes = readRoutes(vendor);
   const http = await buildHttpServer({
@@ -248,24 +249,18 @@ function nodeStates(upstreams: Config['upstreams'], config: Config, headerNames:
   );
 }
 
-function redisStore(redis: NonNullable<Config['cache']['redis']>, logger: Logger, metrics: Metrics): RedisStore {
-  return new RedisStore({
-    url: redis.url,
-    cluster: redis.cluster ? [...redis.cluster] : undefined,
-    keyPrefix: redis.keyPrefix,
-    commandTimeoutMs: redis.commandTimeoutMs,
-    logger,
-    onError: (op) => metrics.redisError(op),
-  });
+/** How every Redis client of the proxy is made: each failure logged (rate-limited) and counted. */
+function redisClientOptions(redis: NonNullable<Config['cache']['redis']>, logger: Logger, metrics: Metrics): RedisClientOptions {
+  return { url: redis.url, cluster: redis.cluster, commandTimeoutMs: redis.commandTimeoutMs, logger, onError: (op, _err, client) => metrics.redisError(client, op) };
 }
 
 /** The per-client rate limiter, when enabled, and its Redis counters client, when shared. */
-function rateLimiting(config: Config): { limiter?: ClientRateLimiter; counters?: Redis | Cluster } {
+function rateLimiting(config: Config, redisClients: RedisClientOptions | undefined): { limiter?: ClientRateLimiter; counters?: ReportingClient } {
   if (!config.rateLimit.enabled) return {};
-  const redis = config.cache.redis;
-  const counters = config.rateLimit.redis && redis ? sharedCounterClient(redis) : undefined;
+  // A counters client fails fast, like the cache's: a Redis outage skips counting.
+  const counters = config.rateLimit.redis && redisClients ? redisClient(redisClients, 'rate-limit') : undefined;
   const limiter = new ClientRateLimiter(
-    { max: config.rateLimit.max, timeWindowMs: config.rateLimit.timeWindowMs, redis: counters, keyPrefix: redis?.keyPrefix ?? 'ledger-proxy:' },
+    { max: config.rateLimit.max, timeWindowMs: config.rateLimit.timeWindowMs, redis: counters?.redis, keyPrefix: config.cache.redis?.keyPrefix ?? 'ledger-proxy:' },
     clientAddressOf(config.server.trustProxy),
   );
   return { limiter, counters };
@@ -286,10 +281,4 @@ function requestAccounting(metrics: Metrics, logger: Logger): (endpoint: string,
     const level = hit ? 'debug' : 'info';
     if (logger.isLevelEnabled(level)) logger[level]({ endpoint, cache, tier, upstream, status, ms: Math.round(ms * 100) / 100 }, 'request');
   };
-}
-
-/** A Redis client for rate-limit counters: fails fast, so a Redis outage skips counting. */
-function sharedCounterClient(redis: NonNullable<Config['cache']['redis']>): Redis | Cluster {
-  const options = { enableOfflineQueue: false, maxRetriesPerRequest: 0, connectTimeout: 2000, commandTimeout: redis.commandTimeoutMs };
-  return redis.cluster ? new Cluster([...redis.cluster], { redisOptions: options }) : new Redis(redis.url!, options);
 }

@@ -20,7 +20,7 @@ export class Metrics {
   private readonly upstreamRequests: Counter<'upstream' | 'outcome'>;
   private readonly upstreamSeconds: Histogram<'upstream'>;
   private readonly coalesced: Counter<'endpoint'>;
-  private readonly redisErrors: Counter<'op'>;
+  private readonly redisErrors: Counter<'client' | 'op'>;
   private readonly staleAnswers: Counter<'reason'>;
   private readonly shedReads: Counter<'reason'>;
   private readonly latestStepBacks: Counter;
@@ -79,8 +79,8 @@ export class Metrics {
     });
     this.redisErrors = new Counter({
       name: 'ledger_proxy_redis_errors_total',
-      help: 'Failed Redis commands (the proxy fails open: it answers from memory and nodes)',
-      labelNames: ['op'],
+      help: 'Redis failures, by client (cache, fill-channel, rate-limit) and op (a command, or connection); the proxy fails open: it answers from memory and nodes',
+      labelNames: ['client', 'op'],
       registers,
     });
     this.staleAnswers = new Counter({
@@ -139,8 +139,8 @@ export class Metrics {
     this.shedReads.labels(reason).inc();
   }
 
-  redisError(op: string): void {
-    this.redisErrors.labels(op).inc();
+  redisError(client: string, op: string): void {
+    this.redisErrors.labels(client, op).inc();
   }
 
   async render(): Promise<{ contentType: string; body: string }> {

@@ -5,7 +5,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ReplyWriter } from '../../src/http/reply.js';
-import { ledgerHeaders, proxy, rawItem, sim } from '../helpers/proxy.js';
+import { freePort, ledgerHeaders, proxy, rawItem, sim } from '../helpers/proxy.js';
 import { startRedisServer, type RedisServerHandle } from '../helpers/redis-server.js';
 import { until } from '../helpers/until.js';
 
@@ -84,6 +84,27 @@ describe('rate limiting shared through Redis', () => {
       expect((await client.info('commandstats')).match(/^cmdstat_incr:/m)).toBeNull();
     } finally {
       client.disconnect();
+    }
+  });
+});
+
+describe('rate limiting shared through a Redis that is unreachable', () => {
+  it('counts in this process; the counters client writes nothing to stderr, and its failure is counted', async () => {
+    const port = await freePort();
+    const stderr = vi.spyOn(console, 'error');
+    try {
+      const node = await sim();
+      const cache = { redis: { url: `redis://127.0.0.1:${port}`, keyPrefix: 'rl-down:' } };
+      const p = await proxy([node], { ...QUIET, cache, ...limit(2, true) });
+      expect((await rawItem(p.url, '0x01', { version: 1000 })).status).toBe(200);
+      expect((await rawItem(p.url, '0x01', { version: 1000 })).status).toBe(200);
+      expect((await rawItem(p.url, '0x01', { version: 1000 })).status).toBe(503);
+      const counted = async (): Promise<boolean> => /^ledger_proxy_redis_errors_total\{client="rate-limit",op="connection"\} [1-9]/m.test((await p.app.metrics.render()).body);
+      await until(counted, 5000, 'the counters client failure in ledger_proxy_redis_errors_total');
+      const fromIoredis = stderr.mock.calls.filter((args) => args.some((a) => String(a).includes('[ioredis]')));
+      expect(fromIoredis).toEqual([]);
+    } finally {
+      stderr.mockRestore();
     }
   });
 });

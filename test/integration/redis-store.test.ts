@@ -230,7 +230,7 @@ describe('RedisStore fails open', () => {
       'the store to work again',
     );
     expect(store.isReady()).toBe(true);
-    expect(logs.some((l) => l.msg === 'redis cache available again')).toBe(true);
+    expect(logs.some((l) => l.msg === 'redis available again')).toBe(true);
   });
 
   it('get resolves undefined within about the command timeout while the server is stalled', async () => {
