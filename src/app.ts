@@ -99,7 +99,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
   const memory = new MemoryStore({ maxBytes: config.cache.memory.maxBytes });
   const redisConfig = config.cache.redis;
   const redisClients = redisConfig ? redisClientOptions(redisConfig, logger, metrics) : undefined;
-  const redis = redisConfig && redisClients ? new RedisStore({ ...redisClients, keyPrefix: redisConfig.keyPrefix }) : undefined;
+  const redis = redisConfig && redisClients ? new RedisStore({ ...redisClients, keyPrefix: redisConfig.keyPrefix, onCorrupt: (fault) => metrics.redisCorruptEntry(fault) }) : undefined;
 
   const reads = new ReadThrough({
     vendor: config.vendor,

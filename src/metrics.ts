@@ -3,6 +3,7 @@
 // and histograms of what happened here; the gauges of state read at scrape time
 // are in metrics-state.ts.
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { ENTRY_FAULTS, type EntryFault } from './cache/codec.js';
 import { registerStateGauges, type MetricsSources } from './metrics-state.js';
 
 export type { MetricsSources } from './metrics-state.js';
@@ -21,6 +22,7 @@ export class Metrics {
   private readonly upstreamSeconds: Histogram<'upstream'>;
   private readonly coalesced: Counter<'endpoint'>;
   private readonly redisErrors: Counter<'client' | 'op'>;
+  private readonly redisCorrupt: Counter<'fault'>;
   private readonly staleAnswers: Counter<'reason'>;
   private readonly shedReads: Counter<'reason'>;
   private readonly latestStepBacks: Counter;
@@ -83,6 +85,13 @@ export class Metrics {
       labelNames: ['client', 'op'],
       registers,
     });
+    this.redisCorrupt = new Counter({
+      name: 'ledger_proxy_redis_corrupt_total',
+      help: 'Redis entries that failed their check, read as a miss and rewritten from a node, by fault (format: empty or another format; length: cut short or extended; checksum: changed bytes)',
+      labelNames: ['fault'],
+      registers,
+    });
+    for (const fault of ENTRY_FAULTS) this.redisCorrupt.labels(fault).inc(0);
     this.staleAnswers = new Counter({
       name: 'ledger_proxy_stale_total',
       help: 'Latest reads answered stale, by reason (bound: within latest.maxStaleness*, error: nodes failed, latest.staleIfErrorMs)',
@@ -141,6 +150,10 @@ export class Metrics {
 
   redisError(client: string, op: string): void {
     this.redisErrors.labels(client, op).inc();
+  }
+
+  redisCorruptEntry(fault: EntryFault): void {
+    this.redisCorrupt.labels(fault).inc();
   }
 
   async render(): Promise<{ contentType: string; body: string }> {

@@ -2,8 +2,9 @@
 // (codec.ts), with the fill lock (fill-lock.ts) and the fill channel
 // (fill-channel.ts) the read path uses across instances. It FAILS OPEN: Redis
 // being down, slow or restarting costs a miss, never an error to a client.
+import { LRUCache } from 'lru-cache';
 import type { StoredAnswer } from '../wire/read-request.js';
-import { decodeAnswer, encodeAnswer } from './codec.js';
+import { type EntryFault, encodeAnswer, readEntry } from './codec.js';
 import { FillChannel } from './fill-channel.js';
 import { tryFillLock } from './fill-lock.js';
 import { checkRedisClientOptions, type RedisClientOptions, redisClient } from './redis-client.js';
@@ -13,15 +14,23 @@ import type { AnswerStore, FillLock, FillOutcome } from './store.js';
 export interface RedisStoreOptions extends RedisClientOptions {
   /** prepended to every key, so instances of one deployment share entries and nothing else */
   keyPrefix: string;
+  /** called for every entry that fails its check (codec.ts): it is read as a miss */
+  onCorrupt?: (fault: EntryFault) => void;
 }
+
+/** How many keys of bad entries are remembered, so each is logged once. */
+const LOGGED_CORRUPT_KEYS = 1024;
 
 export class RedisStore implements AnswerStore {
   readonly tier = 'redis' as const;
   readonly #commands: RedisCommands;
   readonly #fills: FillChannel;
+  readonly #options: RedisStoreOptions;
+  readonly #loggedCorrupt = new LRUCache<string, true>({ max: LOGGED_CORRUPT_KEYS });
 
   constructor(options: RedisStoreOptions) {
     checkRedisClientOptions(options);
+    this.#options = options;
     this.#commands = new RedisCommands(redisClient(options, 'cache'), options.keyPrefix, options.commandTimeoutMs);
     this.#fills = new FillChannel(this.#commands, redisClient(options, 'fill-channel'));
   }
@@ -51,11 +60,25 @@ export class RedisStore implements AnswerStore {
       return undefined;
     }
     if (raw === null) return undefined;
-    const answer = decodeAnswer(raw);
-    if (answer === undefined) {
-      commands.fail('decode', new Error(`unreadable cache entry: ${raw.length} bytes, format byte ${raw[0]}`));
+    const answer = readEntry(raw);
+    if (typeof answer !== 'string') return answer;
+    this.#corrupt(key, answer, raw.length);
+    return undefined;
+  }
+
+  /**
+   * A bad entry is a miss: the read path answers from a node and writes the good
+   * answer over it. It is no Redis failure, so Redis is not left alone after it.
+   */
+  #corrupt(key: string, fault: EntryFault, bytes: number): void {
+    try {
+      this.#options.onCorrupt?.(fault);
+    } catch {
+      // A broken callback must not turn a cache miss into a request failure.
     }
-    return answer;
+    if (this.#loggedCorrupt.has(key)) return;
+    this.#loggedCorrupt.set(key, true);
+    this.#options.logger?.warn({ key, fault, bytes }, 'redis entry failed its check; read as a miss');
   }
 
   /**
