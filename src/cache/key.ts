@@ -43,8 +43,3 @@ export function cacheKeyText(vendor: string, chainId: number, req: ReadRequest, 
 export function sharedKey(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
-
-/** sharedKey(cacheKeyText(…)): the shared-store key of a pinned answer. */
-export function cacheKey(vendor: string, chainId: number, req: ReadRequest, version: bigint | null): string {
-  return sharedKey(cacheKeyText(vendor, chainId, req, version));
-}
