@@ -1,12 +1,12 @@
 // buildApp(config): the one wiring point. main.ts and the tests both call it.
 import type { FastifyInstance } from 'fastify';
-import { Cluster, Redis } from 'ioredis';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config/index.js';
 import { SIM_URL } from './config/index.js';
 import { defaultUpstreamName } from './config/net.js';
 import { MemoryStore } from './cache/memory.js';
 import { RedisStore } from './cache/redis.js';
+import { type RedisClientOptions, redisClient } from './cache/redis-client.js';
 import { buildAdminServer, type Readiness } from './http/admin.js';
 import type { PassthroughDeps } from './http/passthrough.js';
 import { buildPublicListener } from './http/public-listener.js';
@@ -96,7 +96,8 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
 
   const memory = new MemoryStore({ maxBytes: config.cache.memory.maxBytes });
   const redisConfig = config.cache.redis;
-  const redis = redisConfig ? redisStore(redisConfig, logger, metrics) : undefined;
+  const redisClients = redisConfig ? redisClientOptions(redisConfig, logger, metrics) : undefined;
+  const redis = redisConfig && redisClients ? new RedisStore({ ...redisClients, keyPrefix: redisConfig.keyPrefix, onCorrupt: (fault) => metrics.redisCorruptEntry(fault) }) : undefined;
 
   const reads = new ReadThrough({
     vendor: config.vendor,
@@ -112,7 +113,8 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
     onStale: (reason) => metrics.stale(reason),
   });
 
-  const counters = config.tenants !== undefined && redisConfig !== undefined ? sharedCounterClient(redisConfig) : undefined;
+  // The limits' counters fail fast, like the cache's client: a Redis outage skips counting.
+  const counters = config.tenants !== undefined && redisClients !== undefined ? redisClient(redisClients, 'limits') : undefined;
   const { http, tenants, limits } = await buildPublicListener({
     config,
     logger,
@@ -122,7 +124,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
     snapshot: () => watermark.current(),
     read: (req) => reads.read(req),
     forward: forwardVia(pool),
-    counters,
+    counters: counters?.redis,
     now: deps.now,
   });
 
@@ -231,19 +233,7 @@ function nodeStates(upstreams: Config['upstreams'], config: Config, headerNames:
   );
 }
 
-function redisStore(redis: NonNullable<Config['cache']['redis']>, logger: Logger, metrics: Metrics): RedisStore {
-  return new RedisStore({
-    url: redis.url,
-    cluster: redis.cluster ? [...redis.cluster] : undefined,
-    keyPrefix: redis.keyPrefix,
-    commandTimeoutMs: redis.commandTimeoutMs,
-    logger,
-    onError: (op) => metrics.redisError(op),
-  });
-}
-
-/** A Redis client for the limits' counters: fails fast, so a Redis outage skips counting. */
-function sharedCounterClient(redis: NonNullable<Config['cache']['redis']>): Redis | Cluster {
-  const options = { enableOfflineQueue: false, maxRetriesPerRequest: 0, connectTimeout: 2000, commandTimeout: redis.commandTimeoutMs };
-  return redis.cluster ? new Cluster([...redis.cluster], { redisOptions: options }) : new Redis(redis.url!, options);
+/** How every Redis client of the proxy is made: each failure logged (rate-limited) and counted. */
+function redisClientOptions(redis: NonNullable<Config['cache']['redis']>, logger: Logger, metrics: Metrics): RedisClientOptions {
+  return { url: redis.url, cluster: redis.cluster, commandTimeoutMs: redis.commandTimeoutMs, logger, onError: (op, _err, client) => metrics.redisError(client, op) };
 }

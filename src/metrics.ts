@@ -3,6 +3,7 @@
 // and histograms of what happened here; the gauges of state read at scrape time
 // are in metrics-state.ts.
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { ENTRY_FAULTS, type EntryFault } from './cache/codec.js';
 import type { ErrorReason } from './errors.js';
 import { registerStateGauges, type MetricsSources } from './metrics-state.js';
 
@@ -28,7 +29,8 @@ export class Metrics {
   private readonly upstreamRequests: Counter<'upstream' | 'outcome'>;
   private readonly upstreamSeconds: Histogram<'upstream'>;
   private readonly coalesced: Counter<'endpoint'>;
-  private readonly redisErrors: Counter<'op'>;
+  private readonly redisErrors: Counter<'client' | 'op'>;
+  private readonly redisCorrupt: Counter<'fault'>;
   private readonly staleAnswers: Counter<'reason'>;
   private readonly shedReads: Counter<'reason'>;
   private readonly latestStepBacks: Counter;
@@ -90,10 +92,17 @@ export class Metrics {
     });
     this.redisErrors = new Counter({
       name: 'ledger_proxy_redis_errors_total',
-      help: 'Failed Redis commands (the proxy fails open: it answers from memory and nodes)',
-      labelNames: ['op'],
+      help: 'Redis failures, by client (cache, fill-channel, limits) and op (a command, or connection); the proxy fails open: it answers from memory and nodes',
+      labelNames: ['client', 'op'],
       registers,
     });
+    this.redisCorrupt = new Counter({
+      name: 'ledger_proxy_redis_corrupt_total',
+      help: 'Redis entries that failed their check, read as a miss and rewritten from a node, by fault (format: empty or another format; length: cut short or extended; checksum: changed bytes)',
+      labelNames: ['fault'],
+      registers,
+    });
+    for (const fault of ENTRY_FAULTS) this.redisCorrupt.labels(fault).inc(0);
     this.staleAnswers = new Counter({
       name: 'ledger_proxy_stale_total',
       help: 'Latest reads answered stale, by reason (bound: within latest.maxStaleness*, error: nodes failed, latest.staleIfErrorMs)',
@@ -209,8 +218,12 @@ export class Metrics {
     this.proxyErrors.labels(reason).inc();
   }
 
-  redisError(op: string): void {
-    this.redisErrors.labels(op).inc();
+  redisError(client: string, op: string): void {
+    this.redisErrors.labels(client, op).inc();
+  }
+
+  redisCorruptEntry(fault: EntryFault): void {
+    this.redisCorrupt.labels(fault).inc();
   }
 
   async render(): Promise<{ contentType: string; body: string }> {

@@ -6,10 +6,11 @@ import { createHash } from 'node:crypto';
 import type { ReadRequest } from '../wire/read-request.js';
 
 /**
- * Bump when the serialisation below changes, so old entries are simply never
- * looked up again instead of being misread.
+ * Bump when the serialisation below or the entry format (codec.ts) changes, so
+ * old entries are simply never looked up again instead of being misread, and
+ * releases sharing one Redis during an upgrade do not overwrite each other's.
  */
-const KEY_SCHEME = 'lp2';
+const KEY_SCHEME = 'lp3';
 
 /**
  * The unambiguous serialisation: every field but the last is either
@@ -41,9 +42,4 @@ export function cacheKeyText(vendor: string, chainId: number, req: ReadRequest, 
  */
 export function sharedKey(text: string): string {
   return createHash('sha256').update(text).digest('hex');
-}
-
-/** sharedKey(cacheKeyText(…)): the shared-store key of a pinned answer. */
-export function cacheKey(vendor: string, chainId: number, req: ReadRequest, version: bigint | null): string {
-  return sharedKey(cacheKeyText(vendor, chainId, req, version));
 }

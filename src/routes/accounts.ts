@@ -3,7 +3,7 @@
 // about N, cached like a 200.
 import type { ReadRequest } from '../wire/read-request.js';
 import { addressParam, answerFormat, assetParam, identifierParam, ledgerVersion, limitParam, startParam, structTagParam, withQuery } from './params.js';
-import type { RawRead, RouteDescriptor } from './route.js';
+import { BY_LEDGER_VERSION, type RawRead, type RouteDescriptor } from './route.js';
 
 /** What names the read, besides N and the format: its node path and identity. */
 interface Target {
@@ -17,7 +17,7 @@ interface Target {
 export function pinnedGet(route: { name: string; family: string; url: string; deterministic404: readonly string[] }, target: (raw: RawRead) => Target): RouteDescriptor {
   const descriptor: RouteDescriptor = {
     ...route,
-    pin: 'version',
+    ...BY_LEDGER_VERSION,
     method: 'GET',
     parse(raw: RawRead): ReadRequest {
       const t = target(raw);

@@ -1,7 +1,8 @@
 // Transactions and blocks: immutable by their path, with no ledger_version (a
 // node ignores one, so the proxy does too) (SPEC-wallet-reads §1, §4).
 // Cached once they exist; never a 404 (the item may appear) nor a pending transaction.
-import type { PathItem, ReadRequest } from '../wire/read-request.js';
+import type { AnswerFacts, PathItem, ReadRequest } from '../wire/read-request.js';
+import { parseU64 } from '../wire/u64.js';
 import { answerFormat, hashParam, u64Param, withQuery, withTransactionsParam } from './params.js';
 import type { RawRead, RouteDescriptor } from './route.js';
 
@@ -12,10 +13,14 @@ interface Target {
   query?: ReadonlyArray<readonly [string, string | undefined]>;
 }
 
-function pathGet(route: Pick<RouteDescriptor, 'name' | 'family' | 'url' | 'itemVersion'>, target: (raw: RawRead) => Target): RouteDescriptor {
+/** A path route's rules: how its prune line, its routing and its answer's version are found. */
+type PathRules = Pick<RouteDescriptor, 'pruneBy' | 'pruneAt' | 'routingVersion' | 'answerVersion' | 'notFinal'>;
+
+function pathGet(route: Pick<RouteDescriptor, 'name' | 'family' | 'url'> & PathRules, target: (raw: RawRead) => Target): RouteDescriptor {
   const descriptor: RouteDescriptor = {
     ...route,
     pin: 'path',
+    // Not found by path is no fact: the transaction or block may yet appear.
     deterministic404: [],
     method: 'GET',
     parse(raw: RawRead): ReadRequest {
@@ -28,24 +33,105 @@ function pathGet(route: Pick<RouteDescriptor, 'name' | 'family' | 'url' | 'itemV
   return descriptor;
 }
 
+/** The version the path names (by_version routes). */
+const pathVersion = (req: ReadRequest): bigint | null => (req.item !== undefined && 'version' in req.item ? req.item.version : null);
+const pathHeight = (req: ReadRequest): bigint | null => (req.item !== undefined && 'height' in req.item ? req.item.height : null);
+const none = (): null => null;
+
+/** A path that names a version: it is the prune line, the routing and the answer's version. */
+const BY_PATH_VERSION: PathRules = { pruneBy: 'version', pruneAt: pathVersion, routingVersion: pathVersion, answerVersion: pathVersion };
+
 const withTransactions = (raw: RawRead): ReadonlyArray<readonly [string, string | undefined]> => [['with_transactions', withTransactionsParam(raw) ? 'true' : undefined]];
 
 export const historyRoutes: readonly RouteDescriptor[] = [
-  pathGet({ name: 'txn_by_version', family: 'transactions', url: '/v1/transactions/by_version/:txn_version', itemVersion: 'path' }, (raw) => {
+  pathGet({ name: 'txn_by_version', family: 'transactions', url: '/v1/transactions/by_version/:txn_version', ...BY_PATH_VERSION }, (raw) => {
     const version = u64Param(raw, 'txn_version');
     return { path: `/v1/transactions/by_version/${version}`, identity: String(version), item: { version } };
   }),
   // No pruning on a node for a hash: the entry is dropped once the version in it is pruned.
-  pathGet({ name: 'txn_by_hash', family: 'transactions', url: '/v1/transactions/by_hash/:txn_hash', itemVersion: 'answer' }, (raw) => {
-    const hash = hashParam(raw, 'txn_hash');
-    return { path: `/v1/transactions/by_hash/${hash}`, identity: hash, item: { hash } };
-  }),
-  pathGet({ name: 'block_by_height', family: 'blocks', url: '/v1/blocks/by_height/:block_height', itemVersion: 'answer' }, (raw) => {
-    const height = u64Param(raw, 'block_height');
-    return { path: `/v1/blocks/by_height/${height}`, identity: String(height), item: { height }, query: withTransactions(raw) };
-  }),
-  pathGet({ name: 'block_by_version', family: 'blocks', url: '/v1/blocks/by_version/:version', itemVersion: 'path' }, (raw) => {
+  pathGet(
+    {
+      name: 'txn_by_hash',
+      family: 'transactions',
+      url: '/v1/transactions/by_hash/:txn_hash',
+      pruneBy: 'version',
+      pruneAt: none,
+      routingVersion: none,
+      answerVersion: (_req, answer) => transactionVersion(answer),
+      // by_hash looks in the mempool first: a pending transaction's answer will change.
+      notFinal: (answer) => (isPending(answer) ? 'pending transaction' : undefined),
+    },
+    (raw) => {
+      const hash = hashParam(raw, 'txn_hash');
+      return { path: `/v1/transactions/by_hash/${hash}`, identity: hash, item: { hash } };
+    },
+  ),
+  pathGet(
+    {
+      name: 'block_by_height',
+      family: 'blocks',
+      url: '/v1/blocks/by_height/:block_height',
+      pruneBy: 'height',
+      pruneAt: pathHeight,
+      routingVersion: none,
+      answerVersion: (_req, answer) => blockVersion(answer),
+    },
+    (raw) => {
+      const height = u64Param(raw, 'block_height');
+      return { path: `/v1/blocks/by_height/${height}`, identity: String(height), item: { height }, query: withTransactions(raw) };
+    },
+  ),
+  pathGet({ name: 'block_by_version', family: 'blocks', url: '/v1/blocks/by_version/:version', ...BY_PATH_VERSION }, (raw) => {
     const version = u64Param(raw, 'version');
     return { path: `/v1/blocks/by_version/${version}`, identity: String(version), item: { version }, query: withTransactions(raw) };
   }),
 ];
+
+/** TransactionData's variants: a committed transaction (its version first) or one still in the mempool. */
+const ONCHAIN = 0;
+const PENDING = 1;
+
+const isBcs = (answer: AnswerFacts): boolean => answer.contentType.startsWith('application/x-bcs');
+
+/**
+ * A transaction's version: its JSON "version", or in BCS the u64 after
+ * TransactionData::OnChain's variant byte. null when it cannot be told.
+ */
+function transactionVersion(answer: AnswerFacts): bigint | null {
+  const body = answer.body;
+  if (isBcs(answer)) return body.length >= 9 && body[0] === ONCHAIN ? body.readBigUInt64LE(1) : null;
+  const version = jsonOf(answer)?.version;
+  return typeof version === 'string' ? parseU64(version) : null;
+}
+
+/**
+ * A block's version: its JSON "first_version". A BCS block's is not read
+ * (BcsBlock's hash field is encoded differently across node releases), so the
+ * answer's ledger version stands in: a longer TTL at worst, since a block is
+ * checked against pruning by its height on every read.
+ */
+function blockVersion(answer: AnswerFacts): bigint | null {
+  if (isBcs(answer)) return answer.ledger?.ledgerVersion ?? null;
+  const first = jsonOf(answer)?.first_version;
+  return typeof first === 'string' ? parseU64(first) : null;
+}
+
+/** An answer that cannot be read is taken for pending: it is not stored. */
+function isPending(answer: AnswerFacts): boolean {
+  if (isBcs(answer)) return answer.body[0] === PENDING;
+  const parsed = jsonOf(answer);
+  return parsed === undefined || parsed.type === 'pending_transaction';
+}
+
+/** The answer's JSON body as an object: as the node client parsed it, else parsed here; undefined if it is not one. */
+function jsonOf(answer: AnswerFacts): Record<string, unknown> | undefined {
+  let parsed = answer.json;
+  if (parsed === undefined) {
+    try {
+      parsed = JSON.parse(answer.body.toString('utf8'));
+    } catch {
+      return undefined;
+    }
+  }
+  return typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : undefined;
+}

@@ -12,11 +12,11 @@ import type { ReadRequest, ReadRoute } from '../wire/read-request.js';
 import { decodeViewRequest } from '../wire/view-bcs.js';
 import type { VendorNames } from '../wire/vendor.js';
 import { addressParam, BCS_TYPE, JSON_TYPE, ledgerVersion, requireBcsAnswer, requireJsonBody, withQuery } from './params.js';
-import type { RawRead, RouteDescriptor } from './route.js';
+import { BY_LEDGER_VERSION, type RawRead, type RouteDescriptor } from './route.js';
 
-export const RAW_ITEM_ROUTE: ReadRoute = { name: 'raw_item', family: 'raw_item', pin: 'version', deterministic404: ['table_item_not_found'] };
+export const RAW_ITEM_ROUTE: ReadRoute = { name: 'raw_item', family: 'raw_item', ...BY_LEDGER_VERSION, deterministic404: ['table_item_not_found'] };
 // A view that aborts is a 400 invalid_input: a fact about the function at N.
-export const VIEW_ROUTE: ReadRoute = { name: 'view', family: 'view', pin: 'version', deterministic404: [], cachesInvalidInput: true };
+export const VIEW_ROUTE: ReadRoute = { name: 'view', family: 'view', ...BY_LEDGER_VERSION, deterministic404: [], cachesInvalidInput: true };
 
 // Strict: toString('utf8') would turn invalid bytes into U+FFFD, so a body a node
 // refuses (serde_json validates UTF-8) would share a cache identity with a valid one.

@@ -21,3 +21,16 @@ export interface RouteDescriptor extends ReadRoute {
   /** a validated canonical request; throws the NodeError a node would answer for bad input */
   parse(raw: RawRead): ReadRequest;
 }
+
+/**
+ * The rules of a route pinned by `?ledger_version=N`: N is the version its answer
+ * belongs to, the prune line a node answers 410 below, and what routes the call
+ * to a node that holds it. A latest read names none of them.
+ */
+export const BY_LEDGER_VERSION = {
+  pin: 'version',
+  pruneBy: 'version',
+  pruneAt: (req: ReadRequest): bigint | null => req.version,
+  routingVersion: (req: ReadRequest): bigint | null => req.version,
+  answerVersion: (req: ReadRequest): bigint | null => req.version,
+} as const satisfies Partial<ReadRoute>;

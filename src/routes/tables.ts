@@ -7,7 +7,7 @@ import { formatTypeTag, parseTypeTag } from '../wire/move-type.js';
 import type { ReadRequest } from '../wire/read-request.js';
 import { addressParam, answerFormat, BCS_TYPE, JSON_TYPE, ledgerVersion, requireBcsAnswer, requireJsonBody, withQuery } from './params.js';
 import { parseJsonObject } from './parse-read.js';
-import type { RawRead, RouteDescriptor } from './route.js';
+import { BY_LEDGER_VERSION, type RawRead, type RouteDescriptor } from './route.js';
 
 const FAMILY = 'tables';
 
@@ -27,7 +27,7 @@ function typeMember(parsed: Record<string, unknown>, name: string): string {
 const tableItem: RouteDescriptor = {
   name: 'table_item',
   family: FAMILY,
-  pin: 'version',
+  ...BY_LEDGER_VERSION,
   deterministic404: ['table_item_not_found'],
   method: 'POST',
   url: '/v1/tables/:table_handle/item',
@@ -59,7 +59,7 @@ const tableItem: RouteDescriptor = {
 const stateValue: RouteDescriptor = {
   name: 'state_value',
   family: FAMILY,
-  pin: 'version',
+  ...BY_LEDGER_VERSION,
   deterministic404: ['state_value_not_found'],
   method: 'POST',
   url: '/v1/experimental/state_values/raw',

@@ -109,7 +109,7 @@ export class UpstreamPool {
     if (req.contentType !== undefined) headers['content-type'] = req.contentType;
     const deadline = deadlineAt ?? Date.now() + this.routing.deadlineMs;
     // A path that names a version (a transaction, a block) goes to a node that has it.
-    const version = req.version ?? (req.item !== undefined && 'version' in req.item ? req.item.version : null);
+    const version = req.route.routingVersion(req);
     const call = { method: req.method, path: req.path, headers, body: req.method === 'POST' ? req.body : undefined };
     const answer = await this.admitted(() => this.withFailover(version, call, deadline));
     if (version === null && req.route.pin === 'version') this.reportedLatest(answer);

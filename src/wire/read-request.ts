@@ -4,7 +4,8 @@ import type { AnswerFormat } from './accept.js';
 
 /**
  * What the read path must know of a cached route (routes/ holds the table of
- * them): data, so one read path serves every route alike.
+ * them): its data and its rules, so one read path serves every route alike and a
+ * new route touches only routes/.
  */
 export interface ReadRoute {
   /** stable name, part of every cache key: renaming one orphans its entries */
@@ -21,22 +22,46 @@ export interface ReadRoute {
   readonly deterministic404: readonly string[];
   /** a 400 invalid_input is a fact about the request at N (a view that aborts) */
   readonly cachesInvalidInput?: boolean;
+  /** what pruneAt() names: a ledger version, or a block height (a block by height) */
+  readonly pruneBy: 'version' | 'height';
   /**
-   * Path routes: where a stored answer's version comes from. 'path': the path's
-   * version (by_version routes); 'answer': the answer's own "version" (a
-   * transaction by hash, pruned with it) or "first_version" (a block by height).
+   * The version (or block height) the request names, which a node answers 410 for
+   * once it is pruned, checked before any lookup. null when it names none: a latest
+   * read, or a transaction by hash, whose stored answer is then dropped once the
+   * version it belongs to (answerVersion) is pruned.
    */
-  readonly itemVersion?: 'path' | 'answer';
+  pruneAt(req: ReadRequest): bigint | null;
+  /** The version a node must hold to answer: the call goes to a node that covers it. null: any node's latest. */
+  routingVersion(req: ReadRequest): bigint | null;
+  /**
+   * The version a pinned read's answer belongs to: its Redis TTL and, when the
+   * request names no prune line, its pruning. null when the answer does not tell
+   * (then it is not stored).
+   */
+  answerVersion(req: ReadRequest, answer: AnswerFacts): bigint | null;
+  /** Why a 200 answer may still change (a pending transaction); undefined when it is final. Absent: every 200 is final. */
+  notFinal?(answer: AnswerFacts): string | undefined;
 }
 
-/** What a path route's path names, for the prune check and the node to ask. */
+/** What a route's rules read of a node's answer. */
+export interface AnswerFacts {
+  status: number;
+  contentType: string;
+  body: Buffer;
+  /** the body parsed, when the node client parsed it (a 200 JSON answer) */
+  json?: unknown;
+  /** the snapshot in the answer's ledger headers, when it had them */
+  ledger: { ledgerVersion: bigint } | null;
+}
+
+/** What a path route's path names; read by the route's own rules only. */
 export type PathItem = { version: bigint } | { height: bigint } | { hash: string };
 
 export interface ReadRequest {
   route: ReadRoute;
   /** the pinned ledger version, or null for a latest read (always null on path routes) */
   version: bigint | null;
-  /** path routes: the item the path names */
+  /** path routes: the item the path names (read by the route's own rules) */
   item?: PathItem;
   /** the answer format the client's Accept selected */
   format: AnswerFormat;

@@ -13,7 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisStore } from '../../src/cache/redis.js';
-import { cacheKey } from '../../src/cache/key.js';
+import { cacheKeyText, sharedKey } from '../../src/cache/key.js';
 import { parseRawItem } from '../../src/routes/parse-read.js';
 import { PRESENT, hex, itemAt } from '../helpers/cache.js';
 import { HANDLE, proxy, rawItem, sim } from '../helpers/proxy.js';
@@ -124,7 +124,7 @@ describe('a stalled Redis costs a pinned miss at most one command timeout', () =
     admin.on('error', () => {});
     try {
       await admin.connect();
-      await admin.set(`deadline:lock:${cacheKey('node', 4, req, 700n)}`, 'another-instance', 'PX', 10_000);
+      await admin.set(`deadline:lock:${sharedKey(cacheKeyText('node', 4, req, 700n))}`, 'another-instance', 'PX', 10_000);
       // The node is slow but within the attempt timeout.
       node.faults.set({ mode: 'slow', delayMs: 1200, routes: ['raw_item'] });
       const started = performance.now();

@@ -1,5 +1,6 @@
 // Shared pieces of the cache integration suites: fixed inputs whose answers the
 // sim's model functions predict, a bounded poll, and reply checks.
+import type { Redis } from 'ioredis';
 import { expect } from 'vitest';
 import { encodeBcsValues, encodeJsonValues, simBalance, simTableItem, SIM_MODULE_ADDRESS, type SimNode } from '../../src/sim/index.js';
 import { encodeViewRequest } from '../../src/wire/view-bcs.js';
@@ -102,4 +103,10 @@ export async function warmConnections(base: string, n: number): Promise<void> {
     ),
   );
   for (const r of replies) if (r.status !== 200 && r.status !== 404) throw new Error(`warm-up read answered ${r.status}`);
+}
+
+/** The answer entries (not fill locks or fill outcomes) under a key prefix in Redis, sorted. */
+export async function redisEntryKeys(client: Redis, prefix: string): Promise<string[]> {
+  const keys = await client.keys(`${prefix}*`);
+  return keys.filter((k) => !k.startsWith(`${prefix}lock:`) && !k.startsWith(`${prefix}fill:`)).sort();
 }

@@ -4,9 +4,9 @@
 // "Cache keys and entries").
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { decodeAnswer, FORMAT_V1 } from '../../src/cache/codec.js';
+import { decodeAnswer, FORMAT_V3 } from '../../src/cache/codec.js';
 import { simBalance } from '../../src/sim/index.js';
-import { BALANCE, balanceAt, cacheOf, expectStatus, hex, itemAt, OWNER, PRESENT, PRESENT_KEYS, served, tally, timed, warmConnections } from '../helpers/cache.js';
+import { BALANCE, balanceAt, cacheOf, expectStatus, hex, itemAt, OWNER, PRESENT, PRESENT_KEYS, redisEntryKeys, served, tally, timed, warmConnections } from '../helpers/cache.js';
 import { until } from '../helpers/until.js';
 import { proxy, rawItem, sim, viewJson, type Reply } from '../helpers/proxy.js';
 import { flushAll, startRedisServer, type RedisServerHandle } from '../helpers/redis-server.js';
@@ -64,9 +64,8 @@ function admin(): Redis {
 }
 
 /** The answer entries (not fill locks) under the prefix. */
-async function entryKeys(client: Redis): Promise<string[]> {
-  const keys = await client.keys(`${PREFIX}*`);
-  return keys.filter((k) => !k.startsWith(`${PREFIX}lock:`) && !k.startsWith(`${PREFIX}fill:`)).sort();
+function entryKeys(client: Redis): Promise<string[]> {
+  return redisEntryKeys(client, PREFIX);
 }
 
 /** Waits (bounded) until `count` answer entries are in Redis: a write may finish after its reply. */
@@ -236,13 +235,13 @@ describe('entries in Redis', () => {
     for (const key of keys) {
       expect(key, 'prefix + a hash, no client input').toMatch(/^test:[0-9a-f]{64}$/);
       const raw = (await client.getBuffer(key))!;
-      expect(raw[0], 'format byte').toBe(FORMAT_V1);
+      expect(raw[0], 'format byte').toBe(FORMAT_V3);
       expect(() => JSON.parse(raw.toString('utf8')), 'not JSON').toThrow();
       const answer = decodeAnswer(raw);
       expect(answer, 'decodes').toBeDefined();
       expect(answer!.status).toBe(200);
-      // The body is stored as its own bytes at the end of the entry, not base64.
-      expect(raw.subarray(raw.length - answer!.body.length).equals(answer!.body)).toBe(true);
+      // The body is stored as its own bytes before the 4-byte checksum, not base64.
+      expect(raw.subarray(raw.length - 4 - answer!.body.length, raw.length - 4).equals(answer!.body)).toBe(true);
       // A few header bytes (status, version, gas, content type) and the body: no text encoding around it.
       expect(raw.length, 'entry size').toBeLessThanOrEqual(answer!.body.length + 64);
       found.push({ version: answer!.version, body: answer!.body, gas: answer!.gasUsed, type: answer!.contentType });

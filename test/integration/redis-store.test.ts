@@ -3,7 +3,7 @@
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { decodeAnswer, FORMAT_V1 } from '../../src/cache/codec.js';
+import { decodeAnswer, FORMAT_V3 } from '../../src/cache/codec.js';
 import { RedisStore, type RedisStoreOptions } from '../../src/cache/redis.js';
 import type { FillLock } from '../../src/cache/store.js';
 import type { StoredAnswer } from '../../src/wire/read-request.js';
@@ -81,9 +81,9 @@ describe('RedisStore in Redis', () => {
     const redis = admin();
     expect(await redis.keys(`${prefix}*`)).toEqual([`${prefix}abc`]);
     const raw = (await redis.getBuffer(`${prefix}abc`))!;
-    expect(raw[0]).toBe(FORMAT_V1);
+    expect(raw[0]).toBe(FORMAT_V3);
     expect(() => JSON.parse(raw.toString('utf8'))).toThrow();
-    expect(raw.subarray(raw.length - sample.body.length).equals(sample.body)).toBe(true);
+    expect(raw.subarray(raw.length - 4 - sample.body.length, raw.length - 4).equals(sample.body)).toBe(true);
     expect(decodeAnswer(raw)).toEqual(sample);
   });
 
@@ -102,11 +102,24 @@ describe('RedisStore in Redis', () => {
     expect(await redis.exists(`${prefix}expired`)).toBe(0);
   });
 
-  it('treats an unreadable entry as a miss and reports it', async () => {
-    const { store, prefix, errors } = await makeStore();
-    await admin().set(`${prefix}bad`, Buffer.from([9, 9, 9]));
-    expect(await store.get('bad')).toBeUndefined();
-    expect(errors.map((e) => e.op)).toEqual(['decode']);
+  it('reads an entry that fails its check as a miss: counted every time, logged once per key, and no failure', async () => {
+    const faults: string[] = [];
+    const { store, prefix, errors, logs } = await makeStore({ onCorrupt: (fault) => faults.push(fault) });
+    const redis = admin();
+    await store.set('good', sample);
+    const good = (await redis.getBuffer(`${prefix}good`))!;
+    await redis.set(`${prefix}short`, good.subarray(0, good.length - 1));
+    await redis.set(`${prefix}foreign`, Buffer.from([9, 9, 9]));
+    for (let i = 0; i < 3; i++) {
+      expect(await store.get('short')).toBeUndefined();
+      expect(await store.get('foreign')).toBeUndefined();
+      expect(await store.get('good')).toEqual(sample);
+    }
+    expect(faults).toEqual(['length', 'format', 'length', 'format', 'length', 'format']);
+    const warned = logs.filter((l) => l.level === 40);
+    expect(warned.map((l) => (l as { key?: string }).key)).toEqual(['short', 'foreign']);
+    expect(errors, 'a bad entry is no Redis failure').toEqual([]);
+    expect(store.isHealthy(), 'Redis is not left alone after it').toBe(true);
   });
 });
 
@@ -230,7 +243,7 @@ describe('RedisStore fails open', () => {
       'the store to work again',
     );
     expect(store.isReady()).toBe(true);
-    expect(logs.some((l) => l.msg === 'redis cache available again')).toBe(true);
+    expect(logs.some((l) => l.msg === 'redis available again')).toBe(true);
   });
 
   it('get resolves undefined within about the command timeout while the server is stalled', async () => {

@@ -6,9 +6,9 @@
 import { createHash } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { App } from '../../src/app.js';
-import { capturedLog, HANDLE, ledgerHeaders, proxy, type Reply, sim } from '../helpers/proxy.js';
+import { capturedLog, freePort, HANDLE, ledgerHeaders, proxy, type Reply, sim } from '../helpers/proxy.js';
 import { startRedisServer, type RedisServerHandle } from '../helpers/redis-server.js';
 import { until } from '../helpers/until.js';
 
@@ -295,6 +295,28 @@ describe('shared through Redis', () => {
       expect((await client.info('commandstats')).match(/^cmdstat_incr:/m)).toBeNull();
     } finally {
       client.disconnect();
+    }
+  });
+});
+
+describe('limits shared through a Redis that is unreachable', () => {
+  it('count in this process; the counters client writes nothing to stderr, and its failure is counted', async () => {
+    const port = await freePort();
+    const stderr = vi.spyOn(console, 'error');
+    try {
+      const node = await sim();
+      const cache = { redis: { url: `redis://127.0.0.1:${port}`, keyPrefix: 'tenants-down:' } };
+      const p = await proxy([node], { ...QUIET, cache, tenants: { anonymous: { requestsPerSecond: 2 } } }, FROZEN);
+      const item = pinnedItem('0x01');
+      expect((await send(p.url, item.path, item)).status).toBe(200);
+      expect((await send(p.url, item.path, item)).status).toBe(200);
+      expect((await send(p.url, item.path, item)).status).toBe(429);
+      const counted = async (): Promise<boolean> => /^ledger_proxy_redis_errors_total\{client="limits",op="connection"\} [1-9]/m.test((await p.app.metrics.render()).body);
+      await until(counted, 5000, 'the counters client failure in ledger_proxy_redis_errors_total');
+      const fromIoredis = stderr.mock.calls.filter((args) => args.some((a) => String(a).includes('[ioredis]')));
+      expect(fromIoredis).toEqual([]);
+    } finally {
+      stderr.mockRestore();
     }
   });
 });

@@ -1,5 +1,6 @@
+import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { decodeAnswer, encodeAnswer, FORMAT_V1, FORMAT_V2 } from '../../src/cache/codec.js';
+import { decodeAnswer, encodeAnswer, FORMAT_V3, readEntry } from '../../src/cache/codec.js';
 import type { StoredAnswer } from '../../src/wire/read-request.js';
 
 const sample: StoredAnswer = {
@@ -12,17 +13,15 @@ const sample: StoredAnswer = {
 
 describe('answer codec', () => {
   it('round-trips every field', () => {
-    const decoded = decodeAnswer(encodeAnswer(sample));
-    expect(decoded).toEqual(sample);
+    expect(decodeAnswer(encodeAnswer(sample))).toEqual(sample);
   });
 
-  it('an answer with a cursor (a page) is V2 and round-trips it; without one it stays V1, readable by older releases', () => {
-    const page: StoredAnswer = { ...sample, cursor: '0x0100000000000000000000000000000000000000000000000000000000000000010c' };
-    const encoded = encodeAnswer(page);
-    expect(encoded[0]).toBe(FORMAT_V2);
-    expect(decodeAnswer(encoded)).toEqual(page);
-    expect(encodeAnswer(sample)[0]).toBe(FORMAT_V1);
-    for (let n = 0; n < encoded.length - page.body.length; n++) expect(decodeAnswer(encoded.subarray(0, n)), `truncated to ${n}`).toBeUndefined();
+  it('round-trips a cursor (a page), an empty one included', () => {
+    for (const cursor of ['0x0100000000000000000000000000000000000000000000000000000000000000010c', '']) {
+      const page: StoredAnswer = { ...sample, cursor };
+      expect(decodeAnswer(encodeAnswer(page))).toEqual(page);
+    }
+    expect(decodeAnswer(encodeAnswer(sample))).not.toHaveProperty('cursor');
     expect(() => encodeAnswer({ ...sample, cursor: 'a\r\nb' })).toThrow(RangeError);
   });
 
@@ -33,10 +32,13 @@ describe('answer codec', () => {
     expect(decoded).not.toHaveProperty('gasUsed');
   });
 
-  it('is binary: the layout is format byte, status, version, gas, content type, body', () => {
+  it('is binary: format, flags, status, version, gas, content type, body length, body, CRC-32 of all before it', () => {
     const buf = encodeAnswer({ status: 200, contentType: 'a/b', body: Buffer.from([0xff, 0x00]), gasUsed: '9', version: 1n });
-    expect(buf.toString('hex')).toBe('01' + '00c8' + '0000000000000001' + '01' + '39' + '0003' + Buffer.from('a/b').toString('hex') + 'ff00');
-    expect(buf[0]).toBe(FORMAT_V1);
+    const covered = '03' + '00' + '00c8' + '0000000000000001' + '01' + '39' + '0003' + Buffer.from('a/b').toString('hex') + '00000002' + 'ff00';
+    const checksum = Buffer.alloc(4);
+    checksum.writeUInt32BE(crc32(Buffer.from(covered, 'hex')));
+    expect(buf.toString('hex')).toBe(covered + checksum.toString('hex'));
+    expect(buf[0]).toBe(FORMAT_V3);
   });
 
   it('decodes to an independent copy of the body', () => {
@@ -46,40 +48,40 @@ describe('answer codec', () => {
     expect(decoded.body.toString()).toBe('[{"value":"100"}]');
   });
 
-  it('returns undefined for every truncation', () => {
-    const buf = encodeAnswer({ ...sample, body: Buffer.alloc(0) });
-    for (let n = 0; n < buf.length; n++) {
-      expect(decodeAnswer(buf.subarray(0, n)), `truncated to ${n}`).toBeUndefined();
+  it('refuses every truncation and every extension', () => {
+    for (const answer of [sample, { ...sample, cursor: 'c' }, { ...sample, body: Buffer.alloc(0) }]) {
+      const buf = encodeAnswer(answer);
+      for (let n = 0; n < buf.length; n++) expect(readEntry(buf.subarray(0, n)), `truncated to ${n}`).toMatch(/^(format|length)$/);
+      expect(readEntry(Buffer.concat([buf, Buffer.of(0)]))).toBe('length');
     }
   });
 
-  it('returns undefined for an unknown format byte, a bad status, bad gas or bad UTF-8', () => {
-    const good = encodeAnswer(sample);
-    const patched = (at: number, byte: number): Buffer => {
-      const b = Buffer.from(good);
-      b[at] = byte;
-      return b;
-    };
-    expect(decodeAnswer(patched(0, 0))).toBeUndefined();
-    expect(decodeAnswer(patched(0, 2))).toBeUndefined();
-    expect(decodeAnswer(patched(1, 0xff))).toBeUndefined();
-    expect(decodeAnswer(patched(12, 0x01))).toBeUndefined();
-    const typeStart = 12 + 2 + 2;
-    expect(decodeAnswer(patched(typeStart, 0xc3))).toBeUndefined();
-    // a content type length that runs past the end
-    const long = Buffer.from(good);
-    long.writeUInt16BE(0xffff, 14);
-    expect(decodeAnswer(long)).toBeUndefined();
+  it('refuses every single bit flipped, wherever it is', () => {
+    const buf = encodeAnswer({ ...sample, cursor: 'c' });
+    for (let at = 0; at < buf.length; at++) {
+      for (let bit = 0; bit < 8; bit++) {
+        const flipped = Buffer.from(buf);
+        flipped[at] ^= 1 << bit;
+        expect(readEntry(flipped), `byte ${at} bit ${bit}`).toMatch(/^(format|length|checksum)$/);
+      }
+    }
   });
 
-  it('never throws on arbitrary bytes', () => {
+  it('refuses the formats of earlier releases, which carry no length or checksum', () => {
+    const v1 = Buffer.concat([Buffer.from('0100c8000000000000000101390003', 'hex'), Buffer.from('a/b'), Buffer.from([0xff, 0x00])]);
+    expect(readEntry(v1)).toBe('format');
+    expect(readEntry(Buffer.concat([Buffer.of(2), v1.subarray(1)]))).toBe('format');
+    expect(readEntry(Buffer.alloc(0))).toBe('format');
+  });
+
+  it('never throws on arbitrary bytes, and passes none of them', () => {
     let seed = 1;
     const rand = (): number => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) & 0xff;
     for (let i = 0; i < 2000; i++) {
-      const buf = Buffer.alloc(i % 40, 0);
+      const buf = Buffer.alloc(i % 60, 0);
       for (let j = 0; j < buf.length; j++) buf[j] = rand();
-      if (buf.length > 0 && i % 2 === 0) buf[0] = FORMAT_V1;
-      expect(() => decodeAnswer(buf)).not.toThrow();
+      if (buf.length > 0 && i % 2 === 0) buf[0] = FORMAT_V3;
+      expect(typeof readEntry(buf)).toBe('string');
     }
   });
 

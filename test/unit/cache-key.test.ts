@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cacheKey } from '../../src/cache/key.js';
+import { cacheKeyText, sharedKey } from '../../src/cache/key.js';
 import { RAW_ITEM_ROUTE, VIEW_ROUTE } from '../../src/routes/parse-read.js';
 import type { ReadRequest } from '../../src/wire/read-request.js';
 
@@ -18,7 +18,12 @@ function req(overrides: Partial<ReadRequest> = {}): ReadRequest {
   };
 }
 
-describe('cacheKey', () => {
+/** The shared-store key of a pinned answer, as the read path makes it. */
+function cacheKey(vendor: string, chainId: number, request: ReadRequest, version: bigint | null): string {
+  return sharedKey(cacheKeyText(vendor, chainId, request, version));
+}
+
+describe('the shared-store key', () => {
   it('is a sha256 hex digest and deterministic', () => {
     const key = cacheKey('node', 4, req(), 5n);
     expect(key).toMatch(/^[0-9a-f]{64}$/);

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RawRead } from '../../src/routes/route.js';
 import { readRoutes, routeMatcher } from '../../src/routes/table.js';
-import { cacheability, itemVersion } from '../../src/serve/policy.js';
+import { cacheability } from '../../src/serve/policy.js';
 import type { NodeAnswer } from '../../src/upstream/answer.js';
 import { vendorNames } from '../../src/wire/vendor.js';
 
@@ -46,6 +46,7 @@ describe('wallet route cache policy', () => {
   });
 
   it("a path route's entry belongs to the path's version, else the answer's version or first_version", () => {
+    const itemVersion = (req: ReturnType<typeof get>, answer: NodeAnswer): bigint | null => req.route.answerVersion(req, answer);
     expect(itemVersion(get('/v1/blocks/by_version/12'), json(200, { first_version: '8' }))).toBe(12n);
     expect(itemVersion(get(`/v1/transactions/by_hash/${HASH}`), json(200, { version: '77' }))).toBe(77n);
     expect(itemVersion(get('/v1/blocks/by_height/3'), json(200, { first_version: '12', last_version: '15' }))).toBe(12n);

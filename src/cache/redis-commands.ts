@@ -1,0 +1,112 @@
+// The cache client's commands as the store, the fill lock and the fill channel
+// issue them: refused at once while not connected, bounded by the proxy's own
+// deadline, every failure reported. It FAILS OPEN: a refused or failed command is
+// a miss to its caller, never an error to a client.
+import type { RedisConnection, ReportingClient } from './redis-client.js';
+
+/** After a failed command, the read path leaves Redis alone this long (isHealthy). */
+const FAILURE_BACKOFF_MS = 1000;
+
+/** One shared error while not connected: no stack capture per request during an outage. */
+const NOT_READY = new Error('redis is not connected');
+
+export class RedisCommands {
+  #closed = false;
+
+  constructor(
+    private readonly client: ReportingClient,
+    /** prepended to every key, so instances of one deployment share entries and nothing else */
+    readonly prefix: string,
+    /**
+     * Our own deadline from the moment we issue a command, in both modes: a
+     * Cluster re-sends on MOVED, TRYAGAIN, CLUSTERDOWN and failover with a fresh
+     * timeout each time, and with auto-pipelining a command waits for a stalled
+     * pipeline before ioredis's own timeout even starts.
+     */
+    private readonly timeoutMs: number,
+  ) {}
+
+  get redis(): RedisConnection {
+    return this.client.redis;
+  }
+
+  isReady(): boolean {
+    return !this.#closed && this.client.redis.status === 'ready';
+  }
+
+  /**
+   * Worth asking now: connected, and no command failed in the last
+   * FAILURE_BACKOFF_MS. A stalled Redis stays "ready" while every command times
+   * out; the read path then skips it rather than pay the timeout on every miss.
+   */
+  isHealthy(): boolean {
+    return this.isReady() && performance.now() - this.client.failures.lastFailureAt >= FAILURE_BACKOFF_MS;
+  }
+
+  /** Resolves true once connected, false after timeoutMs or on close; never rejects. For startup and tests. */
+  whenReady(timeoutMs: number): Promise<boolean> {
+    if (this.isReady()) return Promise.resolve(true);
+    if (this.#closed) return Promise.resolve(false);
+    const redis = this.client.redis;
+    return new Promise((resolve) => {
+      const done = (ready: boolean): void => {
+        clearTimeout(timer);
+        redis.off('ready', onReady);
+        redis.off('end', onEnd);
+        resolve(ready);
+      };
+      const onReady = (): void => done(true);
+      const onEnd = (): void => done(false);
+      const timer = setTimeout(() => done(false), timeoutMs);
+      redis.on('ready', onReady);
+      redis.on('end', onEnd);
+    });
+  }
+
+  /** False (after reporting) when no command can succeed now; a closed client fails silently. */
+  usable(op: string): boolean {
+    if (this.#closed) return false;
+    if (this.client.redis.status === 'ready') return true;
+    this.fail(op, NOT_READY);
+    return false;
+  }
+
+  fail(op: string, cause: unknown): void {
+    this.client.failures.fail(op, cause);
+  }
+
+  /** The command raced against the deadline, counted from when we issued it. */
+  bounded<T>(command: Promise<T>): Promise<T> {
+    const ms = this.timeoutMs;
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`Command timed out after ${ms} ms`)), ms);
+      command.then(
+        (value) => {
+          clearTimeout(timer);
+          resolve(value);
+        },
+        (err: unknown) => {
+          clearTimeout(timer);
+          reject(err);
+        },
+      );
+    });
+  }
+
+  /** QUIT when connected (bounded by the deadline), otherwise or on failure drop the connection. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.client.failures.close();
+    const redis = this.client.redis;
+    if (redis.status === 'ready') {
+      try {
+        await this.bounded(redis.quit());
+        return;
+      } catch {
+        // Fall through: a stalled or vanished server must not hold up shutdown.
+      }
+    }
+    redis.disconnect();
+  }
+}

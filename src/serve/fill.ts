@@ -1,0 +1,99 @@
+// The cross-instance side of a pinned miss (DESIGN "Cache keys and entries"):
+// Redis is asked first; then, with the fill lock on, one instance takes a short
+// lock and asks a node while the others wait for the outcome it publishes. This
+// module owns the lock, the wait and the publish; the caller says how to ask a
+// node and whether the answer is stored.
+import type { FillLock, FillOutcome } from '../cache/store.js';
+import { ERROR_CONTENT_TYPE, errorBody, NodeError } from '../errors.js';
+import type { StoredAnswer } from '../wire/read-request.js';
+import type { SharedStore } from './ports.js';
+import type { CacheTier } from './read-result.js';
+
+export interface FillSettings {
+  /** cache.redis.fillLock: concurrent misses across instances make one node call */
+  fillLock: boolean;
+  /** cache.redis.fillLockMs: how long the lock lives, and the longest wait for its holder */
+  fillLockMs: number;
+}
+
+/** Where a fill's answer came from. */
+export interface Filled {
+  answer: StoredAnswer;
+  /** the tier it was found in (or, for a waiter, stored in by the holder); absent: a node answered */
+  tier?: CacheTier;
+  /** the node that answered */
+  upstream?: string;
+  /** another instance's one-off answer, relayed */
+  relayed?: true;
+}
+
+/** What the caller's node call gave. */
+export interface NodeFill {
+  answer: StoredAnswer;
+  upstream: string;
+  /** settles once Redis has the answer; absent: the answer is not stored (a one-off) */
+  written?: Promise<void>;
+}
+
+const NOTHING_WRITTEN: Promise<void> = Promise.resolve();
+
+export class FillCoordinator {
+  constructor(private readonly shared: { store: SharedStore; settings: FillSettings } | undefined) {}
+
+  /**
+   * Fills one pinned miss whose shared-store key is `key`. `usable` refuses an
+   * entry found in Redis that no longer answers (a transaction whose version is
+   * pruned); `fromNode` asks a node, and stores the answer when it is cacheable.
+   * `deadlineAt` bounds the wait for another instance's fill.
+   */
+  async fill(key: string, deadlineAt: number, usable: (found: StoredAnswer) => boolean, fromNode: () => Promise<NodeFill>): Promise<Filled> {
+    const shared = this.shared;
+    // A Redis that is down or stalled costs at most one command timeout: no
+    // further lookups, and no wait for a lock.
+    if (shared === undefined || !shared.store.isHealthy()) return asked(await fromNode());
+    const { store, settings } = shared;
+    const found = (await store.get(key)) as StoredAnswer | undefined;
+    if (found !== undefined && usable(found)) return { answer: found, tier: 'redis' };
+    const { fillLock, fillLockMs } = settings;
+    if (!fillLock || !store.isHealthy()) return asked(await fromNode());
+    const lock = await store.tryLock(key, fillLockMs);
+    if (lock === 'failed') return asked(await fromNode());
+    if (lock !== 'held') return this.fillHolding(store, key, lock, fromNode);
+    // At most half of what is left, so the node still has time if the fill never comes.
+    const outcome = await store.awaitFill(key, Math.min(fillLockMs, (deadlineAt - Date.now()) / 2));
+    if (outcome === undefined || outcome === 'gave-up') return asked(await fromNode());
+    return outcome.stored ? { answer: outcome.answer, tier: 'redis' } : { answer: outcome.answer, relayed: true };
+  }
+
+  /** Asks a node while holding the lock, and tells the waiters what came of it. */
+  private async fillHolding(store: SharedStore, key: string, lock: FillLock, fromNode: () => Promise<NodeFill>): Promise<Filled> {
+    let node: NodeFill;
+    try {
+      node = await fromNode();
+    } catch (err) {
+      // Waiters get the proxy's own error as a one-off: they learn now, not at lock expiry.
+      publish(store, key, lock, err instanceof NodeError ? { answer: errorAnswer(err), stored: false } : 'gave-up', NOTHING_WRITTEN);
+      throw err;
+    }
+    publish(store, key, lock, { answer: node.answer, stored: node.written !== undefined }, node.written ?? NOTHING_WRITTEN);
+    return asked(node);
+  }
+}
+
+function asked(node: NodeFill): Filled {
+  return { answer: node.answer, upstream: node.upstream };
+}
+
+/**
+ * Publishes the fill's outcome at once (waiters need not read the entry), and
+ * releases the lock once both the outcome and the shared write have landed, so
+ * an instance that takes the lock next finds the entry.
+ */
+function publish(store: SharedStore, key: string, lock: FillLock, outcome: FillOutcome, written: Promise<void>): void {
+  void Promise.all([store.publishFill(key, outcome), written]).finally(() => lock.release());
+}
+
+/** The proxy's error reply, as a one-off answer for another instance's waiters (its version is never read). */
+function errorAnswer(err: NodeError): StoredAnswer {
+  return { status: err.status, contentType: ERROR_CONTENT_TYPE, body: errorBody(err), version: 0n };
+}

@@ -1,0 +1,34 @@
+// The cache keys of a pinned read, kept with the request object: the public entry
+// reuses one parsed request per spelling, so a repeated hit builds no key, and the
+// memory tier hashes a string whose hash V8 already holds.
+import { cacheKeyText, sharedKey } from '../cache/key.js';
+import type { ReadRequest } from '../wire/read-request.js';
+
+interface Keys {
+  chain: number;
+  text: string;
+  /** sharedKey(text), made on the first miss: a sha256 per Redis hit was 3% of it */
+  shared: string | undefined;
+}
+
+export class KeyMemo {
+  private readonly keys = new WeakMap<ReadRequest, Keys>();
+
+  constructor(private readonly vendor: string) {}
+
+  /** The key text of a pinned read (at its own version, or a path route's) on `chain`. */
+  text(req: ReadRequest, chain: number): string {
+    const known = this.keys.get(req);
+    if (known !== undefined && known.chain === chain) return known.text;
+    const text = cacheKeyText(this.vendor, chain, req, req.version);
+    this.keys.set(req, { chain, text, shared: undefined });
+    return text;
+  }
+
+  /** The shared-store key of `text`, req's key text. */
+  shared(req: ReadRequest, text: string): string {
+    const known = this.keys.get(req);
+    if (known === undefined || known.text !== text) return sharedKey(text);
+    return (known.shared ??= sharedKey(text));
+  }
+}

@@ -1,0 +1,86 @@
+// A latest read (no ?ledger_version): one node call per canonical request in
+// flight, its answer stored as the pinned answer at the version in its ledger
+// header. With bounded staleness, a recent answer is served while one background
+// refresh per key runs; with stale-if-error, a recent answer stands in for a
+// failed read.
+import type { Logger } from 'pino';
+import { cacheKeyText } from '../cache/key.js';
+import type { Watermark } from '../ledger/watermark.js';
+import type { NodeAnswer } from '../upstream/answer.js';
+import type { ReadRequest } from '../wire/read-request.js';
+import type { LatestAnswer, LatestAnswers } from './latest-answers.js';
+import { cacheability } from './policy.js';
+import type { NodeReader } from './ports.js';
+import { type ReadResult, readResult } from './read-result.js';
+import { SingleFlight } from './single-flight.js';
+import { type CacheTiers, storedAnswer } from './tiers.js';
+
+export interface LatestReadsDeps {
+  vendor: string;
+  nodes: NodeReader;
+  tiers: CacheTiers;
+  watermark: Watermark;
+  logger: Logger;
+  /** newest latest answers, for bounded staleness and stale-if-error */
+  latest?: LatestAnswers;
+  /** told of every stale reply, by reason, for metrics */
+  onStale?: (reason: 'bound' | 'error') => void;
+}
+
+export class LatestReads {
+  private readonly flights = new SingleFlight<NodeAnswer>();
+
+  constructor(private readonly o: LatestReadsDeps) {}
+
+  async read(req: ReadRequest, chain: number): Promise<ReadResult> {
+    // The chain is in the key: a remembered latest answer of another chain is never served.
+    const flightKey = `${chain}\n${req.route.name}\n${req.format}\n${req.identity}`;
+    const latest = this.o.latest;
+    const stale = latest?.withinBound(flightKey, this.o.watermark.current()?.ledgerVersion ?? null);
+    if (stale !== undefined) {
+      // Stale-while-revalidate: one background refresh per key at a time.
+      if (stale.refresh) {
+        const { promise } = this.flights.do(flightKey, () => this.fetch(req, flightKey));
+        promise.catch((err) => this.o.logger.debug({ err: (err as Error).message }, 'background refresh failed'));
+      }
+      return this.stale(stale.entry, 'bound');
+    }
+    const { promise, shared } = this.flights.do(flightKey, () => this.fetch(req, flightKey));
+    let answer: NodeAnswer;
+    try {
+      answer = await promise;
+    } catch (err) {
+      const fallback = latest?.forError(flightKey);
+      if (fallback === undefined) throw err;
+      return this.stale(fallback, 'error');
+    }
+    if (answer.status >= 500) {
+      const fallback = latest?.forError(flightKey);
+      if (fallback !== undefined) return this.stale(fallback, 'error');
+    }
+    // A forwarded latest read keeps the answering node's snapshot: it says at
+    // which version the data was read.
+    return readResult(answer, answer.ledger, shared ? 'COALESCED' : 'MISS', undefined, answer.upstream);
+  }
+
+  /** A stale reply carries its own snapshot, never the watermark, so its age is visible. */
+  private stale(entry: LatestAnswer, reason: 'bound' | 'error'): ReadResult {
+    this.o.onStale?.(reason);
+    return readResult(entry.answer, entry.ledger, 'STALE');
+  }
+
+  private async fetch(req: ReadRequest, flightKey: string): Promise<NodeAnswer> {
+    const answer = await this.o.nodes.read(req);
+    const verdict = cacheability(req, answer);
+    // Stored under the chain the answer itself reports, and only while that is the nodes' chain.
+    if (verdict.cacheable && answer.ledger !== null && answer.ledger.chainId === this.o.nodes.chainId()) {
+      const version = answer.ledger.ledgerVersion;
+      const stored = storedAnswer(answer, version);
+      void this.o.tiers.store(cacheKeyText(this.o.vendor, answer.ledger.chainId, req, version), stored);
+      this.o.latest?.remember(flightKey, stored, answer.ledger);
+    } else if (!verdict.cacheable) {
+      this.o.logger.debug({ route: req.route.name, reason: verdict.reason }, 'latest answer not stored');
+    }
+    return answer;
+  }
+}

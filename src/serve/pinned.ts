@@ -1,0 +1,111 @@
+// A pinned read: at ?ledger_version=N, or of a transaction or block its path names.
+//   pruned? → 410; memory → (one fill per key: Redis → a node, FillCoordinator)
+//   → stored in both tiers when the answer is immutable.
+// Synchronous on a memory hit: the hot path takes no async hop and allocates
+// nothing but its result.
+import type { Logger } from 'pino';
+import { NodeError } from '../errors.js';
+import type { Watermark } from '../ledger/watermark.js';
+import type { ReadRequest, StoredAnswer } from '../wire/read-request.js';
+import type { FillCoordinator, Filled, NodeFill } from './fill.js';
+import { KeyMemo } from './key-memo.js';
+import { cacheability } from './policy.js';
+import type { NodeReader } from './ports.js';
+import { type ReadResult, readResult } from './read-result.js';
+import { SingleFlight } from './single-flight.js';
+import { type CacheTiers, storedAnswer } from './tiers.js';
+
+export interface PinnedReadsDeps {
+  vendor: string;
+  nodes: NodeReader;
+  tiers: CacheTiers;
+  fills: FillCoordinator;
+  /** routing.deadlineMs: a miss, waiting for another instance's fill included, ends within it */
+  deadlineMs: number;
+  watermark: Watermark;
+  logger: Logger;
+}
+
+export class PinnedReads {
+  private readonly flights = new SingleFlight<Filled>();
+  private readonly keys: KeyMemo;
+
+  constructor(private readonly o: PinnedReadsDeps) {
+    this.keys = new KeyMemo(o.vendor);
+  }
+
+  read(req: ReadRequest, chain: number): Promise<ReadResult> | ReadResult {
+    const pruned = this.prunedError(req);
+    if (pruned !== undefined) throw pruned;
+    const key = this.keys.text(req, chain);
+    const memory = this.o.tiers.memory;
+    const hit = memory.get(key);
+    if (hit !== undefined) {
+      if (!this.outlived(req, hit)) return readResult(hit, this.o.watermark.current(), 'HIT', 'memory');
+      memory.delete(key);
+    }
+    const { promise, shared } = this.flights.do(key, () => this.fill(key, chain, req));
+    return promise.then((filled) => this.served(req, filled, shared));
+  }
+
+  /**
+   * The 410 a node would answer before any lookup: the version or block height
+   * the request names is below every node's history.
+   */
+  private prunedError(req: ReadRequest): NodeError | undefined {
+    const route = req.route;
+    const at = route.pruneAt(req);
+    if (at === null) return undefined;
+    if (route.pruneBy === 'height') return this.o.nodes.isBlockPruned(at) ? NodeError.blockPruned(at) : undefined;
+    return this.o.nodes.isPruned(at) ? NodeError.pruned(at) : undefined;
+  }
+
+  /**
+   * A stored answer to a request that names no prune line (a transaction by
+   * hash) whose own version is pruned: a node has no 410 for it (it answers 404),
+   * so the entry is no longer an answer.
+   */
+  private outlived(req: ReadRequest, answer: StoredAnswer): boolean {
+    return req.route.pruneAt(req) === null && this.o.nodes.isPruned(answer.version);
+  }
+
+  private served(req: ReadRequest, filled: Filled, shared: boolean): ReadResult {
+    // The prune line may have moved while Redis or a node answered: a node
+    // asked now would say 410, so the proxy does too.
+    const prunedNow = this.prunedError(req);
+    if (prunedNow !== undefined) throw prunedNow;
+    const ledger = this.o.watermark.current();
+    if (filled.relayed) return readResult(filled.answer, ledger, 'COALESCED');
+    if (filled.tier !== undefined) return readResult(filled.answer, ledger, shared ? 'COALESCED' : 'HIT', filled.tier);
+    return readResult(filled.answer, ledger, shared ? 'COALESCED' : 'MISS', undefined, filled.upstream);
+  }
+
+  private async fill(key: string, chain: number, req: ReadRequest): Promise<Filled> {
+    const deadlineAt = Date.now() + this.o.deadlineMs;
+    const shared = this.keys.shared(req, key);
+    const filled = await this.o.fills.fill(
+      shared,
+      deadlineAt,
+      (found) => !this.outlived(req, found),
+      () => this.fromNode(req, chain, key, shared, deadlineAt),
+    );
+    if (filled.tier === 'redis') this.o.tiers.remember(key, filled.answer);
+    return filled;
+  }
+
+  /** Asks a node, and stores its answer when it is immutable. */
+  private async fromNode(req: ReadRequest, chain: number, key: string, shared: string, deadlineAt: number): Promise<NodeFill> {
+    const answer = await this.o.nodes.read(req, deadlineAt);
+    let verdict = cacheability(req, answer);
+    const at = verdict.cacheable ? req.route.answerVersion(req, answer) : null;
+    if (verdict.cacheable && at === null) verdict = { cacheable: false, reason: 'the version of the answer is not known' };
+    const stored = storedAnswer(answer, at ?? 0n);
+    if (!verdict.cacheable) {
+      this.o.logger.debug({ route: req.route.name, version: req.version === null ? undefined : String(req.version), reason: verdict.reason }, 'answer not cached');
+      return { answer: stored, upstream: answer.upstream };
+    }
+    // An answer from after a chain change is not stored under the old chain's key.
+    if (this.o.nodes.chainId() !== chain) return { answer: stored, upstream: answer.upstream };
+    return { answer: stored, upstream: answer.upstream, written: this.o.tiers.store(key, stored, shared) };
+  }
+}

@@ -1,0 +1,32 @@
+// What the read path needs of the nodes and of the shared tier: the upstream pool
+// and the Redis store implement these, and serve/ knows them only by these.
+import type { AnswerStore, FillLock, FillOutcome } from '../cache/store.js';
+import type { NodeAnswer } from '../upstream/answer.js';
+import type { ReadRequest } from '../wire/read-request.js';
+
+/** The upstream side the read path needs (UpstreamPool implements it). */
+export interface NodeReader {
+  /** `deadlineAt` (epoch ms) bounds the whole read, retries included */
+  read(req: ReadRequest, deadlineAt?: number): Promise<NodeAnswer>;
+  isPruned(version: bigint): boolean;
+  /** a block height below the oldest block of every node that could serve it */
+  isBlockPruned(height: bigint): boolean;
+  /** The chain the nodes are on; undefined while not known (then nothing is served or cached). */
+  chainId(): number | undefined;
+  /** why chainId() is undefined, for the not-ready reply (no URLs, no keys) */
+  notReadyReason?(): string;
+}
+
+/**
+ * Redis, as the read path uses it: a store plus a short lock for cross-instance
+ * fills, and the filler's word to those waiting for it.
+ */
+export interface SharedStore extends AnswerStore {
+  /** false while disconnected or just after a failed command: then it is skipped */
+  isHealthy(): boolean;
+  tryLock(key: string, ttlMs: number): Promise<FillLock | 'held' | 'failed'>;
+  /** tells the waiters of key the fill's outcome */
+  publishFill(key: string, outcome: FillOutcome): Promise<void>;
+  /** the outcome of another holder's fill of key; undefined when none came in time */
+  awaitFill(key: string, timeoutMs: number): Promise<FillOutcome | undefined>;
+}

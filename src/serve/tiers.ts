@@ -1,0 +1,60 @@
+// The cache tiers as the read path writes them: memory at once, with a gzip copy
+// made off the event loop, and Redis in the background, each entry expiring near
+// the time its version is pruned.
+import { sharedKey } from '../cache/key.js';
+import type { MemoryStore } from '../cache/memory.js';
+import type { PruneClock } from '../ledger/prune-clock.js';
+import type { NodeAnswer } from '../upstream/answer.js';
+import type { StoredAnswer } from '../wire/read-request.js';
+import { withGzip } from './compress.js';
+import type { SharedStore } from './ports.js';
+
+const WRITTEN: Promise<void> = Promise.resolve();
+
+export class CacheTiers {
+  constructor(
+    /** synchronous, so a memory hit takes no async hop */
+    readonly memory: MemoryStore,
+    private readonly shared: SharedStore | undefined,
+    /** cache.redis.maxTtlSeconds: caps every Redis TTL */
+    private readonly maxTtlSeconds: number,
+    private readonly pruneClock: PruneClock,
+  ) {}
+
+  /**
+   * Puts an answer in the memory tier, then (off the event loop) a gzip copy of
+   * its body beside it, for clients that accept it: compressed once, never on a
+   * hit. `answer` is a node's, or an entry whose check passed: the copy is made
+   * from those very bytes.
+   */
+  remember(key: string, answer: StoredAnswer): void {
+    const memory = this.memory;
+    memory.set(key, answer);
+    void withGzip(answer).then(
+      (compressed) => {
+        // Only if the entry is still the one compressed (not evicted or replaced).
+        if (compressed !== undefined && memory.get(key) === answer) memory.set(key, compressed);
+      },
+      () => undefined,
+    );
+  }
+
+  /**
+   * Stores in memory at once and in Redis in the background: a reply never waits
+   * for the shared write. The returned promise settles when Redis has it (or failed).
+   * `shared`: key's shared-store key, when the caller has it already.
+   */
+  store(key: string, answer: StoredAnswer, shared?: string): Promise<void> {
+    this.remember(key, answer);
+    const redis = this.shared;
+    if (redis === undefined || !redis.isHealthy()) return WRITTEN;
+    return Promise.resolve(redis.set(shared ?? sharedKey(key), answer, this.pruneClock.secondsUntilPruned(answer.version, this.maxTtlSeconds)));
+  }
+}
+
+/** A node's answer as it is stored, at the version it belongs to. */
+export function storedAnswer(answer: NodeAnswer, version: bigint): StoredAnswer {
+  const stored: StoredAnswer = { status: answer.status, contentType: answer.contentType, body: answer.body, gasUsed: answer.gasUsed, version };
+  if (answer.cursor !== undefined) stored.cursor = answer.cursor;
+  return stored;
+}
