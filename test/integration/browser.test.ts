@@ -7,6 +7,7 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { simBalance, simResources, type SimNode } from '../../src/sim/index.js';
+import { startDemoCli } from '../helpers/demo-cli.js';
 import { bundleForBrowser, launchChromium, modulePage, openPage, PAGE_STEP_MS, type PageServer, servePages, within } from '../helpers/browser.js';
 import { proxy, sim } from '../helpers/proxy.js';
 import type { SdkOutcome, SeenReply, WalletPageInput, WalletPageResult } from '../helpers/wallet-page.js';
@@ -181,5 +182,36 @@ describe('a web wallet page in Chromium', { timeout: 90_000 }, () => {
     const elsewhere = await proxy([node], { vendor: 'aptos', routing, cors: { origins: ['https://wallet.example'] } });
     const off = await proxy([node], { vendor: 'aptos', routing, cors: { enabled: false } });
     for (const refusing of [elsewhere, off]) expect(await fetchFromPage(refusing.url, calls)).toEqual(calls.map(() => 'TypeError: Failed to fetch'));
+  });
+});
+
+describe('npm run demo', { timeout: 90_000 }, () => {
+  it("starts a proxy with a simulated node, serves the page on another origin, and the page's reads succeed in the browser: a miss, then a hit", async () => {
+    const demo = await startDemoCli(['--port', '0']);
+    try {
+      expect(new URL(demo.pageUrl).origin).not.toBe(new URL(demo.proxyUrl).origin);
+      const { context, page } = await openPage(browser, demo.pageUrl);
+      try {
+        await page.locator('body[data-state="done"], body[data-state="failed"]').waitFor();
+        const summary = await page.locator('#summary').textContent();
+        expect(await page.getAttribute('body', 'data-state'), summary ?? '').toBe('done');
+        expect(summary).toMatch(/^0x1 holds \d+ octas of 0x1::aptos_coin::AptosCoin at ledger version \d+ \(chain 4\)\.$/);
+        const rows = await page.locator('#calls tr').evaluateAll((trs) => trs.map((tr) => Array.from((tr as any).cells as ArrayLike<{ textContent: string }>, (td) => td.textContent)));
+        // columns: #, call, status, X-Cache, tier, ledger version, ms
+        expect(rows.map((r) => r.slice(1, 5))).toEqual([
+          ['ledger info', '200', 'BYPASS', ''],
+          ['balance', '200', 'MISS', ''],
+          ['resources', '200', 'MISS', ''],
+          ['balance, same version', '200', 'HIT', 'memory'],
+          ['resources, same version', '200', 'HIT', 'memory'],
+        ]);
+        for (const r of rows) expect(r[5]).toMatch(/^\d+$/);
+        expect(await page.locator('#resources').textContent()).toContain('0x1::coin::CoinStore<0x1::aptos_coin::AptosCoin>');
+      } finally {
+        await context.close();
+      }
+    } finally {
+      expect(await demo.stop()).toBe(0);
+    }
   });
 });
