@@ -90,11 +90,16 @@ function reached(node: SimNode, match: (method: string, path: string, contentTyp
   return node.counters.requests.filter((r) => match(r.method, decodeURIComponent(r.url), r.headers['content-type'] as string | undefined)).length;
 }
 
-/** What the page got, without the headers: status and body of every fetch, and every SDK outcome but error text. */
+/**
+ * What the page got, without the headers: status and body of every fetch (of an
+ * error, its code: a message may be in the proxy's own words), and every SDK
+ * outcome but error text.
+ */
 function answers(result: WalletPageResult): unknown {
+  const body = (r: SeenReply) => (r.status >= 400 ? (r.body as { error_code?: string }).error_code : r.body);
   return {
     sdk: result.sdk.map((o) => ({ name: o.name, value: o.value, error: o.error && { ...o.error, text: undefined } })),
-    fetches: result.fetches.map((r) => ({ name: r.name, status: r.status, body: r.name === 'unknown path' ? undefined : r.body })),
+    fetches: result.fetches.map((r) => ({ name: r.name, status: r.status, body: body(r) })),
   };
 }
 
