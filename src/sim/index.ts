@@ -38,3 +38,4 @@ export {
 export { encodeBcsValues, encodeJsonValues } from './view-codec.js';
 export { simModuleAbi, simModuleJson, SIM_MODULE_BYTECODE } from './abi.js';
 export { SIM_BODY_LIMIT_BYTES } from './http-io.js';
+export { SIM_CORS_MAX_AGE_SECONDS, SIM_CORS_METHODS } from './cors.js';

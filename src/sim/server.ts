@@ -4,6 +4,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { SimError } from './node-error.js';
+import { simCors, withSimCors } from './cors.js';
 import { simHeaderNames } from './ledger-headers.js';
 import { vendorNames } from '../wire/vendor.js';
 import { SimRequestCounters, type SimCounters } from './counters.js';
@@ -182,7 +183,8 @@ class SimServer implements SimNode {
     // 411 is not an error status a node's body carries, so the body says 400's code.
     if (read.chunked) return errorReply(SimError.badRequest('Length Required: chunked request bodies are not accepted'), this.#ctx, undefined, 411);
     if (read.tooLarge) return errorReply(SimError.badRequest('request body is larger than the 8 MiB limit'), this.#ctx);
-    return dispatch(request, this.#ctx);
+    // The body checks above sit outside a node's CORS layer: their refusals carry no CORS headers.
+    return simCors(request, () => dispatch(request, this.#ctx));
   }
 
   #applyFault(fault: SimFault, req: IncomingMessage, res: ServerResponse, answer: () => void, gzip: boolean): void {
@@ -215,7 +217,7 @@ class SimServer implements SimNode {
       case 'status500': {
         // The node's own error: shaped (and compressed) like any of its answers.
         const err = new SimError(500, 'internal_error', 'Internal error: simulated failure');
-        return writeReply(res, errorReply(err, this.#ctx, this.ledger.info()), gzip);
+        return writeReply(res, withSimCors(req.headers, errorReply(err, this.#ctx, this.ledger.info())), gzip);
       }
       case 'status429':
         return writeReply(res, reply(429, 'text/plain', Buffer.from('Too Many Requests'), { 'retry-after': '1' }), false);
