@@ -122,7 +122,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
     headerNames,
     routes: readRoutes(vendor),
     snapshot: () => watermark.current(),
-    read: (req) => reads.read(req),
+    read: (req, context) => reads.read(req, context),
     forward: forwardVia(pool),
     counters: counters?.redis,
     now: deps.now,

@@ -41,6 +41,7 @@ export function requestAccounting(metrics: RequestMetrics, logger: Logger, clien
     const req = exchange.req;
     logger[level](
       {
+        reqId: exchange.requestId,
         method: req.method,
         endpoint,
         path: req.url?.split('?', 1)[0],

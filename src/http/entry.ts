@@ -13,11 +13,13 @@ import { type Exchange, openExchange } from './exchange.js';
 import { framingError } from './framing.js';
 import { notFound } from './framework-errors.js';
 import type { ReadParser } from './read-parser.js';
+import type { RequestIds } from './request-id.js';
 import type { ReadResponder } from './responder.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
 export interface EntryDeps {
+  requestIds: RequestIds;
   parser: ReadParser;
   responder: ReadResponder;
   edge: Edge;
@@ -37,7 +39,7 @@ export interface PublicEntry {
 
 /** `next`: fastify's handler, for everything that is not a cached route. */
 export function publicEntry(deps: EntryDeps, next: Handler): PublicEntry {
-  const { parser, responder, edge, account, bodyLimitBytes } = deps;
+  const { requestIds, parser, responder, edge, account, bodyLimitBytes } = deps;
 
   const delegate = (exchange: Exchange): void => {
     const { req, res } = exchange;
@@ -46,6 +48,7 @@ export function publicEntry(deps: EntryDeps, next: Handler): PublicEntry {
     if (spent !== null) return responder.refuse(exchange, spent);
     const extra = exchange.edgeHeaders;
     // fastify writes its replies with writeHead(status, object), which keeps headers set here.
+    res.setHeader('x-request-id', exchange.requestId);
     if (extra !== undefined) for (let i = 0; i < extra.length; i += 2) res.setHeader(extra[i]!, extra[i + 1]!);
     res.once('close', () => account(exchange, res.statusCode));
     next(req, res);
@@ -66,7 +69,7 @@ export function publicEntry(deps: EntryDeps, next: Handler): PublicEntry {
     // HEAD of a cached GET route is its hit without the body (Node sends no body to a HEAD).
     const method = req.method === 'HEAD' ? 'GET' : req.method!;
     const cached = (method === 'GET' || method === 'POST') && parser.mayMatch(method, url);
-    const exchange = openExchange(req, res, cached || !V1.test(url) ? 'other' : 'passthrough');
+    const exchange = openExchange(req, res, cached || !V1.test(url) ? 'other' : 'passthrough', requestIds.of(req));
     if (edge.open(exchange)) return account(exchange, res.statusCode);
     const refused = framingError(req) ?? edge.admit(exchange);
     if (refused !== null) {
@@ -87,7 +90,7 @@ export function publicEntry(deps: EntryDeps, next: Handler): PublicEntry {
   };
 
   const refuse = (req: IncomingMessage, res: ServerResponse, err: NodeError): void => {
-    const exchange = openExchange(req, res, 'other');
+    const exchange = openExchange(req, res, 'other', requestIds.of(req));
     edge.open(exchange);
     responder.refuse(exchange, err, true);
   };

@@ -14,9 +14,11 @@ export interface Exchange {
   readonly startedAt: number;
   /** the metrics and log label: a cached route's family, 'passthrough', 'preflight' or 'other' */
   endpoint: string;
+  /** X-Request-Id: on the reply, the node calls and every log line of the request */
+  requestId: string;
   /**
-   * Headers the edge adds to every reply of this exchange (CORS, the request id),
-   * as flat name, value pairs; undefined when there are none.
+   * Headers the edge adds to every reply of this exchange (CORS), as flat name,
+   * value pairs; undefined when there are none.
    */
   edgeHeaders: string[] | undefined;
   /** how the reply was served: HIT, MISS, COALESCED, STALE or BYPASS */
@@ -39,8 +41,8 @@ export interface Exchange {
 const EXCHANGE = Symbol('ledger-proxy.exchange');
 type WithExchange = IncomingMessage & { [EXCHANGE]?: Exchange };
 
-export function openExchange(req: IncomingMessage, res: ServerResponse, endpoint: string): Exchange {
-  const exchange: Exchange = { req, res, startedAt: performance.now(), endpoint, edgeHeaders: undefined, cache: 'BYPASS', accounted: false };
+export function openExchange(req: IncomingMessage, res: ServerResponse, endpoint: string, requestId: string): Exchange {
+  const exchange: Exchange = { req, res, startedAt: performance.now(), endpoint, requestId, edgeHeaders: undefined, cache: 'BYPASS', accounted: false };
   (req as WithExchange)[EXCHANGE] = exchange;
   return exchange;
 }

@@ -105,22 +105,27 @@ export function registerPassthrough(app: FastifyInstance, deps: PassthroughDeps)
     }
     const method = request.method as PassthroughCall['method'];
     const body = Buffer.isBuffer(request.body) && method !== 'GET' && method !== 'HEAD' ? request.body : undefined;
+    const exchange = exchangeOf(request.raw);
+    const headers = clientHeaders(request.headers);
+    // The node sees the request's id as the proxy gave it, not a client's it did not keep.
+    if (exchange !== undefined) headers['x-request-id'] = exchange.requestId;
     let answer: PassthroughAnswer;
     try {
-      answer = await deps.forward({ method, path: request.url, headers: clientHeaders(request.headers), body }, pinnedVersion(request.query));
+      answer = await deps.forward({ method, path: request.url, headers, body }, pinnedVersion(request.query));
     } catch (err) {
       return refuse(reply, NodeError.from(err));
     }
-    const exchange = exchangeOf(request.raw);
     if (exchange !== undefined) {
       exchange.upstream = answer.upstream;
       exchange.bytes = answer.body.length;
     }
-    const headers = withoutHopByHop(answer.headers, method === 'HEAD' ? HEAD_NOT_RELAYED : NOT_RELAYED);
+    const relayed = withoutHopByHop(answer.headers, method === 'HEAD' ? HEAD_NOT_RELAYED : NOT_RELAYED);
     // The edge set its own Vary (Origin) on the response; the node's would replace it, so the two are joined.
     const vary = exchange?.res.getHeader('vary');
-    if (vary !== undefined && headers.vary !== undefined) headers.vary = `${headers.vary}, ${vary}`;
-    reply.code(answer.status).headers({ ...headers, 'x-cache': 'BYPASS' });
+    if (vary !== undefined && relayed.vary !== undefined) relayed.vary = `${relayed.vary}, ${vary}`;
+    // The request's id is the proxy's: a node's own would replace it.
+    delete relayed['x-request-id'];
+    reply.code(answer.status).headers({ ...relayed, 'x-cache': 'BYPASS' });
     return reply.send(answer.body);
   };
   for (const url of ['/v1', '/v1/*']) app.route({ method: [...METHODS], url, handler, exposeHeadRoute: false });

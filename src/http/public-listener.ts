@@ -10,7 +10,7 @@ import type { LedgerInfo } from '../ledger/info.js';
 import type { Metrics } from '../metrics.js';
 import type { RouteDescriptor } from '../routes/route.js';
 import { routeMatcher } from '../routes/table.js';
-import type { ReadResult } from '../serve/read-through.js';
+import type { ReadContext, ReadResult } from '../serve/read-through.js';
 import type { ReadRequest } from '../wire/read-request.js';
 import { requestAccounting } from './accounting.js';
 import { clientAddressOf, trustedPeerOf } from './client-address.js';
@@ -22,6 +22,7 @@ import { Limits } from './limits.js';
 import { type PassthroughDeps, registerPassthrough } from './passthrough.js';
 import { ReadParser, spellingBytesFor } from './read-parser.js';
 import { ReplyWriter } from './reply.js';
+import { RequestIds } from './request-id.js';
 import { ReadResponder } from './responder.js';
 import { buildHttpServer } from './server.js';
 import { TenantDirectory } from './tenants.js';
@@ -35,7 +36,7 @@ export interface PublicListenerDeps {
   /** the freshest snapshot the proxy knows, for its own errors */
   snapshot(): LedgerInfo | null;
   /** the read path (ReadThrough.read) */
-  read(req: ReadRequest): ReadResult | Promise<ReadResult>;
+  read(req: ReadRequest, context: ReadContext): ReadResult | Promise<ReadResult>;
   /** passthrough calls, through the pool */
   forward: PassthroughDeps['forward'];
   /** shares the limits' counts across instances (cache.redis); absent = counted per instance */
@@ -52,7 +53,7 @@ export interface PublicListener {
 
 export async function buildPublicListener(deps: PublicListenerDeps): Promise<PublicListener> {
   const { config, logger, metrics } = deps;
-  const writer = new ReplyWriter(deps.headerNames, deps.snapshot, (cause) => logger.error({ err: cause }, 'internal error (the client got a 500 without its text)'));
+  const writer = new ReplyWriter(deps.headerNames, deps.snapshot, (cause, reqId) => logger.error({ reqId, err: cause }, 'internal error (the client got a 500 without its text)'));
   const tenants = new TenantDirectory(config.tenants);
   metrics.knownTenants(tenants.names());
   const limits = new Limits({ keyPrefix: `${config.cache.redis?.keyPrefix ?? 'ledger-proxy:'}limits:`, redis: deps.counters, now: deps.now });
@@ -67,13 +68,13 @@ export async function buildPublicListener(deps: PublicListenerDeps): Promise<Pub
   });
   const account = requestAccounting(metrics, logger, clientAddress, (exchange) => edge.settle(exchange));
   const parser = new ReadParser(routeMatcher(deps.routes), spellingBytesFor(config.cache.memory.maxBytes));
-  const responder = new ReadResponder({ read: deps.read, parser, writer, account });
+  const responder = new ReadResponder({ read: deps.read, nodeCallRefusal: (exchange) => edge.nodeWorkRefusal(exchange), parser, writer, account });
   const http = await buildHttpServer({
     bodyLimitBytes: config.server.bodyLimitBytes,
     requestTimeoutMs: config.server.requestTimeoutMs,
     trustProxy: config.server.trustProxy,
     writer,
-    entry: (next) => publicEntry({ parser, responder, edge, account, bodyLimitBytes: config.server.bodyLimitBytes }, next),
+    entry: (next) => publicEntry({ requestIds: new RequestIds(config.server.trustRequestId), parser, responder, edge, account, bodyLimitBytes: config.server.bodyLimitBytes }, next),
     passthrough: config.passthrough ? (app) => registerPassthrough(app, { forward: deps.forward, writer }) : undefined,
   });
   return { http, tenants, limits };

@@ -18,8 +18,8 @@ export class ReplyWriter {
     private readonly names: LedgerHeaderNames,
     /** the freshest snapshot the proxy knows, for its own errors */
     private readonly snapshot: () => LedgerInfo | null,
-    /** told of every internal error, with its cause, which the client is not shown */
-    private readonly onInternalError: (cause: unknown) => void = () => undefined,
+    /** told of every internal error, with its cause, which the client is not shown, and the request's id */
+    private readonly onInternalError: (cause: unknown, requestId: string | undefined) => void = () => undefined,
   ) {}
 
   private pushLedger(headers: string[], ledger: LedgerInfo | null): void {
@@ -47,6 +47,7 @@ export class ReplyWriter {
     headers.push('content-length', String(body.length));
     const exchange = exchangeOf(res.req);
     if (exchange !== undefined) {
+      headers.push('x-request-id', exchange.requestId);
       exchange.cache = result.cache;
       exchange.tier = result.tier;
       exchange.upstream = result.upstream;
@@ -64,7 +65,8 @@ export class ReplyWriter {
    * connection after the reply (the rest of the request was not read).
    */
   error(res: ServerResponse, err: NodeError, close = false): void {
-    if (err.cause !== undefined) this.onInternalError(err.cause);
+    const exchange = exchangeOf(res.req);
+    if (err.cause !== undefined) this.onInternalError(err.cause, exchange?.requestId);
     const body = errorBody(err);
     const headers: string[] = ['content-type', ERROR_CONTENT_TYPE];
     if (err.reason !== 'bad_input' && err.reason !== 'not_implemented') this.pushLedger(headers, this.snapshot());
@@ -72,8 +74,8 @@ export class ReplyWriter {
     for (const name in err.headers) headers.push(name, err.headers[name]!);
     headers.push('content-length', String(body.length));
     if (close) headers.push('connection', 'close');
-    const exchange = exchangeOf(res.req);
     if (exchange !== undefined) {
+      headers.push('x-request-id', exchange.requestId);
       exchange.cache = 'BYPASS';
       exchange.reason = err.reason;
       exchange.bytes = body.length;

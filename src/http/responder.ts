@@ -4,7 +4,7 @@
 // answered synchronously, without an async hop.
 import { NodeError } from '../errors.js';
 import { acceptsGzip } from '../serve/compress.js';
-import type { ReadResult } from '../serve/read-through.js';
+import type { ReadContext, ReadResult } from '../serve/read-through.js';
 import type { ReadRequest } from '../wire/read-request.js';
 import type { Accounting } from './accounting.js';
 import type { Exchange } from './exchange.js';
@@ -13,7 +13,9 @@ import type { ReplyWriter } from './reply.js';
 
 export interface ResponderDeps {
   /** the read path (ReadThrough.read): synchronous on a memory hit; throws or rejects with the proxy's own errors */
-  read(req: ReadRequest): ReadResult | Promise<ReadResult>;
+  read(req: ReadRequest, context: ReadContext): ReadResult | Promise<ReadResult>;
+  /** the refusal of a node call for this exchange (its tenant's node units are spent), or null */
+  nodeCallRefusal(exchange: Exchange): NodeError | null;
   parser: ReadParser;
   writer: ReplyWriter;
   account: Accounting;
@@ -27,7 +29,7 @@ export class ReadResponder {
     exchange.endpoint = parsed.read.route.family;
     let result: ReadResult | Promise<ReadResult>;
     try {
-      result = this.deps.read(parsed.read);
+      result = this.deps.read(parsed.read, new ExchangeContext(exchange, this.deps));
     } catch (err) {
       return this.refuse(exchange, NodeError.from(err));
     }
@@ -55,5 +57,25 @@ export class ReadResponder {
     if (result.cache === 'HIT') this.deps.parser.remember(parsed);
     this.deps.writer.result(exchange.res, result, result.gzip !== undefined && acceptsGzip(exchange.req.headers['accept-encoding']));
     this.deps.account(exchange, result.status);
+  }
+}
+
+/** A read's context as serve/ sees it: the exchange's request id, its tenant's priority and node units. */
+class ExchangeContext implements ReadContext {
+  constructor(
+    private readonly exchange: Exchange,
+    private readonly deps: Pick<ResponderDeps, 'nodeCallRefusal'>,
+  ) {}
+
+  get requestId(): string {
+    return this.exchange.requestId;
+  }
+
+  get priority(): ReadContext['priority'] {
+    return this.exchange.tenant?.priority;
+  }
+
+  nodeCallRefusal(): NodeError | null {
+    return this.deps.nodeCallRefusal(this.exchange);
   }
 }

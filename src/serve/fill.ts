@@ -37,23 +37,35 @@ export interface NodeFill {
 
 const NOTHING_WRITTEN: Promise<void> = Promise.resolve();
 
+/** How one pinned miss is filled, as its caller knows it. */
+export interface FillSteps {
+  /** refuses an entry found in Redis that no longer answers (a transaction whose version is pruned) */
+  usable(found: StoredAnswer): boolean;
+  /** the refusal of a node call, checked once Redis has no answer, before any lock is taken */
+  refusal(): NodeError | null;
+  /** asks a node, and stores the answer when it is cacheable */
+  fromNode(): Promise<NodeFill>;
+}
+
 export class FillCoordinator {
   constructor(private readonly shared: { store: SharedStore; settings: FillSettings } | undefined) {}
 
   /**
-   * Fills one pinned miss whose shared-store key is `key`. `usable` refuses an
-   * entry found in Redis that no longer answers (a transaction whose version is
-   * pruned); `fromNode` asks a node, and stores the answer when it is cacheable.
-   * `deadlineAt` bounds the wait for another instance's fill.
+   * Fills one pinned miss whose shared-store key is `key`. `deadlineAt` bounds the
+   * wait for another instance's fill.
    */
-  async fill(key: string, deadlineAt: number, usable: (found: StoredAnswer) => boolean, fromNode: () => Promise<NodeFill>): Promise<Filled> {
+  async fill(key: string, deadlineAt: number, steps: FillSteps): Promise<Filled> {
+    const { usable, fromNode } = steps;
     const shared = this.shared;
     // A Redis that is down or stalled costs at most one command timeout: no
     // further lookups, and no wait for a lock.
-    if (shared === undefined || !shared.store.isHealthy()) return asked(await fromNode());
+    if (shared === undefined || !shared.store.isHealthy()) return asked(await nodeCall(steps));
     const { store, settings } = shared;
     const found = (await store.get(key)) as StoredAnswer | undefined;
     if (found !== undefined && usable(found)) return { answer: found, tier: 'redis' };
+    // Refused before the lock: another instance's waiters never hear of this request's refusal.
+    const refused = steps.refusal();
+    if (refused !== null) throw refused;
     const { fillLock, fillLockMs } = settings;
     if (!fillLock || !store.isHealthy()) return asked(await fromNode());
     const lock = await store.tryLock(key, fillLockMs);
@@ -78,6 +90,13 @@ export class FillCoordinator {
     publish(store, key, lock, { answer: node.answer, stored: node.written !== undefined }, node.written ?? NOTHING_WRITTEN);
     return asked(node);
   }
+}
+
+/** A node call, unless it is refused. */
+async function nodeCall(steps: FillSteps): Promise<NodeFill> {
+  const refused = steps.refusal();
+  if (refused !== null) throw refused;
+  return steps.fromNode();
 }
 
 function asked(node: NodeFill): Filled {

@@ -10,7 +10,7 @@ import type { NodeAnswer } from '../upstream/answer.js';
 import type { ReadRequest } from '../wire/read-request.js';
 import type { LatestAnswer, LatestAnswers } from './latest-answers.js';
 import { cacheability } from './policy.js';
-import type { NodeReader } from './ports.js';
+import type { NodeReader, ReadContext } from './ports.js';
 import { type ReadResult, readResult } from './read-result.js';
 import { SingleFlight } from './single-flight.js';
 import { type CacheTiers, storedAnswer } from './tiers.js';
@@ -32,7 +32,7 @@ export class LatestReads {
 
   constructor(private readonly o: LatestReadsDeps) {}
 
-  async read(req: ReadRequest, chain: number): Promise<ReadResult> {
+  async read(req: ReadRequest, chain: number, context?: ReadContext): Promise<ReadResult> {
     // The chain is in the key: a remembered latest answer of another chain is never served.
     const flightKey = `${chain}\n${req.route.name}\n${req.format}\n${req.identity}`;
     const latest = this.o.latest;
@@ -45,7 +45,12 @@ export class LatestReads {
       }
       return this.stale(stale.entry, 'bound');
     }
-    const { promise, shared } = this.flights.do(flightKey, () => this.fetch(req, flightKey));
+    // A read that joins another's node call costs nothing; one that starts a call may be refused it.
+    const { promise, shared } = this.flights.do(flightKey, () => {
+      const refused = context?.nodeCallRefusal() ?? null;
+      if (refused !== null) throw refused;
+      return this.fetch(req, flightKey, context);
+    });
     let answer: NodeAnswer;
     try {
       answer = await promise;
@@ -69,8 +74,8 @@ export class LatestReads {
     return readResult(entry.answer, entry.ledger, 'STALE');
   }
 
-  private async fetch(req: ReadRequest, flightKey: string): Promise<NodeAnswer> {
-    const answer = await this.o.nodes.read(req);
+  private async fetch(req: ReadRequest, flightKey: string, context?: ReadContext): Promise<NodeAnswer> {
+    const answer = await this.o.nodes.read(req, undefined, context);
     const verdict = cacheability(req, answer);
     // Stored under the chain the answer itself reports, and only while that is the nodes' chain.
     if (verdict.cacheable && answer.ledger !== null && answer.ledger.chainId === this.o.nodes.chainId()) {

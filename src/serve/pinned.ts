@@ -10,7 +10,7 @@ import type { ReadRequest, StoredAnswer } from '../wire/read-request.js';
 import type { FillCoordinator, Filled, NodeFill } from './fill.js';
 import { KeyMemo } from './key-memo.js';
 import { cacheability } from './policy.js';
-import type { NodeReader } from './ports.js';
+import type { NodeReader, ReadContext } from './ports.js';
 import { type ReadResult, readResult } from './read-result.js';
 import { SingleFlight } from './single-flight.js';
 import { type CacheTiers, storedAnswer } from './tiers.js';
@@ -34,7 +34,7 @@ export class PinnedReads {
     this.keys = new KeyMemo(o.vendor);
   }
 
-  read(req: ReadRequest, chain: number): Promise<ReadResult> | ReadResult {
+  read(req: ReadRequest, chain: number, context?: ReadContext): Promise<ReadResult> | ReadResult {
     const pruned = this.prunedError(req);
     if (pruned !== undefined) throw pruned;
     const key = this.keys.text(req, chain);
@@ -44,8 +44,15 @@ export class PinnedReads {
       if (!this.outlived(req, hit)) return readResult(hit, this.o.watermark.current(), 'HIT', 'memory');
       memory.delete(key);
     }
-    const { promise, shared } = this.flights.do(key, () => this.fill(key, chain, req));
-    return promise.then((filled) => this.served(req, filled, shared));
+    const { promise, shared } = this.flights.do(key, () => this.fill(key, chain, req, context));
+    return promise.then(
+      (filled) => this.served(req, filled, shared),
+      // The read this one joined was refused a node call for its own tenant: this one asks for itself.
+      (err: unknown) => {
+        if (shared && err instanceof NodeError && err.reason === 'rate_limited') return this.read(req, chain, context);
+        throw err;
+      },
+    );
   }
 
   /**
@@ -80,22 +87,21 @@ export class PinnedReads {
     return readResult(filled.answer, ledger, shared ? 'COALESCED' : 'MISS', undefined, filled.upstream);
   }
 
-  private async fill(key: string, chain: number, req: ReadRequest): Promise<Filled> {
+  private async fill(key: string, chain: number, req: ReadRequest, context: ReadContext | undefined): Promise<Filled> {
     const deadlineAt = Date.now() + this.o.deadlineMs;
     const shared = this.keys.shared(req, key);
-    const filled = await this.o.fills.fill(
-      shared,
-      deadlineAt,
-      (found) => !this.outlived(req, found),
-      () => this.fromNode(req, chain, key, shared, deadlineAt),
-    );
+    const filled = await this.o.fills.fill(shared, deadlineAt, {
+      usable: (found) => !this.outlived(req, found),
+      refusal: () => context?.nodeCallRefusal() ?? null,
+      fromNode: () => this.fromNode(req, chain, key, shared, deadlineAt, context),
+    });
     if (filled.tier === 'redis') this.o.tiers.remember(key, filled.answer);
     return filled;
   }
 
   /** Asks a node, and stores its answer when it is immutable. */
-  private async fromNode(req: ReadRequest, chain: number, key: string, shared: string, deadlineAt: number): Promise<NodeFill> {
-    const answer = await this.o.nodes.read(req, deadlineAt);
+  private async fromNode(req: ReadRequest, chain: number, key: string, shared: string, deadlineAt: number, context: ReadContext | undefined): Promise<NodeFill> {
+    const answer = await this.o.nodes.read(req, deadlineAt, context);
     let verdict = cacheability(req, answer);
     const at = verdict.cacheable ? req.route.answerVersion(req, answer) : null;
     if (verdict.cacheable && at === null) verdict = { cacheable: false, reason: 'the version of the answer is not known' };

@@ -1,13 +1,24 @@
 // What the read path needs of the nodes and of the shared tier: the upstream pool
 // and the Redis store implement these, and serve/ knows them only by these.
 import type { AnswerStore, FillLock, FillOutcome } from '../cache/store.js';
+import type { NodeError } from '../errors.js';
 import type { NodeAnswer } from '../upstream/answer.js';
 import type { ReadRequest } from '../wire/read-request.js';
 
+/** Who a read is for, as the edge knows it: what a node call made for it carries and may be refused by. */
+export interface ReadContext {
+  /** the request's id: sent to the node, written on the log lines of the call */
+  readonly requestId?: string;
+  /** the tenant's priority: low is shed before normal, normal before high, when node budgets run short */
+  readonly priority?: 'high' | 'normal' | 'low';
+  /** null when the request may make a node call; else the refusal (its tenant's node units are spent) */
+  nodeCallRefusal(): NodeError | null;
+}
+
 /** The upstream side the read path needs (UpstreamPool implements it). */
 export interface NodeReader {
-  /** `deadlineAt` (epoch ms) bounds the whole read, retries included */
-  read(req: ReadRequest, deadlineAt?: number): Promise<NodeAnswer>;
+  /** `deadlineAt` (epoch ms) bounds the whole read, retries included; `context` is whom it is for */
+  read(req: ReadRequest, deadlineAt?: number, context?: ReadContext): Promise<NodeAnswer>;
   isPruned(version: bigint): boolean;
   /** a block height below the oldest block of every node that could serve it */
   isBlockPruned(height: bigint): boolean;

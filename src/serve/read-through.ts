@@ -12,11 +12,11 @@ import { FillCoordinator, type FillSettings } from './fill.js';
 import { LatestReads } from './latest.js';
 import type { LatestAnswers } from './latest-answers.js';
 import { PinnedReads } from './pinned.js';
-import type { NodeReader, SharedStore } from './ports.js';
+import type { NodeReader, ReadContext, SharedStore } from './ports.js';
 import type { ReadResult } from './read-result.js';
 import { CacheTiers } from './tiers.js';
 
-export type { NodeReader, SharedStore } from './ports.js';
+export type { NodeReader, ReadContext, SharedStore } from './ports.js';
 export type { CacheStatus, CacheTier, ReadResult } from './read-result.js';
 
 export interface ReadThroughOptions {
@@ -52,10 +52,14 @@ export class ReadThrough {
     this.latest = new LatestReads({ vendor, nodes, tiers, watermark, logger, latest: o.latest, onStale: o.onStale });
   }
 
-  /** Synchronous on a memory hit. Throws (or rejects with) the NodeError to answer with. */
-  read(req: ReadRequest): Promise<ReadResult> | ReadResult {
+  /**
+   * Synchronous on a memory hit. Throws (or rejects with) the NodeError to answer
+   * with. `context`: whom the read is for (a node call it makes carries it, and
+   * may be refused by it); a hit, or a read that joins another's node call, never is.
+   */
+  read(req: ReadRequest, context?: ReadContext): Promise<ReadResult> | ReadResult {
     const chain = this.chain();
-    return req.version === null && req.route.pin === 'version' ? this.latest.read(req, chain) : this.pinned.read(req, chain);
+    return req.version === null && req.route.pin === 'version' ? this.latest.read(req, chain, context) : this.pinned.read(req, chain, context);
   }
 
   /** The chain to key entries under; a read while it is not known is refused. */

@@ -67,10 +67,10 @@ function frame(ask: Ask, framing: Framing, extra: Record<string, string> = {}): 
   return httpRequest(line, headers, ask.body);
 }
 
-/** What a client sees of a reply, less what belongs to the connection or the moment. */
+/** What a client sees of a reply, less what belongs to the connection, the moment or the one request (its id). */
 function seen(reply: RawReply): { status: number; headers: Record<string, string>; body: string } {
   const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(reply.headers)) if (!['date', 'connection', 'keep-alive'].includes(name)) headers[name] = value;
+  for (const [name, value] of Object.entries(reply.headers)) if (!['date', 'connection', 'keep-alive', 'x-request-id'].includes(name)) headers[name] = value;
   return { status: reply.status, headers, body: reply.body.toString('latin1') };
 }
 
@@ -79,9 +79,9 @@ async function metricLines(app: App): Promise<string[]> {
   return text.body.split('\n').filter((l) => /^ledger_proxy_(requests|errors)_total\{/.test(l));
 }
 
-/** The access log lines, less their timing. */
+/** The access log lines, less their timing and the request's id. */
 function requestLines(lines: Array<Record<string, unknown>>): Array<Record<string, unknown>> {
-  return lines.filter((l) => l.msg === 'request').map(({ ms: _ms, time: _time, pid: _pid, hostname: _hostname, ...rest }) => rest);
+  return lines.filter((l) => l.msg === 'request').map(({ ms: _ms, time: _time, pid: _pid, hostname: _hostname, reqId: _reqId, ...rest }) => rest);
 }
 
 afterEach(() => {

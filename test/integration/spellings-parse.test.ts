@@ -14,6 +14,7 @@ import { TenantDirectory } from '../../src/http/tenants.js';
 import { publicEntry } from '../../src/http/entry.js';
 import { ReadParser } from '../../src/http/read-parser.js';
 import { ReplyWriter } from '../../src/http/reply.js';
+import { RequestIds } from '../../src/http/request-id.js';
 import { ReadResponder } from '../../src/http/responder.js';
 import { ledgerHeaderNames } from '../../src/ledger/headers.js';
 import { VIEW_ROUTE } from '../../src/routes/parse-read.js';
@@ -44,7 +45,7 @@ async function serve(
   const parser = new ReadParser(matcher, 64 * 1024 * 1024);
   const writer = new ReplyWriter(ledgerHeaderNames('x-node-'), () => null);
   const account = () => undefined;
-  const responder = new ReadResponder({ read, parser, writer, account });
+  const responder = new ReadResponder({ read, nodeCallRefusal: () => null, parser, writer, account });
   const edge = new Edge({
     cors: new Cors({ enabled: false, origins: '*', maxAgeSeconds: 0 }, ledgerHeaderNames('x-node-')),
     tenants: new TenantDirectory(undefined),
@@ -53,7 +54,7 @@ async function serve(
     clientAddress: () => '127.0.0.1',
     trustedPeer: () => false,
   });
-  const entry = publicEntry({ parser, responder, edge, account, bodyLimitBytes: 1024 * 1024 }, next);
+  const entry = publicEntry({ requestIds: new RequestIds(true), parser, responder, edge, account, bodyLimitBytes: 1024 * 1024 }, next);
   const server = createServer(entry.handle);
   servers.push(server);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

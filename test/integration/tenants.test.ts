@@ -169,12 +169,22 @@ describe('node units', () => {
     expect(await units()).toBe(6);
     for (let i = 0; i < 6; i++) expect((await send(p.url, '/v1/estimate_gas_price', { headers: bearer(WALLET_KEY) })).status).toBe(200);
     expect(await units()).toBe(12);
-    // Spent: what needs a node is refused, with no node call; a hit is not.
+    // Spent: what needs a node is refused, with no node call (passthrough, a pinned miss, a latest read); a hit is not.
     const calls = node.counters.total;
-    expectTooMany(await send(p.url, '/v1/estimate_gas_price', { headers: bearer(WALLET_KEY) }), '12');
+    const miss = pinnedItem('0x02');
+    for (const refused of [
+      await send(p.url, '/v1/estimate_gas_price', { headers: bearer(WALLET_KEY) }),
+      await send(p.url, miss.path, { ...miss, headers: { ...miss.headers, ...bearer(WALLET_KEY) } }),
+      await send(p.url, `/v1/tables/${HANDLE}/raw_item`, { ...miss, headers: { ...miss.headers, ...bearer(WALLET_KEY) } }),
+    ]) {
+      expectTooMany(refused, '12');
+      expect(refused.json().message).toContain('nodeUnitsPerMinute (12)');
+    }
     expect(node.counters.total).toBe(calls);
     expect((await send(p.url, item.path, item)).headers['x-cache']).toBe('HIT');
     expect(await counter(p.app, 'ledger_proxy_tenant_hits_total', 'tenant="wallet-backend"')).toBe(4);
+    // Another tenant's miss of the same key is not refused for this one's units.
+    expect((await send(p.url, miss.path, miss)).headers['x-cache']).toBe('MISS');
   });
 });
 

@@ -17,6 +17,8 @@ export const ServerSchema = z.strictObject({
       error: 'must be true, false, a hop count, or a comma-separated list of IP addresses / CIDR ranges',
     })
     .default(false),
+  // Keep a client's X-Request-Id when it is 1 to 128 of [A-Za-z0-9._:-]; false: the proxy always makes its own.
+  trustRequestId: z.boolean().default(true),
   // The whole request, headers included, must arrive within this: a client sending
   // a byte a second cannot hold a connection. 0 turns the limit off.
   requestTimeoutMs: nonNegativeInt.default(30_000),
