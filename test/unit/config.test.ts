@@ -30,7 +30,7 @@ const fail = (raw: unknown, env: NodeJS.ProcessEnv = {}): string[] => problems((
 describe('defaults', () => {
   it('an empty object gives every default', () => {
     expect(parseConfig({})).toEqual({
-      server: { host: '127.0.0.1', port: 8080, bodyLimitBytes: 8388608, trustProxy: false, requestTimeoutMs: 30000, shutdownTimeoutMs: 10000, workers: 1 },
+      server: { host: '127.0.0.1', port: 8080, bodyLimitBytes: 8388608, trustProxy: false, trustRequestId: true, requestTimeoutMs: 30000, shutdownTimeoutMs: 10000, workers: 1 },
       admin: { host: '127.0.0.1', port: 9090 },
       vendor: 'node',
       upstreams: [{ url: 'sim', name: 'sim', weight: 1, role: 'normal', headers: {} }],
