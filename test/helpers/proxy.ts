@@ -27,7 +27,7 @@ export interface ProxyHandle {
 /** A proxy on 127.0.0.1:0 in front of `upstreams`, with `overrides` merged into the config. */
 export type UpstreamSpec = SimNode | { url: string; name?: string; role?: string; weight?: number; maxInFlight?: number; maxRps?: number; headers?: Record<string, string> };
 
-export async function proxy(upstreams: UpstreamSpec[], overrides: Record<string, unknown> = {}, deps: Omit<AppDeps, 'logger'> = {}): Promise<ProxyHandle> {
+export async function proxy(upstreams: UpstreamSpec[], overrides: Record<string, unknown> = {}, deps: AppDeps = {}): Promise<ProxyHandle> {
   const config = parseConfig({
     server: { host: '127.0.0.1', port: 0 },
     admin: { port: 0 },
