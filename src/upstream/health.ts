@@ -62,10 +62,13 @@ export class Prober {
     this.o.onRound(new Set(nodes.filter((_, i) => results[i] !== null)));
   }
 
-  /** The node's snapshot from a probe sent at or after `since` (joined when one is in flight), or null without an answer. */
-  probe(node: NodeState, since = 0): Promise<LedgerInfo | null> {
+  /**
+   * The node's snapshot from a probe sent after `since` (ms; joined when one is in
+   * flight), or null without an answer. A round takes any probe in flight.
+   */
+  probe(node: NodeState, since = Number.NEGATIVE_INFINITY): Promise<LedgerInfo | null> {
     const running = this.inFlight.get(node);
-    if (running !== undefined && running.sentAt >= since) return running.answer;
+    if (running !== undefined && running.sentAt > since) return running.answer;
     const sentAt = node.clock();
     const answer = this.ask(node, sentAt).finally(() => {
       if (this.inFlight.get(node)?.answer === answer) this.inFlight.delete(node);
