@@ -219,7 +219,8 @@ class AnswerReader {
 
   private ended(): void {
     if (this.settled) return;
-    if (this.decoder !== undefined && !this.limits.head) this.decoder.end();
+    // An empty body has nothing to decode, whatever its Content-Encoding says.
+    if (this.decoder !== undefined && this.wire > 0) this.decoder.end();
     else this.finish();
   }
 

@@ -152,3 +152,14 @@ describe('exchange: bounds on what an answer holds', () => {
     await expect(exchange(pool, { method: 'GET', path: `/${2 * MiB}`, headers: { 'x-declare': '1' } }, { timeoutMs: 5000, inFlight: budget })).rejects.toBeInstanceOf(AnswerBytesExhausted);
   });
 });
+
+describe('exchange: an empty body', () => {
+  it('is empty whatever its Content-Encoding says', async () => {
+    const { pool } = await node((_req, res) => {
+      res.writeHead(204, { 'content-encoding': 'gzip' });
+      res.end();
+    });
+    const answer = await exchange(pool, { method: 'GET', path: '/' }, { timeoutMs: 5000 });
+    expect([answer.status, answer.body.length]).toEqual([204, 0]);
+  });
+});
