@@ -20,6 +20,7 @@ import { ReadThrough } from './serve/read-through.js';
 import { startSim, type SimNode } from './sim/index.js';
 import { NodeClient } from './upstream/node-client.js';
 import { NodeState } from './upstream/node-state.js';
+import type { ProbeSchedule } from './upstream/health.js';
 import { UpstreamPool } from './upstream/pool.js';
 import { vendorNames } from './wire/vendor.js';
 import { Reloader, type ReloadOutcome } from './reload.js';
@@ -34,6 +35,8 @@ export interface AppDeps {
   serveAdmin?: boolean;
   /** the clock of the tenants' limit windows (tests freeze it); Date.now by default */
   now?: () => number;
+  /** when the nodes' probe rounds run (default: every routing.probeIntervalMs; a test may run them itself) */
+  probeSchedule?: ProbeSchedule;
 }
 
 export interface App {
@@ -69,6 +72,8 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
   const watermark = new Watermark();
   const pruneClock = new PruneClock();
   watermark.onAdvance((info) => pruneClock.observe(info));
+  // A corrected watermark was pushed by a node's lie: its rate says nothing of the chain.
+  watermark.onCorrect(() => pruneClock.reset());
 
   const sim = await startBuiltInSim(config, logger);
   const makeNodes = (upstreams: Config['upstreams']): NodeState[] => nodeStates(upstreams, config, headerNames, sim);
@@ -90,6 +95,9 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
     onShed: (reason) => metrics.shed(reason),
     onCall: (upstream, outcome, seconds) => metrics.upstreamCall(upstream, outcome, seconds),
     onStepBack: () => metrics.latestStepBack(),
+    onMisbehaving: (upstream, reason) => metrics.upstreamMisbehaving(upstream, reason),
+    onTransition: (upstream, state) => metrics.upstreamTransition(upstream, state),
+    probeSchedule: deps.probeSchedule,
     // A devnet reset: the old chain's pruning rate says nothing of the new one.
     onChainChange: () => pruneClock.reset(),
   });
@@ -213,8 +221,8 @@ async function startBuiltInSim(config: Config, logger: Logger): Promise<SimNode 
 
 /** The nodes of `upstreams`, each with its client, circuit breaker and budget. */
 function nodeStates(upstreams: Config['upstreams'], config: Config, headerNames: LedgerHeaderNames, sim: SimNode | undefined): NodeState[] {
-  return upstreams.map(
-    (u, i) =>
+  return upstreams.map((u, i) =>
+    Object.assign(
       new NodeState(
         // A name that defaulted to host:port is shown to clients as its position.
         new NodeClient({
@@ -227,9 +235,11 @@ function nodeStates(upstreams: Config['upstreams'], config: Config, headerNames:
         u.role,
         u.weight,
         config.routing.breaker,
-        Date.now,
+        () => Date.now(),
         { maxInFlight: u.maxInFlight, maxRps: u.maxRps },
       ),
+      { spreadVersions: u.spreadVersions },
+    ),
   );
 }
 

@@ -35,6 +35,8 @@ export class Metrics {
   private readonly shedReads: Counter<'reason'>;
   private readonly latestStepBacks: Counter;
   private readonly proxyErrors: Counter<'reason'>;
+  private readonly upstreamMisbehaviours: Counter<'upstream' | 'reason'>;
+  private readonly upstreamTransitions: Counter<'upstream' | 'state'>;
   /**
    * Requests by endpoint, cache result and status: a plain count per request,
    * labels at scrape time. Nested by label, so counting a request builds no key
@@ -111,7 +113,7 @@ export class Metrics {
     });
     this.shedReads = new Counter({
       name: 'ledger_proxy_shed_total',
-      help: 'Reads refused rather than queued, by reason (overload: shedding.maxInFlight, budget: a node budget)',
+      help: 'Reads refused rather than queued, by reason (overload: shedding.maxInFlight, budget: a node budget, answer_bytes: routing.maxAnswerBytesInFlight)',
       labelNames: ['reason'],
       registers,
     });
@@ -157,6 +159,18 @@ export class Metrics {
       labelNames: ['reason'],
       registers,
     });
+    this.upstreamMisbehaviours = new Counter({
+      name: 'ledger_proxy_upstream_misbehaving_total',
+      help: 'Node answers whose ledger snapshot the node could not have sent, by node and reason (ahead: beyond its own probe and rate; behind: a latest answer below a version it already reported); the answer is not used',
+      labelNames: ['upstream', 'reason'],
+      registers,
+    });
+    this.upstreamTransitions = new Counter({
+      name: 'ledger_proxy_upstream_transitions_total',
+      help: 'Node state changes, by node and new state (down, up, breaker_open, breaker_closed, quarantined, released, lagging, caught_up; chain_adopted with no node)',
+      labelNames: ['upstream', 'state'],
+      registers,
+    });
     registerStateGauges(registers, sources);
   }
 
@@ -192,7 +206,15 @@ export class Metrics {
     this.latestStepBacks.inc();
   }
 
-  shed(reason: 'overload' | 'budget'): void {
+  upstreamMisbehaving(upstream: string, reason: 'ahead' | 'behind'): void {
+    this.upstreamMisbehaviours.labels(upstream, reason).inc();
+  }
+
+  upstreamTransition(upstream: string, state: string): void {
+    this.upstreamTransitions.labels(upstream, state).inc();
+  }
+
+  shed(reason: 'overload' | 'budget' | 'answer_bytes'): void {
     this.shedReads.labels(reason).inc();
   }
 

@@ -1,10 +1,12 @@
 // The freshest ledger snapshot the proxy knows. Monotone: a snapshot older than
-// one already taken is ignored, so the headers a client sees never step back.
+// one already taken is ignored, so the headers a client sees never step back;
+// only a snapshot found to be a node's lie is corrected downwards.
 import type { LedgerInfo } from './info.js';
 
 export class Watermark {
   private snapshot: LedgerInfo | null = null;
   private readonly listeners: Array<(info: LedgerInfo) => void> = [];
+  private readonly correctionListeners: Array<(info: LedgerInfo) => void> = [];
 
   /** Offers a snapshot; returns true when it advanced the watermark. */
   observe(info: LedgerInfo): boolean {
@@ -18,6 +20,15 @@ export class Watermark {
     return true;
   }
 
+  /**
+   * Replaces a snapshot that its node's own probe did not bear out (an answer's
+   * headers pushed it ahead) with `info`, the freshest snapshot the nodes bear out.
+   */
+  correct(info: LedgerInfo): void {
+    this.snapshot = info;
+    for (const listener of this.correctionListeners) listener(info);
+  }
+
   /** Forgets the snapshot: only when it came from a chain that turned out to be the wrong one. */
   reset(): void {
     this.snapshot = null;
@@ -29,5 +40,10 @@ export class Watermark {
 
   onAdvance(listener: (info: LedgerInfo) => void): void {
     this.listeners.push(listener);
+  }
+
+  /** Told when the snapshot was corrected downwards (what was learned from the lie goes too). */
+  onCorrect(listener: (info: LedgerInfo) => void): void {
+    this.correctionListeners.push(listener);
   }
 }

@@ -1,8 +1,18 @@
 // Fault injection: one active fault at a time, limited to some routes and/or to
-// the next `count` matching requests. The server decides what each mode does.
+// the next `count` matching requests. The server decides what each mode does;
+// the hostile modes (a node that answers, but not as a node should) are in hostile.ts.
 import type { SimRoute } from './routes.js';
 
-export type SimFaultMode = 'hang' | 'slow' | 'html' | 'reset' | 'status500' | 'status429' | 'empty';
+export type SimFaultMode = 'hang' | 'slow' | 'html' | 'reset' | 'status500' | 'status429' | 'empty' | SimHostileMode;
+
+/**
+ * A node that answers, but with something a proxy must not take as it comes:
+ * gzipBomb: the answer's headers with a gzip body of `bytes` zeros (default 1 GiB decoded, about 1 MiB sent);
+ * hugeBody: the answer's headers with `bytes` of body, not compressed (default 200 MB);
+ * headerAhead: the answer with its ledger version header `versions` ahead (default: u64 max);
+ * headerBehind: the answer with its seven ledger headers those of `versions` (default 1000) before the data.
+ */
+export type SimHostileMode = 'gzipBomb' | 'hugeBody' | 'headerAhead' | 'headerBehind';
 
 export interface SimFault {
   mode: SimFaultMode;
@@ -15,6 +25,10 @@ export interface SimFault {
   routes?: SimRoute[];
   /** only the next N matching requests are faulted (default: all until clear()) */
   count?: number;
+  /** gzipBomb: decoded size; hugeBody: body size */
+  bytes?: number;
+  /** headerAhead, headerBehind: how many versions the ledger headers are off */
+  versions?: bigint;
 }
 
 export interface SimFaults {
@@ -23,7 +37,7 @@ export interface SimFaults {
 }
 
 /** Every mode, in the order the sim CLI's --help lists them. */
-export const SIM_FAULT_MODES: readonly SimFaultMode[] = ['hang', 'slow', 'html', 'reset', 'status500', 'status429', 'empty'];
+export const SIM_FAULT_MODES: readonly SimFaultMode[] = ['hang', 'slow', 'html', 'reset', 'status500', 'status429', 'empty', 'gzipBomb', 'hugeBody', 'headerAhead', 'headerBehind'];
 
 export const SIM_DEFAULT_SLOW_MS = 1000;
 
@@ -36,6 +50,8 @@ export class SimFaultInjector implements SimFaults {
       throw new RangeError(`fault count must be a positive integer: ${fault.count}`);
     }
     if (fault.delayMs !== undefined && !(fault.delayMs >= 0)) throw new RangeError(`delayMs must be >= 0: ${fault.delayMs}`);
+    if (fault.bytes !== undefined && !(Number.isSafeInteger(fault.bytes) && fault.bytes >= 0)) throw new RangeError(`bytes must be a whole number >= 0: ${fault.bytes}`);
+    if (fault.versions !== undefined && fault.versions < 0n) throw new RangeError(`versions must be >= 0: ${fault.versions}`);
     this.#active = { ...fault, routes: fault.routes && [...fault.routes], remaining: fault.count ?? Infinity };
   }
 

@@ -60,16 +60,22 @@ export const SIM_KEEP_ALIVE_MS = 5000;
 export function writeReply(res: ServerResponse, out: SimReply, gzip: boolean): void {
   if (res.destroyed || res.writableEnded) return;
   const body = gzip ? gzipSync(out.body) : out.body;
-  const headers: Record<string, string> = { ...out.headers, 'content-length': String(body.length) };
+  const headers: Record<string, string> = { ...out.headers };
   if (gzip) headers['content-encoding'] = 'gzip';
-  res.sendDate = false;
-  headers.date = new Date().toUTCString();
-  if (res.shouldKeepAlive) {
-    headers.connection = 'keep-alive';
-    headers['keep-alive'] = `timeout=${SIM_KEEP_ALIVE_MS / 1000}`;
-  } else {
-    headers.connection = 'close';
-  }
-  res.writeHead(out.status, headers);
+  writeHead(res, out.status, headers, body.length);
   res.end(body);
+}
+
+/** The status line and headers of a reply whose body of `length` bytes the caller writes. */
+export function writeHead(res: ServerResponse, status: number, headers: Record<string, string>, length: number): void {
+  const all: Record<string, string> = { ...headers, 'content-length': String(length) };
+  res.sendDate = false;
+  all.date = new Date().toUTCString();
+  if (res.shouldKeepAlive) {
+    all.connection = 'keep-alive';
+    all['keep-alive'] = `timeout=${SIM_KEEP_ALIVE_MS / 1000}`;
+  } else {
+    all.connection = 'close';
+  }
+  res.writeHead(status, all);
 }

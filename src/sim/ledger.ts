@@ -77,6 +77,14 @@ export class SimLedger {
     return simLedgerInfo(this.#chainId, this.#latest, this.#oldest, this.#usecPerVersion);
   }
 
+  /** The snapshot the ledger had when its latest version was `version` (at most the current one). */
+  snapshotAt(version: bigint): LedgerInfo {
+    const at = version < this.#latest ? version : this.#latest;
+    // biome-ignore lint/complexity/useMathMinMax: versions are bigints, which Math.min does not take
+    const oldest = this.#oldest < at ? this.#oldest : at;
+    return simLedgerInfo(this.#chainId, at, oldest, this.#usecPerVersion);
+  }
+
   /** The ledger timestamp of a version (its transaction's, its block's). */
   timestampAt(version: bigint): bigint {
     return SIM_GENESIS_TIMESTAMP_USEC + version * this.#usecPerVersion;

@@ -9,6 +9,7 @@ import { simHeaderNames } from './ledger-headers.js';
 import { vendorNames } from '../wire/vendor.js';
 import { SimRequestCounters, type SimCounters } from './counters.js';
 import { SIM_DEFAULT_SLOW_MS, SimFaultInjector, type SimFault, type SimFaults } from './faults.js';
+import { isHostile, writeHostile } from './hostile.js';
 import { acceptsGzip, readBody, SIM_KEEP_ALIVE_MS, writeReply, type ReadBody } from './http-io.js';
 import { SimLedger, startAutoAdvance } from './ledger.js';
 import { errorReply, reply, type SimContext, type SimReply, type SimRequest } from './reply.js';
@@ -173,9 +174,9 @@ class SimServer implements SimNode {
       body: read.body,
     };
     const gzip = this.#gzip && acceptsGzip(req.headers['accept-encoding']);
-    const answer = (): void => writeReply(res, this.#answer(request, read), gzip);
+    const answer = (): SimReply => this.#answer(request, read);
     const fault = this.faults.take(route);
-    if (fault === null) answer();
+    if (fault === null) writeReply(res, answer(), gzip);
     else this.#applyFault(fault, req, res, answer, gzip);
   }
 
@@ -187,7 +188,7 @@ class SimServer implements SimNode {
     return simCors(request, () => dispatch(request, this.#ctx));
   }
 
-  #applyFault(fault: SimFault, req: IncomingMessage, res: ServerResponse, answer: () => void, gzip: boolean): void {
+  #applyFault(fault: SimFault, req: IncomingMessage, res: ServerResponse, answer: () => SimReply, gzip: boolean): void {
     if (fault.mode !== 'slow' && fault.mode !== 'hang' && fault.delayMs !== undefined && fault.delayMs > 0) {
       // A node that takes its time to fail.
       const timer = setTimeout(() => {
@@ -197,13 +198,14 @@ class SimServer implements SimNode {
       this.#timers.add(timer);
       return;
     }
+    if (isHostile(fault.mode)) return writeHostile(res, { ...fault, mode: fault.mode }, answer(), this.#ctx, gzip);
     switch (fault.mode) {
       case 'hang':
         return; // the socket stays open until the client gives up or stop()/close()
       case 'slow': {
         const timer = setTimeout(() => {
           this.#timers.delete(timer);
-          answer();
+          writeReply(res, answer(), gzip);
         }, fault.delayMs ?? SIM_DEFAULT_SLOW_MS);
         this.#timers.add(timer);
         return;

@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { NodeState } from './node-state.js';
 
 /** Probe rounds in a row in which every answering node must report the new chain before it is adopted. */
-const ROUNDS_TO_ADOPT = 2;
+export const ROUNDS_TO_ADOPT = 2;
 
 export class ChainIdentity {
   private established: number | undefined;
@@ -21,7 +21,7 @@ export class ChainIdentity {
   constructor(
     private readonly configured: number | undefined,
     private readonly logger: Logger,
-    /** told when an established chain is replaced (a devnet reset) */
+    /** told when an established chain is replaced (a devnet reset); it logs the change */
     private readonly onChange: (from: number, to: number) => void = () => undefined,
   ) {
     this.established = configured;
@@ -33,7 +33,7 @@ export class ChainIdentity {
   }
 
   /**
-   * Marks each node quarantined or not. After a probe round (`answered`: the
+   * Marks each node on another chain or not. After a probe round (`answered`: the
    * nodes that answered it), also decides the chain: established from a strict
    * majority of those, or changed when all of them report another one for
    * ROUNDS_TO_ADOPT rounds in a row. Single answers between rounds never decide:
@@ -86,21 +86,12 @@ export class ChainIdentity {
     const from = this.established!;
     this.established = only;
     this.candidate = null;
-    this.logger.warn({ from, to: only }, `chain changed: every answering node has reported chain ${only} for ${ROUNDS_TO_ADOPT} probe rounds (a devnet reset?); adopted`);
     this.onChange(from, only);
   }
 
+  /** On another chain than the established one: quarantined (node-set logs the change once). */
   private mark(node: NodeState): void {
-    const wrong = this.established !== undefined && node.ledger !== null && node.ledger.chainId !== this.established;
-    if (wrong && !node.quarantined) {
-      this.logger.error(
-        { upstream: node.name, chainId: node.ledger!.chainId, expected: this.established },
-        'UPSTREAM QUARANTINED: it reports another chain id; it gets no traffic and nothing it says is cached',
-      );
-    } else if (!wrong && node.quarantined) {
-      this.logger.warn({ upstream: node.name }, 'upstream back on the expected chain; quarantine lifted');
-    }
-    node.quarantined = wrong;
+    node.otherChain = this.established !== undefined && node.ledger !== null && node.ledger.chainId !== this.established;
   }
 }
 

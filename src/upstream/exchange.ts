@@ -1,14 +1,37 @@
 // One HTTP exchange with a node through undici's dispatch API: the answer's
-// status, headers and whole body, or the transport's error. request() wraps the
-// same dispatch in a body stream and an AbortSignal per call, which were about a
-// tenth of a forwarded read's CPU; a node's answer is read whole anyway.
+// status, headers and whole body (decoded as its Content-Encoding says), or why
+// there is none. request() wraps the same dispatch in a body stream and an
+// AbortSignal per call, which were about a tenth of a forwarded read's CPU; a
+// node's answer is read whole anyway.
+//
+// Everything an answer holds is bounded while it arrives: the answer cap on the
+// wire and again decoded (a compressed answer is decoded as a stream, so a small
+// body that inflates without end is abandoned at the cap, not decoded whole),
+// the proxy-wide budget of answer bytes in flight, and the exchange's deadline,
+// which runs until the last decoded byte.
+import type { Transform } from 'node:stream';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Dispatcher } from 'undici';
+import type { AnswerBytes } from './answer-bytes.js';
 
 export interface Exchanged {
   status: number;
   headers: Record<string, string | string[] | undefined>;
-  /** an exact-size copy: a cached answer never keeps a socket's or the pool's buffer alive */
+  /** decoded, in an exact-size copy: a cached answer never keeps a socket's or the pool's buffer alive */
   body: Buffer;
+}
+
+export interface ExchangeLimits {
+  /** the whole exchange, queueing and decoding included */
+  timeoutMs: number;
+  /** a hedge that lost: the exchange ends with the signal's reason */
+  signal?: AbortSignal;
+  /** the most bytes an answer may have, on the wire and decoded (default: no cap) */
+  maxBytes?: number;
+  /** the proxy-wide budget the bytes held count against; absent: not counted (a probe) */
+  inFlight?: AnswerBytes;
+  /** an answer to HEAD: no body to decode or hold, whatever its headers say */
+  head?: boolean;
 }
 
 /** Raised when the exchange ran out of time; the caller says so in its own words. */
@@ -19,76 +42,223 @@ export class ExchangeTimeout extends Error {
   }
 }
 
+/** The answer had more bytes (on the wire or decoded) than maxBytes. */
+export class AnswerTooLarge extends Error {
+  constructor(readonly maxBytes: number) {
+    super(`answer larger than ${maxBytes} bytes`);
+    this.name = 'AnswerTooLarge';
+  }
+}
+
+/** The answer's Content-Encoding is unknown (`known` false), or its body does not decode. */
+export class AnswerUndecodable extends Error {
+  constructor(
+    readonly encoding: string,
+    readonly known: boolean,
+  ) {
+    super(`answer does not decode (${encoding})`);
+    this.name = 'AnswerUndecodable';
+  }
+}
+
+/** The proxy-wide budget of answer bytes in flight had no room for this answer. */
+export class AnswerBytesExhausted extends Error {
+  constructor(readonly maxBytes: number) {
+    super(`answer bytes in flight beyond ${maxBytes}`);
+    this.name = 'AnswerBytesExhausted';
+  }
+}
+
+/** Decoders by Content-Encoding; their output arrives in chunks of this size. */
+const DECODED_CHUNK_BYTES = 64 * 1024;
+const DECODERS: Record<string, () => Transform> = {
+  gzip: () => createGunzip({ chunkSize: DECODED_CHUNK_BYTES }),
+  'x-gzip': () => createGunzip({ chunkSize: DECODED_CHUNK_BYTES }),
+  deflate: () => createInflate({ chunkSize: DECODED_CHUNK_BYTES }),
+  br: () => createBrotliDecompress({ chunkSize: DECODED_CHUNK_BYTES }),
+};
+
+/**
+ * Sends `options` on `dispatcher` and collects the answer. Rejects with
+ * ExchangeTimeout after limits.timeoutMs, with the signal's reason when it is
+ * aborted, with AnswerTooLarge, AnswerUndecodable or AnswerBytesExhausted as soon
+ * as the answer breaks a bound (the exchange itself aborted each time), or with
+ * the transport's error.
+ */
+export function exchange(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions, limits: ExchangeLimits): Promise<Exchanged> {
+  return new Promise<Exchanged>((resolve, reject) => {
+    const reader = new AnswerReader(limits, resolve, reject);
+    if (reader.listen()) dispatcher.dispatch(options, reader.handler());
+  });
+}
+
 /** The part of undici's handler controller used here. */
 interface Controller {
   abort(reason: Error): void;
+  pause(): void;
+  resume(): void;
+  readonly paused: boolean;
 }
 
-/**
- * Sends `options` on `dispatcher` and collects the answer. Rejects after
- * `timeoutMs` with ExchangeTimeout (the whole exchange, queueing included), or
- * with the reason `signal` is aborted with (a hedge that lost), the exchange
- * itself aborted either way.
- */
-export function exchange(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions, timeoutMs: number, signal?: AbortSignal): Promise<Exchanged> {
-  return new Promise<Exchanged>((resolve, reject) => {
-    let controller: Controller | undefined;
-    /** why the exchange was cut short before undici handed over its controller */
-    let cutShort: Error | undefined;
-    let settled = false;
-    let status = 0;
-    let headers: Exchanged['headers'] = {};
-    // Nearly every answer arrives in one chunk: a list is made only for a second one.
-    let first: Buffer | undefined;
-    let rest: Buffer[] | undefined;
-    let size = 0;
+type Headers = Exchanged['headers'];
 
-    const done = (): void => {
-      settled = true;
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-    };
-    const cut = (reason: Error): void => {
-      if (settled) return;
-      done();
-      if (controller !== undefined) controller.abort(reason);
-      else cutShort = reason;
-      reject(reason);
-    };
-    const timer = setTimeout(() => cut(new ExchangeTimeout()), timeoutMs);
-    const onAbort = (): void => cut(signal!.reason instanceof Error ? signal!.reason : new Error('request aborted'));
-    if (signal !== undefined) {
-      if (signal.aborted) return onAbort();
-      signal.addEventListener('abort', onAbort, { once: true });
+class AnswerReader {
+  private controller: Controller | undefined;
+  /** why the exchange was cut short before undici handed over its controller */
+  private cutShort: Error | undefined;
+  private settled = false;
+  private status = 0;
+  private headers: Headers = {};
+  // Nearly every answer arrives in one chunk: a list is made only for a second one.
+  private first: Buffer | undefined;
+  private rest: Buffer[] | undefined;
+  /** bytes held (decoded ones, for a compressed answer) */
+  private size = 0;
+  /** bytes received on the wire */
+  private wire = 0;
+  /** bytes taken from limits.inFlight, given back when the exchange settles */
+  private reserved = 0;
+  private decoder: Transform | undefined;
+  private readonly maxBytes: number;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly limits: ExchangeLimits,
+    private readonly resolve: (answer: Exchanged) => void,
+    private readonly reject: (err: Error) => void,
+  ) {
+    this.maxBytes = limits.maxBytes ?? Number.POSITIVE_INFINITY;
+    this.timer = setTimeout(() => this.cut(new ExchangeTimeout()), limits.timeoutMs);
+  }
+
+  /** Follows the signal; false when it is aborted already (then nothing is sent). */
+  listen(): boolean {
+    const { signal } = this.limits;
+    if (signal === undefined) return true;
+    if (signal.aborted) {
+      this.onAbort();
+      return false;
     }
+    signal.addEventListener('abort', this.onAbort, { once: true });
+    return true;
+  }
 
-    dispatcher.dispatch(options, {
-      onRequestStart(c: Controller) {
-        controller = c;
-        if (cutShort !== undefined) c.abort(cutShort);
+  handler(): Dispatcher.DispatchHandler {
+    return {
+      onRequestStart: (c: Controller) => {
+        this.controller = c;
+        if (this.cutShort !== undefined) c.abort(this.cutShort);
       },
-      onResponseStart(_c: Controller, statusCode: number, answerHeaders: Exchanged['headers']) {
-        status = statusCode;
-        headers = answerHeaders;
-      },
-      onResponseData(_c: Controller, chunk: Buffer) {
-        if (first === undefined) first = chunk;
-        else (rest ??= [first]).push(chunk);
-        size += chunk.length;
-      },
-      onResponseEnd() {
-        if (settled) return;
-        done();
-        const body = Buffer.allocUnsafeSlow(size);
-        let at = 0;
-        for (const chunk of rest ?? (first === undefined ? [] : [first])) at += chunk.copy(body, at);
-        resolve({ status, headers, body });
-      },
-      onResponseError(_c: Controller, err: Error) {
-        if (settled) return;
-        done();
-        reject(err);
-      },
-    } as Dispatcher.DispatchHandler);
-  });
+      onResponseStart: (_c: Controller, status: number, headers: Headers) => this.started(status, headers),
+      onResponseData: (c: Controller, chunk: Buffer) => this.received(c, chunk),
+      onResponseEnd: () => this.ended(),
+      onResponseError: (_c: Controller, err: Error) => this.failed(err),
+    } as unknown as Dispatcher.DispatchHandler;
+  }
+
+  private readonly onAbort = (): void => {
+    const reason: unknown = this.limits.signal?.reason;
+    this.cut(reason instanceof Error ? reason : new Error('request aborted'));
+  };
+
+  private started(status: number, headers: Headers): void {
+    this.status = status;
+    this.headers = headers;
+    if (this.settled || this.limits.head) return;
+    // A declared length is checked, and taken from the budget, before any byte is held.
+    const length = Number(firstHeader(headers['content-length']));
+    if (length > this.maxBytes) return this.cut(new AnswerTooLarge(this.maxBytes));
+    const encoding = (firstHeader(headers['content-encoding']) ?? 'identity').trim().toLowerCase();
+    if (encoding === 'identity' || encoding === '') {
+      if (length > 0) this.reserve(length);
+      return;
+    }
+    const make = DECODERS[encoding];
+    if (make === undefined) return this.cut(new AnswerUndecodable(encoding, false));
+    const decoder = make();
+    decoder.on('data', (chunk: Buffer) => this.hold(chunk));
+    decoder.on('error', () => this.cut(new AnswerUndecodable(encoding, true)));
+    decoder.on('end', () => this.finish());
+    this.decoder = decoder;
+  }
+
+  private received(c: Controller, chunk: Buffer): void {
+    if (this.settled) return;
+    this.wire += chunk.length;
+    if (this.wire > this.maxBytes) return this.cut(new AnswerTooLarge(this.maxBytes));
+    const decoder = this.decoder;
+    if (decoder === undefined) return this.hold(chunk);
+    // The socket waits while the decoder is behind: compressed bytes never pile up.
+    if (!decoder.write(chunk) && !c.paused) {
+      c.pause();
+      decoder.once('drain', () => {
+        if (!this.settled) c.resume();
+      });
+    }
+  }
+
+  private hold(chunk: Buffer): void {
+    if (this.settled) return;
+    this.size += chunk.length;
+    if (this.size > this.maxBytes) return this.cut(new AnswerTooLarge(this.maxBytes));
+    if (this.size > this.reserved && !this.reserve(this.size - this.reserved)) return;
+    if (this.first === undefined) this.first = chunk;
+    else (this.rest ??= [this.first]).push(chunk);
+  }
+
+  /** Takes `n` more bytes of the budget; cuts the exchange short when they do not fit. */
+  private reserve(n: number): boolean {
+    const budget = this.limits.inFlight;
+    if (budget !== undefined && !budget.take(n)) {
+      this.cut(new AnswerBytesExhausted(budget.max));
+      return false;
+    }
+    this.reserved += n;
+    return true;
+  }
+
+  private ended(): void {
+    if (this.settled) return;
+    // An empty body has nothing to decode, whatever its Content-Encoding says.
+    if (this.decoder !== undefined && this.wire > 0) this.decoder.end();
+    else this.finish();
+  }
+
+  private finish(): void {
+    if (this.settled) return;
+    this.settle();
+    const body = Buffer.allocUnsafeSlow(this.size);
+    let at = 0;
+    for (const chunk of this.rest ?? (this.first === undefined ? [] : [this.first])) at += chunk.copy(body, at);
+    this.first = this.rest = undefined;
+    this.resolve({ status: this.status, headers: this.headers, body });
+  }
+
+  private cut(reason: Error): void {
+    if (this.settled) return;
+    this.settle();
+    this.first = this.rest = undefined;
+    if (this.controller !== undefined) this.controller.abort(reason);
+    else this.cutShort = reason;
+    this.reject(reason);
+  }
+
+  private failed(err: Error): void {
+    if (this.settled) return;
+    this.settle();
+    this.reject(err);
+  }
+
+  private settle(): void {
+    this.settled = true;
+    clearTimeout(this.timer);
+    this.limits.signal?.removeEventListener('abort', this.onAbort);
+    if (this.reserved > 0) this.limits.inFlight?.give(this.reserved);
+    this.reserved = 0;
+    this.decoder?.destroy();
+  }
+}
+
+function firstHeader(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
 }

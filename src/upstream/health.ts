@@ -3,22 +3,42 @@
 // the metrics.
 import type { Logger } from 'pino';
 import { parseLedgerInfoJson, type LedgerInfo } from '../ledger/info.js';
+import { NodeError } from '../errors.js';
 import { CountedFailure, type NodeHealth, type NodeState } from './node-state.js';
+
+/** When probe rounds run: a timer in production; a test may run each round itself. */
+export interface ProbeSchedule {
+  /** Runs `round` every `ms` until the returned stop is called. */
+  every(ms: number, round: () => Promise<void>): () => void;
+}
+
+export const TIMER_SCHEDULE: ProbeSchedule = {
+  every(ms, round) {
+    const timer = setInterval(() => void round(), ms);
+    timer.unref();
+    return () => clearInterval(timer);
+  },
+};
 
 export interface ProberOptions {
   intervalMs: number;
   timeoutMs: number;
   logger: Logger;
+  schedule?: ProbeSchedule;
   /** the current node list (a reload replaces it) */
   nodes(): readonly NodeState[];
-  /** a node answered with its snapshot */
-  onSnapshot(node: NodeState, info: LedgerInfo): void;
+  /** a node answered with its snapshot, to a probe sent at `sentAt` (the node's clock) */
+  onSnapshot(node: NodeState, info: LedgerInfo, sentAt: number): void;
+  /** a node's probe got no answer (`why`: in the proxy's words) */
+  onFailure(node: NodeState, why: string): void;
   /** a whole round is done: these nodes answered it */
   onRound(answered: ReadonlySet<NodeState>): void;
 }
 
 export class Prober {
-  private timer: NodeJS.Timeout | null = null;
+  private stopSchedule: (() => void) | null = null;
+  /** the probe in flight per node, and when it was sent: a probe wanted meanwhile joins it */
+  private readonly inFlight = new Map<NodeState, { sentAt: number; answer: Promise<LedgerInfo | null> }>();
   /** each node's last probe failure, while its last probe failed (for the not-ready message) */
   readonly failures = new Map<NodeState, string>();
 
@@ -26,20 +46,35 @@ export class Prober {
 
   /** Probes now, then every intervalMs. */
   start(): Promise<void> {
-    this.timer = setInterval(() => void this.probeAll(), this.o.intervalMs);
-    this.timer.unref();
-    return this.probeAll();
+    this.stopSchedule = (this.o.schedule ?? TIMER_SCHEDULE).every(this.o.intervalMs, () => this.round());
+    return this.round();
   }
 
   stop(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
+    this.stopSchedule?.();
+    this.stopSchedule = null;
   }
 
-  async probeAll(): Promise<void> {
+  /** One round: every node probed (a probe still in flight is joined), then onRound. */
+  private async round(): Promise<void> {
     const nodes = this.o.nodes();
     const results = await Promise.all(nodes.map((node) => this.probe(node)));
-    this.o.onRound(new Set(nodes.filter((_, i) => results[i])));
+    this.o.onRound(new Set(nodes.filter((_, i) => results[i] !== null)));
+  }
+
+  /**
+   * The node's snapshot from a probe sent after `since` (ms; joined when one is in
+   * flight), or null without an answer. A round takes any probe in flight.
+   */
+  probe(node: NodeState, since = Number.NEGATIVE_INFINITY): Promise<LedgerInfo | null> {
+    const running = this.inFlight.get(node);
+    if (running !== undefined && running.sentAt > since) return running.answer;
+    const sentAt = node.clock();
+    const answer = this.ask(node, sentAt).finally(() => {
+      if (this.inFlight.get(node)?.answer === answer) this.inFlight.delete(node);
+    });
+    this.inFlight.set(node, { sentAt, answer });
+    return answer;
   }
 
   /**
@@ -47,16 +82,16 @@ export class Prober {
    * closed, a failure counts like a failed call but a success does not reset the
    * count (GET /v1 answering says little about reads: a node failing every read
    * must still trip after failureThreshold); open and due for a trial, the probe
-   * is the trial; open otherwise, nothing. True when the node answered.
+   * is the trial; open otherwise, nothing.
    */
-  async probe(node: NodeState): Promise<boolean> {
+  private async ask(node: NodeState, sentAt: number): Promise<LedgerInfo | null> {
     const circuit = node.circuit();
     const get = async (): Promise<LedgerInfo> => {
       let info: LedgerInfo | null = null;
       try {
         const answer = await node.client.call({ method: 'GET', path: '/v1', timeoutMs: this.o.timeoutMs, headers: { accept: 'application/json' } });
-        info = answer.status === 200 ? parseLedgerInfoJson(JSON.parse(answer.body.toString('utf8'))) : null;
-        if (info === null) throw new Error(`GET /v1 answered HTTP ${answer.status}`);
+        info = answer.status === 200 ? parseLedgerInfoJson(answer.json ?? null) : null;
+        if (info === null) throw new Error(`GET /v1 answered HTTP ${answer.status} without a ledger info`);
       } catch (err) {
         throw new CountedFailure(err);
       }
@@ -65,15 +100,17 @@ export class Prober {
     try {
       const info = circuit === 'half-open' ? await node.guard(get) : await get();
       this.failures.delete(node);
-      this.o.onSnapshot(node, info);
-      return true;
+      this.o.onSnapshot(node, info, sentAt);
+      return info;
     } catch (err) {
       const cause = err instanceof CountedFailure ? err.cause : err;
-      const message = cause instanceof Error ? cause.message : String(cause);
-      this.failures.set(node, message);
+      // NodeError messages are the proxy's own; anything else is named, not quoted.
+      const why = cause instanceof NodeError || (cause instanceof Error && cause.message.startsWith('GET /v1')) ? cause.message : 'the probe failed';
+      this.failures.set(node, why);
       if (circuit === 'closed' && err instanceof CountedFailure) await node.recordFailure();
-      this.o.logger.debug({ upstream: node.name, err: message }, 'probe failed');
-      return false;
+      this.o.logger.debug({ upstream: node.name, err: why }, 'probe failed');
+      this.o.onFailure(node, why);
+      return null;
     }
   }
 }

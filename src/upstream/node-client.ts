@@ -1,13 +1,12 @@
 // The transport to one node, and the ONLY place where transport failures and
 // answers that are not node-shaped become NodeErrors (503 internal_error).
 import { Pool } from 'undici';
-import { promisify } from 'node:util';
-import { brotliDecompress, gunzip, inflate } from 'node:zlib';
 import { NodeError, ERROR_STATUSES, isErrorCode } from '../errors.js';
 import { decodeGasUsed, decodeLedgerHeaders, type LedgerHeaderNames } from '../ledger/headers.js';
 import { mediaType } from '../wire/media-type.js';
 import type { NodeAnswer } from './answer.js';
-import { exchange, ExchangeTimeout } from './exchange.js';
+import type { AnswerBytes } from './answer-bytes.js';
+import { AnswerBytesExhausted, AnswerTooLarge, AnswerUndecodable, exchange, ExchangeTimeout } from './exchange.js';
 
 export interface NodeCall {
   method: 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
@@ -22,6 +21,8 @@ export interface NodeCall {
    * the answer keeps the node's headers. Errors must still be node-shaped.
    */
   passthrough?: boolean;
+  /** the proxy-wide budget of answer bytes in flight this answer counts against (absent for a probe: its answer is small, and it must not fail for the reads' load) */
+  answerBytes?: AnswerBytes;
 }
 
 export interface NodeClientOptions {
@@ -41,8 +42,12 @@ export interface NodeClientOptions {
   connections?: number;
 }
 
-/** Largest answer we accept from a node; a bigger one is treated as a broken node. */
-const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
+/**
+ * Largest answer we accept from a node, on the wire and decoded; a bigger one is
+ * treated as a broken node. The largest real answers (a block with its
+ * transactions, a page of resources) are a few MiB.
+ */
+export const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
 
 export class NodeClient {
   readonly name: string;
@@ -65,8 +70,6 @@ export class NodeClient {
       connections: options.connections ?? 64,
       keepAliveTimeout: 30_000,
       pipelining: 1,
-      // A bigger answer is treated as a broken node (the call fails).
-      maxResponseSize: MAX_ANSWER_BYTES,
     });
   }
 
@@ -74,13 +77,9 @@ export class NodeClient {
   async call(call: NodeCall): Promise<NodeAnswer> {
     let status: number;
     let headers: Record<string, string | string[] | undefined>;
-    let raw: Buffer;
+    let body: Buffer;
     try {
-      ({
-        status,
-        headers,
-        body: raw,
-      } = await exchange(
+      ({ status, headers, body } = await exchange(
         this.pool,
         {
           method: call.method,
@@ -95,15 +94,28 @@ export class NodeClient {
           },
           body: call.body,
         },
-        call.timeoutMs,
-        call.signal,
+        { timeoutMs: call.timeoutMs, signal: call.signal, maxBytes: MAX_ANSWER_BYTES, inFlight: call.answerBytes, head: call.method === 'HEAD' },
       ));
     } catch (err) {
-      throw NodeError.unavailable(`upstream ${this.label}: ${describeTransportError(err, call.timeoutMs)}`);
+      throw this.failure(err, call.timeoutMs);
     }
-    // A HEAD answer has no body to decode, whatever its Content-Encoding says.
-    const body = call.method === 'HEAD' ? raw : await decode(raw, headers['content-encoding'], this.label);
     return this.shape(status, headers, body, call.passthrough === true);
+  }
+
+  /** Why the exchange gave no answer, in the proxy's own words; the transport's error is kept as the cause, for the log. */
+  private failure(err: unknown, timeoutMs: number): NodeError {
+    if (err instanceof AnswerBytesExhausted) {
+      return NodeError.unavailable(`overloaded: node answers in flight would hold more than ${err.maxBytes} bytes (routing.maxAnswerBytesInFlight)`, 'overloaded');
+    }
+    if (err instanceof AnswerTooLarge) return NodeError.unavailable(`upstream ${this.label}: answered more than the ${err.maxBytes / 1024 / 1024} MiB an answer may have`, 'node_broken');
+    if (err instanceof AnswerUndecodable) {
+      const what = err.known ? `a body that does not decompress (${err.encoding})` : `an unknown content encoding '${err.encoding}'`;
+      return NodeError.unavailable(`upstream ${this.label}: answered ${what}`, 'node_broken');
+    }
+    const described = describeTransportError(err, timeoutMs);
+    const failure = NodeError.unavailable(`upstream ${this.label}: ${described.text}`, described.reason);
+    if (!described.known) failure.cause = err;
+    return failure;
   }
 
   private shape(status: number, headers: Record<string, string | string[] | undefined>, body: Buffer, passthrough: boolean): NodeAnswer {
@@ -168,29 +180,6 @@ function firstHeader(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-const DECODERS: Record<string, (raw: Buffer) => Promise<Buffer>> = {
-  gzip: promisify(gunzip),
-  'x-gzip': promisify(gunzip),
-  deflate: promisify(inflate),
-  br: promisify(brotliDecompress),
-};
-
-/**
- * Nodes are asked for identity encoding; one that compresses anyway is decoded
- * on the thread pool, never on the event loop (bodies can be up to 64 MiB).
- */
-async function decode(raw: Buffer, encoding: string | string[] | undefined, name: string): Promise<Buffer> {
-  const enc = (firstHeader(encoding) ?? 'identity').trim().toLowerCase();
-  if (enc === 'identity' || enc === '') return raw;
-  const decoder = DECODERS[enc];
-  if (decoder === undefined) throw NodeError.unavailable(`upstream ${name}: answered an unknown content encoding '${enc}'`);
-  try {
-    return await decoder(raw);
-  } catch {
-    throw NodeError.unavailable(`upstream ${name}: answered a body that does not decompress (${enc})`);
-  }
-}
-
 const NOT_JSON = Symbol('not JSON');
 
 function parseJson(body: Buffer): unknown {
@@ -213,22 +202,36 @@ function parseErrorBody(body: Buffer): { code: string; vmErrorCode: number | nul
   }
 }
 
-function describeTransportError(err: unknown, timeoutMs: number): string {
-  if (err instanceof ExchangeTimeout) return `timed out after ${timeoutMs} ms`;
-  const e = err as { code?: string; message?: string; name?: string };
+interface TransportFailure {
+  text: string;
+  reason: 'node_timeout' | 'node_failed';
+  /** false: a failure this list does not name (the caller logs its message and code) */
+  known: boolean;
+}
+
+/** A transport failure in the proxy's words: never the library's message text. */
+function describeTransportError(err: unknown, timeoutMs: number): TransportFailure {
+  const timedOut: TransportFailure = { text: `timed out after ${timeoutMs} ms`, reason: 'node_timeout', known: true };
+  if (err instanceof ExchangeTimeout) return timedOut;
+  const e = err as { code?: string; name?: string };
+  const failed = (text: string): TransportFailure => ({ text, reason: 'node_failed', known: true });
   switch (e.code) {
     case 'ECONNREFUSED':
-      return 'connection refused';
+      return failed('connection refused');
     case 'ECONNRESET':
+    case 'EPIPE':
     case 'UND_ERR_SOCKET':
-      return 'connection reset';
+      return failed('connection reset');
     case 'UND_ERR_HEADERS_TIMEOUT':
     case 'UND_ERR_BODY_TIMEOUT':
-      return `timed out after ${timeoutMs} ms`;
+    case 'UND_ERR_CONNECT_TIMEOUT':
+      return timedOut;
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
-      return 'host not found';
+      return failed('host not found');
+    case 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH':
+      return failed('answer shorter or longer than its Content-Length');
   }
-  if (e.name === 'AbortError') return 'request aborted';
-  return e.message ?? String(err);
+  if (e.name === 'AbortError') return failed('request aborted');
+  return { text: 'the call failed', reason: 'node_failed', known: false };
 }

@@ -26,6 +26,13 @@ export interface BreakerSettings {
   openMs: number;
 }
 
+/** A node's answer to GET /v1, and when the probe was sent and answered (ms, the node's clock source). */
+export interface ProbeRecord {
+  info: LedgerInfo;
+  sentAt: number;
+  answeredAt: number;
+}
+
 /** A node's request budget (upstreams[].maxInFlight, maxRps); absent = unlimited. */
 export interface NodeBudget {
   maxInFlight?: number;
@@ -33,16 +40,31 @@ export interface NodeBudget {
 }
 
 export class NodeState {
+  /** the node's freshest snapshot: its last probe, or a later answer's headers */
   ledger: LedgerInfo | null = null;
+  /** when `ledger` came from an answer: when that answer arrived (ms); null when it came from a probe */
+  ledgerFromAnswerAt: number | null = null;
+  /** the node's last answered probe: what its answers are judged against */
+  probed: ProbeRecord | null = null;
+  /** the node's fastest recent advance, in versions per second, from its probes */
+  versionsPerSecond = 0;
+  /**
+   * upstreams[].spreadVersions: how far apart the backends behind the node's url
+   * may be (a load-balanced endpoint); 0 for one node
+   */
+  spreadVersions = 0;
   inFlight = 0;
   /** set when the node reports a chain id other than the expected one */
-  quarantined = false;
+  otherChain = false;
+  /** until when (ms) the node is quarantined for answering implausible ledger versions; 0: it is not */
+  misbehavingUntil = 0;
   private readonly policy: CircuitBreakerPolicy;
   /** when the circuit last opened (cockatiel keeps it to itself) */
   private openedAt = 0;
   /** token bucket for maxRps: refilled at maxRps per second, at most maxRps */
   private tokens: number;
   private refilledAt: number;
+  private circuitListener: ((open: boolean) => void) | undefined;
 
   constructor(
     readonly client: NodeClient,
@@ -55,9 +77,32 @@ export class NodeState {
     this.policy = circuitBreaker(handleType(CountedFailure), { halfOpenAfter: breaker.openMs, breaker: new ConsecutiveBreaker(breaker.failureThreshold) });
     this.policy.onBreak(() => {
       this.openedAt = this.now();
+      this.circuitListener?.(true);
     });
+    this.policy.onReset(() => this.circuitListener?.(false));
     this.tokens = currentBudget.maxRps ?? 0;
     this.refilledAt = now();
+  }
+
+  /** No traffic: on another chain, or quarantined for misbehaving. */
+  get quarantined(): boolean {
+    return this.otherChain || this.misbehavingUntil > this.now();
+  }
+
+  /** Why the node is quarantined, or null. */
+  quarantineReason(): 'chain' | 'misbehaving' | null {
+    if (this.otherChain) return 'chain';
+    return this.misbehavingUntil > this.now() ? 'misbehaving' : null;
+  }
+
+  /** Told when the circuit opens (true) and when it closes again (false). */
+  onCircuitChange(listener: (open: boolean) => void): void {
+    this.circuitListener = listener;
+  }
+
+  /** The clock the node's times are on. */
+  clock(): number {
+    return this.now();
   }
 
   get budget(): NodeBudget {

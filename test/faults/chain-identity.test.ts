@@ -6,6 +6,7 @@ import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildApp, type App } from '../../src/app.js';
 import { parseConfig } from '../../src/config/index.js';
+import { ManualProbes } from '../helpers/probes.js';
 import { call, freePort, ledgerHeaders, proxy, rawItem, sim, viewJson } from '../helpers/proxy.js';
 
 const QUIET = { routing: { probeIntervalMs: 600_000 } };
@@ -51,19 +52,20 @@ describe('chain identity', () => {
     const lines: Array<Record<string, unknown>> = [];
     const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) });
     const config = parseConfig({ server: { host: '127.0.0.1', port: 0 }, admin: { port: 0 }, upstreams: [{ url: node.url, name: 'node0' }], ...QUIET });
-    const app: App = await buildApp(config, { logger });
+    const probes = new ManualProbes();
+    const app: App = await buildApp(config, { logger, probeSchedule: probes });
     apps.push(app);
     const url = await app.listen();
     expect((await rawItem(url, '0x01', { version: 900 })).headers['x-node-chain-id']).toBe('4');
 
     node.ledger.setChainId(5);
-    await app.pool.probeAll();
+    await probes.round();
     // One round: the node is quarantined, the chain stays 4, reads are refused.
     expect(app.pool.chainId()).toBe(4);
     expect(app.pool.health(app.pool.nodes[0])).toBe('quarantined');
     expect((await rawItem(url, '0x01', { version: 901 })).status).toBe(503);
 
-    await app.pool.probeAll();
+    await probes.round();
     expect(app.pool.chainId()).toBe(5);
     expect(app.pool.health(app.pool.nodes[0])).toBe('healthy');
     expect(lines.some((l) => l.level === 40 && /chain changed/.test(String(l.msg)))).toBe(true);

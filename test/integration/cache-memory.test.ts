@@ -23,6 +23,7 @@ import {
   warmConnections,
 } from '../helpers/cache.js';
 import { until } from '../helpers/until.js';
+import { ManualProbes } from '../helpers/probes.js';
 import { call, HANDLE, ledgerHeaders, proxy, rawItem, sim, viewJson, type Reply } from '../helpers/proxy.js';
 
 /**
@@ -393,13 +394,15 @@ describe('what is cached', () => {
   });
 
   it('an answer from a node that now reports another chain id is not cached', async () => {
-    const { node, app, url } = await setup({ chainId: 4, routing: { probeIntervalMs: 60_000 } });
+    const node = await sim();
+    const probes = new ManualProbes();
+    const { url } = await proxy([node], { chainId: 4, routing: { probeIntervalMs: 60_000 } }, { probeSchedule: probes });
     node.ledger.setChainId(5);
     const r = await rawItem(url, hex(PRESENT), { version: 990 });
     expect(r.status, 'refused: the only node is on another chain').toBe(503);
     expect(node.counters.byRoute.raw_item).toBe(1);
     node.ledger.setChainId(4);
-    await app.pool.probeAll();
+    await probes.round();
     const again = await rawItem(url, hex(PRESENT), { version: 990 });
     expectStatus(again, 200);
     expect(cacheOf(again)).toBe('MISS');

@@ -1,5 +1,6 @@
 // The simulated node's test controls: request counters, every fault mode, and the
 // stop / restart / close lifecycle ("down" is stop()).
+import { gunzipSync } from 'node:zlib';
 import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { startSim, type SimNode } from '../../src/sim/index.js';
@@ -107,6 +108,49 @@ describe('simulated node controls', () => {
       await vi.waitFor(() => expect(sim.counters.total).toBe(2));
       await sim.stop();
       await expect(pending).rejects.toThrow();
+    });
+
+    it("'gzipBomb' sends the answer's headers with gzip members of zeros: a few KiB per MiB decoded", async () => {
+      sim.faults.set({ mode: 'gzipBomb', bytes: 8 * 1024 * 1024 });
+      const answer = await call(sim, '/v1/view', VIEW);
+      expect(answer.status).toBe(200);
+      expect(answer.headers['content-encoding']).toBe('gzip');
+      expect(answer.headers['x-node-ledger-version']).toBe('1000');
+      expect(answer.body.length).toBeLessThan(64 * 1024);
+      const decoded = gunzipSync(answer.body);
+      expect(decoded.length).toBe(8 * 1024 * 1024);
+      expect(decoded.every((b) => b === 0)).toBe(true);
+    });
+
+    it("'hugeBody' sends the answer's headers with bytes of body, not compressed", async () => {
+      sim.faults.set({ mode: 'hugeBody', bytes: 3 * 1024 * 1024 + 5 });
+      const answer = await call(sim, '/v1/view', { ...VIEW, headers: { ...VIEW.headers, 'accept-encoding': 'gzip' } });
+      expect(answer.status).toBe(200);
+      expect(answer.headers['content-encoding']).toBeUndefined();
+      expect(answer.headers['content-length']).toBe(String(3 * 1024 * 1024 + 5));
+      expect(answer.body.length).toBe(3 * 1024 * 1024 + 5);
+    });
+
+    it("'headerAhead' moves only the ledger version header: to u64 max, or by versions", async () => {
+      sim.faults.set({ mode: 'headerAhead' });
+      const far = await call(sim, '/v1/view', VIEW);
+      expect(far.headers['x-node-ledger-version']).toBe('18446744073709551615');
+      expect(far.headers['x-node-block-height']).toBe('250');
+      expect(JSON.parse(far.body.toString())).toEqual(['3']);
+      sim.faults.set({ mode: 'headerAhead', versions: 7n });
+      expect((await call(sim, '/v1/view', VIEW)).headers['x-node-ledger-version']).toBe('1007');
+    });
+
+    it("'headerBehind' gives the answer the seven headers of an older snapshot, its data unchanged", async () => {
+      sim.ledger.advance(2000);
+      sim.faults.set({ mode: 'headerBehind' });
+      const behind = await call(sim, '/v1/view', VIEW);
+      expect(behind.headers['x-node-ledger-version']).toBe('2000');
+      expect(behind.headers['x-node-block-height']).toBe('500');
+      expect(behind.headers['x-node-ledger-timestampusec']).toBe(String(sim.ledger.timestampAt(2000n)));
+      expect(JSON.parse(behind.body.toString())).toEqual(['3']);
+      sim.faults.set({ mode: 'headerBehind', versions: 10n });
+      expect((await call(sim, '/v1/view', VIEW)).headers['x-node-ledger-version']).toBe('2990');
     });
 
     it('faults only the chosen routes, and only the next count requests', async () => {

@@ -5,6 +5,7 @@
 // configured chainId the majority of the nodes decides.
 import { describe, expect, it } from 'vitest';
 import { simTableItem, type SimNode } from '../../src/sim/index.js';
+import { ManualProbes } from '../helpers/probes.js';
 import { HANDLE, proxy, rawItem, sim, viewJson, type Reply } from '../helpers/proxy.js';
 
 const KEYS = Array.from({ length: 256 }, (_, i) => Buffer.from([i, 11])).filter((k) => simTableItem(HANDLE, k, 0n) !== null);
@@ -76,7 +77,8 @@ describe('chain-id integrity: configured chainId 4', () => {
   it('a node that switches to chain 99 mid-test: its answer is dropped (retried elsewhere, not cached) and it gets no more reads', async () => {
     const a = await sim();
     const flips = await sim({ startVersion: 1010n }); // the most advanced: latest reads go to it
-    const { app, url } = await proxy([a, flips], { chainId: 4, routing: QUIET });
+    const probes = new ManualProbes();
+    const { app, url } = await proxy([a, flips], { chainId: 4, routing: QUIET }, { probeSchedule: probes });
     flips.ledger.advance(10); // at 1020 on the wrong chain; the proxy still thinks 1010 on chain 4
     flips.ledger.setChainId(99);
 
@@ -103,7 +105,7 @@ describe('chain-id integrity: configured chainId 4', () => {
 
     // Back on chain 4: the quarantine is lifted at the next probe.
     flips.ledger.setChainId(4);
-    await app.pool.probeAll();
+    await probes.round();
     expect(app.pool.health(app.pool.nodes[1])).toBe('healthy');
     expect((await rawItem(url, hex(KEYS[1]))).headers['x-node-ledger-version']).toBe('1020');
     expect(flips.counters.byRoute.raw_item).toBe(2);

@@ -5,6 +5,7 @@
 // node, so these tests fail when a rule is missing.
 import { describe, expect, it } from 'vitest';
 import { simTableItem, type SimNode } from '../../src/sim/index.js';
+import { ManualProbes } from '../helpers/probes.js';
 import { HANDLE, ledgerHeaders, proxy, rawItem, sim, viewJson, type Reply } from '../helpers/proxy.js';
 
 /** Keys present in the sim's table (presence does not depend on the version). */
@@ -12,7 +13,7 @@ const KEYS = Array.from({ length: 256 }, (_, i) => Buffer.from([i, 3])).filter((
 const KEY = KEYS[0];
 const hex = (b: Buffer): string => '0x' + b.toString('hex');
 
-/** Probes only at start: the tests decide when the proxy learns of a ledger (pool.probeAll()). */
+/** Probes only at start: the tests decide when the proxy learns of a ledger (a round of ManualProbes). */
 const QUIET = { probeIntervalMs: 600_000 };
 
 /** Reads of the two served endpoints that reached a node (probes excluded). */
@@ -69,9 +70,10 @@ describe('upstream routing: pinned reads go only to a node whose oldest ≤ N �
   it('a node with a smaller pruning window (pruneTo 900) gets no read pinned at 850..865', async () => {
     const pruned = await sim();
     const full = await sim();
-    const { app, url } = await proxy([pruned, full], { routing: QUIET });
+    const probes = new ManualProbes();
+    const { app, url } = await proxy([pruned, full], { routing: QUIET }, { probeSchedule: probes });
     pruned.ledger.pruneTo(900n);
-    await app.pool.probeAll();
+    await probes.round();
     expect(app.pool.nodes[0].ledger?.oldestLedgerVersion).toBe(900n);
     slow([pruned, full]);
 
@@ -107,10 +109,11 @@ describe('upstream routing: pinned reads go only to a node whose oldest ≤ N �
   it('N below every node’s oldest → 410 version_pruned from the proxy, with ledger headers; no node asked', async () => {
     const a = await sim();
     const b = await sim();
-    const { app, url } = await proxy([a, b], { routing: QUIET });
+    const probes = new ManualProbes();
+    const { url } = await proxy([a, b], { routing: QUIET }, { probeSchedule: probes });
     a.ledger.pruneTo(900n);
     b.ledger.pruneTo(700n);
-    await app.pool.probeAll();
+    await probes.round();
 
     for (const reply of [await rawItem(url, hex(KEY), { version: 600 }), await rawItem(url, hex(KEY), { version: 699 }), await viewJson(url, '0x1::sim::add', ['1', '2'], { version: 600 })]) {
       const body = expectError(reply, 410, 'version_pruned');
@@ -130,10 +133,11 @@ describe('upstream routing: pinned reads go only to a node whose oldest ≤ N �
     const a = await sim();
     const b = await sim();
     const archive = await sim();
-    const { app, url } = await proxy([a, b, { url: archive.url, name: 'archive', role: 'archive' }], { routing: QUIET });
+    const probes = new ManualProbes();
+    const { url } = await proxy([a, b, { url: archive.url, name: 'archive', role: 'archive' }], { routing: QUIET }, { probeSchedule: probes });
     a.ledger.pruneTo(900n);
     b.ledger.pruneTo(700n);
-    await app.pool.probeAll();
+    await probes.round();
 
     expectItem(await rawItem(url, hex(KEY), { version: 600 }), KEY, 600n, 'pruned on every normal node');
     const view = await viewJson(url, '0x1::sim::add', ['1', '2'], { version: 600 });
@@ -242,9 +246,10 @@ describe('upstream routing: latest reads', () => {
   it('once a lagging node catches up (probe), it takes latest reads again', async () => {
     const top = await sim();
     const lagging = await sim({ startVersion: 800n });
-    const { app, url } = await proxy([lagging, top], { routing: { ...QUIET, maxLagVersions: 100 } });
+    const probes = new ManualProbes();
+    const { app, url } = await proxy([lagging, top], { routing: { ...QUIET, maxLagVersions: 100 } }, { probeSchedule: probes });
     lagging.ledger.advance(200);
-    await app.pool.probeAll();
+    await probes.round();
     expect(app.pool.health(app.pool.nodes[0])).toBe('healthy');
     slow([top, lagging]);
     const replies = await Promise.all(KEYS.slice(0, 10).map((k) => rawItem(url, hex(k))));
@@ -257,7 +262,8 @@ describe('upstream routing: the watermark never goes backwards', () => {
   it('hits, pinned misses and proxy errors carry ≥ the highest version any reply showed, while a lagging node answers', async () => {
     const top = await sim();
     const behind = await sim({ startVersion: 900n }); // within the default maxLag: it serves reads too
-    const { app, url } = await proxy([behind, top], { routing: QUIET });
+    const probes = new ManualProbes();
+    const { app, url } = await proxy([behind, top], { routing: QUIET }, { probeSchedule: probes });
     let highest = 0n;
     const seen = (reply: Reply, label: string, watermarked: boolean): void => {
       const v = versionOf(reply);
@@ -295,7 +301,7 @@ describe('upstream routing: the watermark never goes backwards', () => {
       if (round === 0) {
         top.ledger.pruneTo(10n);
         behind.ledger.pruneTo(10n);
-        await app.pool.probeAll();
+        await probes.round();
       } else {
         expect(pruned.status).toBe(410);
         seen(pruned, `round ${round} proxy 410`, true);

@@ -6,6 +6,7 @@ import { Redis } from 'ioredis';
 import { request } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { simTableItem, simTransactionHash, type SimNode } from '../../src/sim/index.js';
+import { ManualProbes } from '../helpers/probes.js';
 import { call, proxy, sim, type Reply } from '../helpers/proxy.js';
 import { flushAll, startRedisServer, type RedisServerHandle } from '../helpers/redis-server.js';
 import { until } from '../helpers/until.js';
@@ -86,9 +87,10 @@ let probe: () => Promise<void>;
 
 beforeEach(async () => {
   node = await sim({ startVersion: START });
-  const p = await proxy([node], { routing: { probeIntervalMs: 60_000 } });
+  const probes = new ManualProbes();
+  const p = await proxy([node], { routing: { probeIntervalMs: 60_000 } }, { probeSchedule: probes });
   url = p.url;
-  probe = () => p.app.pool.probeAll();
+  probe = () => probes.round();
 });
 
 describe.each(CASES)('$family: $name', (c) => {

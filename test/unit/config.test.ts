@@ -33,13 +33,14 @@ describe('defaults', () => {
       server: { host: '127.0.0.1', port: 8080, bodyLimitBytes: 8388608, trustProxy: false, trustRequestId: true, requestTimeoutMs: 30000, shutdownTimeoutMs: 10000, workers: 1 },
       admin: { host: '127.0.0.1', port: 9090 },
       vendor: 'node',
-      upstreams: [{ url: 'sim', name: 'sim', weight: 1, role: 'normal', headers: {} }],
+      upstreams: [{ url: 'sim', name: 'sim', weight: 1, role: 'normal', headers: {}, spreadVersions: 0 }],
       routing: {
         attemptTimeoutMs: 5000,
         deadlineMs: 10000,
         maxAttempts: 3,
         probeIntervalMs: 1000,
         maxLagVersions: 1000,
+        maxAnswerBytesInFlight: 268435456,
         hedgeAfterMs: 0,
         breaker: { failureThreshold: 5, openMs: 5000 },
       },
@@ -402,7 +403,7 @@ describe('frozen output', () => {
 describe('shipped config files', () => {
   it('config/default.yaml: one simulated node, memory only', () => {
     const config = loadConfig({ file: 'config/default.yaml', env: {} });
-    expect(config.upstreams).toEqual([{ url: 'sim', name: 'sim', weight: 1, role: 'normal', headers: {} }]);
+    expect(config.upstreams).toEqual([{ url: 'sim', name: 'sim', weight: 1, role: 'normal', headers: {}, spreadVersions: 0 }]);
     expect(config.cache.redis).toBeUndefined();
     expect(config.server).toMatchObject({ host: '127.0.0.1', port: 8080 });
   });

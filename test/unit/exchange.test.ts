@@ -1,10 +1,13 @@
 // One exchange with a node (src/upstream/exchange.ts): the whole answer in a
-// buffer of its own, and a deadline or a cancellation that ends the exchange.
+// buffer of its own, decoded as it arrives, within its bounds (the answer cap,
+// the bytes in flight, the deadline), and a cancellation that ends the exchange.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { exchange, ExchangeTimeout } from '../../src/upstream/exchange.js';
+import { gzipSync } from 'node:zlib';
+import { AnswerBytes } from '../../src/upstream/answer-bytes.js';
+import { AnswerBytesExhausted, AnswerTooLarge, exchange, ExchangeTimeout } from '../../src/upstream/exchange.js';
 import { until } from '../helpers/until.js';
 
 let server: Server | undefined;
@@ -35,13 +38,13 @@ describe('exchange', () => {
         res.end();
       } else res.end('tiny');
     });
-    const one = await exchange(pool, { method: 'GET', path: '/one' }, 5000);
+    const one = await exchange(pool, { method: 'GET', path: '/one' }, { timeoutMs: 5000 });
     expect(one.status).toBe(404);
     expect(one.headers['x-node-ledger-version']).toBe('7');
     expect(one.body.toString()).toBe('tiny');
     // Not a view into a socket's or the pool's buffer: a cached body keeps only itself alive.
     expect(one.body.buffer.byteLength).toBe(4);
-    const many = await exchange(pool, { method: 'GET', path: '/many' }, 5000);
+    const many = await exchange(pool, { method: 'GET', path: '/many' }, { timeoutMs: 5000 });
     expect(many.body.equals(Buffer.concat(parts))).toBe(true);
     expect(many.body.buffer.byteLength).toBe(many.body.length);
   });
@@ -53,14 +56,14 @@ describe('exchange', () => {
       req.on('end', () => res.end(`${req.method} ${req.headers['content-type']} ${Buffer.concat(chunks).toString()}`));
     });
     const body = Buffer.from('{"key":"0x1"}');
-    const got = await exchange(pool, { method: 'POST', path: '/v1/x', headers: { 'content-type': 'application/json', 'content-length': String(body.length) }, body }, 5000);
+    const got = await exchange(pool, { method: 'POST', path: '/v1/x', headers: { 'content-type': 'application/json', 'content-length': String(body.length) }, body }, { timeoutMs: 5000 });
     expect(got.body.toString()).toBe('POST application/json {"key":"0x1"}');
   });
 
   it('rejects with ExchangeTimeout at the deadline and ends the exchange', async () => {
     const { pool, closed } = await node(() => undefined);
     const started = performance.now();
-    await expect(exchange(pool, { method: 'GET', path: '/' }, 150)).rejects.toBeInstanceOf(ExchangeTimeout);
+    await expect(exchange(pool, { method: 'GET', path: '/' }, { timeoutMs: 150 })).rejects.toBeInstanceOf(ExchangeTimeout);
     expect(performance.now() - started).toBeLessThan(2000);
     // The stalled exchange was aborted, not left open on its connection.
     await until(() => closed() === 1, 2000, 'the timed-out exchange to close its connection');
@@ -70,9 +73,9 @@ describe('exchange', () => {
     const { pool, closed } = await node(() => undefined);
     const before = new AbortController();
     before.abort(new Error('lost the race'));
-    await expect(exchange(pool, { method: 'GET', path: '/' }, 5000, before.signal)).rejects.toThrow('lost the race');
+    await expect(exchange(pool, { method: 'GET', path: '/' }, { timeoutMs: 5000, signal: before.signal })).rejects.toThrow('lost the race');
     const during = new AbortController();
-    const pending = exchange(pool, { method: 'GET', path: '/' }, 5000, during.signal);
+    const pending = exchange(pool, { method: 'GET', path: '/' }, { timeoutMs: 5000, signal: during.signal });
     setTimeout(() => during.abort(), 50);
     await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
     await until(() => closed() === 1, 2000, 'the cancelled exchange to close its connection');
@@ -82,6 +85,81 @@ describe('exchange', () => {
     const { pool } = await node(() => undefined);
     await new Promise((resolve) => server!.close(resolve));
     server = undefined;
-    await expect(exchange(pool, { method: 'GET', path: '/' }, 5000)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+    await expect(exchange(pool, { method: 'GET', path: '/' }, { timeoutMs: 5000 })).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+  });
+});
+
+describe('exchange: bounds on what an answer holds', () => {
+  const MiB = 1024 * 1024;
+  const member = gzipSync(Buffer.alloc(MiB));
+
+  it('decodes a compressed answer as it arrives, and abandons it at maxBytes decoded', async () => {
+    const { pool, closed } = await node((_req, res) => {
+      res.writeHead(200, { 'content-encoding': 'gzip' });
+      // 64 MiB decoded, about 64 KiB sent.
+      for (let i = 0; i < 64; i++) res.write(member);
+      res.end();
+    });
+    const whole = await exchange(pool, { method: 'GET', path: '/' }, { timeoutMs: 5000, maxBytes: 64 * MiB });
+    expect(whole.body.length).toBe(64 * MiB);
+    const started = performance.now();
+    await expect(exchange(pool, { method: 'GET', path: '/' }, { timeoutMs: 5000, maxBytes: 4 * MiB })).rejects.toBeInstanceOf(AnswerTooLarge);
+    expect(performance.now() - started).toBeLessThan(2000);
+    await until(() => closed() >= 1, 2000, 'the abandoned exchange to close its connection');
+  });
+
+  it('abandons decoding at the deadline', async () => {
+    const { pool, closed } = await node((_req, res) => {
+      res.writeHead(200, { 'content-encoding': 'gzip' });
+      const timer = setInterval(() => res.write(member), 20);
+      res.on('close', () => clearInterval(timer));
+    });
+    const started = performance.now();
+    await expect(exchange(pool, { method: 'GET', path: '/' }, { timeoutMs: 200, maxBytes: 1024 * MiB })).rejects.toBeInstanceOf(ExchangeTimeout);
+    expect(performance.now() - started).toBeLessThan(1500);
+    await until(() => closed() === 1, 2000, 'the timed-out exchange to close its connection');
+  });
+
+  it('a body that does not decode, or an unknown encoding, is undecodable', async () => {
+    const { pool } = await node((req, res) => {
+      res.writeHead(200, { 'content-encoding': req.url === '/zstd' ? 'zstd' : 'gzip' });
+      res.end('not gzip');
+    });
+    await expect(exchange(pool, { method: 'GET', path: '/gzip' }, { timeoutMs: 5000 })).rejects.toMatchObject({ name: 'AnswerUndecodable', known: true });
+    await expect(exchange(pool, { method: 'GET', path: '/zstd' }, { timeoutMs: 5000 })).rejects.toMatchObject({ name: 'AnswerUndecodable', known: false });
+  });
+
+  it('takes an answer from the bytes in flight as it arrives, sheds what does not fit, and gives every byte back', async () => {
+    const { pool } = await node((req, res) => {
+      const size = Number(req.url!.slice(1));
+      // Declared: refused before a byte is held. Chunked: refused once it no longer fits.
+      if (req.headers['x-declare'] === '1') res.writeHead(200, { 'content-length': String(size) });
+      else res.writeHead(200);
+      res.end(Buffer.alloc(size, 1));
+    });
+    const budget = new AnswerBytes(3 * MiB);
+    const fits = await exchange(pool, { method: 'GET', path: `/${2 * MiB}` }, { timeoutMs: 5000, inFlight: budget });
+    expect(fits.body.length).toBe(2 * MiB);
+    expect(budget.held).toBe(0);
+    for (const declare of ['0', '1']) {
+      const headers = { 'x-declare': declare };
+      await expect(exchange(pool, { method: 'GET', path: `/${4 * MiB}`, headers }, { timeoutMs: 5000, inFlight: budget }), declare).rejects.toBeInstanceOf(AnswerBytesExhausted);
+      expect(budget.held, declare).toBe(0);
+    }
+    expect(budget.peak).toBeLessThanOrEqual(3 * MiB);
+    // Held by another answer: only what is left fits.
+    expect(budget.take(2 * MiB)).toBe(true);
+    await expect(exchange(pool, { method: 'GET', path: `/${2 * MiB}`, headers: { 'x-declare': '1' } }, { timeoutMs: 5000, inFlight: budget })).rejects.toBeInstanceOf(AnswerBytesExhausted);
+  });
+});
+
+describe('exchange: an empty body', () => {
+  it('is empty whatever its Content-Encoding says', async () => {
+    const { pool } = await node((_req, res) => {
+      res.writeHead(204, { 'content-encoding': 'gzip' });
+      res.end();
+    });
+    const answer = await exchange(pool, { method: 'GET', path: '/' }, { timeoutMs: 5000 });
+    expect([answer.status, answer.body.length]).toEqual([204, 0]);
   });
 });

@@ -51,7 +51,7 @@ describe('select', () => {
     const behind = node('behind', 0n, 495n);
     const ahead = node('ahead', 0n, 500n);
     expect(chosen([behind, ahead], null, 10, 498n)).toBe('ahead');
-    ahead.quarantined = true;
+    ahead.otherChain = true;
     expect(chosen([behind, ahead], null, 10, 498n)).toBe('behind');
     const hedge = chooseNode([behind, ahead], { version: null, tried: new Set(), maxLag: 10, floor: 498n, atOrAboveFloor: true });
     expect(hedge.kind).toBe('none');
@@ -59,7 +59,7 @@ describe('select', () => {
   it('skips quarantined and open-circuit nodes', async () => {
     const a = node('a', 0n, 500n);
     const b = node('b', 0n, 500n, { inFlight: 3 });
-    a.quarantined = true;
+    a.otherChain = true;
     expect(chosen([a, b], null)).toBe('b');
     await b.recordFailure();
     await b.recordFailure();

@@ -45,6 +45,9 @@ const UpstreamSchema = z
     role: z.enum(['normal', 'archive']).default('normal'),
     maxInFlight: positiveInt.optional(),
     maxRps: z.number().positive().optional(),
+    // A load-balanced endpoint's backends differ by some versions: an answer that
+    // far from the node's probe is not taken for a lie. One node never differs.
+    spreadVersions: nonNegativeInt.default(0),
   })
   .transform(({ url, name, ...rest }) => ({ url, name: name ?? defaultUpstreamName(url), ...rest }));
 
@@ -72,6 +75,9 @@ export const RoutingSchema = z
     probeIntervalMs: positiveInt.default(1000),
     maxLagVersions: nonNegativeInt.default(1000),
     hedgeAfterMs: nonNegativeInt.default(0), // 0 = no hedged second attempt
+    // Four answers of the largest size a node may send (64 MiB), or thousands of
+    // usual ones, at once; beyond it a read is shed rather than buffered.
+    maxAnswerBytesInFlight: positiveInt.default(256 * 1024 * 1024),
     breaker: z
       .strictObject({
         failureThreshold: positiveInt.default(5),

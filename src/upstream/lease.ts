@@ -1,0 +1,85 @@
+// Node choice: the node a call goes to (select.ts), taken as a lease on one slot
+// of its budget (one call in flight, one rate token), given back by the lease's
+// release. A node out of budget may be replaced by an equivalent one; otherwise
+// the call waits for a slot (woken when a lease is released or a token is due)
+// within its wait, then reports the budget exhausted.
+import { BudgetWaits, budgetShare, type ShedFirst } from './budgets.js';
+import type { NodeState } from './node-state.js';
+import { chooseNode } from './select.js';
+
+/** One slot of one node's budget, held for one call. */
+export interface Lease {
+  readonly node: NodeState;
+  /** Gives the slot back and wakes the calls waiting for one; only the first call counts. */
+  release(): void;
+}
+
+export type LeaseChoice = { kind: 'lease'; lease: Lease } | { kind: 'pruned' } | { kind: 'none' } | { kind: 'exhausted'; node: NodeState };
+
+export interface LeaseOptions {
+  /** the current node list */
+  nodes(): readonly NodeState[];
+  /** routing.maxLagVersions */
+  maxLag: number;
+  /** read-your-latest: the highest version reported for a latest read so far */
+  floor(): bigint | null;
+  /** shedding.shedFirst: the class of reads that may use only part of a node's maxInFlight */
+  shedFirst: ShedFirst;
+}
+
+export class NodeLeases {
+  private readonly waits = new BudgetWaits();
+
+  constructor(private readonly o: LeaseOptions) {}
+
+  /** How many calls are waiting for a budget now. */
+  get waiting(): number {
+    return this.waits.waiting;
+  }
+
+  /**
+   * A lease on the node for a call pinned at `version` (null: latest) that has not
+   * been to `tried` yet, waiting up to waitMs for a budget.
+   */
+  async take(version: bigint | null, tried: ReadonlySet<NodeState>, waitMs: number): Promise<LeaseChoice> {
+    const share = budgetShare(this.o.shedFirst, version === null);
+    const until = Date.now() + waitMs;
+    const base = { version, tried, maxLag: this.o.maxLag, floor: this.o.floor() };
+    for (;;) {
+      const nodes = this.o.nodes();
+      const choice = chooseNode(nodes, base);
+      if (choice.kind !== 'node') return choice;
+      // The slot is taken at once, in the same tick as the check: calls woken
+      // together cannot all pass the check before any of them holds a slot.
+      if (choice.node.hasBudget(share)) return { kind: 'lease', lease: this.lease(choice.node) };
+      const alt = chooseNode(nodes, { ...base, usable: (n) => n.hasBudget(share) });
+      if (alt.kind === 'node' && (version === null || alt.node.covers(version) === choice.node.covers(version))) return { kind: 'lease', lease: this.lease(alt.node) };
+      const left = until - Date.now();
+      if (left <= 0) return { kind: 'exhausted', node: choice.node };
+      await this.waits.next(choice.node, left);
+      base.floor = this.o.floor();
+    }
+  }
+
+  /** A second node for a latest read's hedge: never below the floor, never waiting for a budget. */
+  takeHedge(tried: ReadonlySet<NodeState>): Lease | null {
+    const share = budgetShare(this.o.shedFirst, true);
+    const choice = chooseNode(this.o.nodes(), { version: null, tried, maxLag: this.o.maxLag, floor: this.o.floor(), atOrAboveFloor: true, usable: (n) => n.hasBudget(share) });
+    return choice.kind === 'node' ? this.lease(choice.node) : null;
+  }
+
+  private lease(node: NodeState): Lease {
+    node.inFlight++;
+    node.spend();
+    let held = true;
+    return {
+      node,
+      release: () => {
+        if (!held) return;
+        held = false;
+        node.inFlight--;
+        this.waits.wake();
+      },
+    };
+  }
+}

@@ -1,0 +1,60 @@
+// A node call that fails in a way the node client does not name: the client's
+// reply says so in the proxy's own words, and the log line says what happened
+// (the library's message and code) without a stack, which only debug shows.
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import { NodeError } from '../../src/errors.js';
+import { ledgerInfoJson } from '../../src/ledger/info.js';
+import { Watermark } from '../../src/ledger/watermark.js';
+import { simLedgerInfo } from '../../src/sim/index.js';
+import type { NodeCall, NodeClient } from '../../src/upstream/node-client.js';
+import { NodeState } from '../../src/upstream/node-state.js';
+import { UpstreamPool } from '../../src/upstream/pool.js';
+import { ManualProbes } from '../helpers/probes.js';
+
+const ROUTING = { attemptTimeoutMs: 1000, deadlineMs: 1000, maxAttempts: 1, probeIntervalMs: 1000, maxLagVersions: 100, hedgeAfterMs: 0, maxAnswerBytesInFlight: 1024 * 1024 };
+
+/** A node client that answers its probe and fails every other call with `cause`. */
+function failingClient(cause: Error): NodeClient {
+  const info = simLedgerInfo(4, 1000n, 0n);
+  const stub = {
+    name: 'n',
+    label: 'n',
+    url: 'http://node.invalid',
+    headers: {},
+    async call(call: NodeCall) {
+      if (call.path === '/v1') return { upstream: 'n', status: 200, contentType: 'application/json', body: Buffer.alloc(0), ledger: info, json: ledgerInfoJson(info, 'x') };
+      const failure = NodeError.unavailable('upstream n: the call failed', 'node_failed');
+      failure.cause = cause;
+      throw failure;
+    },
+    close: async () => undefined,
+    destroy: async () => undefined,
+  };
+  return stub as unknown as NodeClient;
+}
+
+describe('a node call failure the client does not name', () => {
+  it('is logged at warn with its message and code, its stack at debug only; the reply keeps the proxy words', async () => {
+    const lines: Array<Record<string, any>> = [];
+    const logger = pino({ level: 'debug' }, { write: (line: string) => lines.push(JSON.parse(line)) });
+    const cause = Object.assign(new Error('some library text'), { code: 'UND_ERR_SOMETHING' });
+    const node = new NodeState(failingClient(cause), 'normal', 1, { failureThreshold: 5, openMs: 1000 });
+    const pool = new UpstreamPool({ nodes: [node], routing: ROUTING, watermark: new Watermark(), logger, probeSchedule: new ManualProbes() });
+    await pool.start();
+
+    const err = await pool.forward({ method: 'GET', path: '/v1/anything', headers: {} }, { idempotent: true }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(NodeError);
+    expect((err as NodeError).message).toBe('no upstream could answer: upstream n: the call failed');
+
+    const warns = lines.filter((l) => l.level === 40 && l.msg === 'node call failed unexpectedly');
+    expect(warns).toHaveLength(1);
+    expect(warns[0].upstream).toBe('n');
+    expect([warns[0].err, warns[0].code, warns[0].stack]).toEqual(['some library text', 'UND_ERR_SOMETHING', undefined]);
+    expect(JSON.stringify(lines.filter((l) => l.level >= 30))).not.toContain('at ');
+    const debug = lines.filter((l) => l.level === 20 && l.stack !== undefined);
+    expect(debug).toHaveLength(1);
+    expect(debug[0].stack).toContain('some library text');
+    await pool.close();
+  });
+});
