@@ -83,5 +83,14 @@ describe('server.workers: 2', () => {
     const exit = await Promise.race([cli.exited, new Promise((r) => setTimeout(() => r('timeout'), 10_000))]);
     expect(exit, cli.output()).toEqual({ code: 0, signal: null });
     for (const pid of workerPids()) expect(() => process.kill(Number(pid), 0)).toThrow();
+
+    // Every line, the primary's and the workers', is JSON without a repeated key
+    // (JSON.parse keeps the last of two, so the line would read back shorter).
+    const lines = cli
+      .output()
+      .split('\n')
+      .filter((line) => line.startsWith('{'));
+    expect(lines.some((line) => line.includes('"msg":"worker started"'))).toBe(true);
+    for (const line of lines) expect(JSON.stringify(JSON.parse(line)), 'a key twice on one line').toBe(line);
   });
 });
