@@ -61,6 +61,8 @@ export interface App {
   adminUrl(): string | undefined;
   /** what /readyz says: not ready once closing, or while no node is healthy */
   readiness(): Readiness;
+  /** /readyz fails from now on while the listeners stay open: the start of a shutdown (server.drainDelayMs) */
+  failReadiness(): void;
   close(): Promise<void>;
 }
 
@@ -186,6 +188,9 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
     },
     adminUrl: () => adminAddress,
     readiness,
+    failReadiness: () => {
+      closing = true;
+    },
     reload: (next) => reloader.reload(next),
     async close() {
       closing = true;
