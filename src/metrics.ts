@@ -2,10 +2,19 @@
 // several apps in one process, as in tests, do not share counters): the counters
 // and histograms of what happened here; the gauges of state read at scrape time
 // are in metrics-state.ts.
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Histogram, Registry } from 'prom-client';
+import { registerProcessMetrics } from './metrics-process.js';
 import { registerStateGauges, type MetricsSources } from './metrics-state.js';
 
 export type { MetricsSources } from './metrics-state.js';
+
+// The labels each counter is known to take start at 0, so a panel or an alert
+// reads 0 before the first event instead of no data. Other values (a Redis
+// operation not listed) appear at their first event.
+const UPSTREAM_OUTCOMES = ['ok', 'node_error', 'failed'] as const;
+const STALE_REASONS = ['bound', 'error'] as const;
+const SHED_REASONS = ['overload', 'budget'] as const;
+const REDIS_OPS = ['connection', 'get', 'set', 'delete', 'lock', 'unlock', 'publish', 'subscribe', 'decode', 'encode'] as const;
 
 interface RequestCount {
   endpoint: string;
@@ -34,7 +43,7 @@ export class Metrics {
 
   constructor(sources: MetricsSources, options: { defaultMetrics?: boolean } = {}) {
     const registers = [this.registry];
-    if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'ledger_proxy_' });
+    if (options.defaultMetrics !== false) registerProcessMetrics(this.registry, 'ledger_proxy_');
     const requestCounts = this.requestCounts;
     new Counter({
       name: 'ledger_proxy_requests_total',
@@ -63,6 +72,10 @@ export class Metrics {
       help: 'Calls to nodes, by node and outcome (ok, node_error, failed)',
       labelNames: ['upstream', 'outcome'],
       registers,
+      // The nodes can change on SIGHUP: each node's outcomes start at 0 when it is first scraped.
+      collect() {
+        for (const { name } of sources.upstreams()) for (const outcome of UPSTREAM_OUTCOMES) this.inc({ upstream: name, outcome }, 0);
+      },
     });
     this.upstreamSeconds = new Histogram({
       name: 'ledger_proxy_upstream_duration_seconds',
@@ -101,6 +114,9 @@ export class Metrics {
       registers,
     });
     registerStateGauges(registers, sources);
+    for (const op of REDIS_OPS) this.redisErrors.inc({ op }, 0);
+    for (const reason of STALE_REASONS) this.staleAnswers.inc({ reason }, 0);
+    for (const reason of SHED_REASONS) this.shedReads.inc({ reason }, 0);
   }
 
   /** `seconds` undefined: counted only, not observed in the duration histogram (memory hits). */
@@ -122,12 +138,12 @@ export class Metrics {
     timer.observe(seconds);
   }
 
-  upstreamCall(upstream: string, outcome: 'ok' | 'node_error' | 'failed', seconds: number): void {
+  upstreamCall(upstream: string, outcome: (typeof UPSTREAM_OUTCOMES)[number], seconds: number): void {
     this.upstreamRequests.labels(upstream, outcome).inc();
     this.upstreamSeconds.labels(upstream).observe(seconds);
   }
 
-  stale(reason: 'bound' | 'error'): void {
+  stale(reason: (typeof STALE_REASONS)[number]): void {
     this.staleAnswers.labels(reason).inc();
   }
 
@@ -135,7 +151,7 @@ export class Metrics {
     this.latestStepBacks.inc();
   }
 
-  shed(reason: 'overload' | 'budget'): void {
+  shed(reason: (typeof SHED_REASONS)[number]): void {
     this.shedReads.labels(reason).inc();
   }
 

@@ -5,9 +5,11 @@ import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import type { SimNode } from '../../src/sim/index.js';
 import { configFile, startCli, useCliBuild } from '../helpers/cli.js';
+import { promtool, requirePromtool } from '../helpers/promtool.js';
 import { freePort, sim } from '../helpers/proxy.js';
 
 useCliBuild();
+await requirePromtool();
 
 function config(port: number, adminPort: number, node: SimNode, level = 'info'): string {
   return [
@@ -65,6 +67,9 @@ describe('server.workers: 2', () => {
     // Every worker's requests, counted once: the N above plus startCli's GET /v1 probes (some).
     expect(total(metrics.body, 'ledger_proxy_requests_total', /endpoint="passthrough"/)).toBeGreaterThanOrEqual(N);
     expect(total(metrics.body, 'ledger_proxy_requests_total', /endpoint="passthrough"/)).toBeLessThan(N + 40);
+    // Both workers in the scrape, and the aggregate is clean Prometheus text.
+    expect(total(metrics.body, 'ledger_proxy_workers_scraped')).toBe(2);
+    expect(await promtool(['check', 'metrics'], { stdin: metrics.body })).toEqual({ code: 0, out: '' });
     // The node's state is the share of workers that see it: 1 when both agree.
     expect(total(metrics.body, 'ledger_proxy_upstream_state', /state="healthy"/)).toBe(1);
 
