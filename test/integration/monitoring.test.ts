@@ -50,6 +50,10 @@ interface Dashboard {
   panels: Array<{ title: string; datasource: unknown; targets: Array<{ expr: string; datasource: unknown }> }>;
 }
 
+/** Grafana's reference to the dashboard's data source variable (a Grafana placeholder, not a JS template). */
+const DATASOURCE_VARIABLE = ['$', '{datasource}'].join('');
+const DATASOURCE = { type: 'prometheus', uid: DATASOURCE_VARIABLE };
+
 function dashboard(): Dashboard {
   return JSON.parse(readFileSync(DASHBOARD, 'utf8')) as Dashboard;
 }
@@ -148,11 +152,11 @@ describe('the Grafana dashboard', () => {
     const board = dashboard();
     const variables = board.templating.list;
     expect(variables.find((v) => v.name === 'datasource')).toMatchObject({ type: 'datasource', query: 'prometheus' });
-    expect(variables.find((v) => v.name === 'instance')).toMatchObject({ type: 'query', includeAll: true, multi: true, datasource: { uid: '${datasource}' } });
+    expect(variables.find((v) => v.name === 'instance')).toMatchObject({ type: 'query', includeAll: true, multi: true, datasource: { uid: DATASOURCE_VARIABLE } });
     for (const panel of board.panels) {
-      expect(panel.datasource, panel.title).toEqual({ type: 'prometheus', uid: '${datasource}' });
+      expect(panel.datasource, panel.title).toEqual(DATASOURCE);
       for (const target of panel.targets) {
-        expect(target.datasource, panel.title).toEqual({ type: 'prometheus', uid: '${datasource}' });
+        expect(target.datasource, panel.title).toEqual(DATASOURCE);
         const selectors = [...target.expr.matchAll(/\bledger_proxy_[a-z0-9_]+(\{[^}]*\})?/g)];
         expect(selectors.length, target.expr).toBeGreaterThan(0);
         for (const [selector, labels] of selectors) expect(labels ?? '', `${panel.title}: ${selector}`).toContain('instance=~"$instance"');
