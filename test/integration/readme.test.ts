@@ -115,7 +115,10 @@ describe('README', () => {
           method: 'POST',
           headers: { 'content-type': 'application/json', accept: 'application/x-bcs' },
           body: '{"key":"0x01"}',
-        }).then(async (res) => (await res.body.dump(), res.statusCode));
+        }).then(async (res) => {
+          await res.body.dump();
+          return res.statusCode;
+        });
       await until(async () => (await read()) === 200, 10_000, 'a pinned read answered');
       await redis.connect();
       await until(async () => (await redis.dbsize()) > 0, 5000, 'the answer stored in Redis');
