@@ -21,7 +21,7 @@ const ROOT = resolve(import.meta.dirname, '../..');
 const FILE = 'deploy/kubernetes/ledger-proxy.yaml';
 const MIB = 1024 * 1024;
 
-// biome-ignore lint/suspicious/noExplicitAny: manifests are read as plain YAML
+/** A manifest as plain YAML: read by path, checked by the schemas above. */
 type Manifest = Record<string, any>;
 const docs = parseAllDocuments(readFileSync(join(ROOT, FILE), 'utf8')).map((d) => d.toJS() as Manifest);
 const byKind = (kind: string): Manifest => docs.find((d) => d.kind === kind)!;
