@@ -62,6 +62,8 @@ export interface App {
   adminUrl(): string | undefined;
   /** what /readyz says: not ready once closing, or while no node is healthy */
   readiness(): Readiness;
+  /** /readyz fails from now on while the listeners stay open: the start of a shutdown (server.drainDelayMs) */
+  failReadiness(): void;
   close(): Promise<void>;
 }
 
@@ -92,11 +94,11 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
     logger,
     maxInFlight: config.shedding.maxInFlight,
     budget: { waitMs: config.shedding.budgetWaitMs, shedFirst: config.shedding.shedFirst },
-    onShed: (reason) => metrics.shed(reason),
-    onCall: (upstream, outcome, seconds) => metrics.upstreamCall(upstream, outcome, seconds),
-    onStepBack: () => metrics.latestStepBack(),
-    onMisbehaving: (upstream, reason) => metrics.upstreamMisbehaving(upstream, reason),
-    onTransition: (upstream, state) => metrics.upstreamTransition(upstream, state),
+    onShed: (reason) => metrics.upstream.shed(reason),
+    onCall: (upstream, outcome, seconds) => metrics.upstream.call(upstream, outcome, seconds),
+    onStepBack: () => metrics.upstream.stepBack(),
+    onMisbehaving: (upstream, reason) => metrics.upstream.misbehaving(upstream, reason),
+    onTransition: (upstream, state) => metrics.upstream.transition(upstream, state),
     probeSchedule: deps.probeSchedule,
     // A devnet reset: the old chain's pruning rate says nothing of the new one.
     onChainChange: () => pruneClock.reset(),
@@ -179,6 +181,9 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
     },
     adminUrl: () => adminAddress,
     readiness,
+    failReadiness: () => {
+      closing = true;
+    },
     reload: (next) => reloader.reload(next),
     async close() {
       closing = true;

@@ -2,32 +2,53 @@
 // CLI entry: parse args, load config, start (one process, or a primary and its
 // workers with server.workers > 1), and shut down gracefully.
 import cluster from 'node:cluster';
-import pino from 'pino';
-import { buildApp } from './app.js';
+import pino, { type Logger } from 'pino';
+import { stringify } from 'yaml';
+import { buildApp, type App } from './app.js';
 import { runPrimary, serveAsWorker, workerCount } from './cluster.js';
 import { type CliArgs, CliError, type Config, ConfigError, loadConfig, parseCli, USAGE } from './config/index.js';
+import { redactSecrets } from './config/redact.js';
 import { bufferedLogDestination } from './log.js';
+import { packageVersion } from './version.js';
 
 /** After the drain deadline, how long closing the rest (nodes, Redis) may take. */
 const SHUTDOWN_GRACE_MS = 2000;
+/** The exit status of a usage or config error (as `nginx -t` and most CLIs). */
+const EXIT_USAGE = 2;
 
-async function main(): Promise<void> {
-  let args: CliArgs;
-  let config: Config;
+/** The args and config to run with, or undefined when the CLI has done its job (help, version, check). */
+function startup(): { args: CliArgs; config: Config } | undefined {
   try {
-    args = parseCli(process.argv.slice(2));
+    const args = parseCli(process.argv.slice(2));
     if (args.help) {
       process.stdout.write(USAGE);
-      return;
+      return undefined;
     }
-    config = loadConfig({ file: args.configFile });
+    if (args.version) {
+      process.stdout.write(`ledger-proxy ${packageVersion()}\n`);
+      return undefined;
+    }
+    const config = loadConfig({ file: args.configFile });
+    if (args.check) {
+      const source = args.configFile ?? 'the built-in defaults';
+      process.stdout.write(`# ${source}: valid. The effective config (environment applied, defaults filled in, secrets redacted):\n`);
+      process.stdout.write(stringify(redactSecrets(config)));
+      return undefined;
+    }
+    return { args, config };
   } catch (err) {
     if (err instanceof CliError || err instanceof ConfigError) {
       process.stderr.write(`ledger-proxy: ${err.message}\n`);
-      process.exit(2);
+      process.exit(EXIT_USAGE);
     }
     throw err;
   }
+}
+
+async function main(): Promise<void> {
+  const started = startup();
+  if (started === undefined) return;
+  const { args, config } = started;
 
   // Pretty logs for a person at a terminal. JSON lines for everything else, written
   // asynchronously and a few at a time: a request's log line never blocks the
@@ -44,28 +65,43 @@ async function main(): Promise<void> {
     return;
   }
   const app = await buildApp(config, { logger, serveAdmin: !cluster.isWorker });
-  if (cluster.isWorker) serveAsWorker(app.metrics.registry, app.readiness);
+  if (cluster.isWorker) serveAsWorker({ readiness: () => app.readiness(), metrics: () => app.metrics.registry.getMetricsAsJSON() });
   await app.listen();
+  handleSignals(app, config, logger, args, exit);
+}
 
+/** SIGTERM/SIGINT: not ready at once, still accepting for drainDelayMs, then the drain; SIGHUP: reload. */
+function handleSignals(app: App, config: Config, logger: Logger, args: CliArgs, exit: (code: number) => never): void {
   let closing = false;
   const shutdown = (signal: string): void => {
     if (closing) return;
     closing = true;
-    const deadlineMs = config.server.shutdownTimeoutMs;
-    logger.info({ signal, deadlineMs }, 'shutting down: not ready, no new connections, draining requests in flight');
+    const { drainDelayMs, shutdownTimeoutMs: deadlineMs } = config.server;
+    app.failReadiness();
+    logger.info(
+      { signal, drainDelayMs, deadlineMs },
+      drainDelayMs > 0
+        ? 'shutting down: not ready; accepting connections for drainDelayMs, then draining requests in flight'
+        : 'shutting down: not ready, no new connections, draining requests in flight',
+    );
     // The drain closes every connection at the deadline; this is for anything
     // else that would hold the process (a node or Redis that never answers a close).
-    setTimeout(() => {
-      logger.error({ deadlineMs }, 'shutdown did not finish in time; exiting');
-      exit(1);
-    }, deadlineMs + SHUTDOWN_GRACE_MS).unref();
-    app.close().then(
-      () => exit(0),
-      (err) => {
-        logger.error({ err }, 'error during shutdown');
+    setTimeout(
+      () => {
+        logger.error({ deadlineMs }, 'shutdown did not finish in time; exiting');
         exit(1);
       },
-    );
+      drainDelayMs + deadlineMs + SHUTDOWN_GRACE_MS,
+    ).unref();
+    setTimeout(() => {
+      app.close().then(
+        () => exit(0),
+        (err) => {
+          logger.error({ err }, 'error during shutdown');
+          exit(1);
+        },
+      );
+    }, drainDelayMs);
   };
   // SIGHUP: re-read the config file; reloads are queued one behind the other.
   process.on('SIGHUP', () => {

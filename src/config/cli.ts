@@ -7,14 +7,20 @@ import { ENV_OVERRIDES } from './env.js';
 export interface CliArgs {
   configFile?: string;
   help: boolean;
+  version: boolean;
+  /** validate the config, print it with secrets redacted, and exit (0, or 2 when invalid) */
+  check: boolean;
 }
 
-export const USAGE = `Usage: ledger-proxy [--config FILE]
+export const USAGE = `Usage: ledger-proxy [--config FILE] [--check]
 
 A caching read proxy in front of ledger nodes.
 
 Options:
   -c, --config FILE   YAML config file (without it: built-in defaults, one simulated node)
+  --check             validate the config (file and environment), print the effective
+                      config with secrets redacted, and exit: 0 valid, 2 invalid
+  -v, --version       print the version and exit
   -h, --help          print this help and exit
 
 Environment overrides (applied on top of the file):
@@ -36,18 +42,18 @@ export function parseCli(argv: string[]): CliArgs {
   // parseArgs' advice about positionals starting with '-'.
   const { tokens } = parseArgs({
     args: argv,
-    options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' } },
+    options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' }, version: { type: 'boolean', short: 'v' }, check: { type: 'boolean' } },
     strict: false,
     allowPositionals: true,
     tokens: true,
   });
-  const result: CliArgs = { help: false };
+  const result: CliArgs = { help: false, version: false, check: false };
   for (const token of tokens) {
     if (token.kind === 'positional') throw new CliError(`unexpected argument '${token.value}'`);
     if (token.kind === 'option-terminator') continue;
-    if (token.name === 'help') {
+    if (token.name === 'help' || token.name === 'version' || token.name === 'check') {
       if (token.value !== undefined) throw new CliError(`${token.rawName} takes no value`);
-      result.help = true;
+      result[token.name] = true;
     } else if (token.name === 'config') {
       // `--config --help` would otherwise read a file named "--help".
       if (token.value === undefined || token.value === '' || (!token.inlineValue && token.value.startsWith('-'))) {

@@ -50,6 +50,19 @@ export function configFile(name: string, text: string): string {
   return file;
 }
 
+/** Runs the CLI to its end with `args` (--check, --version...), with only `env`'s LEDGER_PROXY_* variables. */
+export async function runCli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('LEDGER_PROXY_')));
+  const child = spawn(process.execPath, [join(build!, 'main.js'), ...args], { cwd: ROOT, env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString('utf8')));
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
+  const code = await new Promise<number | null>((resolve) => child.once('close', (c) => resolve(c)));
+  return { code, stdout, stderr };
+}
+
 /** Starts the CLI on `file` (which must set server.port = `port`); resolves once it answers GET /v1. */
 export async function startCli(file: string, port: number): Promise<Cli> {
   // No LEDGER_PROXY_* from the environment may override the file.

@@ -5,9 +5,11 @@ import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import type { SimNode } from '../../src/sim/index.js';
 import { configFile, startCli, useCliBuild } from '../helpers/cli.js';
+import { promtool, requirePromtool } from '../helpers/monitoring-tools.js';
 import { freePort, sim } from '../helpers/proxy.js';
 
 useCliBuild();
+await requirePromtool();
 
 function config(port: number, adminPort: number, node: SimNode, level = 'info'): string {
   return [
@@ -65,6 +67,9 @@ describe('server.workers: 2', () => {
     // Every worker's requests, counted once: the N above plus startCli's GET /v1 probes (some).
     expect(total(metrics.body, 'ledger_proxy_requests_total', /endpoint="passthrough"/)).toBeGreaterThanOrEqual(N);
     expect(total(metrics.body, 'ledger_proxy_requests_total', /endpoint="passthrough"/)).toBeLessThan(N + 40);
+    // Both workers in the scrape, and the aggregate is clean Prometheus text.
+    expect(total(metrics.body, 'ledger_proxy_workers_scraped')).toBe(2);
+    expect(await promtool(['check', 'metrics'], { stdin: metrics.body })).toEqual({ code: 0, out: '' });
     // The node's state is the share of workers that see it: 1 when both agree.
     expect(total(metrics.body, 'ledger_proxy_upstream_state', /state="healthy"/)).toBe(1);
 
@@ -83,5 +88,14 @@ describe('server.workers: 2', () => {
     const exit = await Promise.race([cli.exited, new Promise((r) => setTimeout(() => r('timeout'), 10_000))]);
     expect(exit, cli.output()).toEqual({ code: 0, signal: null });
     for (const pid of workerPids()) expect(() => process.kill(Number(pid), 0)).toThrow();
+
+    // Every line, the primary's and the workers', is JSON without a repeated key
+    // (JSON.parse keeps the last of two, so the line would read back shorter).
+    const lines = cli
+      .output()
+      .split('\n')
+      .filter((line) => line.startsWith('{'));
+    expect(lines.some((line) => line.includes('"msg":"worker started"'))).toBe(true);
+    for (const line of lines) expect(JSON.stringify(JSON.parse(line)), 'a key twice on one line').toBe(line);
   });
 });

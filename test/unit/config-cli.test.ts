@@ -1,15 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import { CliError, parseCli, USAGE } from '../../src/config/index.js';
 
+const NONE = { help: false, version: false, check: false };
+
 describe('parseCli', () => {
   it.each([
-    [[], { help: false }],
-    [['--config', 'a.yaml'], { configFile: 'a.yaml', help: false }],
-    [['-c', 'a.yaml'], { configFile: 'a.yaml', help: false }],
-    [['--config=a.yaml'], { configFile: 'a.yaml', help: false }],
-    [['--config=-odd.yaml'], { configFile: '-odd.yaml', help: false }],
-    [['--help'], { help: true }],
-    [['-h', '-c', 'a.yaml'], { configFile: 'a.yaml', help: true }],
+    [[], { ...NONE }],
+    [['--config', 'a.yaml'], { ...NONE, configFile: 'a.yaml' }],
+    [['-c', 'a.yaml'], { ...NONE, configFile: 'a.yaml' }],
+    [['--config=a.yaml'], { ...NONE, configFile: 'a.yaml' }],
+    [['--config=-odd.yaml'], { ...NONE, configFile: '-odd.yaml' }],
+    [['--help'], { ...NONE, help: true }],
+    [['-h', '-c', 'a.yaml'], { ...NONE, configFile: 'a.yaml', help: true }],
+    [['--check', '--config', 'a.yaml'], { ...NONE, configFile: 'a.yaml', check: true }],
+    [['--version'], { ...NONE, version: true }],
+    [['-v'], { ...NONE, version: true }],
   ])('%j', (argv, expected) => {
     expect(parseCli(argv)).toEqual(expected);
   });
@@ -23,6 +28,8 @@ describe('parseCli', () => {
     [['--config='], '--config needs a file name'],
     [['-c', 'a', '-c', 'b'], '-c given more than once'],
     [['--help=yes'], '--help takes no value'],
+    [['--check=yes'], '--check takes no value'],
+    [['--version=1'], '--version takes no value'],
   ])('%j fails: %s', (argv, message) => {
     expect(() => parseCli(argv)).toThrow(new CliError(message));
     expect(() => parseCli(argv)).toThrow(/\(see --help\)$/);
@@ -31,6 +38,8 @@ describe('parseCli', () => {
   it('USAGE names the flags and the env overrides', () => {
     expect(USAGE).toContain('--config FILE');
     expect(USAGE).toContain('--help');
+    expect(USAGE).toContain('--check');
+    expect(USAGE).toContain('--version');
     expect(USAGE).toMatch(/LEDGER_PROXY_UPSTREAMS\s+upstreams/);
   });
 });

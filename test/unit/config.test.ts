@@ -30,7 +30,7 @@ const fail = (raw: unknown, env: NodeJS.ProcessEnv = {}): string[] => problems((
 describe('defaults', () => {
   it('an empty object gives every default', () => {
     expect(parseConfig({})).toEqual({
-      server: { host: '127.0.0.1', port: 8080, bodyLimitBytes: 8388608, trustProxy: false, trustRequestId: true, requestTimeoutMs: 30000, shutdownTimeoutMs: 10000, workers: 1 },
+      server: { host: '127.0.0.1', port: 8080, bodyLimitBytes: 8388608, trustProxy: false, trustRequestId: true, requestTimeoutMs: 30000, shutdownTimeoutMs: 10000, drainDelayMs: 0, workers: 1 },
       admin: { host: '127.0.0.1', port: 9090 },
       vendor: 'node',
       upstreams: [{ url: 'sim', name: 'sim', weight: 1, role: 'normal', headers: {}, spreadVersions: 0 }],
@@ -225,6 +225,11 @@ describe('bad values', () => {
     [{ server: { bodyLimitBytes: 0 } }, 'server.bodyLimitBytes: must be at least 1'],
     [{ server: { bodyLimitBytes: 64 * 1024 * 1024 + 1 } }, 'server.bodyLimitBytes: must be at most 67108864'],
     [{ server: 5 }, 'server: must be a mapping, got 5'],
+    [{ server: { workers: 0 } }, 'server.workers: must be "auto" or a whole number from 1 to 256, got 0'],
+    [{ server: { workers: 'many' } }, 'server.workers: must be "auto" or a whole number from 1 to 256, got "many"'],
+    [{ server: { workers: 2.5 } }, 'server.workers: must be "auto" or a whole number from 1 to 256, got 2.5'],
+    [{ server: { workers: 257 } }, 'server.workers: must be "auto" or a whole number from 1 to 256, got 257'],
+    [{ server: { drainDelayMs: -1 } }, 'server.drainDelayMs: must be at least 0'],
     [{ admin: { port: 1.5 } }, 'admin.port: must be an integer, got 1.5'],
     [{ vendor: 'Aptos' }, 'vendor: must match /^[a-z]+$/, got "Aptos"'],
     [{ chainId: 256, upstreams: [{ url: 'http://a' }] }, 'chainId: must be at most 255'],

@@ -1,9 +1,14 @@
 // docker-compose.yml, the Dockerfile and config/compose.yaml must agree: ports,
-// the config mount, and the Redis service the config names.
+// the config mount, and the Redis service the config names. docker-compose
+// (Debian package docker-compose; no Docker engine needed) validates the file
+// with every profile.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { loadConfig } from '../../src/config/index.js';
+import { requireTool, runTool } from '../helpers/monitoring-tools.js';
+
+await requireTool('docker-compose', 'docker-compose');
 
 const compose = parse(readFileSync('docker-compose.yml', 'utf8'));
 const dockerfile = readFileSync('Dockerfile', 'utf8');
@@ -45,5 +50,21 @@ describe('deployment files', () => {
     expect(dockerfile).toMatch(/^USER node$/m);
     expect(dockerfile).toContain('/healthz');
     expect(dockerfile).toContain('npm ci --omit=dev');
+  });
+
+  it('passes docker-compose config with every profile', async () => {
+    const { code, out } = await runTool('docker-compose', ['-f', 'docker-compose.yml', '--profile', 'sim', '--profile', 'monitoring', 'config', '-q']);
+    expect(code, out).toBe(0);
+  });
+
+  it('runs Alertmanager in the monitoring profile with the deploy config, and Prometheus sends alerts to it', () => {
+    const alertmanager = compose.services.alertmanager;
+    expect(alertmanager.profiles).toEqual(['monitoring']);
+    const configFlag = (alertmanager.command as string[]).find((c) => c.startsWith('--config.file='))!.split('=')[1];
+    expect(alertmanager.volumes).toContain(`./deploy/alertmanager/alertmanager.yml:${configFlag}:ro`);
+    expect(compose.services.prometheus.depends_on).toContain('alertmanager');
+    const prometheus = parse(readFileSync('deploy/prometheus/prometheus.yml', 'utf8'));
+    const port = (alertmanager.ports as string[])[0].split(':').at(-1);
+    expect(prometheus.alerting.alertmanagers[0].static_configs[0].targets).toEqual([`alertmanager:${port}`]);
   });
 });

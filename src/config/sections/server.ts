@@ -3,6 +3,13 @@ import { z } from 'zod';
 import { isTrustProxy } from '../net.js';
 import { host, MIB, nonNegativeInt, port, positiveInt } from './common.js';
 
+const MAX_WORKERS = 256;
+
+const isWorkers = (value: unknown): boolean => value === 'auto' || (typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= MAX_WORKERS);
+
+/** One message for every way server.workers can be wrong, saying what is allowed. */
+const workersMessage = (issue: { input?: unknown }): string => `must be "auto" or a whole number from 1 to ${MAX_WORKERS}, got ${JSON.stringify(issue.input)}`;
+
 export const ServerSchema = z.strictObject({
   host: host.default('127.0.0.1'),
   port: port.default(8080),
@@ -25,9 +32,13 @@ export const ServerSchema = z.strictObject({
   // SIGTERM: how long requests in flight may take to finish before every
   // connection is closed and the process exits.
   shutdownTimeoutMs: positiveInt.default(10_000),
+  // SIGTERM: /readyz fails at once, and new connections are still accepted for
+  // this long, so a load balancer that probes /readyz stops sending before the
+  // listener closes; then the drain of shutdownTimeoutMs starts.
+  drainDelayMs: nonNegativeInt.max(600_000).default(0),
   // Processes sharing the port (node:cluster), each with its own memory tier and
   // the shared Redis tier; "auto" = one per CPU.
-  workers: z.union([z.literal('auto'), positiveInt.max(256)]).default(1),
+  workers: z.custom<'auto' | number>(isWorkers, { error: workersMessage }).default(1),
 });
 
 export const AdminSchema = z.strictObject({

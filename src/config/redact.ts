@@ -1,0 +1,55 @@
+// The effective config as `--check` prints it: everything an operator needs to
+// see, nothing that would let a reader of a terminal or a CI log call a node or
+// Redis as the proxy does.
+//
+// The rules are by shape, not by path, so a section added later is covered
+// without an entry here: every value under a key that names secrets (headers,
+// keys, tokens, passwords...) is hidden, whatever the section; and every URL,
+// wherever it stands, loses its password, its query values and the path
+// segments that may carry an API key (a hosted node's https://host/<key>/v1).
+
+export const REDACTED = '<redacted>';
+
+/** Keys whose every value (at any depth under them) is a secret. */
+const SECRET_KEYS = /^(headers|keys?|apikeys?|tokens?|secrets?|passwords?|credentials|authorization|auth)$/i;
+
+/** Path segments of a URL kept as they are: an API version, a Redis database index. */
+const PLAIN_SEGMENT = /^(v\d+|\d+)$/;
+
+/** A copy of `value` with every secret replaced by REDACTED. */
+export function redactSecrets(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(redactSecrets);
+  if (typeof value === 'string') return redactUrl(value);
+  if (typeof value !== 'object' || value === null) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, child] of Object.entries(value)) out[key] = SECRET_KEYS.test(key) ? hideLeaves(child) : redactSecrets(child);
+  return out;
+}
+
+/** The same shape (header names, list lengths), with every leaf value hidden. */
+function hideLeaves(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(hideLeaves);
+  if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, hideLeaves(v)]));
+  return value === undefined ? value : REDACTED;
+}
+
+/** A URL without its password, query values and key-like path segments; any other string as it is. */
+export function redactUrl(text: string): string {
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) return text;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    // Not parseable, but shaped like a URL: it may still hold a password.
+    return REDACTED;
+  }
+  const segments = url.pathname.split('/');
+  const hidden = segments.map((segment) => (segment === '' || PLAIN_SEGMENT.test(segment) ? segment : REDACTED));
+  const secret = url.password !== '' || url.search !== '' || hidden.some((segment, i) => segment !== segments[i]);
+  // Nothing to hide: the URL as written, not as URL would normalise it.
+  if (!secret) return text;
+  if (url.password !== '') url.password = REDACTED;
+  for (const key of [...url.searchParams.keys()]) url.searchParams.set(key, REDACTED);
+  url.pathname = hidden.join('/');
+  return url.toString().replaceAll(encodeURIComponent(REDACTED), REDACTED);
+}

@@ -1,0 +1,85 @@
+// What happened between the proxy and its nodes: calls by outcome and latency,
+// answers refused for an impossible ledger version, node state changes, latest
+// reads that stepped back, and reads shed rather than queued.
+import { Counter, Histogram, type Registry } from 'prom-client';
+
+export const UPSTREAM_OUTCOMES = ['ok', 'node_error', 'failed'] as const;
+export const SHED_REASONS = ['overload', 'budget', 'answer_bytes'] as const;
+const MISBEHAVING_REASONS = ['ahead', 'behind'] as const;
+
+export class UpstreamMetrics {
+  private readonly calls: Counter<'upstream' | 'outcome'>;
+  private readonly seconds: Histogram<'upstream'>;
+  private readonly misbehaviours: Counter<'upstream' | 'reason'>;
+  private readonly transitions: Counter<'upstream' | 'state'>;
+  private readonly stepBacks: Counter;
+  private readonly shedReads: Counter<'reason'>;
+
+  /** `upstreams`: the nodes' names now (a reload may change them), so each starts at 0 when first scraped. */
+  constructor(registers: Registry[], upstreams: () => ReadonlyArray<{ name: string }>) {
+    this.calls = new Counter({
+      name: 'ledger_proxy_upstream_requests_total',
+      help: 'Calls to nodes, by node and outcome (ok, node_error, failed)',
+      labelNames: ['upstream', 'outcome'],
+      registers,
+      collect() {
+        for (const { name } of upstreams()) for (const outcome of UPSTREAM_OUTCOMES) this.inc({ upstream: name, outcome }, 0);
+      },
+    });
+    this.seconds = new Histogram({
+      name: 'ledger_proxy_upstream_duration_seconds',
+      help: 'Latency of calls to nodes, by node',
+      labelNames: ['upstream'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    });
+    this.misbehaviours = new Counter({
+      name: 'ledger_proxy_upstream_misbehaving_total',
+      help: 'Node answers whose ledger snapshot the node could not have sent, by node and reason (ahead: beyond its own probe and rate; behind: a latest answer below a version it already reported); the answer is not used',
+      labelNames: ['upstream', 'reason'],
+      registers,
+      collect() {
+        for (const { name } of upstreams()) for (const reason of MISBEHAVING_REASONS) this.inc({ upstream: name, reason }, 0);
+      },
+    });
+    this.transitions = new Counter({
+      name: 'ledger_proxy_upstream_transitions_total',
+      help: 'Node state changes, by node and new state (down, up, breaker_open, breaker_closed, quarantined, released, lagging, caught_up; chain_adopted with no node)',
+      labelNames: ['upstream', 'state'],
+      registers,
+    });
+    this.stepBacks = new Counter({
+      name: 'ledger_proxy_latest_step_backs_total',
+      help: 'Latest reads answered below a ledger version already reported (no node at or above it answered: a failover)',
+      registers,
+    });
+    this.shedReads = new Counter({
+      name: 'ledger_proxy_shed_total',
+      help: 'Reads refused rather than queued, by reason (overload: shedding.maxInFlight, budget: a node budget, answer_bytes: routing.maxAnswerBytesInFlight)',
+      labelNames: ['reason'],
+      registers,
+    });
+    for (const reason of SHED_REASONS) this.shedReads.inc({ reason }, 0);
+  }
+
+  call(upstream: string, outcome: (typeof UPSTREAM_OUTCOMES)[number], seconds: number): void {
+    this.calls.labels(upstream, outcome).inc();
+    this.seconds.labels(upstream).observe(seconds);
+  }
+
+  misbehaving(upstream: string, reason: (typeof MISBEHAVING_REASONS)[number]): void {
+    this.misbehaviours.labels(upstream, reason).inc();
+  }
+
+  transition(upstream: string, state: string): void {
+    this.transitions.labels(upstream, state).inc();
+  }
+
+  stepBack(): void {
+    this.stepBacks.inc();
+  }
+
+  shed(reason: (typeof SHED_REASONS)[number]): void {
+    this.shedReads.labels(reason).inc();
+  }
+}

@@ -1,0 +1,111 @@
+// deploy/kubernetes/ledger-proxy.yaml, checked without a cluster or a network:
+// each object against the Kubernetes API schemas (kubernetes-models, from npm:
+// its validators are compiled from the Kubernetes OpenAPI schemas and ship in
+// the package), field names strictly (a misspelt key is a TypeScript excess
+// property in the package's types), the ConfigMap's config against the proxy's
+// own schema, and the parts that must agree: probes on the admin listener, the
+// preStop sleep equal to server.drainDelayMs, a grace period that covers the
+// whole shutdown, and memory sized by the README's formula.
+import { execFile } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
+import { Service } from 'kubernetes-models/v1/Service';
+import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
+import { describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import { parseConfig } from '../../src/config/index.js';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const FILE = 'deploy/kubernetes/ledger-proxy.yaml';
+const MIB = 1024 * 1024;
+
+/** A manifest as plain YAML: read by path, checked by the schemas above. */
+type Manifest = Record<string, any>;
+const docs = parseAllDocuments(readFileSync(join(ROOT, FILE), 'utf8')).map((d) => d.toJS() as Manifest);
+const byKind = (kind: string): Manifest => docs.find((d) => d.kind === kind)!;
+
+const MODELS: Record<string, { module: string; name: string; validate(doc: Manifest): void }> = {
+  ConfigMap: { module: 'kubernetes-models/v1/ConfigMap', name: 'ConfigMap', validate: (doc) => new ConfigMap(doc).validate() },
+  Deployment: { module: 'kubernetes-models/apps/v1/Deployment', name: 'Deployment', validate: (doc) => new Deployment(doc).validate() },
+  Service: { module: 'kubernetes-models/v1/Service', name: 'Service', validate: (doc) => new Service(doc).validate() },
+};
+
+/** Bytes of a Kubernetes memory quantity (Mi, Gi, M, G or plain bytes). */
+function bytes(quantity: string): number {
+  const m = /^(\d+(?:\.\d+)?)(Ki|Mi|Gi|k|M|G)?$/.exec(quantity);
+  if (m === null) throw new Error(`not a memory quantity: ${quantity}`);
+  const unit = { Ki: 1024, Mi: MIB, Gi: 1024 * MIB, k: 1e3, M: 1e6, G: 1e9 }[m[2] ?? ''] ?? 1;
+  return Number(m[1]) * unit;
+}
+
+describe(FILE, () => {
+  const deployment = byKind('Deployment');
+  const pod = deployment.spec.template.spec;
+  const container = pod.containers[0];
+  const config = parseConfig(parse(byKind('ConfigMap').data['config.yaml']));
+
+  it('holds a ConfigMap, a Deployment and a Service, each valid against the Kubernetes schemas', () => {
+    expect(docs.map((d) => d.kind)).toEqual(['ConfigMap', 'Deployment', 'Service']);
+    for (const doc of docs) expect(() => MODELS[doc.kind].validate(doc), doc.kind).not.toThrow();
+  });
+
+  it('has no field the Kubernetes types do not know (TypeScript excess property checks)', async () => {
+    const dir = join(ROOT, '.test-build', `kubernetes-${process.pid}`);
+    mkdirSync(dir, { recursive: true });
+    try {
+      const lines = docs.map((doc, i) => {
+        const model = MODELS[doc.kind];
+        return `import type { I${model.name} as M${i} } from '${model.module}';\nexport const object${i}: M${i} = ${JSON.stringify(doc)};`;
+      });
+      writeFileSync(join(dir, 'manifests.ts'), `${lines.join('\n')}\n`);
+      const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+      const args = ['--noEmit', '--strict', '--skipLibCheck', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', join(dir, 'manifests.ts')];
+      const result = await promisify(execFile)(process.execPath, [tsc, ...args], { cwd: ROOT }).then(
+        () => '',
+        (err: { stdout?: string }) => err.stdout ?? String(err),
+      );
+      expect(result).toBe('');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('runs a config the proxy accepts, listening where the pod says', () => {
+    expect(config.server.host).toBe('0.0.0.0');
+    expect(config.admin.host).toBe('0.0.0.0');
+    const ports = Object.fromEntries(container.ports.map((p: Manifest) => [p.name, p.containerPort]));
+    expect(ports).toEqual({ http: config.server.port, admin: config.admin.port });
+    expect(container.args).toEqual(['--config', `${container.volumeMounts[0].mountPath}/config.yaml`]);
+  });
+
+  it('probes liveness on /healthz and readiness on /readyz, on the admin listener', () => {
+    expect(container.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'admin' });
+    expect(container.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'admin' });
+  });
+
+  it('sleeps in preStop for server.drainDelayMs, and gives the whole shutdown time to finish', () => {
+    const [sleep, seconds] = container.lifecycle.preStop.exec.command;
+    expect(sleep).toBe('sleep');
+    expect(Number(seconds) * 1000).toBe(config.server.drainDelayMs);
+    expect(config.server.drainDelayMs).toBeGreaterThan(0);
+    // A load balancer probing /readyz sees it fail within the drain delay.
+    expect(container.readinessProbe.periodSeconds * container.readinessProbe.failureThreshold * 1000).toBeLessThanOrEqual(config.server.drainDelayMs);
+    const shutdownMs = Number(seconds) * 1000 + config.server.drainDelayMs + config.server.shutdownTimeoutMs + 2000;
+    expect(pod.terminationGracePeriodSeconds * 1000).toBeGreaterThanOrEqual(shutdownMs);
+  });
+
+  it('requests the memory of the README formula per worker, and limits it above that', () => {
+    const workers = config.server.workers === 'auto' ? Number.NaN : config.server.workers;
+    const maxBytes = config.cache.memory.maxBytes;
+    const perWorker = 1.3 * maxBytes + Math.max(maxBytes / 4, 64 * MIB) + 80 * MIB;
+    expect(bytes(container.resources.requests.memory)).toBeGreaterThanOrEqual(workers * perWorker);
+    expect(bytes(container.resources.limits.memory)).toBeGreaterThanOrEqual(bytes(container.resources.requests.memory));
+    expect(readFileSync(join(ROOT, 'README.md'), 'utf8')).toContain('1.3 × `cache.memory.maxBytes` + max(`maxBytes` / 4, 64 MiB) + 80 MiB');
+  });
+});
+
+function parse(text: string): unknown {
+  return parseAllDocuments(text)[0].toJS();
+}
