@@ -39,11 +39,8 @@ async function liveMetrics(): Promise<string> {
 
 /** Exported by the primary of server.workers > 1 only (test/faults/worker-death.test.ts reads them). */
 const CLUSTER_ONLY = ['ledger_proxy_workers', 'ledger_proxy_workers_scraped'];
-/**
- * The tenant metrics of SPEC-edge §4, which the tenants work exports under exactly
- * these names; the alerts are written against them ahead of it.
- */
-const TENANT_METRICS = ['ledger_proxy_tenant_requests_total', 'ledger_proxy_tenant_node_units_total', 'ledger_proxy_node_headroom'];
+/** Exported only once the nodes report a budget (upstreams[].maxInFlight or maxRps): the live proxy here has none. */
+const TENANT_METRICS = ['ledger_proxy_node_headroom'];
 
 interface Dashboard {
   templating: { list: Array<{ name: string; type: string; [key: string]: unknown }> };
@@ -93,9 +90,14 @@ describe('monitoring (promtool)', () => {
       'ledger_proxy_shed_total{reason="budget"} 0',
       'ledger_proxy_stale_total{reason="bound"} 0',
       'ledger_proxy_stale_total{reason="error"} 0',
-      'ledger_proxy_redis_errors_total{op="connection"} 0',
-      'ledger_proxy_redis_errors_total{op="get"} 0',
-      'ledger_proxy_redis_errors_total{op="set"} 0',
+      'ledger_proxy_redis_errors_total{client="cache",op="connection"} 0',
+      'ledger_proxy_redis_errors_total{client="cache",op="get"} 0',
+      'ledger_proxy_redis_errors_total{client="cache",op="set"} 0',
+      'ledger_proxy_redis_errors_total{client="limits",op="connection"} 0',
+      'ledger_proxy_redis_corrupt_total{fault="checksum"} 0',
+      'ledger_proxy_errors_total{reason="rate_limited"} 0',
+      'ledger_proxy_tenant_requests_total{tenant="anonymous",outcome="rate_limited"} 0',
+      'ledger_proxy_upstream_misbehaving_total{upstream="node0",reason="ahead"} 0',
       'ledger_proxy_latest_step_backs_total 0',
       'ledger_proxy_upstream_requests_total{upstream="node0",outcome="failed"} 0',
       'ledger_proxy_upstream_requests_total{upstream="node0",outcome="node_error"} 0',
