@@ -83,7 +83,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
   // Its sources are read at scrape time, when everything below exists.
   const metrics = new Metrics({
     memoryStats: () => memory.stats(),
-    upstreams: () => pool.nodes.map((n) => ({ name: n.name, state: pool.health(n), ledgerVersion: n.ledger?.ledgerVersion ?? null, inFlight: n.inFlight })),
+    upstreams: () => pool.nodes.map((n) => ({ name: n.name, state: pool.health(n), ledgerVersion: n.ledger?.ledgerVersion ?? null, inFlight: n.inFlight, headroom: n.headroom() })),
     watermarkVersion: () => watermark.current()?.ledgerVersion ?? null,
   });
   const pool = new UpstreamPool({
@@ -134,6 +134,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
     snapshot: () => watermark.current(),
     read: (req, context) => reads.read(req, context),
     forward: forwardVia(pool),
+    headroom: () => pool.headroom(),
     counters: counters?.redis,
     now: deps.now,
   });
@@ -202,9 +203,9 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
 
 /** Passthrough calls go through the pool: routed like reads; only idempotent methods are retried. */
 function forwardVia(pool: UpstreamPool): PassthroughDeps['forward'] {
-  return async (call, minVersion) => {
+  return async (call, minVersion, priority) => {
     const idempotent = call.method === 'GET' || call.method === 'HEAD' || call.method === 'OPTIONS';
-    const answer = await pool.forward({ ...call, passthrough: true }, { idempotent, minVersion });
+    const answer = await pool.forward({ ...call, passthrough: true }, { idempotent, minVersion, priority });
     return { status: answer.status, headers: answer.headers ?? {}, body: answer.body, upstream: answer.upstream };
   };
 }

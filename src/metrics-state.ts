@@ -1,10 +1,10 @@
 // The gauges of state, read from their sources at scrape time: the memory tier,
-// each node's state, version and calls in flight, and the watermark.
+// each node's state, version, calls in flight and budget left, and the watermark.
 import { Gauge, type Registry } from 'prom-client';
 
 export interface MetricsSources {
   memoryStats(): { entries: number; bytes: number };
-  upstreams(): Array<{ name: string; state: string; ledgerVersion: bigint | null; inFlight: number }>;
+  upstreams(): Array<{ name: string; state: string; ledgerVersion: bigint | null; inFlight: number; headroom: number }>;
   watermarkVersion(): bigint | null;
 }
 
@@ -61,6 +61,17 @@ export function registerStateGauges(registers: Registry[], sources: MetricsSourc
     collect() {
       this.reset();
       for (const u of sources.upstreams()) this.set({ upstream: u.name }, u.inFlight);
+    },
+  });
+  new Gauge({
+    name: 'ledger_proxy_node_headroom',
+    help: 'Share of each node budget left (upstreams[].maxInFlight, maxRps), 0 to 1; 1 without a budget. A layer in front sheds before the proxy has to',
+    labelNames: ['upstream'],
+    registers,
+    aggregator: 'min',
+    collect() {
+      this.reset();
+      for (const u of sources.upstreams()) this.set({ upstream: u.name }, u.headroom);
     },
   });
   new Gauge({

@@ -1,6 +1,7 @@
 // The edge: what the proxy decides about a request before serving it, once, for
 // every entry path. It adds the headers every reply of the exchange carries
-// (CORS), answers a CORS preflight itself, knows the tenant (SPEC-edge §2), and
+// (CORS; for a trusted layer in front, the nodes' headroom), answers a CORS
+// preflight itself, knows the tenant (SPEC-edge §2), and
 // admits the request or refuses it (an unknown key, a client-side key from
 // another origin, a tenant over its limits); once the reply is written it
 // charges the tenant for the node work it caused.
@@ -21,6 +22,8 @@ export interface EdgeDeps {
   clientAddress(req: IncomingMessage): string;
   /** whether the peer is a trusted hop (server.trustProxy), which may name the tenant */
   trustedPeer(req: IncomingMessage): boolean;
+  /** the share of node budget left, 0 to 1: told to a trusted layer in front, so it can shed before the proxy must */
+  headroom(): number;
 }
 
 /** Replies served without a node's work: they cost no node units. */
@@ -41,6 +44,7 @@ export class Edge {
       return true;
     }
     exchange.edgeHeaders = cors.headersFor(exchange.req);
+    if (this.deps.trustedPeer(exchange.req)) (exchange.edgeHeaders ??= []).push('x-proxy-headroom', this.deps.headroom().toFixed(3));
     return false;
   }
 

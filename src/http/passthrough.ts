@@ -5,6 +5,7 @@
 // connection errors, timeouts and 5xx. What the client sends never picks the
 // host: the pool does, and the path must stay under /v1.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Priority } from '../config/index.js';
 import { NodeError } from '../errors.js';
 import { parseU64 } from '../wire/u64.js';
 import { exchangeOf } from './exchange.js';
@@ -32,7 +33,7 @@ export interface PassthroughDeps {
    * Sends the call to a node chosen by the pool (one covering `minVersion` when
    * set); rejects with a NodeError when no node could answer.
    */
-  forward(call: PassthroughCall, minVersion: bigint | undefined): Promise<PassthroughAnswer>;
+  forward(call: PassthroughCall, minVersion: bigint | undefined, priority: Priority | undefined): Promise<PassthroughAnswer>;
   writer: ReplyWriter;
 }
 
@@ -111,7 +112,7 @@ export function registerPassthrough(app: FastifyInstance, deps: PassthroughDeps)
     if (exchange !== undefined) headers['x-request-id'] = exchange.requestId;
     let answer: PassthroughAnswer;
     try {
-      answer = await deps.forward({ method, path: request.url, headers, body }, pinnedVersion(request.query));
+      answer = await deps.forward({ method, path: request.url, headers, body }, pinnedVersion(request.query), exchange?.tenant?.priority);
     } catch (err) {
       return refuse(reply, NodeError.from(err));
     }

@@ -39,6 +39,8 @@ export interface PublicListenerDeps {
   read(req: ReadRequest, context: ReadContext): ReadResult | Promise<ReadResult>;
   /** passthrough calls, through the pool */
   forward: PassthroughDeps['forward'];
+  /** the share of node budget left, 0 to 1 (X-Proxy-Headroom) */
+  headroom(): number;
   /** shares the limits' counts across instances (cache.redis); absent = counted per instance */
   counters?: Redis | Cluster;
   /** the clock of the limits' windows (tests freeze it) */
@@ -65,6 +67,7 @@ export async function buildPublicListener(deps: PublicListenerDeps): Promise<Pub
     costs: new NodeCosts(config.tenants?.costs),
     clientAddress,
     trustedPeer: trustedPeerOf(config.server.trustProxy),
+    headroom: deps.headroom,
   });
   const account = requestAccounting(metrics, logger, clientAddress, (exchange) => edge.settle(exchange));
   const parser = new ReadParser(routeMatcher(deps.routes), spellingBytesFor(config.cache.memory.maxBytes));

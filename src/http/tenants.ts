@@ -27,8 +27,8 @@ export interface Tenant extends TenantLimits {
 
 type Section = Config['tenants'];
 
-/** Every client, when there is no tenants section: anonymous and unlimited. */
-const UNLIMITED: Tenant = { name: 'anonymous', priority: 'normal', byAddress: true };
+/** Every client, when there is no tenants section: anonymous and unlimited, with the whole of every node budget. */
+const UNLIMITED: Tenant = { name: 'anonymous', priority: 'high', byAddress: true };
 
 /** Known keys memoised at most: a client cycling keys cannot grow the memo without bound. */
 const MEMO_MAX = 10_000;

@@ -10,10 +10,19 @@ export const SHED_FIRST_SHARE = 0.8;
 
 export type ShedFirst = 'none' | 'latest' | 'pinned';
 
-/** The part of a node's maxInFlight a read of this class may use. */
-export function budgetShare(shedFirst: ShedFirst, latest: boolean): number {
+export type Priority = 'high' | 'normal' | 'low';
+
+/**
+ * The part of a budget (a node's maxInFlight and maxRps, shedding.maxInFlight) a
+ * tenant's calls may use, by its priority (SPEC-edge §3): when budgets run short,
+ * low is refused while normal still gets a slot, and normal while high does.
+ */
+export const PRIORITY_SHARE: Readonly<Record<Priority, number>> = { high: 1, normal: 0.8, low: 0.6 };
+
+/** The part of a node's budget a call of this class and priority may use. */
+export function budgetShare(shedFirst: ShedFirst, latest: boolean, priority: Priority = 'high'): number {
   const loses = (shedFirst === 'latest' && latest) || (shedFirst === 'pinned' && !latest);
-  return loses ? SHED_FIRST_SHARE : 1;
+  return (loses ? SHED_FIRST_SHARE : 1) * PRIORITY_SHARE[priority];
 }
 
 export class BudgetWaits {

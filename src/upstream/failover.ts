@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import { NodeError } from '../errors.js';
 import type { NodeAnswer } from './answer.js';
 import type { AnswerBytes } from './answer-bytes.js';
+import type { Priority } from './budgets.js';
 import type { Lease, NodeLeases } from './lease.js';
 import type { NodeCall } from './node-client.js';
 import type { NodeSet, SnapshotVerdict } from './node-set.js';
@@ -47,9 +48,14 @@ export interface CallPlan {
   latest: boolean;
   /** epoch ms */
   deadline: number;
+  /** the tenant's priority: how much of a node's budget the call may use */
+  priority?: Priority;
 }
 
 export type Call = Omit<NodeCall, 'timeoutMs'>;
+
+/** A shed call's client may come back in a second: budgets free up as calls end and tokens return. */
+export const RETRY_SOON = { 'retry-after': '1' };
 
 /** An answer whose snapshot its node could not have sent, or could not confirm. */
 class ImplausibleAnswer extends Error {
@@ -81,7 +87,7 @@ export class Failover {
         attempts.push(`deadline of ${this.s.deadlineMs} ms reached`);
         break;
       }
-      const choice = await this.o.leases.take(plan.version, tried, Math.min(remaining, this.s.budgetWaitMs));
+      const choice = await this.o.leases.take(plan.version, tried, Math.min(remaining, this.s.budgetWaitMs), plan.priority);
       if (choice.kind === 'pruned') throw NodeError.pruned(plan.version!);
       if (choice.kind === 'none') break;
       if (choice.kind === 'exhausted') throw this.exhausted(choice.node);
@@ -107,7 +113,7 @@ export class Failover {
     this.o.onShed?.('budget');
     const { maxInFlight, maxRps } = node.budget;
     const limits = `maxInFlight ${maxInFlight ?? 'unlimited'}, maxRps ${maxRps ?? 'unlimited'}`;
-    return NodeError.unavailable(`node budget exhausted: ${node.label} (${limits}) after waiting ${this.s.budgetWaitMs} ms`, 'node_budget');
+    return NodeError.unavailable(`node budget exhausted: ${node.label} (${limits}) after waiting ${this.s.budgetWaitMs} ms`, 'node_budget', RETRY_SOON);
   }
 
   /**
@@ -148,7 +154,7 @@ export class Failover {
     const early = await Promise.race([first, due]);
     clearTimeout(timer);
     if (early !== 'hedge') return outcome(early);
-    const second = this.o.leases.takeHedge(tried);
+    const second = this.o.leases.takeHedge(tried, plan.priority);
     if (second === null) return outcome(await first);
     tried.add(second.node);
     const secondAbort = new AbortController();

@@ -3,7 +3,7 @@
 // release. A node out of budget may be replaced by an equivalent one; otherwise
 // the call waits for a slot (woken when a lease is released or a token is due)
 // within its wait, then reports the budget exhausted.
-import { BudgetWaits, budgetShare, type ShedFirst } from './budgets.js';
+import { BudgetWaits, budgetShare, type Priority, type ShedFirst } from './budgets.js';
 import type { NodeState } from './node-state.js';
 import { chooseNode } from './select.js';
 
@@ -39,10 +39,11 @@ export class NodeLeases {
 
   /**
    * A lease on the node for a call pinned at `version` (null: latest) that has not
-   * been to `tried` yet, waiting up to waitMs for a budget.
+   * been to `tried` yet, waiting up to waitMs for a budget. `priority`: the
+   * tenant's, which decides how much of a budget the call may use.
    */
-  async take(version: bigint | null, tried: ReadonlySet<NodeState>, waitMs: number): Promise<LeaseChoice> {
-    const share = budgetShare(this.o.shedFirst, version === null);
+  async take(version: bigint | null, tried: ReadonlySet<NodeState>, waitMs: number, priority?: Priority): Promise<LeaseChoice> {
+    const share = budgetShare(this.o.shedFirst, version === null, priority);
     const until = Date.now() + waitMs;
     const base = { version, tried, maxLag: this.o.maxLag, floor: this.o.floor() };
     for (;;) {
@@ -62,8 +63,8 @@ export class NodeLeases {
   }
 
   /** A second node for a latest read's hedge: never below the floor, never waiting for a budget. */
-  takeHedge(tried: ReadonlySet<NodeState>): Lease | null {
-    const share = budgetShare(this.o.shedFirst, true);
+  takeHedge(tried: ReadonlySet<NodeState>, priority?: Priority): Lease | null {
+    const share = budgetShare(this.o.shedFirst, true, priority);
     const choice = chooseNode(this.o.nodes(), { version: null, tried, maxLag: this.o.maxLag, floor: this.o.floor(), atOrAboveFloor: true, usable: (n) => n.hasBudget(share) });
     return choice.kind === 'node' ? this.lease(choice.node) : null;
   }

@@ -123,12 +123,29 @@ export class NodeState {
     const { maxInFlight, maxRps } = this.budget;
     if (maxInFlight !== undefined && this.inFlight >= Math.max(1, Math.floor(maxInFlight * share))) return false;
     if (maxRps !== undefined) {
-      const now = this.now();
-      this.tokens = Math.min(maxRps, this.tokens + ((now - this.refilledAt) / 1000) * maxRps);
-      this.refilledAt = now;
-      if (this.tokens < 1) return false;
+      this.refill(maxRps);
+      // A smaller share leaves the rest of the bucket to those with a larger one.
+      if (this.tokens < 1 + (1 - share) * maxRps) return false;
     }
     return true;
+  }
+
+  /** The share of the node's budget left now (the smaller of its calls in flight and its rate): 1 with no budget. */
+  headroom(): number {
+    const { maxInFlight, maxRps } = this.budget;
+    let left = 1;
+    if (maxInFlight !== undefined) left = Math.min(left, Math.max(0, 1 - this.inFlight / maxInFlight));
+    if (maxRps !== undefined) {
+      this.refill(maxRps);
+      left = Math.min(left, Math.max(0, this.tokens / maxRps));
+    }
+    return left;
+  }
+
+  private refill(maxRps: number): void {
+    const now = this.now();
+    this.tokens = Math.min(maxRps, this.tokens + ((now - this.refilledAt) / 1000) * maxRps);
+    this.refilledAt = now;
   }
 
   /** How long until the rate budget has a token again (0: it has one, or there is no rate budget). */

@@ -11,8 +11,8 @@ import type { Watermark } from '../ledger/watermark.js';
 import type { ReadRequest } from '../wire/read-request.js';
 import type { NodeAnswer } from './answer.js';
 import { AnswerBytes } from './answer-bytes.js';
-import type { ShedFirst } from './budgets.js';
-import { type Call, Failover, type ShedReason } from './failover.js';
+import { PRIORITY_SHARE, type Priority, type ShedFirst } from './budgets.js';
+import { type Call, Failover, RETRY_SOON, type ShedReason } from './failover.js';
 import type { ProbeSchedule } from './health.js';
 import { NodeLeases } from './lease.js';
 import { NodeSet } from './node-set.js';
@@ -66,6 +66,14 @@ export interface ForwardRoute {
   idempotent: boolean;
   /** ?ledger_version=N: a node that covers N */
   minVersion?: bigint;
+  /** the tenant's priority: how much of the budgets the call may use */
+  priority?: Priority;
+}
+
+/** Whom a read is for: its id goes to the node, its priority decides how much of a budget it may use. */
+export interface CallFor {
+  readonly requestId?: string;
+  readonly priority?: Priority;
 }
 
 export class UpstreamPool {
@@ -104,15 +112,17 @@ export class UpstreamPool {
   }
 
   /** Reads from the best node for the request, failing over until the deadline. */
-  async read(req: ReadRequest, deadlineAt?: number): Promise<NodeAnswer> {
+  async read(req: ReadRequest, deadlineAt?: number, context?: CallFor): Promise<NodeAnswer> {
     const headers: Record<string, string> = { accept: req.accept };
     if (req.contentType !== undefined) headers['content-type'] = req.contentType;
+    if (context?.requestId !== undefined) headers['x-request-id'] = context.requestId;
     // A path that names a version (a transaction, a block) goes to a node that has it.
     const version = req.route.routingVersion(req);
     const latest = version === null && req.route.pin === 'version';
     const call = { method: req.method, path: req.path, headers, body: req.method === 'POST' ? req.body : undefined };
     const deadline = deadlineAt ?? Date.now() + this.deadlineMs;
-    const answer = await this.admitted(() => this.failover.run(call, { version, idempotent: true, latest, deadline }));
+    const priority = context?.priority;
+    const answer = await this.admitted(() => this.failover.run(call, { version, idempotent: true, latest, deadline, priority }), priority);
     if (latest) this.set.floor.reported(answer, this.set.chainId());
     return answer;
   }
@@ -127,18 +137,24 @@ export class UpstreamPool {
     if (this.set.chainId() === undefined) throw NodeError.notReady(this.notReadyReason());
     // A version every node has pruned is the node's to judge (it may not even be a read route).
     const version = route.minVersion !== undefined && !this.isPruned(route.minVersion) ? route.minVersion : null;
-    const plan = { version, idempotent: route.idempotent, latest: false, deadline: Date.now() + this.deadlineMs };
-    return this.admitted(() => this.failover.run(call, plan));
+    const plan = { version, idempotent: route.idempotent, latest: false, deadline: Date.now() + this.deadlineMs, priority: route.priority };
+    return this.admitted(() => this.failover.run(call, plan), route.priority);
   }
 
   /**
    * Overload (shedding.maxInFlight): answer at once rather than queue without
-   * bound. Coalesced requests share one read, so they count once.
+   * bound. Coalesced requests share one read, so they count once. A lower
+   * priority may use less of it: it is shed first.
    */
-  private async admitted<T>(run: () => Promise<T>): Promise<T> {
-    if (this.inFlight >= this.maxInFlight) {
+  private async admitted<T>(run: () => Promise<T>, priority: Priority = 'high'): Promise<T> {
+    const cap = Math.max(1, Math.floor(this.maxInFlight * PRIORITY_SHARE[priority]));
+    if (this.inFlight >= cap) {
       this.onShed?.('overload');
-      throw NodeError.unavailable(`overloaded: ${this.inFlight} reads are in flight to the nodes (shedding.maxInFlight ${this.maxInFlight})`, 'overloaded');
+      throw NodeError.unavailable(
+        `overloaded: ${this.inFlight} reads are in flight to the nodes (shedding.maxInFlight ${this.maxInFlight}, of which ${priority} priority may use ${cap})`,
+        'overloaded',
+        RETRY_SOON,
+      );
     }
     this.inFlight++;
     try {
@@ -146,6 +162,17 @@ export class UpstreamPool {
     } finally {
       this.inFlight--;
     }
+  }
+
+  /**
+   * The share of node budget left (0 to 1): the smallest over the nodes that can
+   * take a call now, and the proxy's own shedding.maxInFlight. A layer in front
+   * sheds before the proxy has to (X-Proxy-Headroom, ledger_proxy_node_headroom).
+   */
+  headroom(): number {
+    let left = Number.isFinite(this.maxInFlight) ? Math.max(0, 1 - this.inFlight / this.maxInFlight) : 1;
+    for (const node of this.set.nodes) if (node.available()) left = Math.min(left, node.headroom());
+    return left;
   }
 
   health(node: NodeState): NodeHealth {

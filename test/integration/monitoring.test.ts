@@ -39,8 +39,6 @@ async function liveMetrics(): Promise<string> {
 
 /** Exported by the primary of server.workers > 1 only (test/faults/worker-death.test.ts reads them). */
 const CLUSTER_ONLY = ['ledger_proxy_workers', 'ledger_proxy_workers_scraped'];
-/** Exported only once the nodes report a budget (upstreams[].maxInFlight or maxRps): the live proxy here has none. */
-const TENANT_METRICS = ['ledger_proxy_node_headroom'];
 
 interface Dashboard {
   templating: { list: Array<{ name: string; type: string; [key: string]: unknown }> };
@@ -113,7 +111,7 @@ describe('monitoring (promtool)', () => {
     const queried = [...metricNames(alerts), ...dashboard().panels.flatMap((p) => p.targets.flatMap((t) => metricNames(t.expr)))];
     expect(queried.length).toBeGreaterThan(10);
     for (const name of new Set(queried)) {
-      if (CLUSTER_ONLY.includes(name) || TENANT_METRICS.includes(name)) continue;
+      if (CLUSTER_ONLY.includes(name)) continue;
       expect(exported, `${name} is queried but not exported`).toContain(name);
     }
   });

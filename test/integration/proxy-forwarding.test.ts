@@ -256,7 +256,8 @@ describe('proxy forwarding: the request that reaches the node', () => {
     for (const reached of reads(node)) {
       expect(reached.headers.host).toBe(`127.0.0.1:${node.port}`);
       for (const name of Object.keys(hostile).filter((n) => n !== 'host')) expect(reached.headers[name], name).toBeUndefined();
-      const allowed = ['host', 'connection', 'content-type', 'accept', 'accept-encoding', 'content-length', 'user-agent'];
+      // x-request-id: the proxy's own (SPEC-edge §5), on every node call made for a request.
+      const allowed = ['host', 'connection', 'content-type', 'accept', 'accept-encoding', 'content-length', 'user-agent', 'x-request-id'];
       expect(Object.keys(reached.headers).filter((n) => !allowed.includes(n))).toEqual([]);
     }
   });

@@ -38,6 +38,15 @@ describe('request ids', () => {
     }
   });
 
+  it('a cached read that reaches a node sends the node its id; a hit reaches no node', async () => {
+    const node = await sim();
+    const p = await proxy([node], QUIET);
+    const miss = await rawItem(p.url, '0x02', { version: 1000 });
+    const latest = await rawItem(p.url, '0x02');
+    const sent = node.counters.requests.filter((r) => r.url.includes('/raw_item'));
+    expect(sent.map((r) => r.headers['x-request-id'])).toEqual([miss.headers['x-request-id'], latest.headers['x-request-id']]);
+  });
+
   it('server.trustRequestId false: the proxy always makes its own', async () => {
     const node = await sim();
     const p = await proxy([node], { ...QUIET, server: { host: '127.0.0.1', port: 0, trustRequestId: false } });

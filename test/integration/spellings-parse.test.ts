@@ -53,6 +53,7 @@ async function serve(
     costs: new NodeCosts(),
     clientAddress: () => '127.0.0.1',
     trustedPeer: () => false,
+    headroom: () => 1,
   });
   const entry = publicEntry({ requestIds: new RequestIds(true), parser, responder, edge, account, bodyLimitBytes: 1024 * 1024 }, next);
   const server = createServer(entry.handle);

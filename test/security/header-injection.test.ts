@@ -157,7 +157,8 @@ describe('no header injection', () => {
     const served = node.counters.requests.filter((r) => r.method === 'POST');
     expect(served).toHaveLength(2);
     for (const r of served) {
-      expect(Object.keys(r.headers).sort(), r.url).toEqual(['accept', 'accept-encoding', 'connection', 'content-length', 'content-type', 'host']);
+      // x-request-id: the proxy's own id of the request (SPEC-edge §5), never a header the client added.
+      expect(Object.keys(r.headers).sort(), r.url).toEqual(['accept', 'accept-encoding', 'connection', 'content-length', 'content-type', 'host', 'x-request-id']);
       expect(r.headers.connection).toBe('keep-alive');
     }
     expectNodeClean(node);
