@@ -206,7 +206,7 @@ function forwardVia(pool: UpstreamPool): PassthroughDeps['forward'] {
   return async (call, minVersion, priority) => {
     const idempotent = call.method === 'GET' || call.method === 'HEAD' || call.method === 'OPTIONS';
     const answer = await pool.forward({ ...call, passthrough: true }, { idempotent, minVersion, priority });
-    return { status: answer.status, headers: answer.headers ?? {}, body: answer.body, upstream: answer.upstream };
+    return { status: answer.status, headers: answer.headers ?? {}, body: answer.stream ?? answer.body, upstream: answer.upstream };
   };
 }
 

@@ -4,6 +4,7 @@
 // ?ledger_version=N, within its budget, and fails a GET over to another node on
 // connection errors, timeouts and 5xx. What the client sends never picks the
 // host: the pool does, and the path must stay under /v1.
+import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Priority } from '../config/index.js';
 import { NodeError } from '../errors.js';
@@ -23,7 +24,8 @@ export interface PassthroughCall {
 export interface PassthroughAnswer {
   status: number;
   headers: Record<string, string | string[] | undefined>;
-  body: Buffer;
+  /** a success as it arrives (streamed on, never held), or an error read whole */
+  body: Buffer | Readable;
   /** the node's name (config), for the log */
   upstream: string;
 }
@@ -51,10 +53,8 @@ const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'proxy-authe
  */
 const NOT_FORWARDED = ['host', 'x-forwarded-host', 'forwarded', 'x-forwarded-proto', 'x-forwarded-port', 'content-length', 'accept-encoding', 'expect', 'authorization'];
 
-/** Node headers the proxy sets itself: the body is re-framed, and was decoded; CORS is the proxy's own (cors.ts). */
-const NOT_RELAYED = [
-  'content-length',
-  'content-encoding',
+/** Node headers the proxy sets itself: CORS is the proxy's own (cors.ts). */
+const CORS_HEADERS = [
   'access-control-allow-origin',
   'access-control-allow-credentials',
   'access-control-expose-headers',
@@ -63,8 +63,11 @@ const NOT_RELAYED = [
   'access-control-max-age',
 ];
 
-/** A HEAD answer's Content-Length describes the GET's body, which the node did not send: it is kept. */
-const HEAD_NOT_RELAYED = NOT_RELAYED.filter((name) => name !== 'content-length');
+/** An answer read whole was decoded and is re-framed: its length and coding are the proxy's. */
+const NOT_RELAYED = ['content-length', 'content-encoding', ...CORS_HEADERS];
+
+/** A streamed answer passes on as the node framed it (identity), and a HEAD answer's Content-Length describes the GET's body. */
+const KEPT_LENGTH_NOT_RELAYED = ['content-encoding', ...CORS_HEADERS];
 
 /** Drops hop-by-hop headers, every header the Connection header names, and `extra`. */
 function withoutHopByHop(headers: Record<string, string | string[] | undefined>, extra: readonly string[]): Record<string, string | string[]> {
@@ -118,9 +121,10 @@ export function registerPassthrough(app: FastifyInstance, deps: PassthroughDeps)
     }
     if (exchange !== undefined) {
       exchange.upstream = answer.upstream;
-      exchange.bytes = answer.body.length;
+      if (Buffer.isBuffer(answer.body)) exchange.bytes = answer.body.length;
     }
-    const relayed = withoutHopByHop(answer.headers, method === 'HEAD' ? HEAD_NOT_RELAYED : NOT_RELAYED);
+    const streamed = !Buffer.isBuffer(answer.body);
+    const relayed = withoutHopByHop(answer.headers, method === 'HEAD' || streamed ? KEPT_LENGTH_NOT_RELAYED : NOT_RELAYED);
     // The edge set its own Vary (Origin) on the response; the node's would replace it, so the two are joined.
     const vary = exchange?.res.getHeader('vary');
     if (vary !== undefined && relayed.vary !== undefined) relayed.vary = `${relayed.vary}, ${vary}`;

@@ -1,5 +1,6 @@
 // What one node said, after the transport: the bytes to replay, and what it told
 // us about its ledger.
+import type { Readable } from 'node:stream';
 import type { LedgerInfo } from '../ledger/info.js';
 
 export interface NodeAnswer {
@@ -26,4 +27,6 @@ export interface NodeAnswer {
   json?: unknown;
   /** every header the node sent, kept for passthrough calls only */
   headers?: Record<string, string | string[] | undefined>;
+  /** a passthrough success's body as it arrives (then `body` is empty): streamed on to the client, never held */
+  stream?: Readable;
 }

@@ -9,7 +9,7 @@
 // body that inflates without end is abandoned at the cap, not decoded whole),
 // the proxy-wide budget of answer bytes in flight, and the exchange's deadline,
 // which runs until the last decoded byte.
-import type { Transform } from 'node:stream';
+import { Readable, type Transform } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Dispatcher } from 'undici';
 import type { AnswerBytes } from './answer-bytes.js';
@@ -17,8 +17,10 @@ import type { AnswerBytes } from './answer-bytes.js';
 export interface Exchanged {
   status: number;
   headers: Record<string, string | string[] | undefined>;
-  /** decoded, in an exact-size copy: a cached answer never keeps a socket's or the pool's buffer alive */
+  /** decoded, in an exact-size copy: a cached answer never keeps a socket's or the pool's buffer alive (empty when streamed) */
   body: Buffer;
+  /** the body as it arrives, for an answer streamed on (limits.stream) */
+  stream?: Readable;
 }
 
 export interface ExchangeLimits {
@@ -32,6 +34,13 @@ export interface ExchangeLimits {
   inFlight?: AnswerBytes;
   /** an answer to HEAD: no body to decode or hold, whatever its headers say */
   head?: boolean;
+  /**
+   * Stream a success (status below 400, not compressed) on as it arrives instead
+   * of holding it: resolved at the answer's headers, with the body in `stream`,
+   * which pauses the socket while its reader is behind. Errors are still read
+   * whole: they are judged (and small).
+   */
+  stream?: boolean;
 }
 
 /** Raised when the exchange ran out of time; the caller says so in its own words. */
@@ -119,6 +128,8 @@ class AnswerReader {
   /** bytes taken from limits.inFlight, given back when the exchange settles */
   private reserved = 0;
   private decoder: Transform | undefined;
+  /** the body streamed on, once the headers said to (limits.stream) */
+  private streamed: Readable | undefined;
   private readonly maxBytes: number;
   private readonly timer: NodeJS.Timeout;
 
@@ -170,6 +181,7 @@ class AnswerReader {
     if (length > this.maxBytes) return this.cut(new AnswerTooLarge(this.maxBytes));
     const encoding = (firstHeader(headers['content-encoding']) ?? 'identity').trim().toLowerCase();
     if (encoding === 'identity' || encoding === '') {
+      if (this.limits.stream && status < 400) return this.streamOn();
       if (length > 0) this.reserve(length);
       return;
     }
@@ -182,7 +194,28 @@ class AnswerReader {
     this.decoder = decoder;
   }
 
+  /** Settles with the headers and a stream of the body: nothing of it is held here, or counted against the budget. */
+  private streamOn(): void {
+    const stream = new Readable({
+      read: () => {
+        if (this.controller?.paused) this.controller.resume();
+      },
+      // The reader went away (the client left): the exchange ends with it.
+      destroy: (err, done) => {
+        if (!stream.readableEnded) this.controller?.abort(err ?? new Error('the answer was not read to its end'));
+        done(err);
+      },
+    });
+    this.streamed = stream;
+    this.settle();
+    this.resolve({ status: this.status, headers: this.headers, body: EMPTY, stream });
+  }
+
   private received(c: Controller, chunk: Buffer): void {
+    if (this.streamed !== undefined) {
+      if (!this.streamed.push(chunk)) c.pause();
+      return;
+    }
     if (this.settled) return;
     this.wire += chunk.length;
     if (this.wire > this.maxBytes) return this.cut(new AnswerTooLarge(this.maxBytes));
@@ -218,6 +251,10 @@ class AnswerReader {
   }
 
   private ended(): void {
+    if (this.streamed !== undefined) {
+      this.streamed.push(null);
+      return;
+    }
     if (this.settled) return;
     // An empty body has nothing to decode, whatever its Content-Encoding says.
     if (this.decoder !== undefined && this.wire > 0) this.decoder.end();
@@ -244,6 +281,10 @@ class AnswerReader {
   }
 
   private failed(err: Error): void {
+    if (this.streamed !== undefined) {
+      this.streamed.destroy(err);
+      return;
+    }
     if (this.settled) return;
     this.settle();
     this.reject(err);
@@ -258,6 +299,8 @@ class AnswerReader {
     this.decoder?.destroy();
   }
 }
+
+const EMPTY = Buffer.alloc(0);
 
 function firstHeader(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;

@@ -94,7 +94,8 @@ export class Failover {
       const { lease } = choice;
       tried.add(lease.node);
       const timed = { ...call, timeoutMs: Math.min(this.s.attemptTimeoutMs, remaining) };
-      const hedge = plan.idempotent && plan.version === null && this.s.hedgeAfterMs > 0 && this.s.hedgeAfterMs < timed.timeoutMs;
+      // Only a latest read is hedged: a passthrough answer is streamed on, and a second one could not be taken back.
+      const hedge = plan.latest && this.s.hedgeAfterMs > 0 && this.s.hedgeAfterMs < timed.timeoutMs;
       const answer = hedge ? await this.hedged(lease, timed, tried, attempts, plan) : await this.attempt(lease, timed, attempts, plan);
       if (answer === null) continue;
       if (!isNodeSpecific(answer) && !this.aheadOf(answer, tried)) return answer;
@@ -180,12 +181,14 @@ export class Failover {
       // cancel counts as nothing.
       answer = await node.guard(() => this.judged(node, call, plan, probedAtSend));
     } catch (err) {
+      lease.release();
       const own = err instanceof CountedFailure ? (err.answer as NodeAnswer | undefined) : undefined;
       if (own === undefined) return this.failed(node, err, call, attempts, seconds());
       answer = own;
-    } finally {
-      lease.release();
     }
+    // A streamed answer holds its slot of the node's budget until its last byte is passed on (or its reader leaves).
+    if (answer.stream !== undefined) answer.stream.once('close', () => lease.release());
+    else lease.release();
     this.o.onCall?.(node.name, answer.status >= 500 ? 'node_error' : 'ok', seconds());
     if (answer.ledger !== null) this.o.nodes.observeAnswer(node, answer.ledger);
     if (node.quarantined) {

@@ -1,5 +1,6 @@
 // The transport to one node, and the ONLY place where transport failures and
 // answers that are not node-shaped become NodeErrors (503 internal_error).
+import type { Readable } from 'node:stream';
 import { Pool } from 'undici';
 import { NodeError, ERROR_STATUSES, isErrorCode } from '../errors.js';
 import { decodeGasUsed, decodeLedgerHeaders, type LedgerHeaderNames } from '../ledger/headers.js';
@@ -78,8 +79,9 @@ export class NodeClient {
     let status: number;
     let headers: Record<string, string | string[] | undefined>;
     let body: Buffer;
+    let stream: Readable | undefined;
     try {
-      ({ status, headers, body } = await exchange(
+      ({ status, headers, body, stream } = await exchange(
         this.pool,
         {
           method: call.method,
@@ -94,12 +96,22 @@ export class NodeClient {
           },
           body: call.body,
         },
-        { timeoutMs: call.timeoutMs, signal: call.signal, maxBytes: MAX_ANSWER_BYTES, inFlight: call.answerBytes, head: call.method === 'HEAD' },
+        {
+          timeoutMs: call.timeoutMs,
+          signal: call.signal,
+          maxBytes: MAX_ANSWER_BYTES,
+          inFlight: call.answerBytes,
+          head: call.method === 'HEAD',
+          // A passthrough success goes on to the client as it arrives: it is neither judged nor kept.
+          stream: call.passthrough === true,
+        },
       ));
     } catch (err) {
       throw this.failure(err, call.timeoutMs);
     }
-    return this.shape(status, headers, body, call.passthrough === true);
+    const answer = this.shape(status, headers, body, call.passthrough === true);
+    if (stream !== undefined) answer.stream = stream;
+    return answer;
   }
 
   /** Why the exchange gave no answer, in the proxy's own words; the transport's error is kept as the cause, for the log. */

@@ -30,13 +30,10 @@ describe('fuzz findings, reduced', () => {
 
   const servedCalls = (): number => stack.node.counters.byRoute.raw_item + stack.node.counters.byRoute.view;
 
-  // src/http/passthrough.ts: @fastify/reply-from forwards the client's
-  // Content-Length of a GET/HEAD but not its body (fastify drops bodies of GET and
-  // HEAD), so the node waits for bytes that never come. The client gets a 503
-  // FST_REPLY_FROM_GATEWAY_TIMEOUT after routing.deadlineMs (10 s), and a node
-  // connection is held that long per request. Fix: in rewriteRequestHeaders, drop
-  // content-length and transfer-encoding when the method is GET or HEAD (or when
-  // request.body is undefined).
+  // A GET or HEAD with a body: fastify drops the body, so a forwarded
+  // Content-Length would make the node wait for bytes that never come (a 503
+  // after routing.deadlineMs, a node connection held that long). The passthrough
+  // sends no client Content-Length and no body for GET and HEAD.
   it('passes a GET with a body through to the node and answers at once, as the node does', async () => {
     const body = '{"ignored":true}';
     const request = `GET /v1 HTTP/1.1\r\nHost: proxy.test\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
