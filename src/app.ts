@@ -12,7 +12,7 @@ import type { PassthroughDeps } from './http/passthrough.js';
 import { buildPublicListener } from './http/public-listener.js';
 import { closeGracefully } from './http/server.js';
 import { Metrics } from './metrics.js';
-import { ledgerHeaderNames, type LedgerHeaderNames } from './ledger/headers.js';
+import type { LedgerHeaderNames } from './ledger/headers.js';
 import { PruneClock } from './ledger/prune-clock.js';
 import { Watermark } from './ledger/watermark.js';
 import { LatestAnswers } from './serve/latest-answers.js';
@@ -22,7 +22,7 @@ import { NodeClient } from './upstream/node-client.js';
 import { NodeState } from './upstream/node-state.js';
 import type { ProbeSchedule } from './upstream/health.js';
 import { UpstreamPool } from './upstream/pool.js';
-import { vendorNames } from './wire/vendor.js';
+import { liveHeaderNames, liveVendorNames, VendorIdentity } from './upstream/vendor.js';
 import { Reloader, type ReloadOutcome } from './reload.js';
 import { readRoutes } from './routes/table.js';
 
@@ -69,8 +69,10 @@ export interface App {
 
 export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App> {
   const logger = deps.logger ?? pino({ level: config.log.level });
-  const vendor = vendorNames(config.vendor);
-  const headerNames = ledgerHeaderNames(vendor.headerPrefix);
+  // With vendor: auto the names are the nodes', once their probes say them: everything reads them live.
+  const vendorIdentity = new VendorIdentity(config.vendor, logger);
+  const vendor = liveVendorNames(vendorIdentity);
+  const headerNames = liveHeaderNames(vendorIdentity);
   const watermark = new Watermark();
   const pruneClock = new PruneClock();
   watermark.onAdvance((info) => pruneClock.observe(info));
@@ -88,6 +90,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
   });
   const pool = new UpstreamPool({
     nodes,
+    vendor: vendorIdentity,
     routing: config.routing,
     chainId: config.chainId,
     watermark,
@@ -110,7 +113,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
   const redis = redisConfig && redisClients ? new RedisStore({ ...redisClients, keyPrefix: redisConfig.keyPrefix, onCorrupt: (fault) => metrics.redisCorruptEntry(fault) }) : undefined;
 
   const reads = new ReadThrough({
-    vendor: config.vendor,
+    vendor,
     nodes: pool,
     memory,
     redis,
@@ -214,7 +217,8 @@ function forwardVia(pool: UpstreamPool): PassthroughDeps['forward'] {
 async function startBuiltInSim(config: Config, logger: Logger): Promise<SimNode | undefined> {
   if (!config.upstreams.some((u) => u.url === SIM_URL)) return undefined;
   const sim = await startSim({
-    vendor: config.vendor,
+    // With vendor: auto the built-in node speaks the default vendor, and the proxy reads it from its headers.
+    vendor: config.vendor === 'auto' ? 'node' : config.vendor,
     host: config.sim.host,
     port: config.sim.port,
     chainId: config.sim.chainId,

@@ -106,6 +106,7 @@ function adminFor(config: Config, channel: WorkerChannel, count: number, stoppin
       const all = answers.map((a) => a ?? notReady);
       return { ready: all.length === count && all.every((a) => a.ready), upstreams: all[0]?.upstreams ?? [] };
     },
-    headerNames: ledgerHeaderNames(vendorNames(config.vendor).headerPrefix),
+    // The admin listener writes no ledger headers: any vendor's names do.
+    headerNames: ledgerHeaderNames(vendorNames('node').headerPrefix),
   });
 }

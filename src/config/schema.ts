@@ -35,7 +35,8 @@ export const ConfigSchema = z
   .strictObject({
     server: ServerSchema.prefault({}),
     admin: AdminSchema.prefault({}),
-    vendor: z.string().regex(VENDOR_PATTERN).default('node'),
+    // auto: read from the prefix of the nodes' ledger headers; a named vendor the nodes contradict means not ready.
+    vendor: z.string().regex(VENDOR_PATTERN).default('auto'),
     chainId: chainId.optional(), // absent = accept whatever chain the nodes report
     upstreams: UpstreamsSchema.prefault([{ url: SIM_URL }]),
     routing: RoutingSchema.prefault({}),

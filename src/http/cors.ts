@@ -17,15 +17,22 @@ export interface CorsSettings {
 const HEADER_LIST = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+(?:\s*,\s*[!#$%&'*+\-.^_`|~0-9A-Za-z]+)*$/;
 
 export class Cors {
-  private readonly expose: string;
+  /** the exposed headers, made for the header names they name (with vendor: auto, the nodes' once known) */
+  private exposed = { for: '', list: '' };
   private readonly allowed: ReadonlySet<string> | undefined;
 
   constructor(
     private readonly settings: CorsSettings,
-    names: LedgerHeaderNames,
+    private readonly names: LedgerHeaderNames,
   ) {
-    // Beyond a node: what the SDK reads (the ledger, the cursor, gas) and what says how the proxy answered or when to retry.
-    this.expose = [
+    this.allowed = settings.origins === '*' ? undefined : new Set(settings.origins);
+  }
+
+  /** Beyond a node: what the SDK reads (the ledger, the cursor, gas) and what says how the proxy answered or when to retry. */
+  private expose(): string {
+    const names = this.names;
+    if (this.exposed.for === names.ledgerVersion) return this.exposed.list;
+    const list = [
       names.chainId,
       names.ledgerVersion,
       names.oldestVersion,
@@ -43,14 +50,15 @@ export class Cors {
       'ratelimit-remaining',
       'ratelimit-reset',
     ].join(', ');
-    this.allowed = settings.origins === '*' ? undefined : new Set(settings.origins);
+    this.exposed = { for: names.ledgerVersion, list };
+    return list;
   }
 
   /** The headers a reply to `req` carries, as flat name, value pairs; undefined when none (no Origin, or one not allowed). */
   headersFor(req: IncomingMessage): string[] | undefined {
     const origin = this.allowedOrigin(req);
     if (origin === undefined) return undefined;
-    return ['access-control-allow-origin', origin, 'access-control-allow-credentials', 'true', 'access-control-expose-headers', this.expose, 'vary', 'Origin'];
+    return ['access-control-allow-origin', origin, 'access-control-allow-credentials', 'true', 'access-control-expose-headers', this.expose(), 'vary', 'Origin'];
   }
 
   /** A CORS preflight: OPTIONS with Origin and Access-Control-Request-Method, on a /v1 path. */

@@ -10,8 +10,9 @@ import type { ReadResult } from '../serve/read-through.js';
 import { exchangeOf } from './exchange.js';
 
 export class ReplyWriter {
-  /** the encoded headers of the snapshot sent last: hits repeat it, so encode once */
+  /** the encoded headers of the snapshot sent last, and the names they were encoded with: hits repeat them, so encode once */
   private lastLedger: LedgerInfo | null = null;
+  private lastName = '';
   private lastEncoded: HeaderPairs = [];
 
   constructor(
@@ -24,9 +25,12 @@ export class ReplyWriter {
 
   private pushLedger(headers: string[], ledger: LedgerInfo | null): void {
     if (ledger === null) return;
-    if (ledger !== this.lastLedger) {
+    // The names too: with vendor: auto they are the nodes', once a probe says them.
+    const name = this.names.ledgerVersion;
+    if (ledger !== this.lastLedger || name !== this.lastName) {
       this.lastEncoded = encodeLedgerHeaders(this.names, ledger);
       this.lastLedger = ledger;
+      this.lastName = name;
     }
     for (const [name, value] of this.lastEncoded) headers.push(name, value);
   }

@@ -14,13 +14,13 @@ interface Keys {
 export class KeyMemo {
   private readonly keys = new WeakMap<ReadRequest, Keys>();
 
-  constructor(private readonly vendor: string) {}
+  constructor(private readonly vendor: { readonly vendor: string }) {}
 
   /** The key text of a pinned read (at its own version, or a path route's) on `chain`. */
   text(req: ReadRequest, chain: number): string {
     const known = this.keys.get(req);
     if (known !== undefined && known.chain === chain) return known.text;
-    const text = cacheKeyText(this.vendor, chain, req, req.version);
+    const text = cacheKeyText(this.vendor.vendor, chain, req, req.version);
     this.keys.set(req, { chain, text, shared: undefined });
     return text;
   }

@@ -16,7 +16,8 @@ import { SingleFlight } from './single-flight.js';
 import { type CacheTiers, storedAnswer } from './tiers.js';
 
 export interface LatestReadsDeps {
-  vendor: string;
+  /** the vendor in every cache key (its name is read at each use: with vendor: auto the nodes name it) */
+  vendor: { readonly vendor: string };
   nodes: NodeReader;
   tiers: CacheTiers;
   watermark: Watermark;
@@ -81,7 +82,7 @@ export class LatestReads {
     if (verdict.cacheable && answer.ledger !== null && answer.ledger.chainId === this.o.nodes.chainId()) {
       const version = answer.ledger.ledgerVersion;
       const stored = storedAnswer(answer, version);
-      void this.o.tiers.store(cacheKeyText(this.o.vendor, answer.ledger.chainId, req, version), stored);
+      void this.o.tiers.store(cacheKeyText(this.o.vendor.vendor, answer.ledger.chainId, req, version), stored);
       this.o.latest?.remember(flightKey, stored, answer.ledger);
     } else if (!verdict.cacheable) {
       this.o.logger.debug({ route: req.route.name, reason: verdict.reason }, 'latest answer not stored');

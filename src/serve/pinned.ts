@@ -16,7 +16,8 @@ import { SingleFlight } from './single-flight.js';
 import { type CacheTiers, storedAnswer } from './tiers.js';
 
 export interface PinnedReadsDeps {
-  vendor: string;
+  /** the vendor in every cache key (its name is read at each use: with vendor: auto the nodes name it) */
+  vendor: { readonly vendor: string };
   nodes: NodeReader;
   tiers: CacheTiers;
   fills: FillCoordinator;

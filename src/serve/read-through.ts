@@ -20,7 +20,8 @@ export type { NodeReader, ReadContext, SharedStore } from './ports.js';
 export type { CacheStatus, CacheTier, ReadResult } from './read-result.js';
 
 export interface ReadThroughOptions {
-  vendor: string;
+  /** the vendor in every cache key (its name is read at each use: with vendor: auto the nodes name it) */
+  vendor: { readonly vendor: string };
   nodes: NodeReader;
   /** synchronous, so a memory hit takes no async hop */
   memory: MemoryStore;

@@ -27,8 +27,8 @@ export interface ProberOptions {
   schedule?: ProbeSchedule;
   /** the current node list (a reload replaces it) */
   nodes(): readonly NodeState[];
-  /** a node answered with its snapshot, to a probe sent at `sentAt` (the node's clock) */
-  onSnapshot(node: NodeState, info: LedgerInfo, sentAt: number): void;
+  /** a node answered with its snapshot, to a probe sent at `sentAt` (the node's clock), in `vendor`'s headers (null: none) */
+  onSnapshot(node: NodeState, info: LedgerInfo, sentAt: number, vendor: string | null): void;
   /** a node's probe got no answer (`why`: in the proxy's words) */
   onFailure(node: NodeState, why: string): void;
   /** a whole round is done: these nodes answered it */
@@ -86,12 +86,14 @@ export class Prober {
    */
   private async ask(node: NodeState, sentAt: number): Promise<LedgerInfo | null> {
     const circuit = node.circuit();
+    let vendor: string | null = null;
     const get = async (): Promise<LedgerInfo> => {
       let info: LedgerInfo | null = null;
       try {
-        const answer = await node.client.call({ method: 'GET', path: '/v1', timeoutMs: this.o.timeoutMs, headers: { accept: 'application/json' } });
+        const answer = await node.client.call({ method: 'GET', path: '/v1', timeoutMs: this.o.timeoutMs, headers: { accept: 'application/json' }, probe: true });
         info = answer.status === 200 ? parseLedgerInfoJson(answer.json ?? null) : null;
         if (info === null) throw new Error(`GET /v1 answered HTTP ${answer.status} without a ledger info`);
+        vendor = answer.vendor ?? null;
       } catch (err) {
         throw new CountedFailure(err);
       }
@@ -100,7 +102,7 @@ export class Prober {
     try {
       const info = circuit === 'half-open' ? await node.guard(get) : await get();
       this.failures.delete(node);
-      this.o.onSnapshot(node, info, sentAt);
+      this.o.onSnapshot(node, info, sentAt, vendor);
       return info;
     } catch (err) {
       const cause = err instanceof CountedFailure ? err.cause : err;

@@ -8,6 +8,7 @@ import { mediaType } from '../wire/media-type.js';
 import type { NodeAnswer } from './answer.js';
 import type { AnswerBytes } from './answer-bytes.js';
 import { AnswerBytesExhausted, AnswerTooLarge, AnswerUndecodable, exchange, ExchangeTimeout } from './exchange.js';
+import { vendorOfHeaders } from './vendor.js';
 
 export interface NodeCall {
   method: 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
@@ -22,6 +23,8 @@ export interface NodeCall {
    * the answer keeps the node's headers. Errors must still be node-shaped.
    */
   passthrough?: boolean;
+  /** a probe: the answer says which vendor's ledger headers it carries */
+  probe?: boolean;
   /** the proxy-wide budget of answer bytes in flight this answer counts against (absent for a probe: its answer is small, and it must not fail for the reads' load) */
   answerBytes?: AnswerBytes;
 }
@@ -111,6 +114,7 @@ export class NodeClient {
     }
     const answer = this.shape(status, headers, body, call.passthrough === true);
     if (stream !== undefined) answer.stream = stream;
+    if (call.probe) answer.vendor = vendorOfHeaders(headers);
     return answer;
   }
 

@@ -14,6 +14,7 @@ import { MisbehavingNodes } from './misbehaving.js';
 import type { NodeHealth, NodeState, ProbeRecord } from './node-state.js';
 import { confirmedBy, judgeSnapshot, type Misbehaviour, pushedAhead, recordProbe } from './plausibility.js';
 import { type NodeTransition, NodeTransitions } from './transitions.js';
+import type { VendorIdentity } from './vendor.js';
 
 export interface NodeSetOptions {
   nodes: NodeState[];
@@ -32,6 +33,8 @@ export interface NodeSetOptions {
   onMisbehaving?: (upstream: string, reason: Misbehaviour) => void;
   /** told of every node state change, for metrics */
   onTransition?: (upstream: string, state: NodeTransition) => void;
+  /** the vendor the nodes must bear out (or that they name, with vendor: auto) */
+  vendor: VendorIdentity;
 }
 
 /** The verdict on an answer's snapshot: null when it may be used. */
@@ -48,6 +51,8 @@ export class NodeSet {
   private readonly misbehaving: MisbehavingNodes;
   /** a probe contradicted a node's earlier answers: the watermark is checked at the round's end */
   private pushed = false;
+  /** why the nodes' vendor is not the proxy's (then it is not ready); null when it is */
+  private vendorProblem: string | null = null;
   /** serialises replaceNodes: two reloads close together never interleave */
   private replacing: Promise<unknown> = Promise.resolve();
 
@@ -74,7 +79,12 @@ export class NodeSet {
       logger: o.logger,
       schedule: o.probeSchedule,
       nodes: () => this.current,
-      onSnapshot: (node, info, sentAt) => this.probed(node, info, sentAt),
+      onSnapshot: (node, info, sentAt, vendor) => {
+        // What a node says of its vendor is weighed whenever it says it: the proxy is not ready while it is not the proxy's.
+        o.vendor.observe(node, vendor);
+        this.vendorProblem = o.vendor.decide(this.current);
+        this.probed(node, info, sentAt);
+      },
       onFailure: (node, why) => this.transitions.reach(node, false, why),
       onRound: (answered) => this.roundDone(answered),
     });
@@ -117,19 +127,22 @@ export class NodeSet {
     return nodeHealth(node, this.current, this.o.routing.maxLagVersions);
   }
 
-  /** Ready: the chain is known and some node of it is healthy. */
+  /** Ready: the vendor and the chain are known and some node of the chain is healthy. */
   ready(): boolean {
-    return this.chain.current() !== undefined && this.current.some((n) => this.health(n) === 'healthy');
+    return this.chainId() !== undefined && this.current.some((n) => this.health(n) === 'healthy');
   }
 
-  /** The chain the nodes front, undefined while not known (then nothing is served or cached). */
+  /**
+   * The chain the nodes front, undefined while not known, or while the nodes' vendor
+   * is not known or not the proxy's (then nothing is served or cached).
+   */
   chainId(): number | undefined {
-    return this.chain.current();
+    return this.vendorProblem === null && this.o.vendor.names() !== undefined ? this.chain.current() : undefined;
   }
 
-  /** Why the chain is not known: each node's chain or last probe failure (names, never URLs). */
+  /** Why the proxy is not ready: the vendor, or each node's chain or last probe failure (names, never URLs). */
   notReadyReason(): string {
-    return this.chain.describe(this.current, this.prober.failures);
+    return this.vendorProblem ?? this.chain.describe(this.current, this.prober.failures);
   }
 
   /** `n` is below where the history of every known node of the chain starts (`oldest` of its snapshot). */
@@ -180,6 +193,7 @@ export class NodeSet {
     // are on is unknown. The established chain stays while they are.
     const answered = await Promise.all(added.map((n) => this.prober.probe(n)));
     this.current = merged;
+    this.vendorProblem = this.o.vendor.decide(merged);
     // Nodes kept count with their last snapshot; added ones if they answered.
     this.chainUpdate(new Set(merged.filter((n) => (!added.includes(n) ? n.ledger !== null : answered[added.indexOf(n)] !== null))));
     // close() lets requests in flight finish before the connections go.

@@ -19,6 +19,7 @@ import { NodeSet } from './node-set.js';
 import type { NodeHealth, NodeState } from './node-state.js';
 import type { Misbehaviour } from './plausibility.js';
 import type { NodeTransition } from './transitions.js';
+import type { VendorIdentity } from './vendor.js';
 
 export type { ShedReason } from './failover.js';
 
@@ -58,6 +59,8 @@ export interface PoolOptions {
   onMisbehaving?: (upstream: string, reason: Misbehaviour) => void;
   /** told of every node state change, for metrics */
   onTransition?: (upstream: string, state: NodeTransition) => void;
+  /** the vendor the nodes must bear out (or that they name, with vendor: auto) */
+  vendor: VendorIdentity;
 }
 
 /** How a passthrough call is routed. */

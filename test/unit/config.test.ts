@@ -32,7 +32,7 @@ describe('defaults', () => {
     expect(parseConfig({})).toEqual({
       server: { host: '127.0.0.1', port: 8080, bodyLimitBytes: 8388608, trustProxy: false, trustRequestId: true, requestTimeoutMs: 30000, shutdownTimeoutMs: 10000, drainDelayMs: 0, workers: 1 },
       admin: { host: '127.0.0.1', port: 9090 },
-      vendor: 'node',
+      vendor: 'auto',
       upstreams: [{ url: 'sim', name: 'sim', weight: 1, role: 'normal', headers: {}, spreadVersions: 0 }],
       routing: {
         attemptTimeoutMs: 5000,
@@ -151,7 +151,7 @@ describe('env overrides', () => {
     process.env.LEDGER_PROXY_VENDOR = 'fromprocess';
     try {
       expect(loadConfig().vendor).toBe('fromprocess');
-      expect(loadConfig({ env: {} }).vendor).toBe('node');
+      expect(loadConfig({ env: {} }).vendor).toBe('auto');
     } finally {
       if (before === undefined) delete process.env.LEDGER_PROXY_VENDOR;
       else process.env.LEDGER_PROXY_VENDOR = before;

@@ -10,6 +10,7 @@ import { simLedgerInfo } from '../../src/sim/index.js';
 import type { NodeCall, NodeClient } from '../../src/upstream/node-client.js';
 import { NodeState } from '../../src/upstream/node-state.js';
 import { UpstreamPool } from '../../src/upstream/pool.js';
+import { VendorIdentity } from '../../src/upstream/vendor.js';
 import { ManualProbes } from '../helpers/probes.js';
 
 const ROUTING = { attemptTimeoutMs: 1000, deadlineMs: 1000, maxAttempts: 1, probeIntervalMs: 1000, maxLagVersions: 100, hedgeAfterMs: 0, maxAnswerBytesInFlight: 1024 * 1024 };
@@ -40,7 +41,7 @@ describe('a node call failure the client does not name', () => {
     const logger = pino({ level: 'debug' }, { write: (line: string) => lines.push(JSON.parse(line)) });
     const cause = Object.assign(new Error('some library text'), { code: 'UND_ERR_SOMETHING' });
     const node = new NodeState(failingClient(cause), 'normal', 1, { failureThreshold: 5, openMs: 1000 });
-    const pool = new UpstreamPool({ nodes: [node], routing: ROUTING, watermark: new Watermark(), logger, probeSchedule: new ManualProbes() });
+    const pool = new UpstreamPool({ nodes: [node], routing: ROUTING, watermark: new Watermark(), logger, probeSchedule: new ManualProbes(), vendor: new VendorIdentity('node', logger) });
     await pool.start();
 
     const err = await pool.forward({ method: 'GET', path: '/v1/anything', headers: {} }, { idempotent: true }).catch((e: unknown) => e);

@@ -48,7 +48,15 @@ function nodes(body: () => string, oldest: { value: bigint }): NodeReader & { re
 
 function reads(node: NodeReader): ReadThrough {
   const logger = pino({ level: 'silent' });
-  return new ReadThrough({ vendor: 'node', nodes: node, memory: new MemoryStore({ maxBytes: 1_000_000 }), deadlineMs: 1000, watermark: new Watermark(), pruneClock: new PruneClock(), logger });
+  return new ReadThrough({
+    vendor: { vendor: 'node' },
+    nodes: node,
+    memory: new MemoryStore({ maxBytes: 1_000_000 }),
+    deadlineMs: 1000,
+    watermark: new Watermark(),
+    pruneClock: new PruneClock(),
+    logger,
+  });
 }
 
 describe('a route is served by the rules in its descriptor', () => {
