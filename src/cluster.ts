@@ -106,7 +106,7 @@ function adminFor(config: Config, channel: WorkerChannel, count: number, stoppin
       const all = answers.map((a) => a ?? notReady);
       return { ready: all.length === count && all.every((a) => a.ready), upstreams: all[0]?.upstreams ?? [] };
     },
-    // The admin listener writes no ledger headers: any vendor's names do.
-    headerNames: ledgerHeaderNames(vendorNames('node').headerPrefix),
+    // The admin listener writes no ledger headers: with vendor: auto, the default's names do.
+    headerNames: ledgerHeaderNames(vendorNames(config.vendor === 'auto' ? 'node' : config.vendor).headerPrefix),
   });
 }
