@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [-- --only=hit,latency,wallet,burst,memory,scaling,profile] [-- --routes=raw_item,view_bcs] [-- --no-profile] [-- --no-write]
+// npm run bench [-- --quick] [-- --only=hit,latency,wallet,burst,memory,scaling,tenants,profile] [-- --routes=raw_item,view_bcs] [-- --no-profile] [-- --no-write]
 // Runs every scenario against real processes on 127.0.0.1 (see bench/README.md),
 // then writes bench/results/latest.json, bench/results/latest.svg and README's
 // performance section (quick or --only runs write quick.* / partial.* instead).
@@ -15,6 +15,7 @@ import { hitThroughput } from './scenarios/hit-throughput.mjs';
 import { memoryFootprint } from './scenarios/memory.mjs';
 import { missOverhead } from './scenarios/miss-latency.mjs';
 import { PROFILE_PATHS, profilePath } from './scenarios/profile.mjs';
+import { tenantShedding } from './scenarios/tenants.mjs';
 import { walletWorkload } from './scenarios/wallet.mjs';
 import { workerScaling } from './scenarios/scaling.mjs';
 
@@ -89,6 +90,7 @@ const SCENARIOS = [
   { id: 'burst', run: burstCoalescing },
   { id: 'memory', run: memoryFootprint },
   { id: 'scaling', run: workerScaling },
+  { id: 'tenants', run: tenantShedding },
 ];
 
 const started = Date.now();

@@ -3,7 +3,7 @@
 // The log level is the proxy's default, info, unless a scenario says otherwise; the
 // log lines go to stdout as main.ts writes them, through the same buffered destination
 // (the bench drains that pipe and counts the lines).
-// Calls: stats (memory tier, RSS), settle (GC, then memory figures), profileStart /
+// Calls: stats (memory tier, RSS), metrics (the /metrics text), settle (GC, then memory figures), profileStart /
 // profileStop({ file }) (a V8 CPU profile of just that window, through node:inspector),
 // shutdown (closes the app, so --cpu-prof is written).
 import { writeFileSync } from 'node:fs';
@@ -28,6 +28,8 @@ let session;
 serveRpc(
   {
     stats: () => ({ memory: app.memory.stats(), rss: process.memoryUsage().rss, heapUsed: process.memoryUsage().heapUsed }),
+    /** The proxy's /metrics text. */
+    metrics: async () => (await app.metrics.render()).body,
     /** After a few GCs: process memory and the memory tier's size (needs --expose-gc). */
     async settle() {
       for (let i = 0; i < 3; i++) {
