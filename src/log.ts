@@ -3,8 +3,7 @@
 //
 // One asynchronous write per line costs the event loop more than the line: the
 // write is handed to a thread-pool thread, which shares the proxy's CPU, and
-// comes back as a second wake-up (the bench's miss profile: 11% of a miss's CPU
-// in fs write). Lines are gathered until LOG_BATCH_BYTES, and at most
+// comes back as a second wake-up. Lines are gathered until LOG_BATCH_BYTES, and at most
 // LOG_FLUSH_MS after the first of them. No timer runs while nothing is waiting.
 import pino from 'pino';
 

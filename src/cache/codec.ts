@@ -18,14 +18,13 @@
 //   b     body bytes
 //   4     CRC-32 (zlib's) of every byte above, u32 big-endian
 //
-// CRC-32 costs about 0.3 µs on a 1 KiB entry and 0.15 ms on a 1 MiB one (half of
-// the body copy a read makes anyway), several times less than a cryptographic hash;
-// it catches every truncation (with the length), every burst of up to 32 bits and
-// any random damage but one time in 4 billion. Redis is trusted: the check is for
+// CRC-32 costs less than the body copy a read makes anyway, and several times
+// less than a cryptographic hash; it catches every truncation (with the length),
+// every burst of up to 32 bits and any random damage but one time in 4 billion. Redis is trusted: the check is for
 // damage and foreign writers, not for an attacker.
 //
-// A new layout gets a new format byte. An entry of any other format (the formats
-// 1 and 2 of earlier releases had no length and no checksum) cannot prove itself
+// A new layout gets a new format byte. An entry of any other format (formats 1
+// and 2 carry no length and no checksum) cannot prove itself
 // and is read as a miss, then rewritten; the key scheme changes with the format
 // (key.ts), so releases on one Redis do not overwrite each other's entries.
 import { crc32 } from 'node:zlib';

@@ -7,7 +7,7 @@ import type { ReadRequest } from '../wire/read-request.js';
 interface Keys {
   chain: number;
   text: string;
-  /** sharedKey(text), made on the first miss: a sha256 per Redis hit was 3% of it */
+  /** sharedKey(text), made on the first miss: a Redis hit then hashes nothing */
   shared: string | undefined;
 }
 
