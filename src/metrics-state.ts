@@ -10,6 +10,7 @@ export interface MetricsSources {
 
 const UPSTREAM_STATES = ['healthy', 'lagging', 'down', 'quarantined'] as const;
 
+/** A table of gauges, one entry each: longer than a function should be, and read as a table. */
 export function registerStateGauges(registers: Registry[], sources: MetricsSources): void {
   new Gauge({
     name: 'ledger_proxy_cache_entries',

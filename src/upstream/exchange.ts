@@ -13,6 +13,9 @@ import { Readable, type Transform } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Dispatcher } from 'undici';
 import type { AnswerBytes } from './answer-bytes.js';
+import { AnswerBytesExhausted, AnswerTooLarge, AnswerUndecodable, ExchangeTimeout } from './exchange-errors.js';
+
+export { AnswerBytesExhausted, AnswerTooLarge, AnswerUndecodable, ExchangeTimeout } from './exchange-errors.js';
 
 export interface Exchanged {
   status: number;
@@ -41,41 +44,6 @@ export interface ExchangeLimits {
    * whole: they are judged (and small).
    */
   stream?: boolean;
-}
-
-/** Raised when the exchange ran out of time; the caller says so in its own words. */
-export class ExchangeTimeout extends Error {
-  constructor() {
-    super('timed out');
-    this.name = 'ExchangeTimeout';
-  }
-}
-
-/** The answer had more bytes (on the wire or decoded) than maxBytes. */
-export class AnswerTooLarge extends Error {
-  constructor(readonly maxBytes: number) {
-    super(`answer larger than ${maxBytes} bytes`);
-    this.name = 'AnswerTooLarge';
-  }
-}
-
-/** The answer's Content-Encoding is unknown (`known` false), or its body does not decode. */
-export class AnswerUndecodable extends Error {
-  constructor(
-    readonly encoding: string,
-    readonly known: boolean,
-  ) {
-    super(`answer does not decode (${encoding})`);
-    this.name = 'AnswerUndecodable';
-  }
-}
-
-/** The proxy-wide budget of answer bytes in flight had no room for this answer. */
-export class AnswerBytesExhausted extends Error {
-  constructor(readonly maxBytes: number) {
-    super(`answer bytes in flight beyond ${maxBytes}`);
-    this.name = 'AnswerBytesExhausted';
-  }
 }
 
 /** Decoders by Content-Encoding; their output arrives in chunks of this size. */

@@ -31,6 +31,10 @@ export function canonicalMembers(text: string): Map<string, string> | null {
   return canonicalize(text).members;
 }
 
+/**
+ * A recursive-descent parser over one shared position: one function longer than
+ * the rest reads better than its parts passing the position back and forth.
+ */
 function canonicalize(text: string): { text: string; members: Map<string, string> | null } {
   let topMembers: Map<string, string> | null = null;
   let pos = 0;

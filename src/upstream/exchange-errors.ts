@@ -1,0 +1,37 @@
+// Why an exchange with a node gave no answer, beside the transport's own errors:
+// the node client says each in the proxy's words (node-client.ts).
+
+/** Raised when the exchange ran out of time; the caller says so in its own words. */
+export class ExchangeTimeout extends Error {
+  constructor() {
+    super('timed out');
+    this.name = 'ExchangeTimeout';
+  }
+}
+
+/** The answer had more bytes (on the wire or decoded) than maxBytes. */
+export class AnswerTooLarge extends Error {
+  constructor(readonly maxBytes: number) {
+    super(`answer larger than ${maxBytes} bytes`);
+    this.name = 'AnswerTooLarge';
+  }
+}
+
+/** The answer's Content-Encoding is unknown (`known` false), or its body does not decode. */
+export class AnswerUndecodable extends Error {
+  constructor(
+    readonly encoding: string,
+    readonly known: boolean,
+  ) {
+    super(`answer does not decode (${encoding})`);
+    this.name = 'AnswerUndecodable';
+  }
+}
+
+/** The proxy-wide budget of answer bytes in flight had no room for this answer. */
+export class AnswerBytesExhausted extends Error {
+  constructor(readonly maxBytes: number) {
+    super(`answer bytes in flight beyond ${maxBytes}`);
+    this.name = 'AnswerBytesExhausted';
+  }
+}
