@@ -32,7 +32,7 @@ describe('cache.verify: always', () => {
     const first = await sim({ startVersion: START });
     const second = await sim({ startVersion: START });
     const { app, url } = await proxy([first, second], verifying('always'));
-    second.faults.set({ mode: 'slow', delayMs: 400, routes: ['raw_item'] });
+    second.faults.set({ mode: 'slow', delayMs: 1000, routes: ['raw_item'] });
 
     const miss = await rawItem(url, hex(KEY), { version: AT });
     expect([miss.status, cacheOf(miss)]).toEqual([200, 'MISS']);
