@@ -17,6 +17,7 @@ import { PruneClock } from './ledger/prune-clock.js';
 import { Watermark } from './ledger/watermark.js';
 import { LatestAnswers } from './serve/latest-answers.js';
 import { ReadThrough } from './serve/read-through.js';
+import { verifyWarning } from './serve/verify.js';
 import { startSim, type SimNode } from './sim/index.js';
 import { NodeClient } from './upstream/node-client.js';
 import { NodeState } from './upstream/node-state.js';
@@ -124,7 +125,10 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
     logger,
     latest: new LatestAnswers(config.latest, Math.floor(config.cache.memory.maxBytes / 4)),
     onStale: (reason) => metrics.stale(reason),
+    verify: config.cache.verify,
+    onVerify: (outcome) => metrics.verify(outcome),
   });
+  warnIfUnverifiable(config, logger);
 
   // The limits' counters fail fast, like the cache's client: a Redis outage skips counting.
   const counters = config.tenants !== undefined && redisClients !== undefined ? redisClient(redisClients, 'limits') : undefined;
@@ -152,6 +156,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
       if (next.upstreams.some((u) => u.url === SIM_URL) && !sim) throw new Error("a 'sim' upstream needs a restart: the built-in node is not running");
       const result = await pool.replaceNodes(makeNodes(next.upstreams));
       logger.info({ ...result, upstreams: pool.nodes.map((n) => n.name) }, 'upstreams reloaded');
+      warnIfUnverifiable({ ...config, upstreams: next.upstreams }, logger);
     },
     'log.level': (next) => {
       logger.level = next.log.level;
@@ -211,6 +216,12 @@ function forwardVia(pool: UpstreamPool): PassthroughDeps['forward'] {
     const answer = await pool.forward({ ...call, passthrough: true }, { idempotent, minVersion, priority });
     return { status: answer.status, headers: answer.headers ?? {}, body: answer.stream ?? answer.body, upstream: answer.upstream };
   };
+}
+
+/** cache.verify needs a second node: say so at start (and reload) when there is none. */
+function warnIfUnverifiable(config: Pick<Config, 'cache' | 'upstreams'>, logger: Logger): void {
+  const warning = verifyWarning(config.cache.verify, config.upstreams.length);
+  if (warning !== undefined) logger.warn({ mode: config.cache.verify.mode, upstreams: config.upstreams.length }, warning);
 }
 
 /** The built-in simulated node, when an upstream is 'sim'. */

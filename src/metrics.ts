@@ -16,6 +16,7 @@ import { registerProcessMetrics } from './metrics-process.js';
 import { registerStateGauges, type MetricsSources } from './metrics-state.js';
 import { TenantMetrics, type TenantOutcome } from './metrics-tenants.js';
 import { UpstreamMetrics } from './metrics-upstream.js';
+import { VERIFY_OUTCOMES, type VerifyOutcome } from './serve/verify.js';
 
 export type { MetricsSources } from './metrics-state.js';
 export type { TenantOutcome } from './metrics-tenants.js';
@@ -56,6 +57,7 @@ export class Metrics {
   private readonly redisErrors: Counter<'client' | 'op'>;
   private readonly redisCorrupt: Counter<'fault'>;
   private readonly staleAnswers: Counter<'reason'>;
+  private readonly verifyChecks: Counter<'outcome'>;
   /**
    * Requests by endpoint, cache result and status: a plain count per request,
    * labels at scrape time. Nested by label, so counting a request builds no key
@@ -100,6 +102,12 @@ export class Metrics {
       labelNames: ['reason'],
       registers,
     });
+    this.verifyChecks = new Counter({
+      name: 'ledger_proxy_verify_total',
+      help: 'cache.verify checks of an answer against a second node before it is stored, by outcome (agreed: stored; disagreed: other bytes, not stored; unverified: no second node could answer, not stored)',
+      labelNames: ['outcome'],
+      registers,
+    });
     this.upstream = new UpstreamMetrics(registers, sources.upstreams);
     this.tenants = new TenantMetrics(registers);
     registerStateGauges(registers, sources);
@@ -107,6 +115,7 @@ export class Metrics {
     for (const client of REDIS_CLIENTS) for (const op of REDIS_OPS) this.redisErrors.inc({ client, op }, 0);
     for (const fault of ENTRY_FAULTS) this.redisCorrupt.inc({ fault }, 0);
     for (const reason of STALE_REASONS) this.staleAnswers.inc({ reason }, 0);
+    for (const outcome of VERIFY_OUTCOMES) this.verifyChecks.inc({ outcome }, 0);
   }
 
   private registerRequestCounts(registers: Registry[]): void {
@@ -162,6 +171,10 @@ export class Metrics {
 
   stale(reason: (typeof STALE_REASONS)[number]): void {
     this.staleAnswers.labels(reason).inc();
+  }
+
+  verify(outcome: VerifyOutcome): void {
+    this.verifyChecks.labels(outcome).inc();
   }
 
   redisError(client: string, op: string): void {

@@ -33,4 +33,27 @@ export const BY_LEDGER_VERSION = {
   pruneAt: (req: ReadRequest): bigint | null => req.version,
   routingVersion: (req: ReadRequest): bigint | null => req.version,
   answerVersion: (req: ReadRequest): bigint | null => req.version,
+  pinnedAt,
 } as const satisfies Partial<ReadRoute>;
+
+/**
+ * `req` pinned at `version`. The canonical query (params.ts withQuery) puts
+ * ledger_version first, so the pinned path is the latest one with it in front;
+ * the identity never holds it.
+ */
+function pinnedAt(req: ReadRequest, version: bigint): ReadRequest {
+  const [path, query] = splitQuery(req.version === null ? req.path : unpinned(req.path));
+  return { ...req, version, path: `${path}?ledger_version=${version}${query === '' ? '' : `&${query}`}` };
+}
+
+function splitQuery(path: string): [string, string] {
+  const at = path.indexOf('?');
+  return at < 0 ? [path, ''] : [path.slice(0, at), path.slice(at + 1)];
+}
+
+/** A canonical path without its leading ledger_version parameter. */
+function unpinned(path: string): string {
+  const [bare, query] = splitQuery(path);
+  const rest = query.split('&').filter((param) => !param.startsWith('ledger_version='));
+  return rest.length === 0 ? bare : `${bare}?${rest.join('&')}`;
+}

@@ -33,6 +33,11 @@ export interface NodeFill {
   upstream: string;
   /** settles once Redis has the answer; absent: the answer is not stored (a one-off) */
   written?: Promise<void>;
+  /**
+   * cache.verify: the answer is stored only if another node agrees, after the
+   * reply. True once it is stored (Redis has it), false when it is not.
+   */
+  verifying?: Promise<boolean>;
 }
 
 const NOTHING_WRITTEN: Promise<void> = Promise.resolve();
@@ -87,7 +92,8 @@ export class FillCoordinator {
       publish(store, key, lock, err instanceof NodeError ? { answer: errorAnswer(err), stored: false } : 'gave-up', NOTHING_WRITTEN);
       throw err;
     }
-    publish(store, key, lock, { answer: node.answer, stored: node.written !== undefined }, node.written ?? NOTHING_WRITTEN);
+    if (node.verifying !== undefined) publishChecked(store, key, lock, node.answer, node.verifying);
+    else publish(store, key, lock, { answer: node.answer, stored: node.written !== undefined }, node.written ?? NOTHING_WRITTEN);
     return asked(node);
   }
 }
@@ -110,6 +116,22 @@ function asked(node: NodeFill): Filled {
  */
 function publish(store: SharedStore, key: string, lock: FillLock, outcome: FillOutcome, written: Promise<void>): void {
   void Promise.all([store.publishFill(key, outcome), written]).finally(() => lock.release());
+}
+
+/**
+ * An answer under cache.verify's check: a one-off for the waiters now (they must
+ * not keep what may be one node's lie); when the check is over, for those who came
+ * since, the stored outcome, or 'gave-up' (they ask a node themselves) when it is
+ * not stored. The lock is held until then, so an instance that takes it next finds
+ * the entry if there is one.
+ */
+function publishChecked(store: SharedStore, key: string, lock: FillLock, answer: StoredAnswer, verifying: Promise<boolean>): void {
+  void store
+    .publishFill(key, { answer, stored: false })
+    .then(() => verifying)
+    .then((stored) => store.publishFill(key, stored ? { answer, stored: true } : 'gave-up'))
+    .catch(() => undefined)
+    .finally(() => lock.release());
 }
 
 /** The proxy's error reply, as a one-off answer for another instance's waiters (its version is never read). */

@@ -1,8 +1,8 @@
 // A latest read (no ?ledger_version): one node call per canonical request in
 // flight, its answer stored as the pinned answer at the version in its ledger
-// header. With bounded staleness, a recent answer is served while one background
-// refresh per key runs; with stale-if-error, a recent answer stands in for a
-// failed read.
+// header (with cache.verify, once a second node agreed at that version). With
+// bounded staleness, a recent answer is served while one background refresh per
+// key runs; with stale-if-error, a recent answer stands in for a failed read.
 import type { Logger } from 'pino';
 import { cacheKeyText } from '../cache/key.js';
 import type { Watermark } from '../ledger/watermark.js';
@@ -14,6 +14,7 @@ import type { NodeReader, ReadContext } from './ports.js';
 import { type ReadResult, readResult } from './read-result.js';
 import { SingleFlight } from './single-flight.js';
 import { type CacheTiers, storedAnswer } from './tiers.js';
+import type { AnswerVerifier } from './verify.js';
 
 export interface LatestReadsDeps {
   /** the vendor in every cache key (its name is read at each use: with vendor: auto the nodes name it) */
@@ -26,6 +27,8 @@ export interface LatestReadsDeps {
   latest?: LatestAnswers;
   /** told of every stale reply, by reason, for metrics */
   onStale?: (reason: 'bound' | 'error') => void;
+  /** cache.verify: which answers wait for a second node before they are stored */
+  verifier: AnswerVerifier;
 }
 
 export class LatestReads {
@@ -80,9 +83,15 @@ export class LatestReads {
     const verdict = cacheability(req, answer);
     // Stored under the chain the answer itself reports, and only while that is the nodes' chain.
     if (verdict.cacheable && answer.ledger !== null && answer.ledger.chainId === this.o.nodes.chainId()) {
-      const version = answer.ledger.ledgerVersion;
+      const { ledgerVersion: version, chainId } = answer.ledger;
       const stored = storedAnswer(answer, version);
-      void this.o.tiers.store(cacheKeyText(this.o.vendor.vendor, answer.ledger.chainId, req, version), stored);
+      const key = cacheKeyText(this.o.vendor.vendor, chainId, req, version);
+      const check = this.o.verifier.check(key, { req, at: version, answer, context });
+      if (check === null) void this.o.tiers.store(key, stored);
+      else
+        void check.then((agreed) => {
+          if (agreed && chainId === this.o.nodes.chainId()) void this.o.tiers.store(key, stored);
+        });
       this.o.latest?.remember(flightKey, stored, answer.ledger);
     } else if (!verdict.cacheable) {
       this.o.logger.debug({ route: req.route.name, reason: verdict.reason }, 'latest answer not stored');

@@ -1,6 +1,7 @@
 // A pinned read: at ?ledger_version=N, or of a transaction or block its path names.
 //   pruned? → 410; memory → (one fill per key: Redis → a node, FillCoordinator)
-//   → stored in both tiers when the answer is immutable.
+//   → stored in both tiers when the answer is immutable (with cache.verify, once
+//   a second node agreed, after the reply).
 // Synchronous on a memory hit: the hot path takes no async hop and allocates
 // nothing but its result.
 import type { Logger } from 'pino';
@@ -14,6 +15,7 @@ import type { NodeReader, ReadContext } from './ports.js';
 import { type ReadResult, readResult } from './read-result.js';
 import { SingleFlight } from './single-flight.js';
 import { type CacheTiers, storedAnswer } from './tiers.js';
+import type { AnswerVerifier } from './verify.js';
 
 export interface PinnedReadsDeps {
   /** the vendor in every cache key (its name is read at each use: with vendor: auto the nodes name it) */
@@ -25,6 +27,8 @@ export interface PinnedReadsDeps {
   deadlineMs: number;
   watermark: Watermark;
   logger: Logger;
+  /** cache.verify: which answers wait for a second node before they are stored */
+  verifier: AnswerVerifier;
 }
 
 export class PinnedReads {
@@ -113,6 +117,13 @@ export class PinnedReads {
     }
     // An answer from after a chain change is not stored under the old chain's key.
     if (this.o.nodes.chainId() !== chain) return { answer: stored, upstream: answer.upstream };
-    return { answer: stored, upstream: answer.upstream, written: this.o.tiers.store(key, stored, shared) };
+    const check = this.o.verifier.check(key, { req, at: at!, answer, context });
+    if (check === null) return { answer: stored, upstream: answer.upstream, written: this.o.tiers.store(key, stored, shared) };
+    const verifying = check.then(async (agreed) => {
+      if (!agreed || this.o.nodes.chainId() !== chain) return false;
+      await this.o.tiers.store(key, stored, shared);
+      return true;
+    });
+    return { answer: stored, upstream: answer.upstream, verifying };
   }
 }

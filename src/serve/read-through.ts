@@ -1,7 +1,8 @@
 // The read path of every cached route (DESIGN "Data flow"): a pinned read
 // (pinned.ts: at N, or a transaction or block by its path) or a latest read
 // (latest.ts), both on the chain the nodes are on. The tiers they share are in
-// tiers.ts; the cross-instance fill of a pinned miss in fill.ts.
+// tiers.ts; the cross-instance fill of a pinned miss in fill.ts; the second
+// node's word before an answer is stored (cache.verify) in verify.ts.
 import type { Logger } from 'pino';
 import type { MemoryStore } from '../cache/memory.js';
 import { NodeError } from '../errors.js';
@@ -15,6 +16,7 @@ import { PinnedReads } from './pinned.js';
 import type { NodeReader, ReadContext, SharedStore } from './ports.js';
 import type { ReadResult } from './read-result.js';
 import { CacheTiers } from './tiers.js';
+import { AnswerVerifier, type VerifyOutcome, type VerifySettings } from './verify.js';
 
 export type { NodeReader, ReadContext, SharedStore } from './ports.js';
 export type { CacheStatus, CacheTier, ReadResult } from './read-result.js';
@@ -36,7 +38,13 @@ export interface ReadThroughOptions {
   latest?: LatestAnswers;
   /** told of every stale reply, by reason, for metrics */
   onStale?: (reason: 'bound' | 'error') => void;
+  /** cache.verify (default off): answers stored only once a second node agreed */
+  verify?: VerifySettings;
+  /** told of every cache.verify check's outcome, for metrics */
+  onVerify?: (outcome: VerifyOutcome) => void;
 }
+
+const VERIFY_OFF: VerifySettings = { mode: 'off', sampleRatio: 0 };
 
 export class ReadThrough {
   private readonly nodes: NodeReader;
@@ -49,8 +57,9 @@ export class ReadThrough {
     const shared = o.redis !== undefined && settings !== undefined ? { store: o.redis, settings } : undefined;
     const tiers = new CacheTiers(o.memory, shared?.store, settings?.maxTtlSeconds ?? 0, o.pruneClock);
     const { vendor, nodes, deadlineMs, watermark, logger } = o;
-    this.pinned = new PinnedReads({ vendor, nodes, tiers, fills: new FillCoordinator(shared), deadlineMs, watermark, logger });
-    this.latest = new LatestReads({ vendor, nodes, tiers, watermark, logger, latest: o.latest, onStale: o.onStale });
+    const verifier = new AnswerVerifier({ settings: o.verify ?? VERIFY_OFF, nodes, deadlineMs, logger, onVerify: o.onVerify });
+    this.pinned = new PinnedReads({ vendor, nodes, tiers, fills: new FillCoordinator(shared), deadlineMs, watermark, logger, verifier });
+    this.latest = new LatestReads({ vendor, nodes, tiers, watermark, logger, latest: o.latest, onStale: o.onStale, verifier });
   }
 
   /**

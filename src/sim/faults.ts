@@ -10,9 +10,11 @@ export type SimFaultMode = 'hang' | 'slow' | 'html' | 'reset' | 'status500' | 's
  * gzipBomb: the answer's headers with a gzip body of `bytes` zeros (default 1 GiB decoded, about 1 MiB sent);
  * hugeBody: the answer's headers with `bytes` of body, not compressed (default 200 MB);
  * headerAhead: the answer with its ledger version header `versions` ahead (default: u64 max);
- * headerBehind: the answer with its seven ledger headers those of `versions` (default 1000) before the data.
+ * headerBehind: the answer with its seven ledger headers those of `versions` (default 1000) before the data;
+ * wrongBody: the answer with other data, its status and headers unchanged: a JSON body's first digit
+ * changed (a space added when it has none), another body's last byte.
  */
-export type SimHostileMode = 'gzipBomb' | 'hugeBody' | 'headerAhead' | 'headerBehind';
+export type SimHostileMode = 'gzipBomb' | 'hugeBody' | 'headerAhead' | 'headerBehind' | 'wrongBody';
 
 export interface SimFault {
   mode: SimFaultMode;
@@ -37,7 +39,7 @@ export interface SimFaults {
 }
 
 /** Every mode, in the order the sim CLI's --help lists them. */
-export const SIM_FAULT_MODES: readonly SimFaultMode[] = ['hang', 'slow', 'html', 'reset', 'status500', 'status429', 'empty', 'gzipBomb', 'hugeBody', 'headerAhead', 'headerBehind'];
+export const SIM_FAULT_MODES: readonly SimFaultMode[] = ['hang', 'slow', 'html', 'reset', 'status500', 'status429', 'empty', 'gzipBomb', 'hugeBody', 'headerAhead', 'headerBehind', 'wrongBody'];
 
 export const SIM_DEFAULT_SLOW_MS = 1000;
 

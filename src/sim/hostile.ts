@@ -10,7 +10,7 @@ import { writeHead, writeReply } from './http-io.js';
 import { simLedgerHeaders } from './ledger-headers.js';
 import type { SimContext, SimReply } from './reply.js';
 
-export const SIM_HOSTILE_MODES: readonly SimHostileMode[] = ['gzipBomb', 'hugeBody', 'headerAhead', 'headerBehind'];
+export const SIM_HOSTILE_MODES: readonly SimHostileMode[] = ['gzipBomb', 'hugeBody', 'headerAhead', 'headerBehind', 'wrongBody'];
 
 const GZIP_BOMB_BYTES = 1024 * 1024 * 1024;
 const HUGE_BODY_BYTES = 200 * 1000 * 1000;
@@ -36,7 +36,29 @@ export function writeHostile(res: ServerResponse, fault: SimFault & { mode: SimH
       return writeBomb(res, out, fault.bytes ?? GZIP_BOMB_BYTES);
     case 'hugeBody':
       return writeHuge(res, out, fault.bytes ?? HUGE_BODY_BYTES);
+    case 'wrongBody':
+      return writeReply(res, { ...out, body: wrongBody(out) }, gzip);
   }
+}
+
+const DIGIT_0 = 0x30;
+const DIGIT_9 = 0x39;
+
+/**
+ * Other data of the same shape, as a node that lies would send: still valid JSON
+ * (a digit changed, or a space added), or another body's last byte changed.
+ */
+function wrongBody(out: SimReply): Buffer {
+  const body = Buffer.from(out.body);
+  if (!(out.headers['content-type'] ?? '').includes('json')) {
+    if (body.length === 0) return Buffer.of(0);
+    body[body.length - 1] ^= 1;
+    return body;
+  }
+  const at = body.findIndex((b) => b >= DIGIT_0 && b <= DIGIT_9);
+  if (at < 0) return Buffer.concat([body, Buffer.from(' ')]);
+  body[at] = body[at] === DIGIT_9 ? DIGIT_9 - 1 : body[at] + 1;
+  return body;
 }
 
 /** The ledger version header `versions` ahead of the answer's (default: the largest u64). */

@@ -50,6 +50,8 @@ export interface CallPlan {
   deadline: number;
   /** the tenant's priority: how much of a node's budget the call may use */
   priority?: Priority;
+  /** nodes never asked (a cross-check's first node) */
+  exclude?: ReadonlySet<NodeState>;
 }
 
 export type Call = Omit<NodeCall, 'timeoutMs'>;
@@ -78,7 +80,7 @@ export class Failover {
 
   async run(call: Call, plan: CallPlan): Promise<NodeAnswer> {
     const maxAttempts = plan.idempotent ? this.s.maxAttempts : 1;
-    const tried = new Set<NodeState>();
+    const tried = new Set<NodeState>(plan.exclude);
     const attempts: string[] = [];
     let fallback: NodeAnswer | null = null;
     for (let attempt = 0; attempt < maxAttempts; attempt++) {

@@ -116,18 +116,29 @@ export class UpstreamPool {
 
   /** Reads from the best node for the request, failing over until the deadline. */
   async read(req: ReadRequest, deadlineAt?: number, context?: CallFor): Promise<NodeAnswer> {
-    const headers: Record<string, string> = { accept: req.accept };
-    if (req.contentType !== undefined) headers['content-type'] = req.contentType;
-    if (context?.requestId !== undefined) headers['x-request-id'] = context.requestId;
     // A path that names a version (a transaction, a block) goes to a node that has it.
     const version = req.route.routingVersion(req);
     const latest = version === null && req.route.pin === 'version';
-    const call = { method: req.method, path: req.path, headers, body: req.method === 'POST' ? req.body : undefined };
     const deadline = deadlineAt ?? Date.now() + this.deadlineMs;
     const priority = context?.priority;
-    const answer = await this.admitted(() => this.failover.run(call, { version, idempotent: true, latest, deadline, priority }), priority);
+    const answer = await this.admitted(() => this.failover.run(readCall(req, context), { version, idempotent: true, latest, deadline, priority }), priority);
     if (latest) this.set.floor.reported(answer, this.set.chainId());
     return answer;
+  }
+
+  /**
+   * The same read, from a node other than `other.exclude` whose snapshot covers
+   * `other.covering` (the version the first answer belongs to): a second opinion
+   * before an answer is stored. null when no such node can take a call now; then
+   * nothing is asked.
+   */
+  async readFromAnother(req: ReadRequest, other: { exclude: string; covering: bigint }, deadlineAt: number, context?: CallFor): Promise<NodeAnswer | null> {
+    const nodes = this.set.nodes;
+    if (!nodes.some((n) => n.name !== other.exclude && n.available() && n.covers(other.covering))) return null;
+    const exclude = new Set(nodes.filter((n) => n.name === other.exclude));
+    const priority = context?.priority;
+    const plan = { version: other.covering, idempotent: true, latest: false, deadline: deadlineAt, priority, exclude };
+    return this.admitted(() => this.failover.run(readCall(req, context), plan), priority);
   }
 
   /**
@@ -223,4 +234,12 @@ export class UpstreamPool {
   notReadyReason(): string {
     return this.set.notReadyReason();
   }
+}
+
+/** A read as a node call: its Accept, its body and the request id it is made for. */
+function readCall(req: ReadRequest, context: CallFor | undefined): Call {
+  const headers: Record<string, string> = { accept: req.accept };
+  if (req.contentType !== undefined) headers['content-type'] = req.contentType;
+  if (context?.requestId !== undefined) headers['x-request-id'] = context.requestId;
+  return { method: req.method, path: req.path, headers, body: req.method === 'POST' ? req.body : undefined };
 }

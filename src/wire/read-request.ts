@@ -41,6 +41,12 @@ export interface ReadRoute {
   answerVersion(req: ReadRequest, answer: AnswerFacts): bigint | null;
   /** Why a 200 answer may still change (a pending transaction); undefined when it is final. Absent: every 200 is final. */
   notFinal?(answer: AnswerFacts): string | undefined;
+  /**
+   * The same read pinned at `version` (`?ledger_version=version`): how a latest
+   * read's answer is asked of another node at its header version. Absent on path
+   * routes, which have no latest read.
+   */
+  pinnedAt?(req: ReadRequest, version: bigint): ReadRequest;
 }
 
 /** What a route's rules read of a node's answer. */

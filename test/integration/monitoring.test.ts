@@ -97,6 +97,7 @@ describe('monitoring (promtool)', () => {
       'ledger_proxy_tenant_requests_total{tenant="anonymous",outcome="rate_limited"} 0',
       'ledger_proxy_upstream_misbehaving_total{upstream="node0",reason="ahead"} 0',
       'ledger_proxy_latest_step_backs_total 0',
+      'ledger_proxy_verify_total{outcome="disagreed"} 0',
       'ledger_proxy_upstream_requests_total{upstream="node0",outcome="failed"} 0',
       'ledger_proxy_upstream_requests_total{upstream="node0",outcome="node_error"} 0',
     ]) {

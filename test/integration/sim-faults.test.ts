@@ -153,6 +153,21 @@ describe('simulated node controls', () => {
       expect((await call(sim, '/v1/view', VIEW)).headers['x-node-ledger-version']).toBe('2990');
     });
 
+    it("'wrongBody' gives other data of the same shape, status and headers unchanged", async () => {
+      const honest = await call(sim, '/v1/view', VIEW);
+      sim.faults.set({ mode: 'wrongBody' });
+      const json = await call(sim, '/v1/view', VIEW);
+      expect(json.status).toBe(200);
+      expect(json.headers['x-node-ledger-version']).toBe(honest.headers['x-node-ledger-version']);
+      expect(JSON.parse(json.body.toString())).toEqual(['4']);
+      const rawItem = { method: 'POST' as const, headers: { 'content-type': 'application/json', accept: 'application/x-bcs' }, body: '{"key":"0x005a"}' };
+      const lie = await call(sim, '/v1/tables/0x1/raw_item', rawItem);
+      sim.faults.clear();
+      const truth = await call(sim, '/v1/tables/0x1/raw_item', rawItem);
+      expect([lie.status, lie.body.length]).toEqual([truth.status, truth.body.length]);
+      expect(lie.body.equals(truth.body)).toBe(false);
+    });
+
     it('faults only the chosen routes, and only the next count requests', async () => {
       sim.faults.set({ mode: 'status500', routes: ['view'], count: 2 });
       expect((await call(sim, '/v1')).status).toBe(200);

@@ -44,7 +44,7 @@ describe('defaults', () => {
         hedgeAfterMs: 0,
         breaker: { failureThreshold: 5, openMs: 5000 },
       },
-      cache: { memory: { maxBytes: 268435456 } },
+      cache: { memory: { maxBytes: 268435456 }, verify: { mode: 'off', sampleRatio: 0.1 } },
       passthrough: true,
       cors: { enabled: true, origins: '*', maxAgeSeconds: 86400 },
       latest: { maxStalenessMs: 0, maxStalenessVersions: 0, staleIfErrorMs: 0 },
@@ -248,6 +248,8 @@ describe('bad values', () => {
     [{ cache: { redis: { url: 'http://h:1' } } }, 'cache.redis.url: must be a redis:// or rediss:// URL'],
     [{ cache: { redis: { cluster: [] } } }, 'cache.redis.cluster: must have at least 1 entry'],
     [{ cache: { redis: { cluster: ['redis://a:1', 'nope'] } } }, 'cache.redis.cluster.1: must be a redis:// or rediss:// URL'],
+    [{ cache: { verify: { mode: 'on' } } }, 'cache.verify.mode: must be one of off | sample | always, got "on"'],
+    [{ cache: { verify: { sampleRatio: 1.5 } } }, 'cache.verify.sampleRatio: must be at most 1'],
     [{ latest: { staleIfErrorMs: -5 } }, 'latest.staleIfErrorMs: must be at least 0'],
     [
       { rateLimit: { enabled: true } },

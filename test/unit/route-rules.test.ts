@@ -39,6 +39,7 @@ function nodes(body: () => string, oldest: { value: bigint }): NodeReader & { re
       reader.reads++;
       return { upstream: 'n', status: 200, contentType: 'application/json', body: Buffer.from(body()), ledger: null };
     },
+    readFromAnother: async () => null,
     isPruned: (version: bigint) => version < oldest.value,
     isBlockPruned: (height: bigint) => height < oldest.value,
     chainId: () => 4,

@@ -137,6 +137,41 @@ describe('canonical requests', () => {
     expect([json.format, bcs.format]).toEqual(['json', 'bcs']);
   });
 
+  it('a latest read pinned at N (pinnedAt) is the read a client makes with ?ledger_version=N, on every route pinned by version', () => {
+    const HANDLE_BODY = { key: '0x005a' };
+    const ITEM_BODY = { key_type: 'u64', value_type: 'u64', key: '1' };
+    const latest: Array<[string, string, { accept?: string; body?: unknown }?]> = [
+      ['POST', '/v1/tables/0x1/raw_item', { accept: 'application/x-bcs', body: HANDLE_BODY }],
+      ['POST', '/v1/view', { body: { function: '0x1::sim::add', type_arguments: [], arguments: ['1', '2'] } }],
+      ['GET', '/v1/accounts/0x1'],
+      ['GET', '/v1/accounts/0x1/resources'],
+      ['GET', '/v1/accounts/0x1/resources?limit=10&start=0xab'],
+      ['GET', '/v1/accounts/0x1/resource/0x1::coin::CoinStore%3C0x1::aptos_coin::AptosCoin%3E'],
+      ['GET', '/v1/accounts/0x1/modules?limit=3'],
+      ['GET', '/v1/accounts/0x1/module/sim'],
+      ['GET', '/v1/accounts/0x1/balance/0xa'],
+      ['POST', '/v1/tables/0x1/item', { body: ITEM_BODY }],
+      ['POST', '/v1/experimental/state_values/raw', { accept: 'application/x-bcs', body: { key: '0x01' } }],
+    ];
+    const covered = new Set<string>();
+    for (const [method, url, init] of latest) {
+      const req = parse(method as 'GET' | 'POST', url, init);
+      const pinnedUrl = url.includes('?') ? url.replace('?', '?ledger_version=77&') : `${url}?ledger_version=77`;
+      const pinned = parse(method as 'GET' | 'POST', pinnedUrl, init);
+      same(req.route.pinnedAt!(req, 77n), pinned);
+      expect(req.route.pinnedAt!(req, 77n).version).toBe(77n);
+      // Pinned already: pinned again at another version.
+      same(pinned.route.pinnedAt!(pinned, 5n), parse(method as 'GET' | 'POST', pinnedUrl.replace('=77', '=5'), init));
+      covered.add(req.route.name);
+    }
+    expect([...covered].sort()).toEqual(
+      ROUTES.filter((r) => r.pin === 'version')
+        .map((r) => r.name)
+        .sort(),
+    );
+    expect(ROUTES.filter((r) => r.pin === 'path').every((r) => r.pinnedAt === undefined)).toBe(true);
+  });
+
   it('balance: a coin type or a fungible asset address', () => {
     expect(parse('GET', '/v1/accounts/0x1/balance/0xa').identity).toBe(`${LONG_1}\n0x${'0'.repeat(63)}a`);
     expect(parse('GET', '/v1/accounts/0x1/balance/0x1::aptos_coin::AptosCoin').identity).toBe(`${LONG_1}\n${LONG_1}::aptos_coin::AptosCoin`);

@@ -1,4 +1,5 @@
-// cache: the memory tier, the Redis tier, and latest answers kept for staleness.
+// cache: the memory tier, the Redis tier, the cross-check of answers before they
+// are stored, and latest answers kept for staleness.
 import { z } from 'zod';
 import { checkRedisUrl } from '../net.js';
 import { MIB, nonNegativeInt, positiveInt } from './common.js';
@@ -35,10 +36,22 @@ const RedisSchema = z
   // The check above makes the union true; state it so callers need no `!`.
   .transform((redis) => redis as Omit<typeof redis, 'url' | 'cluster'> & RedisTarget);
 
+/**
+ * A pinned answer is stored only once a second node answered the same bytes at
+ * its version: 'always' for every answer, 'sample' for a share of them (the rest
+ * are stored as they come), 'off' for none.
+ */
+const VerifySchema = z.strictObject({
+  mode: z.enum(['off', 'sample', 'always']).default('off'),
+  // The share of answers cross-checked in 'sample' mode: 0 is 'off', 1 is 'always'.
+  sampleRatio: z.number().min(0).max(1).default(0.1),
+});
+
 export const CacheSchema = z.strictObject({
   // Refuse 0: an unbounded or empty memory tier is a mistake, not a setting.
   memory: z.strictObject({ maxBytes: positiveInt.default(256 * MIB) }).prefault({}),
   redis: RedisSchema.optional(), // absent = memory tier only
+  verify: VerifySchema.prefault({}),
 });
 
 export const LatestSchema = z.strictObject({
