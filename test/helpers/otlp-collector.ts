@@ -86,7 +86,8 @@ function spansOf(body: OtlpExport): CollectedSpan[] {
   });
 }
 
-export async function otlpCollector(): Promise<OtlpCollector> {
+/** `refuse`: answer every export with this status (a collector that does not take the spans) and keep nothing. */
+export async function otlpCollector(options: { refuse?: number } = {}): Promise<OtlpCollector> {
   const spans: CollectedSpan[] = [];
   const paths: string[] = [];
   const server = createServer((req, res) => {
@@ -94,6 +95,7 @@ export async function otlpCollector(): Promise<OtlpCollector> {
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       paths.push(req.url ?? '');
+      if (options.refuse !== undefined) return res.writeHead(options.refuse, { 'content-type': 'application/json' }).end('{}');
       spans.push(...spansOf(JSON.parse(Buffer.concat(chunks).toString('utf8')) as OtlpExport));
       res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     });

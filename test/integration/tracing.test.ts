@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { SimNode } from '../../src/sim/index.js';
 import { type CollectedSpan, type OtlpCollector, otlpCollector } from '../helpers/otlp-collector.js';
-import { call, proxy, rawItem, sim } from '../helpers/proxy.js';
+import { call, capturedLog, proxy, rawItem, sim } from '../helpers/proxy.js';
 import { flushAll, type RedisServerHandle, startRedisServer } from '../helpers/redis-server.js';
 import { until } from '../helpers/until.js';
 
@@ -152,6 +152,32 @@ describe('tracing on', () => {
     // Closing sends whatever was batched: nothing was.
     await p.app.close();
     expect(collector.spans).toEqual([]);
+  });
+
+  it('closing the proxy sends the spans not sent yet', async () => {
+    vi.stubEnv('OTEL_BSP_SCHEDULE_DELAY', '600000');
+    const node = await sim();
+    const collector = await otlpCollector();
+    const p = await proxy([node], traced(collector));
+    const reply = await call(p.url, '/v1/estimate_gas_price');
+    expect(collector.spans).toEqual([]);
+    await p.app.close();
+    expect(collector.spans.filter((s) => s.attributes['ledger_proxy.request_id'] === reply.headers['x-request-id'])).toHaveLength(1);
+  });
+
+  it('spans the collector does not take are logged at warn, once for many', async () => {
+    const node = await sim();
+    const log = capturedLog();
+    const collector = await otlpCollector({ refuse: 400 });
+    const p = await proxy([node], traced(collector), { logger: log.logger });
+    const failures = (): Array<Record<string, unknown>> => log.lines.filter((l) => l.msg === 'tracing: spans could not be sent to the collector (tracing.otlpEndpoint)');
+    await call(p.url, '/v1/estimate_gas_price');
+    await until(() => failures().length > 0, 10_000, 'the failed export logged');
+    await call(p.url, '/v1/estimate_gas_price');
+    await p.app.close();
+    expect(collector.paths.length).toBeGreaterThan(1);
+    expect(failures()).toHaveLength(1);
+    expect(failures()[0]).toMatchObject({ level: 40, spans: 2 });
   });
 
   it('a node attempt that fails is an error span, and the next node is tried under the same lookup', async () => {
