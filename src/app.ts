@@ -25,6 +25,8 @@ import type { ProbeSchedule } from './upstream/health.js';
 import { UpstreamPool } from './upstream/pool.js';
 import { liveHeaderNames, liveVendorNames, VendorIdentity } from './upstream/vendor.js';
 import { Reloader, type ReloadOutcome } from './reload.js';
+import type { TracingSdk } from './tracing/sdk.js';
+import { packageVersion } from './version.js';
 import { readRoutes } from './routes/table.js';
 
 /** How long start-up waits for Redis before serving from memory and nodes alone. */
@@ -80,6 +82,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
   // A corrected watermark was pushed by a node's lie: its rate says nothing of the chain.
   watermark.onCorrect(() => pruneClock.reset());
 
+  const tracing = await startTracingIf(config, logger);
   const sim = await startBuiltInSim(config, logger);
   const makeNodes = (upstreams: Config['upstreams']): NodeState[] => nodeStates(upstreams, config, headerNames, sim);
   const nodes = makeNodes(config.upstreams);
@@ -144,6 +147,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
     headroom: () => pool.headroom(),
     counters: counters?.redis,
     now: deps.now,
+    tracing,
   });
 
   // Fails first on shutdown, so a load balancer stops sending before the drain.
@@ -205,15 +209,17 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
       limits.share();
       counters?.disconnect();
       await sim?.close();
+      // The spans of the last requests go out before the process ends.
+      await tracing?.close();
     },
   };
 }
 
 /** Passthrough calls go through the pool: routed like reads; only idempotent methods are retried. */
 function forwardVia(pool: UpstreamPool): PassthroughDeps['forward'] {
-  return async (call, minVersion, priority) => {
+  return async (call, minVersion, priority, trace) => {
     const idempotent = call.method === 'GET' || call.method === 'HEAD' || call.method === 'OPTIONS';
-    const answer = await pool.forward({ ...call, passthrough: true }, { idempotent, minVersion, priority });
+    const answer = await pool.forward({ ...call, passthrough: true }, { idempotent, minVersion, priority, trace });
     return { status: answer.status, headers: answer.headers ?? {}, body: answer.stream ?? answer.body, upstream: answer.upstream };
   };
 }
@@ -222,6 +228,18 @@ function forwardVia(pool: UpstreamPool): PassthroughDeps['forward'] {
 function warnIfUnverifiable(config: Pick<Config, 'cache' | 'upstreams'>, logger: Logger): void {
   const warning = verifyWarning(config.cache.verify, config.upstreams.length);
   if (warning !== undefined) logger.warn({ mode: config.cache.verify.mode, upstreams: config.upstreams.length }, warning);
+}
+
+/**
+ * The OpenTelemetry SDK, when tracing.otlpEndpoint is set. Loaded only then:
+ * with tracing off no SDK module is imported and no request makes a span.
+ */
+async function startTracingIf(config: Config, logger: Logger): Promise<TracingSdk | undefined> {
+  const { otlpEndpoint, ...settings } = config.tracing;
+  if (otlpEndpoint === undefined) return undefined;
+  const { startTracing } = await import('./tracing/sdk.js');
+  logger.info({ serviceName: settings.serviceName, sampleRatio: settings.sampleRatio }, 'tracing: spans are sent to tracing.otlpEndpoint');
+  return startTracing(settings, otlpEndpoint, logger, packageVersion());
 }
 
 /** The built-in simulated node, when an upstream is 'sim'. */

@@ -12,6 +12,9 @@ export interface CliArgs {
   check: boolean;
 }
 
+/** The env overrides' names in one column, wide enough for the longest. */
+const ENV_NAME_WIDTH = Math.max(...ENV_OVERRIDES.map((o) => o.name.length)) + 2;
+
 export const USAGE = `Usage: ledger-proxy [--config FILE] [--check]
 
 A caching read proxy in front of ledger nodes.
@@ -24,7 +27,7 @@ Options:
   -h, --help          print this help and exit
 
 Environment overrides (applied on top of the file):
-${ENV_OVERRIDES.map((o) => `  ${o.name.padEnd(26)}${o.path.join('.')}`).join('\n')}
+${ENV_OVERRIDES.map((o) => `  ${o.name.padEnd(ENV_NAME_WIDTH)}${o.path.join('.')}`).join('\n')}
 `;
 
 export class CliError extends Error {

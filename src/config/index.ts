@@ -10,6 +10,7 @@ export type {
   RedisTarget,
   RoutingConfig,
   ServerConfig,
+  TracingConfig,
   UpstreamConfig,
 } from './schema.js';
 export { loadConfig, parseConfig } from './load.js';

@@ -13,8 +13,8 @@ export const REDACTED = '<redacted>';
 /** Keys whose every value (at any depth under them) is a secret. */
 const SECRET_KEYS = /^(headers|keys?|apikeys?|tokens?|secrets?|passwords?|credentials|authorization|auth)$/i;
 
-/** Path segments of a URL kept as they are: an API version, a Redis database index. */
-const PLAIN_SEGMENT = /^(v\d+|\d+)$/;
+/** Path segments of a URL kept as they are: an API version, a Redis database index, OTLP's /v1/traces. */
+const PLAIN_SEGMENT = /^(v\d+|\d+|traces)$/;
 
 /** A copy of `value` with every secret replaced by REDACTED. */
 export function redactSecrets(value: unknown): unknown {

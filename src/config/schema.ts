@@ -14,6 +14,7 @@ import { CorsSchema } from './sections/edge.js';
 import { SheddingSchema } from './sections/limits.js';
 import { AdminSchema, ServerSchema } from './sections/server.js';
 import { TenantsSchema } from './sections/tenants.js';
+import { TracingSchema } from './sections/tracing.js';
 import { RoutingSchema, UpstreamsSchema } from './sections/upstreams.js';
 
 export type { RedisTarget } from './sections/cache.js';
@@ -47,6 +48,7 @@ export const ConfigSchema = z
     tenants: TenantsSchema.optional(), // absent = every client anonymous and unlimited
     shedding: SheddingSchema,
     log: z.strictObject({ level: z.enum(LOG_LEVELS).default('info') }).prefault({}),
+    tracing: TracingSchema,
     sim: SimSchema.prefault({}),
   })
   .superRefine((config, ctx) => {
@@ -72,3 +74,4 @@ export type UpstreamConfig = Config['upstreams'][number];
 export type RoutingConfig = Config['routing'];
 export type RedisConfig = NonNullable<Config['cache']['redis']>;
 export type LogLevel = Config['log']['level'];
+export type TracingConfig = Config['tracing'];

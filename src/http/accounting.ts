@@ -1,5 +1,6 @@
 // The one accounting call every reply gets, whichever path wrote it: the request
-// metrics and the access log line.
+// metrics, the end of the request's span (while tracing is on) and the access log
+// line.
 //
 // A hit, from memory or Redis, is logged only at debug (at info, a Redis hit's log
 // line was a tenth of its cost). A memory hit costs microseconds, so it is only
@@ -11,6 +12,7 @@ import type { Logger } from 'pino';
 import type { ErrorReason } from '../errors.js';
 import type { TenantOutcome } from '../metrics.js';
 import type { Exchange } from './exchange.js';
+import { endRequestSpan } from './request-span.js';
 
 /** What the accounting needs of the metrics. */
 export interface RequestMetrics {
@@ -36,6 +38,8 @@ export function requestAccounting(metrics: RequestMetrics, logger: Logger, clien
     if (reason !== undefined && reason !== 'node') metrics.proxyError(reason);
     const units = settle(exchange);
     metrics.tenantRequest(tenant?.name ?? 'anonymous', tenantOutcome(reason), hit, units);
+    const trace = exchange.trace;
+    if (trace !== undefined) endRequestSpan(trace, exchange, status, () => exchange.client ?? clientAddress(exchange.req));
     const level = hit ? 'debug' : 'info';
     if (!logger.isLevelEnabled(level)) return;
     const req = exchange.req;

@@ -14,7 +14,9 @@ import { framingError } from './framing.js';
 import { notFound } from './framework-errors.js';
 import type { ReadParser } from './read-parser.js';
 import type { RequestIds } from './request-id.js';
+import { openRequestSpan } from './request-span.js';
 import type { ReadResponder } from './responder.js';
+import type { Tracing } from '../tracing/scope.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -25,6 +27,8 @@ export interface EntryDeps {
   edge: Edge;
   account: Accounting;
   bodyLimitBytes: number;
+  /** while tracing is on (tracing.otlpEndpoint): every request gets a span */
+  tracing?: Tracing;
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -39,7 +43,7 @@ export interface PublicEntry {
 
 /** `next`: fastify's handler, for everything that is not a cached route. */
 export function publicEntry(deps: EntryDeps, next: Handler): PublicEntry {
-  const { requestIds, parser, responder, edge, account, bodyLimitBytes } = deps;
+  const { requestIds, parser, responder, edge, account, bodyLimitBytes, tracing } = deps;
 
   const delegate = (exchange: Exchange): void => {
     const { req, res } = exchange;
@@ -70,6 +74,7 @@ export function publicEntry(deps: EntryDeps, next: Handler): PublicEntry {
     const method = req.method === 'HEAD' ? 'GET' : req.method!;
     const cached = (method === 'GET' || method === 'POST') && parser.mayMatch(method, url);
     const exchange = openExchange(req, res, cached || !V1.test(url) ? 'other' : 'passthrough', requestIds.of(req));
+    if (tracing !== undefined) openRequestSpan(tracing, exchange);
     if (edge.open(exchange)) return account(exchange, res.statusCode);
     const refused = framingError(req) ?? edge.admit(exchange);
     if (refused !== null) {
@@ -91,6 +96,7 @@ export function publicEntry(deps: EntryDeps, next: Handler): PublicEntry {
 
   const refuse = (req: IncomingMessage, res: ServerResponse, err: NodeError): void => {
     const exchange = openExchange(req, res, 'other', requestIds.of(req));
+    if (tracing !== undefined) openRequestSpan(tracing, exchange);
     edge.open(exchange);
     responder.refuse(exchange, err, true);
   };

@@ -5,6 +5,7 @@
 // request was served reach the one writer and the one accounting call.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ErrorReason } from '../errors.js';
+import type { TraceScope } from '../tracing/scope.js';
 import type { Tenant } from './tenants.js';
 
 export interface Exchange {
@@ -36,6 +37,8 @@ export interface Exchange {
   client?: string;
   /** set once the exchange is counted: an exchange is accounted exactly once */
   accounted: boolean;
+  /** the request's span, while tracing is on (tracing.otlpEndpoint); never set while it is off */
+  trace?: TraceScope;
 }
 
 const EXCHANGE = Symbol('ledger-proxy.exchange');

@@ -8,6 +8,7 @@ import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Priority } from '../config/index.js';
 import { NodeError } from '../errors.js';
+import type { TraceScope } from '../tracing/scope.js';
 import { parseU64 } from '../wire/u64.js';
 import { exchangeOf } from './exchange.js';
 import type { ReplyWriter } from './reply.js';
@@ -33,9 +34,10 @@ export interface PassthroughAnswer {
 export interface PassthroughDeps {
   /**
    * Sends the call to a node chosen by the pool (one covering `minVersion` when
-   * set); rejects with a NodeError when no node could answer.
+   * set); rejects with a NodeError when no node could answer. `trace`: the
+   * request's span, while tracing is on (each node attempt goes under it).
    */
-  forward(call: PassthroughCall, minVersion: bigint | undefined, priority: Priority | undefined): Promise<PassthroughAnswer>;
+  forward(call: PassthroughCall, minVersion: bigint | undefined, priority: Priority | undefined, trace?: TraceScope): Promise<PassthroughAnswer>;
   writer: ReplyWriter;
 }
 
@@ -115,7 +117,7 @@ export function registerPassthrough(app: FastifyInstance, deps: PassthroughDeps)
     if (exchange !== undefined) headers['x-request-id'] = exchange.requestId;
     let answer: PassthroughAnswer;
     try {
-      answer = await deps.forward({ method, path: request.url, headers, body }, pinnedVersion(request.query), exchange?.tenant?.priority);
+      answer = await deps.forward({ method, path: request.url, headers, body }, pinnedVersion(request.query), exchange?.tenant?.priority, exchange?.trace);
     } catch (err) {
       return refuse(reply, NodeError.from(err));
     }

@@ -11,6 +11,7 @@ import type { Metrics } from '../metrics.js';
 import type { RouteDescriptor } from '../routes/route.js';
 import { routeMatcher } from '../routes/table.js';
 import type { ReadContext, ReadResult } from '../serve/read-through.js';
+import type { Tracing } from '../tracing/scope.js';
 import type { ReadRequest } from '../wire/read-request.js';
 import { requestAccounting } from './accounting.js';
 import { clientAddressOf, trustedPeerOf } from './client-address.js';
@@ -45,6 +46,8 @@ export interface PublicListenerDeps {
   counters?: Redis | Cluster;
   /** the clock of the limits' windows (tests freeze it) */
   now?: () => number;
+  /** while tracing is on (tracing.otlpEndpoint): every request gets a span */
+  tracing?: Tracing;
 }
 
 export interface PublicListener {
@@ -77,7 +80,8 @@ export async function buildPublicListener(deps: PublicListenerDeps): Promise<Pub
     requestTimeoutMs: config.server.requestTimeoutMs,
     trustProxy: config.server.trustProxy,
     writer,
-    entry: (next) => publicEntry({ requestIds: new RequestIds(config.server.trustRequestId), parser, responder, edge, account, bodyLimitBytes: config.server.bodyLimitBytes }, next),
+    entry: (next) =>
+      publicEntry({ requestIds: new RequestIds(config.server.trustRequestId), parser, responder, edge, account, bodyLimitBytes: config.server.bodyLimitBytes, tracing: deps.tracing }, next),
     passthrough: config.passthrough ? (app) => registerPassthrough(app, { forward: deps.forward, writer }) : undefined,
   });
   return { http, tenants, limits };

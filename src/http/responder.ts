@@ -60,7 +60,7 @@ export class ReadResponder {
   }
 }
 
-/** A read's context as serve/ sees it: the exchange's request id, its tenant's priority and node units. */
+/** A read's context as serve/ sees it: the exchange's request id, its tenant's priority and node units, its span. */
 class ExchangeContext implements ReadContext {
   constructor(
     private readonly exchange: Exchange,
@@ -73,6 +73,10 @@ class ExchangeContext implements ReadContext {
 
   get priority(): ReadContext['priority'] {
     return this.exchange.tenant?.priority;
+  }
+
+  get trace(): ReadContext['trace'] {
+    return this.exchange.trace;
   }
 
   nodeCallRefusal(): NodeError | null {

@@ -5,6 +5,7 @@
 // node and whether the answer is stored.
 import type { FillLock, FillOutcome } from '../cache/store.js';
 import { ERROR_CONTENT_TYPE, errorBody, NodeError } from '../errors.js';
+import { ATTR, SPAN, SpanKind, type TraceScope } from '../tracing/scope.js';
 import type { StoredAnswer } from '../wire/read-request.js';
 import type { SharedStore } from './ports.js';
 import type { CacheTier } from './read-result.js';
@@ -50,6 +51,8 @@ export interface FillSteps {
   refusal(): NodeError | null;
   /** asks a node, and stores the answer when it is cacheable */
   fromNode(): Promise<NodeFill>;
+  /** the lookup's span, while tracing is on: the Redis lookup's goes under it */
+  trace?: TraceScope;
 }
 
 export class FillCoordinator {
@@ -66,7 +69,7 @@ export class FillCoordinator {
     // further lookups, and no wait for a lock.
     if (shared === undefined || !shared.store.isHealthy()) return asked(await nodeCall(steps));
     const { store, settings } = shared;
-    const found = (await store.get(key)) as StoredAnswer | undefined;
+    const found = (await (steps.trace === undefined ? store.get(key) : tracedGet(store, key, steps.trace))) as StoredAnswer | undefined;
     if (found !== undefined && usable(found)) return { answer: found, tier: 'redis' };
     // Refused before the lock: another instance's waiters never hear of this request's refusal.
     const refused = steps.refusal();
@@ -103,6 +106,14 @@ async function nodeCall(steps: FillSteps): Promise<NodeFill> {
   const refused = steps.refusal();
   if (refused !== null) throw refused;
   return steps.fromNode();
+}
+
+/** A Redis lookup in a span of its own (a lookup that failed reads as not found, as it does untraced). */
+async function tracedGet(store: SharedStore, key: string, trace: TraceScope): Promise<StoredAnswer | undefined> {
+  const span = trace.child(SPAN.redis, SpanKind.CLIENT);
+  const found = (await store.get(key)) as StoredAnswer | undefined;
+  span?.end({ [ATTR.found]: found !== undefined });
+  return found;
 }
 
 function asked(node: NodeFill): Filled {

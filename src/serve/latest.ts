@@ -9,6 +9,7 @@ import type { Watermark } from '../ledger/watermark.js';
 import type { NodeAnswer } from '../upstream/answer.js';
 import type { ReadRequest } from '../wire/read-request.js';
 import type { LatestAnswer, LatestAnswers } from './latest-answers.js';
+import { lookupSpan, tracedLookup, underLookup } from './lookup-span.js';
 import { cacheability } from './policy.js';
 import type { NodeReader, ReadContext } from './ports.js';
 import { type ReadResult, readResult } from './read-result.js';
@@ -36,7 +37,13 @@ export class LatestReads {
 
   constructor(private readonly o: LatestReadsDeps) {}
 
-  async read(req: ReadRequest, chain: number, context?: ReadContext): Promise<ReadResult> {
+  read(req: ReadRequest, chain: number, context?: ReadContext): Promise<ReadResult> {
+    const lookup = lookupSpan(context);
+    if (lookup === undefined || context === undefined) return this.lookUp(req, chain, context);
+    return tracedLookup(lookup, this.lookUp(req, chain, underLookup(context, lookup)));
+  }
+
+  private async lookUp(req: ReadRequest, chain: number, context?: ReadContext): Promise<ReadResult> {
     // The chain is in the key: a remembered latest answer of another chain is never served.
     const flightKey = `${chain}\n${req.route.name}\n${req.format}\n${req.identity}`;
     const latest = this.o.latest;

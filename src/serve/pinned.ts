@@ -10,6 +10,7 @@ import type { Watermark } from '../ledger/watermark.js';
 import type { ReadRequest, StoredAnswer } from '../wire/read-request.js';
 import type { FillCoordinator, Filled, NodeFill } from './fill.js';
 import { KeyMemo } from './key-memo.js';
+import { endLookup, lookupSpan, tracedLookup, underLookup } from './lookup-span.js';
 import { cacheability } from './policy.js';
 import type { NodeReader, ReadContext } from './ports.js';
 import { type ReadResult, readResult } from './read-result.js';
@@ -44,13 +45,20 @@ export class PinnedReads {
     if (pruned !== undefined) throw pruned;
     const key = this.keys.text(req, chain);
     const memory = this.o.tiers.memory;
+    // undefined while tracing is off: then nothing below makes a span or allocates for one.
+    const lookup = lookupSpan(context);
     const hit = memory.get(key);
     if (hit !== undefined) {
-      if (!this.outlived(req, hit)) return readResult(hit, this.o.watermark.current(), 'HIT', 'memory');
+      if (!this.outlived(req, hit)) {
+        const result = readResult(hit, this.o.watermark.current(), 'HIT', 'memory');
+        if (lookup !== undefined) endLookup(lookup, result);
+        return result;
+      }
       memory.delete(key);
     }
-    const { promise, shared } = this.flights.do(key, () => this.fill(key, chain, req, context));
-    return promise.then(
+    const forNode = lookup === undefined || context === undefined ? context : underLookup(context, lookup);
+    const { promise, shared } = this.flights.do(key, () => this.fill(key, chain, req, forNode));
+    const result = promise.then(
       (filled) => this.served(req, filled, shared),
       // The read this one joined was refused a node call for its own tenant: this one asks for itself.
       (err: unknown) => {
@@ -58,6 +66,7 @@ export class PinnedReads {
         throw err;
       },
     );
+    return lookup === undefined ? result : tracedLookup(lookup, result);
   }
 
   /**
@@ -98,6 +107,7 @@ export class PinnedReads {
     const filled = await this.o.fills.fill(shared, deadlineAt, {
       usable: (found) => !this.outlived(req, found),
       refusal: () => context?.nodeCallRefusal() ?? null,
+      trace: context?.trace,
       fromNode: () => this.fromNode(req, chain, key, shared, deadlineAt, context),
     });
     if (filled.tier === 'redis') this.o.tiers.remember(key, filled.answer);

@@ -2,6 +2,7 @@
 // and the Redis store implement these, and serve/ knows them only by these.
 import type { AnswerStore, FillLock, FillOutcome } from '../cache/store.js';
 import type { NodeError } from '../errors.js';
+import type { TraceScope } from '../tracing/scope.js';
 import type { NodeAnswer } from '../upstream/answer.js';
 import type { ReadRequest } from '../wire/read-request.js';
 
@@ -11,6 +12,11 @@ export interface ReadContext {
   readonly requestId?: string;
   /** the tenant's priority: low is shed before normal, normal before high, when node budgets run short */
   readonly priority?: 'high' | 'normal' | 'low';
+  /**
+   * the span the read's work goes under, while tracing is on: the request's, or
+   * the lookup's for the node calls it makes (they carry its traceparent)
+   */
+  readonly trace?: TraceScope;
   /** null when the request may make a node call; else the refusal (its tenant's node units are spent) */
   nodeCallRefusal(): NodeError | null;
 }

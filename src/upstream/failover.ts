@@ -5,8 +5,10 @@
 // goes on to another node, as after a broken answer.
 import type { Logger } from 'pino';
 import { NodeError } from '../errors.js';
+import type { TraceScope } from '../tracing/scope.js';
 import type { NodeAnswer } from './answer.js';
 import type { AnswerBytes } from './answer-bytes.js';
+import { tracedAttempt } from './attempt-span.js';
 import type { Priority } from './budgets.js';
 import type { Lease, NodeLeases } from './lease.js';
 import type { NodeCall } from './node-client.js';
@@ -52,6 +54,8 @@ export interface CallPlan {
   priority?: Priority;
   /** nodes never asked (a cross-check's first node) */
   exclude?: ReadonlySet<NodeState>;
+  /** the span the attempts go under, while tracing is on: each gets its own, and the node its traceparent */
+  trace?: TraceScope;
 }
 
 export type Call = Omit<NodeCall, 'timeoutMs'>;
@@ -171,7 +175,13 @@ export class Failover {
   }
 
   /** One call to one node, on a lease it releases; null (with the reason in `attempts`) when it failed. */
-  private async attempt(lease: Lease, call: NodeCall, attempts: string[], plan: CallPlan): Promise<NodeAnswer | null> {
+  private attempt(lease: Lease, call: NodeCall, attempts: string[], plan: CallPlan): Promise<NodeAnswer | null> {
+    if (plan.trace === undefined) return this.tryNode(lease, call, attempts, plan);
+    return tracedAttempt(plan.trace, lease.node.name, call, attempts, (traced, reasons) => this.tryNode(lease, traced, reasons, plan));
+  }
+
+  /** The attempt itself, traced or not. */
+  private async tryNode(lease: Lease, call: NodeCall, attempts: string[], plan: CallPlan): Promise<NodeAnswer | null> {
     const node = lease.node;
     const probedAtSend = node.probed;
     const started = performance.now();

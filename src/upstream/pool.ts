@@ -8,6 +8,7 @@
 import type { Logger } from 'pino';
 import { NodeError } from '../errors.js';
 import type { Watermark } from '../ledger/watermark.js';
+import type { TraceScope } from '../tracing/scope.js';
 import type { ReadRequest } from '../wire/read-request.js';
 import type { NodeAnswer } from './answer.js';
 import { AnswerBytes } from './answer-bytes.js';
@@ -71,12 +72,19 @@ export interface ForwardRoute {
   minVersion?: bigint;
   /** the tenant's priority: how much of the budgets the call may use */
   priority?: Priority;
+  /** the request's span, while tracing is on: each node attempt goes under it */
+  trace?: TraceScope;
 }
 
-/** Whom a read is for: its id goes to the node, its priority decides how much of a budget it may use. */
+/**
+ * Whom a read is for: its id goes to the node, its priority decides how much of
+ * a budget it may use, its span (while tracing is on) is the parent of each node
+ * attempt.
+ */
 export interface CallFor {
   readonly requestId?: string;
   readonly priority?: Priority;
+  readonly trace?: TraceScope;
 }
 
 export class UpstreamPool {
@@ -121,7 +129,7 @@ export class UpstreamPool {
     const latest = version === null && req.route.pin === 'version';
     const deadline = deadlineAt ?? Date.now() + this.deadlineMs;
     const priority = context?.priority;
-    const answer = await this.admitted(() => this.failover.run(readCall(req, context), { version, idempotent: true, latest, deadline, priority }), priority);
+    const answer = await this.admitted(() => this.failover.run(readCall(req, context), { version, idempotent: true, latest, deadline, priority, trace: context?.trace }), priority);
     if (latest) this.set.floor.reported(answer, this.set.chainId());
     return answer;
   }
@@ -137,7 +145,7 @@ export class UpstreamPool {
     if (!nodes.some((n) => n.name !== other.exclude && n.available() && n.covers(other.covering))) return null;
     const exclude = new Set(nodes.filter((n) => n.name === other.exclude));
     const priority = context?.priority;
-    const plan = { version: other.covering, idempotent: true, latest: false, deadline: deadlineAt, priority, exclude };
+    const plan = { version: other.covering, idempotent: true, latest: false, deadline: deadlineAt, priority, exclude, trace: context?.trace };
     return this.admitted(() => this.failover.run(readCall(req, context), plan), priority);
   }
 
@@ -151,7 +159,7 @@ export class UpstreamPool {
     if (this.set.chainId() === undefined) throw NodeError.notReady(this.notReadyReason());
     // A version every node has pruned is the node's to judge (it may not even be a read route).
     const version = route.minVersion !== undefined && !this.isPruned(route.minVersion) ? route.minVersion : null;
-    const plan = { version, idempotent: route.idempotent, latest: false, deadline: Date.now() + this.deadlineMs, priority: route.priority };
+    const plan = { version, idempotent: route.idempotent, latest: false, deadline: Date.now() + this.deadlineMs, priority: route.priority, trace: route.trace };
     return this.admitted(() => this.failover.run(call, plan), route.priority);
   }
 

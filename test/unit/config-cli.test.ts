@@ -41,5 +41,6 @@ describe('parseCli', () => {
     expect(USAGE).toContain('--check');
     expect(USAGE).toContain('--version');
     expect(USAGE).toMatch(/LEDGER_PROXY_UPSTREAMS\s+upstreams/);
+    expect(USAGE).toMatch(/LEDGER_PROXY_OTLP_ENDPOINT\s+tracing\.otlpEndpoint/);
   });
 });

@@ -47,6 +47,8 @@ describe('redactUrl', () => {
     ['https://provider.example/abcdef0123456789/v1', `https://provider.example/${REDACTED}/v1`],
     ['https://provider.example/v1?api-key=k&x=1', `https://provider.example/v1?api-key=${REDACTED}&x=${REDACTED}`],
     ['http://u:p@h:1/', `http://u:${REDACTED}@h:1/`],
+    ['http://otel-collector:4318/v1/traces', 'http://otel-collector:4318/v1/traces'],
+    ['https://otlp.example/k3y/v1/traces', `https://otlp.example/${REDACTED}/v1/traces`],
     ['sim', 'sim'],
     ['not a url', 'not a url'],
     ['https://[bad', REDACTED],

@@ -50,6 +50,7 @@ describe('defaults', () => {
       latest: { maxStalenessMs: 0, maxStalenessVersions: 0, staleIfErrorMs: 0 },
       shedding: { maxInFlight: 10000, budgetWaitMs: 50, shedFirst: 'none' },
       log: { level: 'info' },
+      tracing: { sampleRatio: 0.01, serviceName: 'ledger-proxy', followClientSampling: true },
       sim: { port: 8081, host: '127.0.0.1', versionsPerSecond: 2, pruneWindow: 1000000, chainId: 4 },
     });
   });
@@ -427,5 +428,24 @@ describe('shipped config files', () => {
       ['wallet-backend', 'high'],
       ['dapp-web', 'normal'],
     ]);
+  });
+});
+
+describe('tracing', () => {
+  it('is off unless otlpEndpoint is set; a bare collector origin gets the OTLP traces path, any other path is kept', () => {
+    expect(parseConfig({}).tracing.otlpEndpoint).toBeUndefined();
+    const endpoint = (otlpEndpoint: string): string | undefined => parseConfig({ tracing: { otlpEndpoint } }).tracing.otlpEndpoint;
+    expect(endpoint('http://collector:4318')).toBe('http://collector:4318/v1/traces');
+    expect(endpoint('http://collector:4318/')).toBe('http://collector:4318/v1/traces');
+    expect(endpoint('https://otlp.example/api/v1/traces')).toBe('https://otlp.example/api/v1/traces');
+    expect(parseConfig({}, { LEDGER_PROXY_OTLP_ENDPOINT: 'http://collector:4318' }).tracing.otlpEndpoint).toBe('http://collector:4318/v1/traces');
+  });
+
+  it('refuses what could not be a collector or a ratio', () => {
+    expect(fail({ tracing: { otlpEndpoint: 'collector:4318' } })).toEqual(['tracing.otlpEndpoint: must be an http(s) URL of an OTLP/HTTP collector (http://collector:4318)']);
+    expect(fail({ tracing: { otlpEndpoint: 'grpc://collector:4317' } })[0]).toMatch(/^tracing\.otlpEndpoint: must be an http\(s\) URL/);
+    expect(fail({ tracing: { sampleRatio: 1.5 } })[0]).toMatch(/^tracing\.sampleRatio: /);
+    expect(fail({ tracing: { serviceName: '' } })[0]).toMatch(/^tracing\.serviceName: /);
+    expect(fail({ tracing: { sampler: 'always' } })).toEqual(['tracing.sampler: unknown key']);
   });
 });

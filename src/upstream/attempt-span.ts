@@ -1,0 +1,40 @@
+// The span of one node attempt while tracing is on: which node, what it answered
+// (its status, or why there was no answer to use), under the lookup's span or,
+// for passthrough, the request's.
+import { NodeError } from '../errors.js';
+import { ATTR, SPAN, SpanKind, type TraceScope } from '../tracing/scope.js';
+import type { NodeAnswer } from './answer.js';
+import type { NodeCall } from './node-client.js';
+
+/** One attempt as the failover loop makes it: `attempts` collects why it gave no answer to use. */
+export type Attempt = (call: NodeCall, attempts: string[]) => Promise<NodeAnswer | null>;
+
+/**
+ * Runs `attempt` with the trace's traceparent on the call, in a span of its own
+ * when the request is sampled; `attempts` gets the attempt's reasons when it ends,
+ * as it would untraced.
+ */
+export async function tracedAttempt(trace: TraceScope, node: string, call: NodeCall, attempts: string[], attempt: Attempt): Promise<NodeAnswer | null> {
+  const span = trace.child(SPAN.attempt, SpanKind.CLIENT, { [ATTR.node]: node, [ATTR.method]: call.method });
+  const traced = { ...call, headers: (span ?? trace).headers(call.headers) };
+  if (span === undefined) return attempt(traced, attempts);
+  const reasons: string[] = [];
+  try {
+    const answer = await attempt(traced, reasons);
+    if (answer !== null) {
+      const failed = answer.status >= 500;
+      span.end({ [ATTR.status]: answer.status, [ATTR.outcome]: failed ? 'node_error' : 'ok' }, failed ? `HTTP ${answer.status}` : undefined);
+    } else if (call.signal?.aborted) {
+      span.end({ [ATTR.outcome]: 'cancelled' });
+    } else {
+      span.end({ [ATTR.outcome]: 'failed' }, reasons.join('; ') || 'no answer');
+    }
+    return answer;
+  } catch (err) {
+    // Shed for the proxy's own load (answer bytes in flight): the read ends here.
+    span.end({ [ATTR.outcome]: 'shed' }, NodeError.from(err).message);
+    throw err;
+  } finally {
+    attempts.push(...reasons);
+  }
+}
