@@ -101,7 +101,7 @@ export class LatestReads {
         });
       this.o.latest?.remember(flightKey, stored, answer.ledger);
     } else if (!verdict.cacheable) {
-      this.o.logger.debug({ route: req.route.name, reason: verdict.reason }, 'latest answer not stored');
+      this.o.logger.debug({ reqId: context?.requestId, route: req.route.name, reason: verdict.reason }, 'latest answer not stored');
     }
     return answer;
   }

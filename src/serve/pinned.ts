@@ -122,7 +122,7 @@ export class PinnedReads {
     if (verdict.cacheable && at === null) verdict = { cacheable: false, reason: 'the version of the answer is not known' };
     const stored = storedAnswer(answer, at ?? 0n);
     if (!verdict.cacheable) {
-      this.o.logger.debug({ route: req.route.name, version: req.version === null ? undefined : String(req.version), reason: verdict.reason }, 'answer not cached');
+      this.o.logger.debug({ reqId: context?.requestId, route: req.route.name, version: req.version === null ? undefined : String(req.version), reason: verdict.reason }, 'answer not cached');
       return { answer: stored, upstream: answer.upstream };
     }
     // An answer from after a chain change is not stored under the old chain's key.

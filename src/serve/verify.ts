@@ -95,7 +95,7 @@ export class AnswerVerifier {
     const differs = difference(answer, second);
     if (differs === null) return 'agreed';
     this.o.logger.warn(
-      { family: req.route.family, route: req.route.name, version: String(at), first: answer.upstream, second: second.upstream, differs },
+      { reqId: first.context?.requestId, family: req.route.family, route: req.route.name, version: String(at), first: answer.upstream, second: second.upstream, differs },
       'two nodes answered one read differently: the answer is not stored (cache.verify)',
     );
     return 'disagreed';
@@ -103,7 +103,7 @@ export class AnswerVerifier {
 
   private unverified(first: FirstAnswer, reason: string, second?: string): 'unverified' {
     const { req, at, answer } = first;
-    this.o.logger.debug({ family: req.route.family, route: req.route.name, version: String(at), first: answer.upstream, second, reason }, 'answer not verified: not stored (cache.verify)');
+    this.o.logger.debug({ reqId: first.context?.requestId, family: req.route.family, route: req.route.name, version: String(at), first: answer.upstream, second, reason }, 'answer not verified: not stored (cache.verify)');
     return 'unverified';
   }
 }

@@ -245,16 +245,17 @@ export class Failover {
       return null;
     }
     attempts.push(cause instanceof NodeError ? cause.message : `${node.label}: failed`);
-    this.logUnexpected(node, cause);
+    this.logUnexpected(node, cause, call);
     return null;
   }
 
-  /** A failure the node client does not name: its message and code at warn, its stack at debug. */
-  private logUnexpected(node: NodeState, cause: unknown): void {
+  /** A failure the node client does not name: its message and code at warn, its stack at debug, with the request's id. */
+  private logUnexpected(node: NodeState, cause: unknown, call: NodeCall): void {
     const inner = cause instanceof NodeError ? cause.cause : cause;
     if (inner === undefined) return;
     const e = (typeof inner === 'object' && inner !== null ? inner : {}) as { message?: unknown; code?: unknown; stack?: unknown };
-    const fields = { upstream: node.name, err: typeof e.message === 'string' ? e.message : String(inner), code: typeof e.code === 'string' ? e.code : undefined };
+    const reqId = call.headers?.['x-request-id'];
+    const fields = { reqId, upstream: node.name, err: typeof e.message === 'string' ? e.message : String(inner), code: typeof e.code === 'string' ? e.code : undefined };
     this.o.logger.warn(fields, 'node call failed unexpectedly');
     this.o.logger.debug({ ...fields, stack: e.stack }, 'node call failed unexpectedly (stack)');
   }
