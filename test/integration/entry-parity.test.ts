@@ -169,6 +169,10 @@ describe('the edge treats a cached read and a passthrough call alike', () => {
     for (const { reply } of replies) expect(reply.headers['x-node-ledger-version']).toBe('1000');
     expect(node.counters.total).toBe(calls);
     expect(await errorsByReason(p.app, 'rate_limited')).toBe(replies.length);
+    // Each is counted under its own route family, a cached read as a cached read.
+    const text = (await p.app.metrics.render()).body;
+    expect(text).toContain(`ledger_proxy_requests_total{endpoint="raw_item",cache="BYPASS",status="429"} ${FRAMINGS.length}`);
+    expect(text).toContain(`ledger_proxy_requests_total{endpoint="passthrough",cache="BYPASS",status="429"} ${FRAMINGS.length}`);
   });
 
   it('not ready: both paths answer 503 while no node has answered, counted by reason', async () => {
