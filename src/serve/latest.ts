@@ -4,6 +4,7 @@
 // refresh per key runs; with stale-if-error, a recent answer stands in for a
 // failed read.
 import type { Logger } from 'pino';
+import type { CacheGeneration } from '../cache/generation.js';
 import { cacheKeyText } from '../cache/key.js';
 import type { Watermark } from '../ledger/watermark.js';
 import type { NodeAnswer } from '../upstream/answer.js';
@@ -19,6 +20,8 @@ export interface LatestReadsDeps {
   vendor: string;
   nodes: NodeReader;
   tiers: CacheTiers;
+  /** part of every key: a purge of everything moves it on */
+  generation: CacheGeneration;
   watermark: Watermark;
   logger: Logger;
   /** newest latest answers, for bounded staleness and stale-if-error */
@@ -75,14 +78,16 @@ export class LatestReads {
   }
 
   private async fetch(req: ReadRequest, flightKey: string, context?: ReadContext): Promise<NodeAnswer> {
+    const { tiers, generation } = this.o;
+    const since = tiers.purges;
     const answer = await this.o.nodes.read(req, undefined, context);
     const verdict = cacheability(req, answer);
     // Stored under the chain the answer itself reports, and only while that is the nodes' chain.
     if (verdict.cacheable && answer.ledger !== null && answer.ledger.chainId === this.o.nodes.chainId()) {
       const version = answer.ledger.ledgerVersion;
       const stored = storedAnswer(answer, version);
-      void this.o.tiers.store(cacheKeyText(this.o.vendor, answer.ledger.chainId, req, version), stored);
-      this.o.latest?.remember(flightKey, stored, answer.ledger);
+      void tiers.store(cacheKeyText(this.o.vendor, answer.ledger.chainId, req, version, generation.current), stored, req.route.family, since);
+      if (tiers.purges === since) this.o.latest?.remember(flightKey, stored, answer.ledger);
     } else if (!verdict.cacheable) {
       this.o.logger.debug({ route: req.route.name, reason: verdict.reason }, 'latest answer not stored');
     }

@@ -4,6 +4,7 @@
 // Synchronous on a memory hit: the hot path takes no async hop and allocates
 // nothing but its result.
 import type { Logger } from 'pino';
+import type { CacheGeneration } from '../cache/generation.js';
 import { NodeError } from '../errors.js';
 import type { Watermark } from '../ledger/watermark.js';
 import type { ReadRequest, StoredAnswer } from '../wire/read-request.js';
@@ -19,6 +20,8 @@ export interface PinnedReadsDeps {
   vendor: string;
   nodes: NodeReader;
   tiers: CacheTiers;
+  /** part of every key: a purge of everything moves it on */
+  generation: CacheGeneration;
   fills: FillCoordinator;
   /** routing.deadlineMs: a miss, waiting for another instance's fill included, ends within it */
   deadlineMs: number;
@@ -37,7 +40,7 @@ export class PinnedReads {
   read(req: ReadRequest, chain: number, context?: ReadContext): Promise<ReadResult> | ReadResult {
     const pruned = this.prunedError(req);
     if (pruned !== undefined) throw pruned;
-    const key = this.keys.text(req, chain);
+    const key = this.keys.text(req, chain, this.o.generation.current);
     const memory = this.o.tiers.memory;
     const hit = memory.get(key);
     if (hit !== undefined) {
@@ -90,17 +93,18 @@ export class PinnedReads {
   private async fill(key: string, chain: number, req: ReadRequest, context: ReadContext | undefined): Promise<Filled> {
     const deadlineAt = Date.now() + this.o.deadlineMs;
     const shared = this.keys.shared(req, key);
+    const since = this.o.tiers.purges;
     const filled = await this.o.fills.fill(shared, deadlineAt, {
       usable: (found) => !this.outlived(req, found),
       refusal: () => context?.nodeCallRefusal() ?? null,
-      fromNode: () => this.fromNode(req, chain, key, shared, deadlineAt, context),
+      fromNode: () => this.fromNode(req, chain, { key, shared, since }, deadlineAt, context),
     });
-    if (filled.tier === 'redis') this.o.tiers.remember(key, filled.answer);
+    if (filled.tier === 'redis') this.o.tiers.remember(key, filled.answer, since);
     return filled;
   }
 
-  /** Asks a node, and stores its answer when it is immutable. */
-  private async fromNode(req: ReadRequest, chain: number, key: string, shared: string, deadlineAt: number, context: ReadContext | undefined): Promise<NodeFill> {
+  /** Asks a node, and stores its answer when it is immutable (`keyed.since`: the tiers' purges when the read began). */
+  private async fromNode(req: ReadRequest, chain: number, keyed: { key: string; shared: string; since: number }, deadlineAt: number, context: ReadContext | undefined): Promise<NodeFill> {
     const answer = await this.o.nodes.read(req, deadlineAt, context);
     let verdict = cacheability(req, answer);
     const at = verdict.cacheable ? req.route.answerVersion(req, answer) : null;
@@ -112,6 +116,6 @@ export class PinnedReads {
     }
     // An answer from after a chain change is not stored under the old chain's key.
     if (this.o.nodes.chainId() !== chain) return { answer: stored, upstream: answer.upstream };
-    return { answer: stored, upstream: answer.upstream, written: this.o.tiers.store(key, stored, shared) };
+    return { answer: stored, upstream: answer.upstream, written: this.o.tiers.store(keyed.key, stored, req.route.family, keyed.since, keyed.shared) };
   }
 }
