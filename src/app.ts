@@ -10,7 +10,7 @@ import { RedisStore } from './cache/redis.js';
 import { type RedisClientOptions, redisClient } from './cache/redis-client.js';
 import { buildAdminServer, type Readiness } from './http/admin.js';
 import type { PassthroughDeps } from './http/passthrough.js';
-import { purgeHere } from './http/purge.js';
+import { localPurges } from './http/purge.js';
 import type { PurgeScope } from './http/purge-body.js';
 import { buildPublicListener } from './http/public-listener.js';
 import { closeGracefully } from './http/server.js';
@@ -27,7 +27,7 @@ import type { ProbeSchedule } from './upstream/health.js';
 import { UpstreamPool } from './upstream/pool.js';
 import { vendorNames } from './wire/vendor.js';
 import { Reloader, type ReloadOutcome } from './reload.js';
-import { readRoutes, routeMatcher } from './routes/table.js';
+import { readRoutes } from './routes/table.js';
 import type { NodeError } from './errors.js';
 
 /** How long start-up waits for Redis before serving from memory and nodes alone. */
@@ -119,7 +119,6 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
       ? new RedisStore({ ...redisClients, keyPrefix: redisConfig.keyPrefix, generation, maxTtlSeconds: redisConfig.maxTtlSeconds, onCorrupt: (fault) => metrics.redisCorruptEntry(fault) })
       : undefined;
   const routes = readRoutes(vendor);
-  const matcher = routeMatcher(routes);
 
   const reads = new ReadThrough({
     vendor: config.vendor,
@@ -155,9 +154,8 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
 
   // Fails first on shutdown, so a load balancer stops sending before the drain.
   const readiness = (): Readiness => ({ ready: !closing && pool.ready(), upstreams: pool.nodes.map((n) => ({ name: n.name, state: pool.health(n) })) });
-  const purge = (scope: PurgeScope, order: PurgeOrder): Promise<PurgeDone | NodeError> => purgeHere(reads.purge, matcher, scope, order);
-  const purgeRoute = { run: (scope: PurgeScope) => purge(scope, { shared: true }), routes: matcher, families: new Set(routes.map((r) => r.family)), logger, counted: metrics.purged.bind(metrics) };
-  const admin = config.admin.port !== 0 && deps.serveAdmin !== false ? buildAdminServer({ metrics, readiness, headerNames, purge: purgeRoute }) : undefined;
+  const purges = localPurges(reads.purge, routes, logger, (scope) => metrics.purged(scope));
+  const admin = config.admin.port !== 0 && deps.serveAdmin !== false ? buildAdminServer({ metrics, readiness, headerNames, purge: purges.route }) : undefined;
   let adminAddress: string | undefined;
   let closing = false;
   const reloader = new Reloader(config, logger, {
@@ -201,7 +199,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
     failReadiness: () => {
       closing = true;
     },
-    purge,
+    purge: purges.here,
     reload: (next) => reloader.reload(next),
     async close() {
       closing = true;

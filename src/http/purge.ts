@@ -5,7 +5,8 @@
 // 503 with what it did, and the operator sends it again.
 import type { Logger } from 'pino';
 import { NodeError } from '../errors.js';
-import type { RouteMatcher } from '../routes/table.js';
+import type { RouteDescriptor } from '../routes/route.js';
+import { type RouteMatcher, routeMatcher } from '../routes/table.js';
 import type { CachePurge, PurgeDone, PurgeOrder } from '../serve/read-through.js';
 import { cacheScopeOf, type PurgeScope, purgeScopeOf, versionOf } from './purge-body.js';
 
@@ -40,9 +41,10 @@ export async function purgeReply(body: Buffer, deps: PurgeRouteDeps): Promise<Pu
   const report = await deps.run(scope);
   if (report instanceof NodeError) return report;
   deps.counted(scope.scope);
-  // The purge's number is the workers' business: not an operator's.
-  const { announced: _, ...reported } = report as PurgeReport & { announced?: number };
-  const purged = { ...described(scope, deps.routes), ...reported };
+  // In this order; an absent count is left out (JSON has no undefined). The
+  // purge's number among Redis's (PurgeDone.announced) is the workers' business.
+  const { generation, memoryEntries, redis, redisEntries, workers } = report;
+  const purged = { ...described(scope, deps.routes), generation, memoryEntries, redis, redisEntries, workers };
   const unanswered = report.workers?.unanswered ?? [];
   const incomplete = report.redis === 'failed' || report.redis === 'unknown' || unanswered.length > 0;
   if (!incomplete) {
@@ -59,6 +61,18 @@ export async function purgeReply(body: Buffer, deps: PurgeRouteDeps): Promise<Pu
     .join(' ');
   deps.logger.warn(purged, 'cache purge incomplete');
   return { status: 503, body: { purged, message } };
+}
+
+/** The purges of one process: run here (for a worker, ordered by the primary), and the admin route's, which purges Redis too. */
+export function localPurges(
+  purge: CachePurge,
+  routes: readonly RouteDescriptor[],
+  logger: Logger,
+  counted: PurgeRouteDeps['counted'],
+): { here: (scope: PurgeScope, order: PurgeOrder) => Promise<PurgeDone | NodeError>; route: PurgeRouteDeps } {
+  const matcher = routeMatcher(routes);
+  const here = (scope: PurgeScope, order: PurgeOrder): Promise<PurgeDone | NodeError> => purgeHere(purge, matcher, scope, order);
+  return { here, route: { run: (scope) => here(scope, { shared: true }), routes: matcher, families: new Set(routes.map((r) => r.family)), logger, counted } };
 }
 
 /** A purge run in this process (`order.shared`: Redis too), for the admin listener or a worker. */
