@@ -189,6 +189,20 @@ describe('POST /cache/purge', () => {
     await expectServed(node, () => view(b.url, 990), 'MISS', 'view@990 on B after reconnecting');
   });
 
+  it('a read in flight when a purge begins stores nothing: its answer may be the one purged', async () => {
+    const node = await sim();
+    const a = await purgeable(node);
+    node.faults.set({ mode: 'slow', delayMs: 400, routes: ['view'], count: 1 });
+    const inFlight = view(a.url, 990);
+    await until(() => node.counters.byRoute.view === 1, 2000, 'the read reached the node');
+    expectStatus(await purge(a.admin, { family: 'view', fromVersion: '990', toVersion: '990' }), 200, 'purge');
+    const reply = await inFlight;
+    expect(cacheOf(reply), 'the read in flight is answered').toBe('MISS');
+    await expectServed(node, () => view(a.url, 990), 'MISS', 'the same read after: nothing was stored');
+    await entriesInRedis(1);
+    await expectServed(node, () => view(a.url, 990), 'HIT memory', 'and that one was');
+  });
+
   it('bad bodies get a node-shaped 400, purge nothing and are not counted', async () => {
     const node = await sim();
     const a = await purgeable(node);
