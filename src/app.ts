@@ -4,11 +4,14 @@ import pino, { type Logger } from 'pino';
 import type { Config } from './config/index.js';
 import { SIM_URL } from './config/index.js';
 import { defaultUpstreamName } from './config/net.js';
+import { CacheGeneration } from './cache/generation.js';
 import { MemoryStore } from './cache/memory.js';
 import { RedisStore } from './cache/redis.js';
 import { type RedisClientOptions, redisClient } from './cache/redis-client.js';
 import { buildAdminServer, type Readiness } from './http/admin.js';
 import type { PassthroughDeps } from './http/passthrough.js';
+import { localPurges } from './http/purge.js';
+import type { PurgeScope } from './http/purge-body.js';
 import { buildPublicListener } from './http/public-listener.js';
 import { closeGracefully } from './http/server.js';
 import { Metrics } from './metrics.js';
@@ -16,7 +19,7 @@ import type { LedgerHeaderNames } from './ledger/headers.js';
 import { PruneClock } from './ledger/prune-clock.js';
 import { Watermark } from './ledger/watermark.js';
 import { LatestAnswers } from './serve/latest-answers.js';
-import { ReadThrough } from './serve/read-through.js';
+import { type PurgeDone, type PurgeOrder, ReadThrough } from './serve/read-through.js';
 import { verifyWarning } from './serve/verify.js';
 import { startSim, type SimNode } from './sim/index.js';
 import { NodeClient } from './upstream/node-client.js';
@@ -28,6 +31,7 @@ import { Reloader, type ReloadOutcome } from './reload.js';
 import type { TracingSdk } from './tracing/sdk.js';
 import { packageVersion } from './version.js';
 import { readRoutes } from './routes/table.js';
+import type { NodeError } from './errors.js';
 
 /** How long start-up waits for Redis before serving from memory and nodes alone. */
 const REDIS_START_WAIT_MS = 2000;
@@ -67,6 +71,8 @@ export interface App {
   readiness(): Readiness;
   /** /readyz fails from now on while the listeners stay open: the start of a shutdown (server.drainDelayMs) */
   failReadiness(): void;
+  /** A cache purge in this process (`order.shared`: Redis too): the admin listener's, or the primary's order to a worker. */
+  purge(scope: PurgeScope, order: PurgeOrder): Promise<PurgeDone | NodeError>;
   close(): Promise<void>;
 }
 
@@ -112,15 +118,22 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
   });
 
   const memory = new MemoryStore({ maxBytes: config.cache.memory.maxBytes });
+  const generation = new CacheGeneration();
   const redisConfig = config.cache.redis;
   const redisClients = redisConfig ? redisClientOptions(redisConfig, logger, metrics) : undefined;
-  const redis = redisConfig && redisClients ? new RedisStore({ ...redisClients, keyPrefix: redisConfig.keyPrefix, onCorrupt: (fault) => metrics.redisCorruptEntry(fault) }) : undefined;
+  const redis =
+    redisConfig && redisClients
+      ? new RedisStore({ ...redisClients, keyPrefix: redisConfig.keyPrefix, generation, maxTtlSeconds: redisConfig.maxTtlSeconds, onCorrupt: (fault) => metrics.redisCorruptEntry(fault) })
+      : undefined;
+  const routes = readRoutes(vendor);
 
   const reads = new ReadThrough({
     vendor,
     nodes: pool,
     memory,
     redis,
+    generation,
+    families: new Map(routes.map((r) => [r.name, r.family])),
     redisSettings: redisConfig,
     deadlineMs: config.routing.deadlineMs,
     watermark,
@@ -140,7 +153,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
     logger,
     metrics,
     headerNames,
-    routes: readRoutes(vendor),
+    routes,
     snapshot: () => watermark.current(),
     read: (req, context) => reads.read(req, context),
     forward: forwardVia(pool),
@@ -152,7 +165,8 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
 
   // Fails first on shutdown, so a load balancer stops sending before the drain.
   const readiness = (): Readiness => ({ ready: !closing && pool.ready(), upstreams: pool.nodes.map((n) => ({ name: n.name, state: pool.health(n) })) });
-  const admin = config.admin.port !== 0 && deps.serveAdmin !== false ? buildAdminServer({ metrics, readiness, headerNames }) : undefined;
+  const purges = localPurges(reads.purge, routes, logger, (scope) => metrics.purged(scope));
+  const admin = config.admin.port !== 0 && deps.serveAdmin !== false ? buildAdminServer({ metrics, readiness, headerNames, purge: purges.route }) : undefined;
   let adminAddress: string | undefined;
   let closing = false;
   const reloader = new Reloader(config, logger, {
@@ -197,6 +211,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
     failReadiness: () => {
       closing = true;
     },
+    purge: purges.here,
     reload: (next) => reloader.reload(next),
     async close() {
       closing = true;

@@ -1,7 +1,8 @@
 // server.workers > 1: a primary that forks the workers (each a whole proxy with
 // its own memory tier, sharing the port and Redis), serves the admin listener for
-// all of them (metrics aggregated, readiness asked of each), relays SIGHUP, and on
-// SIGTERM fails readiness, drains every worker and exits.
+// all of them (metrics aggregated, readiness asked of each, a cache purge ordered
+// of each: cluster-purge.ts), relays SIGHUP, and on SIGTERM fails readiness,
+// drains every worker and exits.
 //
 // Connections are accepted by the workers themselves (SCHED_NONE: the kernel hands
 // each to one of the processes waiting on the shared socket). Under node's default
@@ -11,9 +12,13 @@ import cluster, { type Worker } from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import { Registry } from 'prom-client';
+import { purgeWorkers } from './cluster-purge.js';
 import type { Config } from './config/index.js';
 import { buildAdminServer, type Readiness } from './http/admin.js';
 import { ledgerHeaderNames } from './ledger/headers.js';
+import { purgeCounter } from './metrics.js';
+import { readRoutes, routeMatcher } from './routes/table.js';
 import { vendorNames } from './wire/vendor.js';
 import { clusterMetrics, WorkerChannel } from './worker-channel.js';
 
@@ -54,7 +59,7 @@ export async function runPrimary(config: Config, logger: Logger, count: number, 
   });
   for (let i = 0; i < count; i++) fork();
 
-  const admin = config.admin.port !== 0 ? adminFor(config, channel, count, () => stopping) : undefined;
+  const admin = config.admin.port !== 0 ? adminFor(config, logger, channel, count, () => stopping) : undefined;
   if (admin) {
     const address = await admin.listen({ host: config.admin.host, port: config.admin.port });
     logger.info({ admin: address, workers: count }, 'ledger-proxy primary: admin listening, workers starting');
@@ -93,11 +98,17 @@ function connected(): Worker[] {
   return Object.values(cluster.workers ?? {}).filter((w): w is Worker => w?.isConnected() === true);
 }
 
-/** The admin listener of the primary: every worker's metrics, and ready while every worker is. */
-function adminFor(config: Config, channel: WorkerChannel, count: number, stopping: () => boolean): FastifyInstance {
+/** The admin listener of the primary: every worker's metrics, ready while every worker is, and purges that reach every worker. */
+function adminFor(config: Config, logger: Logger, channel: WorkerChannel, count: number, stopping: () => boolean): FastifyInstance {
   const notReady: Readiness = { ready: false, upstreams: [] };
+  // The purges are counted here, where they are asked for, and added to the workers' metrics.
+  const own = new Registry();
+  const purges = purgeCounter([own]);
+  // The primary does not probe the nodes: under vendor: auto it parses a purged request as the default vendor's.
+  const vendor = vendorNames(config.vendor === 'auto' ? 'node' : config.vendor);
+  const routes = readRoutes(vendor);
   return buildAdminServer({
-    metrics: { render: () => clusterMetrics(channel, count, METRICS_WAIT_MS) },
+    metrics: { render: () => clusterMetrics(channel, count, METRICS_WAIT_MS, own) },
     // A load balancer's probe may land on any worker. A booting worker has not
     // said it answers yet: it is not ready, and nobody waits for it.
     readiness: async () => {
@@ -106,7 +117,13 @@ function adminFor(config: Config, channel: WorkerChannel, count: number, stoppin
       const all = answers.map((a) => a ?? notReady);
       return { ready: all.length === count && all.every((a) => a.ready), upstreams: all[0]?.upstreams ?? [] };
     },
-    // The admin listener writes no ledger headers: with vendor: auto, the default's names do.
-    headerNames: ledgerHeaderNames(vendorNames(config.vendor === 'auto' ? 'node' : config.vendor).headerPrefix),
+    headerNames: ledgerHeaderNames(vendor.headerPrefix),
+    purge: {
+      run: (scope) => purgeWorkers(channel, scope, config.cache.redis !== undefined),
+      routes: routeMatcher(routes),
+      families: new Set(routes.map((r) => r.family)),
+      logger,
+      counted: (scope) => purges.labels(scope).inc(),
+    },
   });
 }

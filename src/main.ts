@@ -65,7 +65,7 @@ async function main(): Promise<void> {
     return;
   }
   const app = await buildApp(config, { logger, serveAdmin: !cluster.isWorker });
-  if (cluster.isWorker) serveAsWorker({ readiness: () => app.readiness(), metrics: () => app.metrics.registry.getMetricsAsJSON() });
+  if (cluster.isWorker) serveAsWorker({ readiness: () => app.readiness(), metrics: () => app.metrics.registry.getMetricsAsJSON(), purge: ({ scope, order }) => app.purge(scope, order) });
   await app.listen();
   handleSignals(app, config, logger, args, exit);
 }

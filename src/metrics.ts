@@ -23,7 +23,19 @@ export type { TenantOutcome } from './metrics-tenants.js';
 
 const STALE_REASONS = ['bound', 'error'] as const;
 const REDIS_CLIENTS: readonly RedisClientName[] = ['cache', 'fill-channel', 'limits'];
-const REDIS_OPS = ['connection', 'get', 'set', 'delete', 'lock', 'unlock', 'publish', 'subscribe', 'encode'] as const;
+const REDIS_OPS = ['connection', 'get', 'set', 'delete', 'lock', 'unlock', 'publish', 'subscribe', 'encode', 'index', 'purge'] as const;
+const PURGE_SCOPES = ['all', 'family', 'request'] as const;
+
+/**
+ * ledger_proxy_purges_total, each scope at 0, on the app's registry, or with
+ * server.workers > 1 on the primary's (it serves the admin listener; the workers'
+ * stay at 0, so the sum counts each purge once).
+ */
+export function purgeCounter(registers: Registry[]): Counter<'scope'> {
+  const counter = new Counter({ name: 'ledger_proxy_purges_total', help: 'Cache purges (POST /cache/purge on the admin listener), by scope: all, family, request', labelNames: ['scope'], registers });
+  for (const scope of PURGE_SCOPES) counter.inc({ scope }, 0);
+  return counter;
+}
 const PROXY_ERROR_REASONS: readonly ErrorReason[] = [
   'bad_input',
   'not_ready',
@@ -58,6 +70,7 @@ export class Metrics {
   private readonly redisCorrupt: Counter<'fault'>;
   private readonly staleAnswers: Counter<'reason'>;
   private readonly verifyChecks: Counter<'outcome'>;
+  private readonly purges: Counter<'scope'>;
   /**
    * Requests by endpoint, cache result and status: a plain count per request,
    * labels at scrape time. Nested by label, so counting a request builds no key
@@ -108,6 +121,7 @@ export class Metrics {
       labelNames: ['outcome'],
       registers,
     });
+    this.purges = purgeCounter(registers);
     this.upstream = new UpstreamMetrics(registers, sources.upstreams);
     this.tenants = new TenantMetrics(registers);
     registerStateGauges(registers, sources);
@@ -175,6 +189,10 @@ export class Metrics {
 
   verify(outcome: VerifyOutcome): void {
     this.verifyChecks.labels(outcome).inc();
+  }
+
+  purged(scope: (typeof PURGE_SCOPES)[number]): void {
+    this.purges.labels(scope).inc();
   }
 
   redisError(client: string, op: string): void {

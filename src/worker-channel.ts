@@ -1,13 +1,16 @@
 // What the primary of server.workers > 1 asks its workers over their IPC channel
-// (readiness, metrics), and how a worker answers. Every question is bounded: a
+// (readiness, metrics, a cache purge), and how a worker answers. Every question is bounded: a
 // worker that is booting, busy or dead costs the asker at most the wait, never
 // an error. A worker is asked only once it has said it answers, so a booting
 // worker is left out instead of waited for.
 import cluster, { type Worker } from 'node:cluster';
 import { AggregatorRegistry, Gauge, type Registry } from 'prom-client';
+import type { NodeError } from './errors.js';
 import type { Readiness } from './http/admin.js';
+import type { PurgeScope } from './http/purge-body.js';
+import type { PurgeDone, PurgeOrder } from './serve/read-through.js';
 
-type Question = 'readiness' | 'metrics';
+type Question = 'readiness' | 'metrics' | 'purge';
 const ASK = 'ledger-proxy:ask';
 const ANSWER = 'ledger-proxy:answer';
 /** A worker sends this once it can answer questions. */
@@ -17,6 +20,8 @@ interface AskMessage {
   type: typeof ASK;
   id: number;
   question: Question;
+  /** what a purge purges */
+  purge?: WorkerPurge;
 }
 interface AnswerMessage {
   type: typeof ANSWER;
@@ -26,9 +31,19 @@ interface AnswerMessage {
 
 type WorkerMetrics = Awaited<ReturnType<Registry['getMetricsAsJSON']>>;
 
+/** A purge as the primary orders it of one worker. */
+export interface WorkerPurge {
+  scope: PurgeScope;
+  order: PurgeOrder;
+}
+
+/** A worker's answer to a purge: what it did, or the error it refused it with (not ready). */
+export type WorkerPurgeAnswer = PurgeDone | { error: { status: number; code: string; message: string } };
+
 export interface WorkerAnswers {
   readiness(): Readiness;
   metrics(): Promise<WorkerMetrics>;
+  purge(purge: WorkerPurge): Promise<PurgeDone | NodeError>;
 }
 
 /** In a worker: answers the primary's questions from now on, and tells it so. */
@@ -40,8 +55,10 @@ export function serveAsWorker(answers: WorkerAnswers): void {
       // The primary may be gone (shutting down): nothing to tell it then.
       if (process.connected) process.send?.(out, undefined, {}, () => undefined);
     };
+    const failed = (): void => reply(undefined);
     if (message.question === 'readiness') reply(answers.readiness());
-    else answers.metrics().then(reply, () => reply(undefined));
+    else if (message.question === 'metrics') answers.metrics().then(reply, failed);
+    else if (message.purge !== undefined) answers.purge(message.purge).then((done) => reply(purgeAnswer(done)), failed);
   });
   process.send?.({ type: ANSWERING }, undefined, {}, () => undefined);
 }
@@ -65,8 +82,8 @@ export class WorkerChannel {
     return [...this.answering].filter((w) => w.isConnected());
   }
 
-  /** `worker`'s answer, or undefined when it does not come within `waitMs` or cannot be asked. */
-  ask<T>(worker: Worker, question: Question, waitMs: number): Promise<T | undefined> {
+  /** `worker`'s answer, or undefined when it does not come within `waitMs` or cannot be asked. `purge`: what a purge purges. */
+  ask<T>(worker: Worker, question: Question, waitMs: number, purge?: WorkerPurge): Promise<T | undefined> {
     return new Promise((resolve) => {
       const id = this.nextId++;
       const done = (answer: unknown): void => {
@@ -76,7 +93,7 @@ export class WorkerChannel {
       };
       const timer = setTimeout(() => done(undefined), waitMs);
       this.pending.set(id, done);
-      const message: AskMessage = { type: ASK, id, question };
+      const message: AskMessage = { type: ASK, id, question, purge };
       // With a callback, a write to a worker that died a moment ago is an answer
       // of undefined; without one it is an 'error' event that ends the primary.
       worker.send(message, undefined, {}, (err) => {
@@ -86,15 +103,21 @@ export class WorkerChannel {
   }
 }
 
+/** A purge's outcome as JSON can carry it over the channel. */
+function purgeAnswer(done: PurgeDone | NodeError): WorkerPurgeAnswer {
+  return 'memoryEntries' in done ? done : { error: { status: done.status, code: done.code, message: done.message } };
+}
+
 /**
  * Every answering worker's metrics added up (prom-client's aggregation), with
- * two gauges that say whether the scrape is whole: a worker that does not answer
- * within `waitMs` is left out of this scrape rather than failing it.
+ * the primary's own (`own`: its purges), and two gauges that say whether the
+ * scrape is whole: a worker that does not answer within `waitMs` is left out of
+ * this scrape rather than failing it.
  */
-export async function clusterMetrics(channel: WorkerChannel, expected: number, waitMs: number): Promise<{ contentType: string; body: string }> {
+export async function clusterMetrics(channel: WorkerChannel, expected: number, waitMs: number, own: Registry): Promise<{ contentType: string; body: string }> {
   const answers = await Promise.all(channel.workers().map((w) => channel.ask<WorkerMetrics>(w, 'metrics', waitMs)));
   const scraped = answers.filter((a): a is WorkerMetrics => Array.isArray(a));
-  const registry = AggregatorRegistry.aggregate(scraped);
+  const registry = AggregatorRegistry.aggregate([...scraped, await own.getMetricsAsJSON()]);
   const registers = [registry];
   new Gauge({ name: 'ledger_proxy_workers', help: 'Workers the primary keeps running (server.workers)', registers }).set(expected);
   new Gauge({

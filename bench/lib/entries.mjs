@@ -32,8 +32,9 @@ export const KEY_FUNCTIONS = Object.fromEntries(
 /** The sim's chain id (its default), part of every cache key since keys carry it. */
 export const CHAIN_ID = 4;
 
-/** A key function's key of `req` at `version`, whichever signature it has (with or without the chain id). */
+/** A key function's key of `req` at `version`, whichever signature it has (with or without the chain id, and the cache generation 0). */
 export function keyOf(keyFn, req, version, chainId = CHAIN_ID) {
+  if (keyFn.length >= 5) return keyFn('node', chainId, req, version, 0);
   return keyFn.length >= 4 ? keyFn('node', chainId, req, version) : keyFn('node', req, version);
 }
 

@@ -1,6 +1,7 @@
-// The cache key of a pinned answer (DESIGN "Cache keys and entries"): (vendor,
-// chain id, route, format, N, canonical request), hashed with SHA-256 for
-// shared stores. The chain id is in it so two chains never share an entry (SPEC
+// The cache key of a pinned answer (DESIGN "Cache keys and entries"): (generation,
+// vendor, chain id, route, format, N, canonical request), hashed with SHA-256 for
+// shared stores. A purge of everything moves the generation (generation.ts), so
+// every entry of the old one is never looked up again, with no scan of Redis. The chain id is in it so two chains never share an entry (SPEC
 // §8), even on one Redis with one key prefix, and a devnet reset starts afresh.
 import { createHash } from 'node:crypto';
 import type { ReadRequest } from '../wire/read-request.js';
@@ -10,7 +11,7 @@ import type { ReadRequest } from '../wire/read-request.js';
  * old entries are simply never looked up again instead of being misread, and
  * releases sharing one Redis during an upgrade do not overwrite each other's.
  */
-const KEY_SCHEME = 'lp3';
+const KEY_SCHEME = 'lp4';
 
 /**
  * The unambiguous serialisation: every field but the last is either
@@ -22,10 +23,11 @@ const KEY_SCHEME = 'lp3';
  * `version` is passed separately from req.version because a latest read is stored
  * under the version its answer was read at. null: a path route (a transaction, a
  * block), whose path names the item without a version; '-' keeps it apart from any N.
+ * `generation`: the cache generation the entry belongs to (CacheGeneration.current).
  */
-export function cacheKeyText(vendor: string, chainId: number, req: ReadRequest, version: bigint | null): string {
+export function cacheKeyText(vendor: string, chainId: number, req: ReadRequest, version: bigint | null, generation: number): string {
   const name = req.route.name;
-  const key = `${KEY_SCHEME}:${vendor.length}:${vendor}${chainId}:${name.length}:${name}` + `${req.format.length}:${req.format}${version ?? '-'}:${req.identity}`;
+  const key = `${KEY_SCHEME}:${generation}:${vendor.length}:${vendor}${chainId}:${name.length}:${name}` + `${req.format.length}:${req.format}${version ?? '-'}:${req.identity}`;
   // V8 keeps a concatenation as a rope of its pieces; a cache holding the rope as
   // its key would keep every piece. Reading a character flattens it in place.
   key.charCodeAt(0);
@@ -42,4 +44,23 @@ export function cacheKeyText(vendor: string, chainId: number, req: ReadRequest, 
  */
 export function sharedKey(text: string): string {
   return createHash('sha256').update(text).digest('hex');
+}
+
+/**
+ * The route name in a key text made by cacheKeyText (undefined for any other
+ * text): how a purge by route family finds the memory tier's entries without the
+ * tier keeping anything beside them.
+ */
+export function routeNameOfKey(text: string): string | undefined {
+  if (!text.startsWith(`${KEY_SCHEME}:`)) return undefined;
+  // past the generation
+  let at = text.indexOf(':', KEY_SCHEME.length + 1) + 1;
+  const vendorLengthEnd = text.indexOf(':', at);
+  if (at === 0 || vendorLengthEnd < 0) return undefined;
+  // past the vendor and the chain id (a decimal ended by ':')
+  at = text.indexOf(':', vendorLengthEnd + 1 + Number(text.slice(at, vendorLengthEnd))) + 1;
+  const nameLengthEnd = text.indexOf(':', at);
+  if (at === 0 || nameLengthEnd < 0) return undefined;
+  const nameAt = nameLengthEnd + 1;
+  return text.slice(nameAt, nameAt + Number(text.slice(at, nameLengthEnd)));
 }

@@ -61,6 +61,23 @@ export class MemoryStore implements AnswerStore {
     this.#cache.delete(key);
   }
 
+  /**
+   * Drops the entries `matches` picks, or every entry without it; returns how
+   * many. A purge: one pass over the entries, off the read path.
+   */
+  purge(matches?: (key: string, answer: StoredAnswer) => boolean): number {
+    const cache = this.#cache;
+    if (matches === undefined) {
+      const dropped = cache.size;
+      cache.clear();
+      return dropped;
+    }
+    const doomed: string[] = [];
+    for (const [key, answer] of cache.entries()) if (matches(key, answer)) doomed.push(key);
+    for (const key of doomed) cache.delete(key);
+    return doomed.length;
+  }
+
   stats(): { entries: number; bytes: number } {
     return { entries: this.#cache.size, bytes: this.#cache.calculatedSize };
   }

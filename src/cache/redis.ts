@@ -1,12 +1,17 @@
 // The shared tier: pinned answers in Redis (single node or Cluster), binary-encoded
 // (codec.ts), with the fill lock (fill-lock.ts) and the fill channel
-// (fill-channel.ts) the read path uses across instances. It FAILS OPEN: Redis
+// (fill-channel.ts) the read path uses across instances, and the purges that
+// reach every instance (purge-channel.ts, purge-index.ts). It FAILS OPEN: Redis
 // being down, slow or restarting costs a miss, never an error to a client.
 import { LRUCache } from 'lru-cache';
 import type { StoredAnswer } from '../wire/read-request.js';
 import { type EntryFault, encodeAnswer, readEntry } from './codec.js';
 import { FillChannel } from './fill-channel.js';
 import { tryFillLock } from './fill-lock.js';
+import { CacheGeneration } from './generation.js';
+import { sharedKey } from './key.js';
+import { type Announcement, PurgeChannel, type PurgeListener } from './purge-channel.js';
+import { PurgeIndex } from './purge-index.js';
 import { checkRedisClientOptions, type RedisClientOptions, redisClient } from './redis-client.js';
 import { RedisCommands } from './redis-commands.js';
 import type { AnswerStore, FillLock, FillOutcome } from './store.js';
@@ -16,6 +21,14 @@ export interface RedisStoreOptions extends RedisClientOptions {
   keyPrefix: string;
   /** called for every entry that fails its check (codec.ts): it is read as a miss */
   onCorrupt?: (fault: EntryFault) => void;
+  /** the process's cache generation, which this store keeps as Redis has it (a new one when absent) */
+  generation?: CacheGeneration;
+  /**
+   * cache.redis.maxTtlSeconds, which every entry's TTL stays within: entries
+   * stored with a route family are then indexed for purges by family and version
+   * range, for that long. Absent: nothing is indexed.
+   */
+  maxTtlSeconds?: number;
 }
 
 /** How many keys of bad entries are remembered, so each is logged once. */
@@ -25,6 +38,9 @@ export class RedisStore implements AnswerStore {
   readonly tier = 'redis' as const;
   readonly #commands: RedisCommands;
   readonly #fills: FillChannel;
+  readonly #purges: PurgeChannel;
+  readonly #index: PurgeIndex | undefined;
+  readonly generation: CacheGeneration;
   readonly #options: RedisStoreOptions;
   readonly #loggedCorrupt = new LRUCache<string, true>({ max: LOGGED_CORRUPT_KEYS });
 
@@ -32,21 +48,34 @@ export class RedisStore implements AnswerStore {
     checkRedisClientOptions(options);
     this.#options = options;
     this.#commands = new RedisCommands(redisClient(options, 'cache'), options.keyPrefix, options.commandTimeoutMs);
-    this.#fills = new FillChannel(this.#commands, redisClient(options, 'fill-channel'));
+    const subscriber = redisClient(options, 'fill-channel');
+    this.#fills = new FillChannel(this.#commands, subscriber);
+    this.generation = options.generation ?? new CacheGeneration();
+    this.#purges = new PurgeChannel(this.#commands, subscriber.redis, this.generation);
+    this.#index = options.maxTtlSeconds === undefined ? undefined : new PurgeIndex(this.#commands, options.maxTtlSeconds);
   }
 
   isReady(): boolean {
     return this.#commands.isReady();
   }
 
-  /** Connected, and no command failed just now: worth asking (RedisCommands.isHealthy). */
+  /**
+   * Connected, no command failed just now (RedisCommands.isHealthy), and the
+   * generation read since the connection was made: worth asking.
+   */
   isHealthy(): boolean {
-    return this.#commands.isHealthy();
+    return this.#commands.isHealthy() && this.#purges.synced;
   }
 
-  /** Resolves true once connected, false after timeoutMs or on close; never rejects. For startup and tests. */
-  whenReady(timeoutMs: number): Promise<boolean> {
-    return this.#commands.whenReady(timeoutMs);
+  /**
+   * Resolves true once connected and the generation is read, false after
+   * timeoutMs (and the read's own command timeout) or on close; never rejects.
+   * For startup and tests.
+   */
+  async whenReady(timeoutMs: number): Promise<boolean> {
+    if (!(await this.#commands.whenReady(timeoutMs))) return false;
+    await this.#purges.resync();
+    return this.#purges.synced;
   }
 
   async get(key: string): Promise<StoredAnswer | undefined> {
@@ -84,8 +113,9 @@ export class RedisStore implements AnswerStore {
   /**
    * ttlSeconds undefined or Infinity = no expiry; otherwise rounded up to whole
    * seconds (Redis EX). A ttl that is not positive stores nothing: it has expired.
+   * `family`: the answer's route family, under which it is indexed for purges (maxTtlSeconds).
    */
-  async set(key: string, answer: StoredAnswer, ttlSeconds?: number): Promise<void> {
+  async set(key: string, answer: StoredAnswer, ttlSeconds?: number, family?: string): Promise<void> {
     if (ttlSeconds !== undefined && !(ttlSeconds > 0)) return;
     const commands = this.#commands;
     if (!commands.usable('set')) return;
@@ -98,11 +128,15 @@ export class RedisStore implements AnswerStore {
     }
     const redisKey = commands.prefix + key;
     const redis = commands.redis;
+    const written = commands.bounded(ttlSeconds === undefined || ttlSeconds === Infinity ? redis.set(redisKey, value) : redis.set(redisKey, value, 'EX', Math.ceil(ttlSeconds)));
+    // Sent right behind the entry, in the same pipeline: no extra round trip.
+    const indexed = family === undefined ? undefined : this.#index?.add(this.generation.current, family, answer.version, key);
     try {
-      await commands.bounded(ttlSeconds === undefined || ttlSeconds === Infinity ? redis.set(redisKey, value) : redis.set(redisKey, value, 'EX', Math.ceil(ttlSeconds)));
+      await written;
     } catch (err) {
       commands.fail('set', err);
     }
+    await indexed;
   }
 
   async delete(key: string): Promise<void> {
@@ -130,8 +164,38 @@ export class RedisStore implements AnswerStore {
     return this.#fills.await(key, timeoutMs);
   }
 
+  /** Told of every purge another process announces, and of purges this one missed (purge-channel.ts). */
+  onPurge(listener: PurgeListener): void {
+    this.#purges.onNotice(listener);
+  }
+
+  /** Moves every process sharing this Redis to a new generation. Rejects when Redis fails. */
+  async purgeAll(): Promise<Announcement & { deleted: number }> {
+    return { ...(await this.#purges.announce({ scope: 'all' })), deleted: 0 };
+  }
+
+  /**
+   * Deletes the indexed entries of `family` with versions in [from, to] (to null:
+   * no upper bound) and tells the other processes; `deleted`: how many there
+   * were. Rejects when Redis fails.
+   */
+  async purgeRange(family: string, from: bigint, to: bigint | null): Promise<Announcement & { deleted: number }> {
+    if (!this.#commands.usable('purge')) throw new Error('redis is not connected');
+    const deleted = this.#index === undefined ? 0 : await this.#index.deleteRange(this.generation.current, family, from, to);
+    return { ...(await this.#purges.announce({ scope: 'family', family, fromVersion: String(from), toVersion: to === null ? null : String(to) })), deleted };
+  }
+
+  /** Deletes the entry of key text `text` and tells the other processes; `deleted`: 1 if it existed, else 0. Rejects when Redis fails. */
+  async purgeKey(text: string): Promise<Announcement & { deleted: number }> {
+    const commands = this.#commands;
+    if (!commands.usable('purge')) throw new Error('redis is not connected');
+    const deleted = await commands.bounded(commands.redis.unlink(commands.prefix + sharedKey(text)));
+    return { ...(await this.#purges.announce({ scope: 'key', key: text })), deleted };
+  }
+
   /** QUIT when connected (bounded by commandTimeoutMs), otherwise or on failure drop the connection. */
   async close(): Promise<void> {
+    this.#purges.close();
     this.#fills.close();
     await this.#commands.close();
   }

@@ -12,9 +12,10 @@ export interface AnswerStore {
   /**
    * Store an answer. ttlSeconds undefined = no expiry. Each tier documents how it
    * treats ttlSeconds; a tier may drop an entry earlier (eviction) but never serves
-   * one it was not given.
+   * one it was not given. `family`: the answer's route family, for a tier that
+   * indexes its entries for purges (Redis); others ignore it.
    */
-  set(key: string, answer: StoredAnswer, ttlSeconds?: number): MaybePromise<void>;
+  set(key: string, answer: StoredAnswer, ttlSeconds?: number, family?: string): MaybePromise<void>;
   delete(key: string): MaybePromise<void>;
   close(): Promise<void>;
 }

@@ -48,6 +48,29 @@ export interface Parsed {
   spelling: string | undefined;
 }
 
+/** The two headers a cached route's request is read by. */
+export interface ReadHeaders {
+  'content-type'?: string;
+  accept?: string;
+}
+
+/**
+ * A request to a cached route, parsed by its descriptor (no memo): the canonical
+ * request, or the error a node would answer; undefined when the line names no
+ * cached route. The public entry reads through ReadParser; a purge of one
+ * request (http/purge-body.ts) parses it here, so it names the very key a read would.
+ */
+export function parseRead(routes: RouteMatcher, method: string, url: string, headers: ReadHeaders, body: Buffer): ReadRequest | NodeError | undefined {
+  const matched = routes.match(method, url);
+  if (matched === undefined) return undefined;
+  if (matched === 'undecodable') return NodeError.badRequest(`malformed request URL: ${JSON.stringify(url.split('?', 1)[0])} is not valid percent-encoding`);
+  try {
+    return matched.route.parse({ params: matched.params, query: matched.query, contentType: headers['content-type'], accept: headers.accept, body });
+  } catch (err) {
+    return NodeError.from(err);
+  }
+}
+
 export class ReadParser {
   private readonly spellings: Spellings;
 
@@ -80,15 +103,8 @@ export class ReadParser {
     const spelling = `${method} ${url}\n${headers['content-type'] ?? ''}\n${headers.accept ?? ''}\n${body.toString('latin1')}`;
     const known = this.spellings.get(spelling);
     if (known !== undefined) return { read: known, spelling: undefined };
-    const matched = this.routes.match(method, url);
-    if (matched === undefined) return undefined;
-    if (matched === 'undecodable') return NodeError.badRequest(`malformed request URL: ${JSON.stringify(url.split('?', 1)[0])} is not valid percent-encoding`);
-    try {
-      const read = matched.route.parse({ params: matched.params, query: matched.query, contentType: headers['content-type'], accept: headers.accept, body });
-      return { read, spelling };
-    } catch (err) {
-      return NodeError.from(err);
-    }
+    const read = parseRead(this.routes, method, url, headers, body);
+    return read === undefined || read instanceof NodeError ? read : { read, spelling };
   }
 
   /** Keeps a parsed request under its spelling: it was a hit, so it will be asked again. */

@@ -6,6 +6,7 @@ import type { ReadRequest } from '../wire/read-request.js';
 
 interface Keys {
   chain: number;
+  generation: number;
   text: string;
   /** sharedKey(text), made on the first miss: a Redis hit then hashes nothing */
   shared: string | undefined;
@@ -16,12 +17,12 @@ export class KeyMemo {
 
   constructor(private readonly vendor: { readonly vendor: string }) {}
 
-  /** The key text of a pinned read (at its own version, or a path route's) on `chain`. */
-  text(req: ReadRequest, chain: number): string {
+  /** The key text of a pinned read (at its own version, or a path route's) on `chain`, in cache generation `generation`. */
+  text(req: ReadRequest, chain: number, generation: number): string {
     const known = this.keys.get(req);
-    if (known !== undefined && known.chain === chain) return known.text;
-    const text = cacheKeyText(this.vendor.vendor, chain, req, req.version);
-    this.keys.set(req, { chain, text, shared: undefined });
+    if (known !== undefined && known.chain === chain && known.generation === generation) return known.text;
+    const text = cacheKeyText(this.vendor.vendor, chain, req, req.version, generation);
+    this.keys.set(req, { chain, generation, text, shared: undefined });
     return text;
   }
 

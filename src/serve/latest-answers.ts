@@ -75,6 +75,13 @@ export class LatestAnswers {
     return { entry, refresh };
   }
 
+  /** Forgets every answer (a purge); returns how many there were. */
+  clear(): number {
+    const dropped = this.entries.size;
+    this.entries.clear();
+    return dropped;
+  }
+
   /** An answer young enough to stand in for a failed read. */
   forError(key: string): LatestAnswer | undefined {
     const { staleIfErrorMs } = this.settings;

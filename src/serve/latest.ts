@@ -4,6 +4,7 @@
 // bounded staleness, a recent answer is served while one background refresh per
 // key runs; with stale-if-error, a recent answer stands in for a failed read.
 import type { Logger } from 'pino';
+import type { CacheGeneration } from '../cache/generation.js';
 import { cacheKeyText } from '../cache/key.js';
 import type { Watermark } from '../ledger/watermark.js';
 import type { NodeAnswer } from '../upstream/answer.js';
@@ -22,6 +23,8 @@ export interface LatestReadsDeps {
   vendor: { readonly vendor: string };
   nodes: NodeReader;
   tiers: CacheTiers;
+  /** part of every key: a purge of everything moves it on */
+  generation: CacheGeneration;
   watermark: Watermark;
   logger: Logger;
   /** newest latest answers, for bounded staleness and stale-if-error */
@@ -86,20 +89,22 @@ export class LatestReads {
   }
 
   private async fetch(req: ReadRequest, flightKey: string, context?: ReadContext): Promise<NodeAnswer> {
+    const { tiers, generation } = this.o;
+    const since = tiers.purges;
     const answer = await this.o.nodes.read(req, undefined, context);
     const verdict = cacheability(req, answer);
     // Stored under the chain the answer itself reports, and only while that is the nodes' chain.
     if (verdict.cacheable && answer.ledger !== null && answer.ledger.chainId === this.o.nodes.chainId()) {
       const { ledgerVersion: version, chainId } = answer.ledger;
       const stored = storedAnswer(answer, version);
-      const key = cacheKeyText(this.o.vendor.vendor, chainId, req, version);
+      const key = cacheKeyText(this.o.vendor.vendor, chainId, req, version, generation.current);
       const check = this.o.verifier.check(key, { req, at: version, answer, context });
-      if (check === null) void this.o.tiers.store(key, stored);
+      if (check === null) void tiers.store(key, stored, req.route.family, since);
       else
         void check.then((agreed) => {
-          if (agreed && chainId === this.o.nodes.chainId()) void this.o.tiers.store(key, stored);
+          if (agreed && chainId === this.o.nodes.chainId()) void tiers.store(key, stored, req.route.family, since);
         });
-      this.o.latest?.remember(flightKey, stored, answer.ledger);
+      if (tiers.purges === since) this.o.latest?.remember(flightKey, stored, answer.ledger);
     } else if (!verdict.cacheable) {
       this.o.logger.debug({ reqId: context?.requestId, route: req.route.name, reason: verdict.reason }, 'latest answer not stored');
     }

@@ -5,6 +5,7 @@
 // Synchronous on a memory hit: the hot path takes no async hop and allocates
 // nothing but its result.
 import type { Logger } from 'pino';
+import type { CacheGeneration } from '../cache/generation.js';
 import { NodeError } from '../errors.js';
 import type { Watermark } from '../ledger/watermark.js';
 import type { ReadRequest, StoredAnswer } from '../wire/read-request.js';
@@ -23,6 +24,8 @@ export interface PinnedReadsDeps {
   vendor: { readonly vendor: string };
   nodes: NodeReader;
   tiers: CacheTiers;
+  /** part of every key: a purge of everything moves it on */
+  generation: CacheGeneration;
   fills: FillCoordinator;
   /** routing.deadlineMs: a miss, waiting for another instance's fill included, ends within it */
   deadlineMs: number;
@@ -43,7 +46,7 @@ export class PinnedReads {
   read(req: ReadRequest, chain: number, context?: ReadContext): Promise<ReadResult> | ReadResult {
     const pruned = this.prunedError(req);
     if (pruned !== undefined) throw pruned;
-    const key = this.keys.text(req, chain);
+    const key = this.keys.text(req, chain, this.o.generation.current);
     const memory = this.o.tiers.memory;
     // undefined while tracing is off: then nothing below makes a span or allocates for one.
     const lookup = lookupSpan(context);
@@ -104,18 +107,19 @@ export class PinnedReads {
   private async fill(key: string, chain: number, req: ReadRequest, context: ReadContext | undefined): Promise<Filled> {
     const deadlineAt = Date.now() + this.o.deadlineMs;
     const shared = this.keys.shared(req, key);
+    const since = this.o.tiers.purges;
     const filled = await this.o.fills.fill(shared, deadlineAt, {
       usable: (found) => !this.outlived(req, found),
       refusal: () => context?.nodeCallRefusal() ?? null,
       trace: context?.trace,
-      fromNode: () => this.fromNode(req, chain, key, shared, deadlineAt, context),
+      fromNode: () => this.fromNode(req, chain, { key, shared, since }, deadlineAt, context),
     });
-    if (filled.tier === 'redis') this.o.tiers.remember(key, filled.answer);
+    if (filled.tier === 'redis') this.o.tiers.remember(key, filled.answer, since);
     return filled;
   }
 
-  /** Asks a node, and stores its answer when it is immutable. */
-  private async fromNode(req: ReadRequest, chain: number, key: string, shared: string, deadlineAt: number, context: ReadContext | undefined): Promise<NodeFill> {
+  /** Asks a node, and stores its answer when it is immutable (`keyed.since`: the tiers' purges when the read began). */
+  private async fromNode(req: ReadRequest, chain: number, keyed: { key: string; shared: string; since: number }, deadlineAt: number, context: ReadContext | undefined): Promise<NodeFill> {
     const answer = await this.o.nodes.read(req, deadlineAt, context);
     let verdict = cacheability(req, answer);
     const at = verdict.cacheable ? req.route.answerVersion(req, answer) : null;
@@ -127,11 +131,12 @@ export class PinnedReads {
     }
     // An answer from after a chain change is not stored under the old chain's key.
     if (this.o.nodes.chainId() !== chain) return { answer: stored, upstream: answer.upstream };
+    const { key, shared, since } = keyed;
     const check = this.o.verifier.check(key, { req, at: at!, answer, context });
-    if (check === null) return { answer: stored, upstream: answer.upstream, written: this.o.tiers.store(key, stored, shared) };
+    if (check === null) return { answer: stored, upstream: answer.upstream, written: this.o.tiers.store(key, stored, req.route.family, since, shared) };
     const verifying = check.then(async (agreed) => {
       if (!agreed || this.o.nodes.chainId() !== chain) return false;
-      await this.o.tiers.store(key, stored, shared);
+      await this.o.tiers.store(key, stored, req.route.family, since, shared);
       return true;
     });
     return { answer: stored, upstream: answer.upstream, verifying };

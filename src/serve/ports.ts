@@ -1,5 +1,6 @@
 // What the read path needs of the nodes and of the shared tier: the upstream pool
 // and the Redis store implement these, and serve/ knows them only by these.
+import type { Announcement, PurgeListener } from '../cache/purge-channel.js';
 import type { AnswerStore, FillLock, FillOutcome } from '../cache/store.js';
 import type { NodeError } from '../errors.js';
 import type { TraceScope } from '../tracing/scope.js';
@@ -51,4 +52,19 @@ export interface SharedStore extends AnswerStore {
   publishFill(key: string, outcome: FillOutcome): Promise<void>;
   /** the outcome of another holder's fill of key; undefined when none came in time */
   awaitFill(key: string, timeoutMs: number): Promise<FillOutcome | undefined>;
+}
+
+/** What a purge did in Redis: the generation after it, its number among the purges of that Redis, and the entries deleted. */
+export type SharedPurged = Announcement & { deleted: number };
+
+/** Redis, as a purge uses it: each call tells every other process sharing it, and rejects when Redis fails. */
+export interface SharedPurge {
+  /** moves every process to a new cache generation */
+  purgeAll(): Promise<SharedPurged>;
+  /** deletes a family's entries with versions in [from, to] (to null: no bound) */
+  purgeRange(family: string, from: bigint, to: bigint | null): Promise<SharedPurged>;
+  /** deletes the entry of one key text */
+  purgeKey(text: string): Promise<SharedPurged>;
+  /** told of other processes' purges, and of purges missed while Redis was away */
+  onPurge(listener: PurgeListener): void;
 }

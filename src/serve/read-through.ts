@@ -4,6 +4,7 @@
 // tiers.ts; the cross-instance fill of a pinned miss in fill.ts; the second
 // node's word before an answer is stored (cache.verify) in verify.ts.
 import type { Logger } from 'pino';
+import { CacheGeneration } from '../cache/generation.js';
 import type { MemoryStore } from '../cache/memory.js';
 import { NodeError } from '../errors.js';
 import type { PruneClock } from '../ledger/prune-clock.js';
@@ -13,12 +14,14 @@ import { FillCoordinator, type FillSettings } from './fill.js';
 import { LatestReads } from './latest.js';
 import type { LatestAnswers } from './latest-answers.js';
 import { PinnedReads } from './pinned.js';
-import type { NodeReader, ReadContext, SharedStore } from './ports.js';
+import type { NodeReader, ReadContext, SharedPurge, SharedStore } from './ports.js';
+import { CachePurge } from './purge.js';
 import type { ReadResult } from './read-result.js';
 import { CacheTiers } from './tiers.js';
 import { AnswerVerifier, type VerifyOutcome, type VerifySettings } from './verify.js';
 
-export type { NodeReader, ReadContext, SharedStore } from './ports.js';
+export type { NodeReader, ReadContext, SharedPurge, SharedStore } from './ports.js';
+export type { CachePurge, CacheScope, PurgeDone, PurgeOrder } from './purge.js';
 export type { CacheStatus, CacheTier, ReadResult } from './read-result.js';
 
 export interface ReadThroughOptions {
@@ -27,7 +30,11 @@ export interface ReadThroughOptions {
   nodes: NodeReader;
   /** synchronous, so a memory hit takes no async hop */
   memory: MemoryStore;
-  redis?: SharedStore;
+  redis?: SharedStore & SharedPurge;
+  /** part of every key; the Redis store's when there is one (default: a new one) */
+  generation?: CacheGeneration;
+  /** every cached route's family, by route name, for purges by family (default: none) */
+  families?: ReadonlyMap<string, string>;
   redisSettings?: FillSettings & { maxTtlSeconds: number };
   /** routing.deadlineMs: a pinned miss, waiting for another instance's fill included, ends within it */
   deadlineMs: number;
@@ -50,6 +57,8 @@ export class ReadThrough {
   private readonly nodes: NodeReader;
   private readonly pinned: PinnedReads;
   private readonly latest: LatestReads;
+  /** purges of this process's tiers, and of Redis when ordered */
+  readonly purge: CachePurge;
 
   constructor(o: ReadThroughOptions) {
     this.nodes = o.nodes;
@@ -58,8 +67,10 @@ export class ReadThrough {
     const tiers = new CacheTiers(o.memory, shared?.store, settings?.maxTtlSeconds ?? 0, o.pruneClock);
     const { vendor, nodes, deadlineMs, watermark, logger } = o;
     const verifier = new AnswerVerifier({ settings: o.verify ?? VERIFY_OFF, nodes, deadlineMs, logger, onVerify: o.onVerify });
-    this.pinned = new PinnedReads({ vendor, nodes, tiers, fills: new FillCoordinator(shared), deadlineMs, watermark, logger, verifier });
-    this.latest = new LatestReads({ vendor, nodes, tiers, watermark, logger, latest: o.latest, onStale: o.onStale, verifier });
+    const generation = o.generation ?? new CacheGeneration();
+    this.pinned = new PinnedReads({ vendor, nodes, tiers, generation, fills: new FillCoordinator(shared), deadlineMs, watermark, logger, verifier });
+    this.latest = new LatestReads({ vendor, nodes, tiers, generation, watermark, logger, latest: o.latest, onStale: o.onStale, verifier });
+    this.purge = new CachePurge({ vendor, nodes, tiers, generation, latest: o.latest, shared: o.redis, families: o.families ?? new Map(), logger });
   }
 
   /**

@@ -1,6 +1,7 @@
 // The cache tiers as the read path writes them: memory at once, with a gzip copy
 // made off the event loop, and Redis in the background, each entry expiring near
-// the time its version is pruned.
+// the time its version is pruned. A read that began before a purge stores
+// nothing: the answer it holds may be one the purge removed.
 import { sharedKey } from '../cache/key.js';
 import type { MemoryStore } from '../cache/memory.js';
 import type { PruneClock } from '../ledger/prune-clock.js';
@@ -12,6 +13,8 @@ import type { SharedStore } from './ports.js';
 const WRITTEN: Promise<void> = Promise.resolve();
 
 export class CacheTiers {
+  #purges = 0;
+
   constructor(
     /** synchronous, so a memory hit takes no async hop */
     readonly memory: MemoryStore,
@@ -21,13 +24,24 @@ export class CacheTiers {
     private readonly pruneClock: PruneClock,
   ) {}
 
+  /** Purges so far: a read takes it when it starts, and gives it back to remember() and store(). */
+  get purges(): number {
+    return this.#purges;
+  }
+
+  /** A purge begins: reads in flight store nothing. */
+  purged(): void {
+    this.#purges++;
+  }
+
   /**
    * Puts an answer in the memory tier, then (off the event loop) a gzip copy of
    * its body beside it, for clients that accept it: compressed once, never on a
    * hit. `answer` is a node's, or an entry whose check passed: the copy is made
-   * from those very bytes.
+   * from those very bytes. `since`: `purges` when the read began.
    */
-  remember(key: string, answer: StoredAnswer): void {
+  remember(key: string, answer: StoredAnswer, since: number): void {
+    if (since !== this.#purges) return;
     const memory = this.memory;
     memory.set(key, answer);
     void withGzip(answer).then(
@@ -42,13 +56,15 @@ export class CacheTiers {
   /**
    * Stores in memory at once and in Redis in the background: a reply never waits
    * for the shared write. The returned promise settles when Redis has it (or failed).
-   * `shared`: key's shared-store key, when the caller has it already.
+   * `family`: the route family, which Redis indexes it by for purges; `since`:
+   * `purges` when the read began; `shared`: key's shared-store key, when the caller has it already.
    */
-  store(key: string, answer: StoredAnswer, shared?: string): Promise<void> {
-    this.remember(key, answer);
+  store(key: string, answer: StoredAnswer, family: string, since: number, shared?: string): Promise<void> {
+    if (since !== this.#purges) return WRITTEN;
+    this.remember(key, answer, since);
     const redis = this.shared;
     if (redis === undefined || !redis.isHealthy()) return WRITTEN;
-    return Promise.resolve(redis.set(shared ?? sharedKey(key), answer, this.pruneClock.secondsUntilPruned(answer.version, this.maxTtlSeconds)));
+    return Promise.resolve(redis.set(shared ?? sharedKey(key), answer, this.pruneClock.secondsUntilPruned(answer.version, this.maxTtlSeconds), family));
   }
 }
 

@@ -103,7 +103,10 @@ export class AnswerVerifier {
 
   private unverified(first: FirstAnswer, reason: string, second?: string): 'unverified' {
     const { req, at, answer } = first;
-    this.o.logger.debug({ reqId: first.context?.requestId, family: req.route.family, route: req.route.name, version: String(at), first: answer.upstream, second, reason }, 'answer not verified: not stored (cache.verify)');
+    this.o.logger.debug(
+      { reqId: first.context?.requestId, family: req.route.family, route: req.route.name, version: String(at), first: answer.upstream, second, reason },
+      'answer not verified: not stored (cache.verify)',
+    );
     return 'unverified';
   }
 }

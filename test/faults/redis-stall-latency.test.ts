@@ -124,7 +124,7 @@ describe('a stalled Redis costs a pinned miss at most one command timeout', () =
     admin.on('error', () => {});
     try {
       await admin.connect();
-      await admin.set(`deadline:lock:${sharedKey(cacheKeyText('node', 4, req, 700n))}`, 'another-instance', 'PX', 10_000);
+      await admin.set(`deadline:lock:${sharedKey(cacheKeyText('node', 4, req, 700n, 0))}`, 'another-instance', 'PX', 10_000);
       // The node is slow but within the attempt timeout.
       node.faults.set({ mode: 'slow', delayMs: 1200, routes: ['raw_item'] });
       const started = performance.now();

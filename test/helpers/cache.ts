@@ -105,8 +105,8 @@ export async function warmConnections(base: string, n: number): Promise<void> {
   for (const r of replies) if (r.status !== 200 && r.status !== 404) throw new Error(`warm-up read answered ${r.status}`);
 }
 
-/** The answer entries (not fill locks or fill outcomes) under a key prefix in Redis, sorted. */
+/** The answer entries (not fill locks, fill outcomes, nor the purge state and index) under a key prefix in Redis, sorted. */
 export async function redisEntryKeys(client: Redis, prefix: string): Promise<string[]> {
   const keys = await client.keys(`${prefix}*`);
-  return keys.filter((k) => !k.startsWith(`${prefix}lock:`) && !k.startsWith(`${prefix}fill:`)).sort();
+  return keys.filter((k) => !k.startsWith(`${prefix}lock:`) && !k.startsWith(`${prefix}fill:`) && !k.startsWith(`${prefix}purge`)).sort();
 }

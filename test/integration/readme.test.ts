@@ -2,7 +2,7 @@
 // free ones and dist/ to the test build, so nothing here meets a proxy someone
 // runs on 8080): the Redis quickstart line, `npm run sim` (its ledger advances),
 // the node-failure walkthrough (its answers, and nothing left running after it),
-// and the Aptos SDK snippet against the simulated node.
+// the cache purge examples, and the Aptos SDK snippet against the simulated node.
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -128,6 +128,19 @@ describe('README', () => {
       redis.disconnect();
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('the cache purge examples answer as their comments say', async () => {
+    const adminPort = await freePort();
+    const { url } = await proxy([{ url: 'sim', name: 'sim' }], { sim: { port: 0 }, admin: { host: '127.0.0.1', port: adminPort } });
+    const text = block('### Purging the cache', 'sh');
+    const shell = bash(relocate(text, { 8080: Number(new URL(url).port), 9090: adminPort }), {});
+    expect(await shell.done, shell.output()).toBe(0);
+    const lines = shell.output().split('\n');
+    expect(lines[0], shell.output()).toMatch(/^x-cache: MISS\r?$/i);
+    const commented = text.split('\n').filter((line) => line.startsWith('# {'));
+    expect(commented).toHaveLength(3);
+    expect(lines.filter((line) => line.startsWith('{'))).toEqual(commented.map((line) => line.slice(2)));
   });
 
   it('the Aptos SDK snippet runs against the proxy of `LEDGER_PROXY_VENDOR=aptos npm start`', async () => {

@@ -1,11 +1,24 @@
-// The admin listener (/metrics, /healthz, /readyz) is not reachable on the public
+// The admin listener (/metrics, /healthz, /readyz, /cache/purge) is not reachable on the public
 // port, and the public API is not served on the admin port: each answers the
 // other's paths with a 404 node error body, and the admin port never calls a node.
 import { describe, expect, it } from 'vitest';
 import { call, freePort, proxy, sim, type Reply } from '../helpers/proxy.js';
 import { expectNodeErrorBody, httpRequest, rawHttp } from '../helpers/raw-socket.js';
 
-const ADMIN_PATHS = ['/metrics', '/healthz', '/readyz', '/metrics?x=1', '/healthz/', '/METRICS', '//metrics', '/v1/../metrics', '/v1/%2e%2e/metrics', '/./metrics'];
+const ADMIN_PATHS = [
+  '/metrics',
+  '/healthz',
+  '/readyz',
+  '/metrics?x=1',
+  '/healthz/',
+  '/METRICS',
+  '//metrics',
+  '/v1/../metrics',
+  '/v1/%2e%2e/metrics',
+  '/./metrics',
+  '/cache/purge',
+  '/v1/../cache/purge',
+];
 const KEY_BODY = '{"key":"0x01"}';
 const ADD_BODY = '{"function":"0x1::sim::add","type_arguments":[],"arguments":["1","2"]}';
 
@@ -32,7 +45,7 @@ describe('admin and public listeners are apart', () => {
     expect(metrics.body.toString()).toContain('ledger_proxy_');
   });
 
-  it('/metrics, /healthz, /readyz (and spellings of them) on the public port → 404 error body', async () => {
+  it('/metrics, /healthz, /readyz, /cache/purge (and spellings of them) on the public port → 404 error body', async () => {
     const { node, url } = await setup();
     for (const path of ADMIN_PATHS) {
       for (const method of ['GET', 'HEAD', 'POST'] as const) {
@@ -43,7 +56,7 @@ describe('admin and public listeners are apart', () => {
         }
         expect([400, 404], `${method} ${path}: ${reply.body.toString()}`).toContain(reply.status);
         expectNodeErrorBody(reply, undefined, 'web_framework_error', `${method} ${path}`);
-        expect(reply.body.toString(), `${method} ${path}`).not.toMatch(/ledger_proxy_|"ready"|"status":"ok"/);
+        expect(reply.body.toString(), `${method} ${path}`).not.toMatch(/ledger_proxy_|"ready"|"status":"ok"|"purged"/);
       }
     }
     // Nor did any of them reach the node (which has no such routes either).

@@ -1,7 +1,9 @@
 // Redis keys are always the configured prefix plus a sha256: after reads whose
 // handles, keys, functions and arguments carry odd text, `KEYS *` on the suite's
 // own redis-server lists only `<prefix><64 hex>` (and `<prefix>lock:<64 hex>`
-// while a fill holds its lock, `<prefix>fill:<64 hex>` for a second after it),
+// while a fill holds its lock, `<prefix>fill:<64 hex>` for a second after it,
+// the purge index, `<prefix>purge:index:<generation>:<route family>:<hour>`,
+// whose members are `<64 hex>:<version>`, and the purge state `<prefix>purge`),
 // and nothing a client sent.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
@@ -18,6 +20,11 @@ const LOCK = /^sec-test:lock:[0-9a-f]{64}$/;
 const FILL = /^sec-test:fill:[0-9a-f]{64}$/;
 /** The tenants' limit counters: under the prefix, keyed by a hash of the tenant and client address, and the window. */
 const RATE = /^sec-test:limits:(?:requests|node-units):[0-9a-f]{64}:[0-9]+$/;
+/** The purge index: a set per generation, route family and hour, beside the entries. */
+const INDEX = /^sec-test:purge:index:[0-9]+:(?:raw_item|view|accounts|tables|transactions|blocks):[0-9]+$/;
+const INDEX_MEMBER = /^[0-9a-f]{64}:[0-9]+$/;
+/** The cache generation and count of purges (written by a purge). */
+const PURGE_STATE = /^sec-test:purge$/;
 
 let redis: RedisServerHandle;
 let admin: Redis;
@@ -37,9 +44,10 @@ afterAll(async () => {
 /** Client text that must never show up in a key. */
 const MARKERS = ['evil', 'EVIL', '*', '?', '[', ' ', '\\', 'lock:', '..', '{', 'x-forwarded'];
 
-function expectOnlyHashedKeys(keys: string[], label: string): void {
+async function expectOnlyHashedKeys(keys: string[], label: string): Promise<void> {
   for (const key of keys) {
-    expect(ENTRY.test(key) || LOCK.test(key) || FILL.test(key) || RATE.test(key), `${label}: Redis key ${JSON.stringify(key)}`).toBe(true);
+    expect(ENTRY.test(key) || LOCK.test(key) || FILL.test(key) || RATE.test(key) || INDEX.test(key) || PURGE_STATE.test(key), `${label}: Redis key ${JSON.stringify(key)}`).toBe(true);
+    if (INDEX.test(key)) for (const member of await admin.zrange(key, 0, -1)) expect(member, `${label}: a member of ${key}`).toMatch(INDEX_MEMBER);
     const hashed = key.slice(key.lastIndexOf(':') + 1);
     for (const m of MARKERS) expect(hashed, `${label}: key ${key}`).not.toContain(m);
   }
@@ -83,11 +91,11 @@ describe('Redis keys are prefixed hashes, never client input', () => {
     let keys: string[] = [];
     for (let i = 0; i < 50; i++) {
       keys = await admin.keys('*');
-      if (keys.length > 0 && keys.every((k) => ENTRY.test(k) || FILL.test(k))) break;
+      if (keys.length > 0 && keys.every((k) => ENTRY.test(k) || FILL.test(k) || INDEX.test(k))) break;
       await sleep(20);
     }
     expect(keys.length, 'cached entries in Redis').toBeGreaterThanOrEqual(10);
-    expectOnlyHashedKeys(keys, 'after reads');
+    await expectOnlyHashedKeys(keys, 'after reads');
     expect(
       keys.filter((k) => LOCK.test(k)),
       'no fill lock left behind',
@@ -104,13 +112,13 @@ describe('Redis keys are prefixed hashes, never client input', () => {
     const until = Date.now() + 3000;
     while (Date.now() < until && !sawLock) {
       const keys = await admin.keys('*');
-      expectOnlyHashedKeys(keys, 'during fills');
+      await expectOnlyHashedKeys(keys, 'during fills');
       sawLock = keys.some((k) => LOCK.test(k));
       await sleep(10);
     }
     await reads;
     expect(sawLock, 'a fill lock was seen while the node was slow').toBe(true);
-    expectOnlyHashedKeys(await admin.keys('*'), 'after fills');
+    await expectOnlyHashedKeys(await admin.keys('*'), 'after fills');
   });
 
   // The tenants' limits count requests in the same Redis. Their keys must follow
@@ -142,6 +150,6 @@ describe('Redis keys are prefixed hashes, never client input', () => {
       await sleep(20);
     }
     expect(keys.length).toBeGreaterThan(0);
-    expectOnlyHashedKeys(keys, 'with rate limiting in Redis');
+    await expectOnlyHashedKeys(keys, 'with rate limiting in Redis');
   });
 });

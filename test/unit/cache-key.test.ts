@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cacheKeyText, sharedKey } from '../../src/cache/key.js';
+import { cacheKeyText, routeNameOfKey, sharedKey } from '../../src/cache/key.js';
 import { RAW_ITEM_ROUTE, VIEW_ROUTE } from '../../src/routes/parse-read.js';
 import type { ReadRequest } from '../../src/wire/read-request.js';
 
@@ -20,7 +20,7 @@ function req(overrides: Partial<ReadRequest> = {}): ReadRequest {
 
 /** The shared-store key of a pinned answer, as the read path makes it. */
 function cacheKey(vendor: string, chainId: number, request: ReadRequest, version: bigint | null): string {
-  return sharedKey(cacheKeyText(vendor, chainId, request, version));
+  return sharedKey(cacheKeyText(vendor, chainId, request, version, 0));
 }
 
 describe('the shared-store key', () => {
@@ -79,5 +79,35 @@ describe('the shared-store key', () => {
       keys.add(cacheKey(text.slice(0, i), 4, req({ identity: text.slice(i) }), 1n));
     }
     expect(keys.size).toBe(text.length + 1);
+  });
+});
+
+describe('the cache generation in the key', () => {
+  it('gives every generation its own key, for the memory tier and for Redis', () => {
+    const texts = [0, 1, 2, 10].map((generation) => cacheKeyText('node', 4, req(), 5n, generation));
+    expect(new Set(texts).size).toBe(4);
+    expect(new Set(texts.map(sharedKey)).size).toBe(4);
+  });
+
+  it('does not let text shift between the generation and the vendor', () => {
+    expect(cacheKeyText('1node', 4, req(), 5n, 1)).not.toBe(cacheKeyText('node', 4, req(), 5n, 11));
+  });
+});
+
+describe('routeNameOfKey', () => {
+  it('reads the route name back from any key text, whatever the vendor, chain and identity hold', () => {
+    for (const vendor of ['node', 'a:1:b', '', '12']) {
+      for (const route of [VIEW_ROUTE, RAW_ITEM_ROUTE]) {
+        for (const generation of [0, 7, 123456]) {
+          const text = cacheKeyText(vendor, 40, req({ route, identity: '4:view:1:x' }), generation === 7 ? null : 5n, generation);
+          expect(routeNameOfKey(text), `${vendor} ${route.name} ${generation}`).toBe(route.name);
+        }
+      }
+    }
+  });
+
+  it('is undefined for text that is no key', () => {
+    expect(routeNameOfKey('lp1:4:node')).toBeUndefined();
+    expect(routeNameOfKey('')).toBeUndefined();
   });
 });

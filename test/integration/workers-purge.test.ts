@@ -1,0 +1,153 @@
+// A cache purge with server.workers: 2, through the built CLI: the primary serves
+// the admin listener, so it orders the purge of both workers' memory tiers, and of
+// Redis once; a worker that does not answer is named in the answer after a bound,
+// not waited for. The purge is counted once, on the primary's /metrics.
+import { request } from 'undici';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SimNode } from '../../src/sim/index.js';
+import { BALANCE, OWNER, served } from '../helpers/cache.js';
+import { type Cli, configFile, startCli, useCliBuild } from '../helpers/cli.js';
+import { freePort, sim } from '../helpers/proxy.js';
+import { type RedisServerHandle, startRedisServer } from '../helpers/redis-server.js';
+import { until } from '../helpers/until.js';
+
+useCliBuild();
+
+const PREFIX = 'workers:';
+let redis: RedisServerHandle;
+
+beforeAll(async () => {
+  redis = await startRedisServer();
+});
+afterAll(async () => {
+  await redis.stop();
+});
+
+function config(port: number, adminPort: number, node: SimNode, redisUrl?: string): string {
+  const lines = [
+    'server:',
+    '  host: 127.0.0.1',
+    `  port: ${port}`,
+    '  workers: 2',
+    'admin:',
+    '  host: 127.0.0.1',
+    `  port: ${adminPort}`,
+    'upstreams:',
+    `  - url: ${node.url}`,
+    '    name: sim',
+    'log:',
+    '  level: info',
+  ];
+  if (redisUrl !== undefined) lines.push('cache:', '  redis:', `    url: ${redisUrl}`, `    keyPrefix: "${PREFIX}"`);
+  return `${lines.join('\n')}\n`;
+}
+
+async function startWorkers(node: SimNode, redisUrl?: string): Promise<{ cli: Cli; admin: string; workers(): Array<{ id: number; pid: number }> }> {
+  const [port, adminPort] = [await freePort(), await freePort()];
+  const cli = await startCli(configFile(`workers-purge-${port}.yaml`, config(port, adminPort, node, redisUrl)), port);
+  const admin = `http://127.0.0.1:${adminPort}`;
+  const workers = (): Array<{ id: number; pid: number }> =>
+    [...cli.output().matchAll(/"worker":(\d+),"workerPid":(\d+)[^\n]*"msg":"worker started"/g)].map((m) => ({ id: Number(m[1]), pid: Number(m[2]) }));
+  const listening = (): number => [...cli.output().matchAll(/"msg":"ledger-proxy listening"/g)].length;
+  await until(() => listening() === 2 && workers().length === 2, 10_000, `both workers listening:\n${cli.output()}`);
+  await until(async () => (await json(`${admin}/readyz`)).status === 200, 10_000, 'ready');
+  return { cli, admin, workers };
+}
+
+async function json(url: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const res = await request(url, body === undefined ? {} : { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const text = await res.body.text();
+  return { status: res.statusCode, body: text.startsWith('{') ? JSON.parse(text) : text };
+}
+
+/** view@990 on a fresh connection, so the kernel may hand it to either worker; resolves with its X-Cache (and tier). */
+async function read(url: string): Promise<string> {
+  const res = await request(`${url}/v1/view?ledger_version=990`, {
+    method: 'POST',
+    reset: true,
+    headers: { 'content-type': 'application/json', accept: 'application/json' },
+    body: JSON.stringify({ function: BALANCE, type_arguments: [], arguments: [OWNER] }),
+  });
+  await res.body.dump();
+  expect(res.statusCode).toBe(200);
+  return `${res.headers['x-cache']}${res.headers['x-cache-tier'] ? ` ${res.headers['x-cache-tier']}` : ''}`;
+}
+
+/**
+ * Reads until `count` replies did not come from a worker's memory tier: each
+ * worker's first read of the key (a MISS, or a Redis hit), after which it holds it.
+ */
+async function readUntilNotFromMemory(url: string, count: number): Promise<void> {
+  let seen = 0;
+  await until(
+    async () => {
+      if ((await read(url)) !== 'HIT memory') seen++;
+      return seen >= count;
+    },
+    15_000,
+    `${count} replies not from a worker's memory`,
+  );
+}
+
+function purgesCounted(text: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const m of text.matchAll(/^ledger_proxy_purges_total\{scope="(\w+)"\} (\d+)$/gm)) out[m[1]] = Number(m[2]);
+  return out;
+}
+
+describe('a cache purge with server.workers: 2', () => {
+  it("reaches both workers' memory tiers, is counted once and logged by the primary", async () => {
+    const node = await sim();
+    const { cli, admin } = await startWorkers(node);
+    // Without Redis each worker asks the node once, then answers from memory.
+    await until(async () => (await read(cli.url)) !== '' && served(node) === 2, 15_000, 'both workers hold view@990');
+
+    const reply = await json(`${admin}/cache/purge`, { family: 'view', fromVersion: '990', toVersion: '990' });
+    expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+    expect(reply.body).toEqual({ purged: { scope: 'family', family: 'view', fromVersion: '990', toVersion: '990', memoryEntries: 2, redis: 'off', workers: { answered: 2, unanswered: [] } } });
+    // A worker that had kept the entry would answer it from memory for ever: the node would not hear from it again.
+    await until(async () => (await read(cli.url)) !== '' && served(node) === 4, 15_000, 'both workers asked the node again');
+
+    const metrics = await json(`${admin}/metrics`);
+    expect(purgesCounted(metrics.body)).toEqual({ all: 0, family: 1, request: 0 });
+    // Lines are flushed within 100 ms.
+    await until(() => /"scope":"family","family":"view","fromVersion":"990","toVersion":"990"[^\n]*"msg":"cache purged"/.test(cli.output()), 2000, `the purge logged:\n${cli.output()}`);
+  });
+
+  it('purges Redis once, and both workers move to the new generation before it answers', async () => {
+    const node = await sim();
+    const { cli, admin } = await startWorkers(node, redis.url);
+    await readUntilNotFromMemory(cli.url, 2);
+    expect(served(node), 'one node call: the other worker found it in Redis').toBe(1);
+
+    const reply = await json(`${admin}/cache/purge`, { all: true });
+    expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+    expect(reply.body).toEqual({ purged: { scope: 'all', generation: 1, memoryEntries: 2, redis: 'purged', workers: { answered: 2, unanswered: [] } } });
+    const inspector = new Redis(redis.url);
+    try {
+      expect(await inspector.hgetall(`${PREFIX}purge`), 'one purge, one generation').toEqual({ generation: '1', purges: '1' });
+    } finally {
+      inspector.disconnect();
+    }
+    // Each worker reads the key afresh once: from the node, or from Redis after the other filled it.
+    await readUntilNotFromMemory(cli.url, 2);
+    expect(served(node), 'one more node call between both workers').toBe(2);
+  });
+
+  it('names a worker that does not answer in time, and answers 503 for the others', async () => {
+    const node = await sim();
+    const { cli, admin, workers } = await startWorkers(node);
+    const [stopped] = workers();
+    process.kill(stopped.pid, 'SIGSTOP');
+    try {
+      const reply = await json(`${admin}/cache/purge`, { all: true });
+      expect(reply.status, JSON.stringify(reply.body)).toBe(503);
+      expect(reply.body.purged).toMatchObject({ scope: 'all', redis: 'off', workers: { answered: 1, unanswered: [stopped.id] } });
+      expect(reply.body.message).toMatch(new RegExp(`Workers ${stopped.id} did not answer in time.*safe to repeat`));
+    } finally {
+      process.kill(stopped.pid, 'SIGCONT');
+    }
+    await until(() => /"msg":"cache purge incomplete"/.test(cli.output()), 2000, `the incomplete purge logged:\n${cli.output()}`);
+  });
+});
