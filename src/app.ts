@@ -3,35 +3,31 @@ import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config/index.js';
 import { SIM_URL } from './config/index.js';
-import { defaultUpstreamName } from './config/net.js';
-import { CacheGeneration } from './cache/generation.js';
-import { MemoryStore } from './cache/memory.js';
-import { RedisStore } from './cache/redis.js';
-import { type RedisClientOptions, redisClient } from './cache/redis-client.js';
+import type { MemoryStore } from './cache/memory.js';
+import type { RedisStore } from './cache/redis.js';
+import { redisClient } from './cache/redis-client.js';
 import { buildAdminServer, type Readiness } from './http/admin.js';
 import type { PassthroughDeps } from './http/passthrough.js';
 import { localPurges } from './http/purge.js';
 import type { PurgeScope } from './http/purge-body.js';
 import { buildPublicListener } from './http/public-listener.js';
+import type { TenantDirectory } from './http/tenants.js';
 import { closeGracefully } from './http/server.js';
 import { Metrics } from './metrics.js';
-import type { LedgerHeaderNames } from './ledger/headers.js';
 import { PruneClock } from './ledger/prune-clock.js';
 import { Watermark } from './ledger/watermark.js';
-import { LatestAnswers } from './serve/latest-answers.js';
-import { type PurgeDone, type PurgeOrder, ReadThrough } from './serve/read-through.js';
-import { verifyWarning } from './serve/verify.js';
-import { startSim, type SimNode } from './sim/index.js';
-import { NodeClient } from './upstream/node-client.js';
-import { NodeState } from './upstream/node-state.js';
+import type { PurgeDone, PurgeOrder } from './serve/read-through.js';
+import type { SimNode } from './sim/index.js';
 import type { ProbeSchedule } from './upstream/health.js';
-import { UpstreamPool } from './upstream/pool.js';
+import type { UpstreamPool } from './upstream/pool.js';
 import { liveHeaderNames, liveVendorNames, VendorIdentity } from './upstream/vendor.js';
 import { Reloader, type ReloadOutcome } from './reload.js';
 import type { TracingSdk } from './tracing/sdk.js';
 import { packageVersion } from './version.js';
 import { readRoutes } from './routes/table.js';
 import type { NodeError } from './errors.js';
+import { buildReads, warnIfUnverifiable } from './wiring/reads.js';
+import { buildUpstreams, startBuiltInSim, type Upstreams } from './wiring/upstream.js';
 
 /** How long start-up waits for Redis before serving from memory and nodes alone. */
 const REDIS_START_WAIT_MS = 2000;
@@ -87,92 +83,91 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
   watermark.onAdvance((info) => pruneClock.observe(info));
   // A corrected watermark was pushed by a node's lie: its rate says nothing of the chain.
   watermark.onCorrect(() => pruneClock.reset());
-
   const tracing = await startTracingIf(config, logger);
   const sim = await startBuiltInSim(config, logger);
-  const makeNodes = (upstreams: Config['upstreams']): NodeState[] => nodeStates(upstreams, config, headerNames, sim);
-  const nodes = makeNodes(config.upstreams);
   // Its sources are read at scrape time, when everything below exists.
   const metrics = new Metrics({
-    memoryStats: () => memory.stats(),
+    memoryStats: () => stores.memory.stats(),
     upstreams: () => pool.nodes.map((n) => ({ name: n.name, state: pool.health(n), ledgerVersion: n.ledger?.ledgerVersion ?? null, inFlight: n.inFlight, headroom: n.headroom() })),
     watermarkVersion: () => watermark.current()?.ledgerVersion ?? null,
   });
-  const pool = new UpstreamPool({
-    nodes,
-    vendor: vendorIdentity,
-    routing: config.routing,
-    chainId: config.chainId,
-    watermark,
-    logger,
-    maxInFlight: config.shedding.maxInFlight,
-    budget: { waitMs: config.shedding.budgetWaitMs, shedFirst: config.shedding.shedFirst },
-    onShed: (reason) => metrics.upstream.shed(reason),
-    onCall: (upstream, outcome, seconds) => metrics.upstream.call(upstream, outcome, seconds),
-    onStepBack: () => metrics.upstream.stepBack(),
-    onMisbehaving: (upstream, reason) => metrics.upstream.misbehaving(upstream, reason),
-    onTransition: (upstream, state) => metrics.upstream.transition(upstream, state),
-    probeSchedule: deps.probeSchedule,
-    // A devnet reset: the old chain's pruning rate says nothing of the new one.
-    onChainChange: () => pruneClock.reset(),
-  });
-
-  const memory = new MemoryStore({ maxBytes: config.cache.memory.maxBytes });
-  const generation = new CacheGeneration();
-  const redisConfig = config.cache.redis;
-  const redisClients = redisConfig ? redisClientOptions(redisConfig, logger, metrics) : undefined;
-  const redis =
-    redisConfig && redisClients
-      ? new RedisStore({ ...redisClients, keyPrefix: redisConfig.keyPrefix, generation, maxTtlSeconds: redisConfig.maxTtlSeconds, onCorrupt: (fault) => metrics.redisCorruptEntry(fault) })
-      : undefined;
+  const upstreams = buildUpstreams(config, { logger, metrics, watermark, pruneClock, vendor: vendorIdentity, headerNames, sim, probeSchedule: deps.probeSchedule });
+  const pool = upstreams.pool;
   const routes = readRoutes(vendor);
-
-  const reads = new ReadThrough({
-    vendor,
-    nodes: pool,
-    memory,
-    redis,
-    generation,
-    families: new Map(routes.map((r) => [r.name, r.family])),
-    redisSettings: redisConfig,
-    deadlineMs: config.routing.deadlineMs,
-    watermark,
-    pruneClock,
-    logger,
-    latest: new LatestAnswers(config.latest, Math.floor(config.cache.memory.maxBytes / 4)),
-    onStale: (reason) => metrics.stale(reason),
-    verify: config.cache.verify,
-    onVerify: (outcome) => metrics.verify(outcome),
-  });
-  warnIfUnverifiable(config, logger);
-
+  const stores = buildReads(config, { logger, metrics, pool, watermark, pruneClock, vendor, routes });
+  const { reads, redisClients } = stores;
   // The limits' counters fail fast, like the cache's client: a Redis outage skips counting.
   const counters = config.tenants !== undefined && redisClients !== undefined ? redisClient(redisClients, 'limits') : undefined;
-  const { http, tenants, limits } = await buildPublicListener({
-    config,
-    logger,
-    metrics,
-    headerNames,
-    routes,
+  const listener = await buildPublicListener({
+    ...{ config, logger, metrics, headerNames, routes, tracing, now: deps.now, counters: counters?.redis },
     snapshot: () => watermark.current(),
     read: (req, context) => reads.read(req, context),
     forward: forwardVia(pool),
     headroom: () => pool.headroom(),
-    counters: counters?.redis,
-    now: deps.now,
-    tracing,
   });
-
-  // Fails first on shutdown, so a load balancer stops sending before the drain.
-  const readiness = (): Readiness => ({ ready: !closing && pool.ready(), upstreams: pool.nodes.map((n) => ({ name: n.name, state: pool.health(n) })) });
   const purges = localPurges(reads.purge, routes, logger, (scope) => metrics.purged(scope));
+  const state = { closing: false };
+  // Fails first on shutdown, so a load balancer stops sending before the drain.
+  const readiness = (): Readiness => ({ ready: !state.closing && pool.ready(), upstreams: pool.nodes.map((n) => ({ name: n.name, state: pool.health(n) })) });
   const admin = config.admin.port !== 0 && deps.serveAdmin !== false ? buildAdminServer({ metrics, readiness, headerNames, purge: purges.route }) : undefined;
+  const reloader = reloaderFor(config, logger, { pool, nodesOf: upstreams.nodesOf, sim, tenants: listener.tenants, metrics });
+  // Both are bounded: a node or a Redis that is down does not stop the start.
+  await Promise.all([pool.start(), stores.redis?.whenReady(REDIS_START_WAIT_MS)]);
+  const parts = { config, logger, http: listener.http, pool, watermark, memory: stores.memory, redis: stores.redis, sim, metrics, admin, readiness };
+  return handleOf(parts, state, {
+    purge: purges.here,
+    reload: (next) => reloader.reload(next),
+    // The last counts this instance has not shared yet go out before the client closes; the spans of the last requests before the process ends.
+    closeRest: async () => {
+      listener.limits.share();
+      counters?.disconnect();
+      await sim?.close();
+      await tracing?.close();
+    },
+  });
+}
+
+/** The running app: its listeners, its readiness and its shutdown. */
+function handleOf(
+  parts: Pick<App, 'config' | 'logger' | 'http' | 'pool' | 'watermark' | 'memory' | 'redis' | 'sim' | 'metrics' | 'admin' | 'readiness'>,
+  state: { closing: boolean },
+  rest: Pick<App, 'purge' | 'reload'> & { closeRest(): Promise<void> },
+): App {
+  const { config, logger, http, admin } = parts;
   let adminAddress: string | undefined;
-  let closing = false;
-  const reloader = new Reloader(config, logger, {
+  return {
+    ...parts,
+    async listen() {
+      const address = await http.listen({ host: config.server.host, port: config.server.port });
+      if (admin) adminAddress = await admin.listen({ host: config.admin.host, port: config.admin.port });
+      logger.info({ url: address, admin: adminAddress, upstreams: config.upstreams.map((u) => u.name) }, 'ledger-proxy listening');
+      return address;
+    },
+    adminUrl: () => adminAddress,
+    failReadiness: () => {
+      state.closing = true;
+    },
+    purge: rest.purge,
+    reload: rest.reload,
+    async close() {
+      state.closing = true;
+      await closeGracefully(http, config.server.shutdownTimeoutMs);
+      await admin?.close();
+      await parts.pool.close();
+      await parts.memory.close();
+      await parts.redis?.close();
+      await rest.closeRest();
+    },
+  };
+}
+
+/** SIGHUP's appliers: the keys that change live (upstreams, log.level, tenants); any other changed key is reported as needing a restart. */
+function reloaderFor(config: Config, logger: Logger, live: { pool: UpstreamPool; nodesOf: Upstreams['nodesOf']; sim: SimNode | undefined; tenants: TenantDirectory; metrics: Metrics }): Reloader {
+  const { pool, tenants, metrics } = live;
+  return new Reloader(config, logger, {
     upstreams: async (next) => {
-      if (next.upstreams.some((u) => u.url === SIM_URL) && !sim) throw new Error("a 'sim' upstream needs a restart: the built-in node is not running");
-      const result = await pool.replaceNodes(makeNodes(next.upstreams));
+      if (next.upstreams.some((u) => u.url === SIM_URL) && !live.sim) throw new Error("a 'sim' upstream needs a restart: the built-in node is not running");
+      const result = await pool.replaceNodes(live.nodesOf(next.upstreams));
       logger.info({ ...result, upstreams: pool.nodes.map((n) => n.name) }, 'upstreams reloaded');
       warnIfUnverifiable({ ...config, upstreams: next.upstreams }, logger);
     },
@@ -185,49 +180,6 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
       logger.info({ tenants: tenants.names() }, 'tenants reloaded');
     },
   });
-
-  // Both are bounded: a node or a Redis that is down does not stop the start.
-  await Promise.all([pool.start(), redis?.whenReady(REDIS_START_WAIT_MS)]);
-
-  return {
-    config,
-    logger,
-    http,
-    pool,
-    watermark,
-    memory,
-    redis,
-    sim,
-    metrics,
-    admin,
-    async listen() {
-      const address = await http.listen({ host: config.server.host, port: config.server.port });
-      if (admin) adminAddress = await admin.listen({ host: config.admin.host, port: config.admin.port });
-      logger.info({ url: address, admin: adminAddress, upstreams: config.upstreams.map((u) => u.name) }, 'ledger-proxy listening');
-      return address;
-    },
-    adminUrl: () => adminAddress,
-    readiness,
-    failReadiness: () => {
-      closing = true;
-    },
-    purge: purges.here,
-    reload: (next) => reloader.reload(next),
-    async close() {
-      closing = true;
-      await closeGracefully(http, config.server.shutdownTimeoutMs);
-      await admin?.close();
-      await pool.close();
-      await memory.close();
-      await redis?.close();
-      // The last counts this instance has not shared yet go out before the client closes.
-      limits.share();
-      counters?.disconnect();
-      await sim?.close();
-      // The spans of the last requests go out before the process ends.
-      await tracing?.close();
-    },
-  };
 }
 
 /** Passthrough calls go through the pool: routed like reads; only idempotent methods are retried. */
@@ -237,12 +189,6 @@ function forwardVia(pool: UpstreamPool): PassthroughDeps['forward'] {
     const answer = await pool.forward({ ...call, passthrough: true }, { idempotent, minVersion, priority, trace });
     return { status: answer.status, headers: answer.headers ?? {}, body: answer.stream ?? answer.body, upstream: answer.upstream };
   };
-}
-
-/** cache.verify needs a second node: say so at start (and reload) when there is none. */
-function warnIfUnverifiable(config: Pick<Config, 'cache' | 'upstreams'>, logger: Logger): void {
-  const warning = verifyWarning(config.cache.verify, config.upstreams.length);
-  if (warning !== undefined) logger.warn({ mode: config.cache.verify.mode, upstreams: config.upstreams.length }, warning);
 }
 
 /**
@@ -255,49 +201,4 @@ async function startTracingIf(config: Config, logger: Logger): Promise<TracingSd
   const { startTracing } = await import('./tracing/sdk.js');
   logger.info({ serviceName: settings.serviceName, sampleRatio: settings.sampleRatio }, 'tracing: spans are sent to tracing.otlpEndpoint');
   return startTracing(settings, otlpEndpoint, logger, packageVersion());
-}
-
-/** The built-in simulated node, when an upstream is 'sim'. */
-async function startBuiltInSim(config: Config, logger: Logger): Promise<SimNode | undefined> {
-  if (!config.upstreams.some((u) => u.url === SIM_URL)) return undefined;
-  const sim = await startSim({
-    // With vendor: auto the built-in node speaks the default vendor, and the proxy reads it from its headers.
-    vendor: config.vendor === 'auto' ? 'node' : config.vendor,
-    host: config.sim.host,
-    port: config.sim.port,
-    chainId: config.sim.chainId,
-    versionsPerSecond: config.sim.versionsPerSecond,
-    pruneWindow: BigInt(config.sim.pruneWindow),
-  });
-  logger.info({ url: sim.url }, 'upstream is the built-in SIMULATED node (url: sim), not a real ledger node');
-  return sim;
-}
-
-/** The nodes of `upstreams`, each with its client, circuit breaker and budget. */
-function nodeStates(upstreams: Config['upstreams'], config: Config, headerNames: LedgerHeaderNames, sim: SimNode | undefined): NodeState[] {
-  return upstreams.map((u, i) =>
-    Object.assign(
-      new NodeState(
-        // A name that defaulted to host:port is shown to clients as its position.
-        new NodeClient({
-          name: u.name,
-          label: u.name === defaultUpstreamName(u.url) && u.url !== SIM_URL ? `node${i + 1}` : u.name,
-          url: u.url === SIM_URL ? sim!.url : u.url,
-          headers: u.headers,
-          headerNames,
-        }),
-        u.role,
-        u.weight,
-        config.routing.breaker,
-        () => Date.now(),
-        { maxInFlight: u.maxInFlight, maxRps: u.maxRps },
-      ),
-      { spreadVersions: u.spreadVersions },
-    ),
-  );
-}
-
-/** How every Redis client of the proxy is made: each failure logged (rate-limited) and counted. */
-function redisClientOptions(redis: NonNullable<Config['cache']['redis']>, logger: Logger, metrics: Metrics): RedisClientOptions {
-  return { url: redis.url, cluster: redis.cluster, commandTimeoutMs: redis.commandTimeoutMs, logger, onError: (op, _err, client) => metrics.redisError(client, op) };
 }

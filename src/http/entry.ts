@@ -45,18 +45,7 @@ export interface PublicEntry {
 export function publicEntry(deps: EntryDeps, next: Handler): PublicEntry {
   const { requestIds, parser, responder, edge, account, bodyLimitBytes, tracing } = deps;
 
-  const delegate = (exchange: Exchange): void => {
-    const { req, res } = exchange;
-    // Passthrough always needs a node: a tenant whose node units are spent is refused before it goes.
-    const spent = exchange.endpoint === 'passthrough' ? edge.nodeWorkRefusal(exchange) : null;
-    if (spent !== null) return responder.refuse(exchange, spent);
-    const extra = exchange.edgeHeaders;
-    // fastify writes its replies with writeHead(status, object), which keeps headers set here.
-    res.setHeader('x-request-id', exchange.requestId);
-    if (extra !== undefined) for (let i = 0; i < extra.length; i += 2) res.setHeader(extra[i]!, extra[i + 1]!);
-    res.once('close', () => account(exchange, res.statusCode));
-    next(req, res);
-  };
+  const delegate = (exchange: Exchange): void => delegated(deps, next, exchange);
 
   const serve = (exchange: Exchange, method: string, url: string, body: Buffer): void => {
     const parsed = parser.parse(exchange.req, method, url, body);
@@ -102,4 +91,18 @@ export function publicEntry(deps: EntryDeps, next: Handler): PublicEntry {
   };
 
   return { handle, refuse };
+}
+
+/** What fastify serves (passthrough, unknown routes), with the exchange's edge headers, and accounted once its reply is done. */
+function delegated(deps: EntryDeps, next: Handler, exchange: Exchange): void {
+  const { req, res } = exchange;
+  // Passthrough always needs a node: a tenant whose node units are spent is refused before it goes.
+  const spent = exchange.endpoint === 'passthrough' ? deps.edge.nodeWorkRefusal(exchange) : null;
+  if (spent !== null) return deps.responder.refuse(exchange, spent);
+  const extra = exchange.edgeHeaders;
+  // fastify writes its replies with writeHead(status, object), which keeps headers set here.
+  res.setHeader('x-request-id', exchange.requestId);
+  if (extra !== undefined) for (let i = 0; i < extra.length; i += 2) res.setHeader(extra[i]!, extra[i + 1]!);
+  res.once('close', () => deps.account(exchange, res.statusCode));
+  next(req, res);
 }

@@ -1,0 +1,80 @@
+// The cache tiers and the read path, as buildApp wires them: the memory tier,
+// the Redis store (and the options every Redis client of the proxy is made
+// with), and the read-through every cached route is answered by.
+import type { Logger } from 'pino';
+import { CacheGeneration } from '../cache/generation.js';
+import { MemoryStore } from '../cache/memory.js';
+import { RedisStore } from '../cache/redis.js';
+import type { RedisClientOptions } from '../cache/redis-client.js';
+import type { Config } from '../config/index.js';
+import type { PruneClock } from '../ledger/prune-clock.js';
+import type { Watermark } from '../ledger/watermark.js';
+import type { Metrics } from '../metrics.js';
+import type { RouteDescriptor } from '../routes/route.js';
+import { LatestAnswers } from '../serve/latest-answers.js';
+import { ReadThrough } from '../serve/read-through.js';
+import { verifyWarning } from '../serve/verify.js';
+import type { UpstreamPool } from '../upstream/pool.js';
+import type { VendorNames } from '../wire/vendor.js';
+
+export interface ReadsWiring {
+  logger: Logger;
+  metrics: Metrics;
+  pool: UpstreamPool;
+  watermark: Watermark;
+  pruneClock: PruneClock;
+  vendor: VendorNames;
+  routes: readonly RouteDescriptor[];
+}
+
+export interface Reads {
+  memory: MemoryStore;
+  redis: RedisStore | undefined;
+  /** how every Redis client is made (absent without cache.redis) */
+  redisClients: RedisClientOptions | undefined;
+  reads: ReadThrough;
+}
+
+export function buildReads(config: Config, w: ReadsWiring): Reads {
+  const { logger, metrics } = w;
+  const memory = new MemoryStore({ maxBytes: config.cache.memory.maxBytes });
+  const generation = new CacheGeneration();
+  const redisConfig = config.cache.redis;
+  const redisClients: RedisClientOptions | undefined = redisConfig && {
+    url: redisConfig.url,
+    cluster: redisConfig.cluster,
+    commandTimeoutMs: redisConfig.commandTimeoutMs,
+    logger,
+    // Every client's failures, logged (rate-limited) and counted.
+    onError: (op, _err, client) => metrics.redisError(client, op),
+  };
+  const redis =
+    redisConfig && redisClients
+      ? new RedisStore({ ...redisClients, keyPrefix: redisConfig.keyPrefix, generation, maxTtlSeconds: redisConfig.maxTtlSeconds, onCorrupt: (fault) => metrics.redisCorruptEntry(fault) })
+      : undefined;
+  const reads = new ReadThrough({
+    vendor: w.vendor,
+    nodes: w.pool,
+    memory,
+    redis,
+    generation,
+    families: new Map(w.routes.map((r) => [r.name, r.family])),
+    redisSettings: redisConfig,
+    deadlineMs: config.routing.deadlineMs,
+    watermark: w.watermark,
+    pruneClock: w.pruneClock,
+    logger,
+    latest: new LatestAnswers(config.latest, Math.floor(config.cache.memory.maxBytes / 4)),
+    onStale: (reason) => metrics.stale(reason),
+    verify: config.cache.verify,
+    onVerify: (outcome) => metrics.verify(outcome),
+  });
+  warnIfUnverifiable(config, logger);
+  return { memory, redis, redisClients, reads };
+}
+
+/** cache.verify needs a second node: say so at start (and reload) when there is none. */
+export function warnIfUnverifiable(config: Pick<Config, 'cache' | 'upstreams'>, logger: Logger): void {
+  const warning = verifyWarning(config.cache.verify, config.upstreams.length);
+  if (warning !== undefined) logger.warn({ mode: config.cache.verify.mode, upstreams: config.upstreams.length }, warning);
+}

@@ -1,0 +1,98 @@
+// The nodes, as buildApp wires them: the built-in simulated node when an
+// upstream is 'sim', each node's client, circuit and budget, and the pool that
+// routes every call, its events counted in the metrics.
+import type { Logger } from 'pino';
+import type { Config } from '../config/index.js';
+import { SIM_URL } from '../config/index.js';
+import { defaultUpstreamName } from '../config/net.js';
+import type { LedgerHeaderNames } from '../ledger/headers.js';
+import type { PruneClock } from '../ledger/prune-clock.js';
+import type { Watermark } from '../ledger/watermark.js';
+import type { Metrics } from '../metrics.js';
+import { startSim, type SimNode } from '../sim/index.js';
+import type { ProbeSchedule } from '../upstream/health.js';
+import { NodeClient } from '../upstream/node-client.js';
+import { NodeState } from '../upstream/node-state.js';
+import { UpstreamPool } from '../upstream/pool.js';
+import type { VendorIdentity } from '../upstream/vendor.js';
+
+export interface UpstreamWiring {
+  logger: Logger;
+  metrics: Metrics;
+  watermark: Watermark;
+  pruneClock: PruneClock;
+  vendor: VendorIdentity;
+  headerNames: LedgerHeaderNames;
+  sim: SimNode | undefined;
+  probeSchedule?: ProbeSchedule;
+}
+
+export interface Upstreams {
+  pool: UpstreamPool;
+  /** the nodes of a reloaded upstreams list (kept ones keep their state in the pool) */
+  nodesOf(upstreams: Config['upstreams']): NodeState[];
+}
+
+export function buildUpstreams(config: Config, w: UpstreamWiring): Upstreams {
+  const nodesOf = (upstreams: Config['upstreams']): NodeState[] => nodeStates(upstreams, config, w.headerNames, w.sim);
+  const upstream = w.metrics.upstream;
+  const pool = new UpstreamPool({
+    nodes: nodesOf(config.upstreams),
+    vendor: w.vendor,
+    routing: config.routing,
+    chainId: config.chainId,
+    watermark: w.watermark,
+    logger: w.logger,
+    maxInFlight: config.shedding.maxInFlight,
+    budget: { waitMs: config.shedding.budgetWaitMs, shedFirst: config.shedding.shedFirst },
+    onShed: (reason) => upstream.shed(reason),
+    onCall: (name, outcome, seconds) => upstream.call(name, outcome, seconds),
+    onStepBack: () => upstream.stepBack(),
+    onMisbehaving: (name, reason) => upstream.misbehaving(name, reason),
+    onTransition: (name, state) => upstream.transition(name, state),
+    probeSchedule: w.probeSchedule,
+    // A devnet reset: the old chain's pruning rate says nothing of the new one.
+    onChainChange: () => w.pruneClock.reset(),
+  });
+  return { pool, nodesOf };
+}
+
+/** The built-in simulated node, when an upstream is 'sim'. */
+export async function startBuiltInSim(config: Config, logger: Logger): Promise<SimNode | undefined> {
+  if (!config.upstreams.some((u) => u.url === SIM_URL)) return undefined;
+  const sim = await startSim({
+    // With vendor: auto the built-in node speaks the default vendor, and the proxy reads it from its headers.
+    vendor: config.vendor === 'auto' ? 'node' : config.vendor,
+    host: config.sim.host,
+    port: config.sim.port,
+    chainId: config.sim.chainId,
+    versionsPerSecond: config.sim.versionsPerSecond,
+    pruneWindow: BigInt(config.sim.pruneWindow),
+  });
+  logger.info({ url: sim.url }, 'upstream is the built-in SIMULATED node (url: sim), not a real ledger node');
+  return sim;
+}
+
+/** The nodes of `upstreams`, each with its client, circuit breaker and budget. */
+function nodeStates(upstreams: Config['upstreams'], config: Config, headerNames: LedgerHeaderNames, sim: SimNode | undefined): NodeState[] {
+  return upstreams.map((u, i) =>
+    Object.assign(
+      new NodeState(
+        // A name that defaulted to host:port is shown to clients as its position.
+        new NodeClient({
+          name: u.name,
+          label: u.name === defaultUpstreamName(u.url) && u.url !== SIM_URL ? `node${i + 1}` : u.name,
+          url: u.url === SIM_URL ? sim!.url : u.url,
+          headers: u.headers,
+          headerNames,
+        }),
+        u.role,
+        u.weight,
+        config.routing.breaker,
+        () => Date.now(),
+        { maxInFlight: u.maxInFlight, maxRps: u.maxRps },
+      ),
+      { spreadVersions: u.spreadVersions },
+    ),
+  );
+}
