@@ -54,7 +54,11 @@ async function startWorkers(): Promise<{ cli: Cli; admin: string; listening(): n
   const cli = await startCli(configFile(`worker-death-${port}.yaml`, config(port, adminPort, node)), port);
   const admin = `http://127.0.0.1:${adminPort}`;
   const listening = (): number[] => [...cli.output().matchAll(/"pid":(\d+)[^\n]*"msg":"ledger-proxy listening"/g)].map((m) => Number(m[1]));
-  await until(() => listening().length === 2, 10_000, `both workers listening:\n${cli.output()}`);
+  await until(
+    () => listening().length === 2,
+    10_000,
+    () => `both workers listening:\n${cli.output()}`,
+  );
   await until(async () => (await status(`${admin}/readyz`)) === 200, 10_000, 'ready');
   return { cli, admin, listening };
 }
@@ -113,7 +117,11 @@ describe('server.workers: 2, a worker SIGKILLed under load', () => {
       },
     });
     loadDone = true;
-    await until(() => listening().length >= 3, 10_000, `a new worker listening after the kill:\n${cli.output().slice(-3000)}`);
+    await until(
+      () => listening().length >= 3,
+      10_000,
+      () => `a new worker listening after the kill:\n${cli.output().slice(-3000)}`,
+    );
     const scrapes = await scraping;
 
     const counts = tally(samples);
@@ -175,7 +183,11 @@ describe('server.workers: 2, a worker SIGKILLed under load', () => {
       } finally {
         if (!continued) process.kill(primary, 'SIGCONT');
       }
-      await until(() => listening().length >= 3, 10_000, `a new worker listening after the kill:\n${cli.output().slice(-3000)}`);
+      await until(
+        () => listening().length >= 3,
+        10_000,
+        () => `a new worker listening after the kill:\n${cli.output().slice(-3000)}`,
+      );
       await until(async () => (await status(`${admin}/readyz`)) === 200, 10_000, 'ready again');
       expect(cli.output()).not.toContain('Unhandled');
     } finally {

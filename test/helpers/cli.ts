@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, inject } from 'vitest';
+import { until } from './until.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 let build: string | undefined;
@@ -74,18 +75,16 @@ export async function startCli(file: string, port: number): Promise<Cli> {
   child.stderr!.on('data', (d: Buffer) => (out += d.toString('utf8')));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) => child.once('exit', (code, signal) => res({ code, signal })));
   const url = `http://127.0.0.1:${port}`;
-  const until = Date.now() + 15_000;
-  for (;;) {
+  const answers = async (): Promise<boolean> => {
     if (child.exitCode !== null) throw new Error(`the proxy exited with ${child.exitCode} at start:\n${out}`);
     try {
       const res = await request(`${url}/v1`, { reset: true });
       await res.body.arrayBuffer();
-      if (res.statusCode === 200) break;
+      return res.statusCode === 200;
     } catch {
-      // not listening yet
+      return false; // not listening yet
     }
-    if (Date.now() > until) throw new Error(`the proxy did not answer GET /v1 within 15 s:\n${out}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  };
+  await until(answers, 15_000, () => `the proxy to answer GET /v1:\n${out}`);
   return { child, url, port, configFile: file, output: () => out, exited };
 }

@@ -8,8 +8,9 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { simBalance, simResources, type SimNode } from '../../src/sim/index.js';
 import { startDemoCli } from '../helpers/demo-cli.js';
-import { bundleForBrowser, launchChromium, modulePage, openPage, PAGE_STEP_MS, type PageServer, servePages, within } from '../helpers/browser.js';
+import { bundleForBrowser, launchChromium, modulePage, openPage, PAGE_STEP_MS, type PageServer, servePages } from '../helpers/browser.js';
 import { proxy, sim } from '../helpers/proxy.js';
+import { within } from '../helpers/until.js';
 import type { SdkOutcome, SeenReply, WalletPageInput, WalletPageResult } from '../helpers/wallet-page.js';
 
 const START = 1000n;
@@ -54,7 +55,8 @@ async function fetchFromPage(base: string, calls: Array<[method: 'GET' | 'POST',
       }
       return out;
     };
-    return await within(`fetch() against ${base}`, PAGE_STEP_MS, page.evaluate(run, { base, calls }));
+    // page.evaluate itself never times out.
+    return await within(page.evaluate(run, { base, calls }), PAGE_STEP_MS, `fetch() against ${base}`);
   } finally {
     await context.close();
   }
@@ -68,9 +70,9 @@ async function runWalletPage(base: string): Promise<WalletPageResult> {
     await page.waitForFunction(() => 'walletReads' in globalThis);
     const input: WalletPageInput = { ...INPUT, base };
     return await within(
-      `the page against ${base}`,
-      2 * PAGE_STEP_MS,
       page.evaluate((arg) => (globalThis as any).walletReads(arg), input),
+      2 * PAGE_STEP_MS,
+      `the page against ${base}`,
     );
   } finally {
     await context.close();

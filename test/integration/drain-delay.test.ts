@@ -8,7 +8,7 @@ import type { SimNode } from '../../src/sim/index.js';
 import { configFile, startCli, useCliBuild } from '../helpers/cli.js';
 import { connectionRefused, probeOnce } from '../helpers/probe.js';
 import { freePort, sim } from '../helpers/proxy.js';
-import { until } from '../helpers/until.js';
+import { until, within } from '../helpers/until.js';
 
 useCliBuild();
 
@@ -53,7 +53,11 @@ describe('server.drainDelayMs', () => {
     const cli = await startCli(configFile(`drain-delay-${port}.yaml`, config(port, adminPort, node, workers)), port);
     const admin = `http://127.0.0.1:${adminPort}`;
     const listening = (): number => [...cli.output().matchAll(/"msg":"ledger-proxy listening"/g)].length;
-    await until(() => listening() === workers, 10_000, `${workers} listening:\n${cli.output()}`);
+    await until(
+      () => listening() === workers,
+      10_000,
+      () => `${workers} listening:\n${cli.output()}`,
+    );
     await until(async () => (await readyz(admin)) === 200, 10_000, 'ready');
 
     const agent = new Agent({ pipelining: 0 });
@@ -79,7 +83,7 @@ describe('server.drainDelayMs', () => {
     // Then the listener closes: never before the delay, soon after it.
     await until(() => connectionRefused(port), DRAIN_DELAY_MS + 3000, 'the listener closed after the delay');
     expect(performance.now() - signalledAt).toBeGreaterThanOrEqual(DRAIN_DELAY_MS);
-    const exit = await Promise.race([cli.exited, new Promise((r) => setTimeout(() => r('timeout'), 10_000))]);
+    const exit = await within(cli.exited, 10_000, () => `the proxy exiting:\n${cli.output().slice(-2000)}`);
     expect(exit, cli.output().slice(-2000)).toEqual({ code: 0, signal: null });
   });
 });

@@ -5,10 +5,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { bufferedLogDestination, LOG_FLUSH_MS } from '../../src/log.js';
+import { until } from '../helpers/until.js';
 
-/** Waits for the thread pool's write to land (real I/O, however timers are faked). */
-async function until(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 2000 && !check(); i++) await new Promise((resolve) => setImmediate(resolve));
+/**
+ * For a check that nothing was written: gives a write already handed to the thread
+ * pool the time to land. A negative can only be watched for a while; timers are
+ * faked, so the while is event-loop turns.
+ */
+async function letPendingWritesLand(): Promise<void> {
+  for (let i = 0; i < 2000; i++) await new Promise((resolve) => setImmediate(resolve));
 }
 
 describe('bufferedLogDestination', () => {
@@ -34,12 +39,12 @@ describe('bufferedLogDestination', () => {
     const dest = bufferedLogDestination(fd);
     const sent = lines(3);
     for (const line of sent) dest.write(line);
-    await until(() => false);
+    await letPendingWritesLand();
     expect(content()).toBe('');
     // One timer for the batch, not one per line.
     expect(vi.getTimerCount()).toBe(1);
     vi.advanceTimersByTime(LOG_FLUSH_MS);
-    await until(() => content().length > 0);
+    await until(() => content().length > 0, 2000, 'the batch written');
     expect(content()).toBe(sent.join(''));
     expect(vi.getTimerCount()).toBe(0);
   });
@@ -48,12 +53,12 @@ describe('bufferedLogDestination', () => {
     const dest = bufferedLogDestination(fd);
     const sent = lines(500);
     for (const line of sent) dest.write(line);
-    await until(() => content().length > 4096);
+    await until(() => content().length > 4096, 2000, 'a full batch written');
     // Written by size, before any timer fired.
     expect(content().length).toBeGreaterThan(4096);
     vi.advanceTimersByTime(LOG_FLUSH_MS);
     const all = sent.join('');
-    await until(() => content().length === all.length);
+    await until(() => content().length === all.length, 2000, 'every line written');
     expect(content()).toBe(all);
   });
 
