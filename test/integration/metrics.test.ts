@@ -5,9 +5,9 @@ import { describe, expect, it } from 'vitest';
 import { simTableItem, type SimNode } from '../../src/sim/index.js';
 import { call, freePort, HANDLE, proxy, rawItem, sim, viewJson, type Reply } from '../helpers/proxy.js';
 import { until } from '../helpers/until.js';
+import { hex } from '../helpers/cache.js';
 
 const OWNER = '0x' + '42'.repeat(32);
-const hex = (b: Buffer): string => '0x' + b.toString('hex');
 
 interface Sample {
   name: string;

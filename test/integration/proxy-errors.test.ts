@@ -8,11 +8,11 @@ import { encodeViewRequest } from '../../src/wire/view-bcs.js';
 import { call, HANDLE, ledgerHeaders, proxy, rawItem, sim, viewJson, type Reply } from '../helpers/proxy.js';
 import { simHeaders } from '../helpers/expect.js';
 import { rawHttp, type RawReply } from '../helpers/raw-socket.js';
+import { hex } from '../helpers/cache.js';
 
 const KEYS = Array.from({ length: 64 }, (_, i) => Buffer.from([i, 7]));
 const PRESENT = KEYS.find((k) => simTableItem(HANDLE, k, 0n) !== null)!;
 const ABSENT = KEYS.find((k) => simTableItem(HANDLE, k, 0n) === null)!;
-const hex = (b: Buffer): string => '0x' + b.toString('hex');
 
 const API_DISABLED = { message: 'Only BCS is supported as an AcceptType.', error_code: 'api_disabled', vm_error_code: null };
 

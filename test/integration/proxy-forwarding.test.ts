@@ -8,6 +8,7 @@ import { addressBytes } from '../../src/wire/address.js';
 import { encodeViewRequest } from '../../src/wire/view-bcs.js';
 import { simBalance, simLedgerInfo, simTableItem, SIM_MODULE_ADDRESS, type SimNode, type SimRecordedRequest } from '../../src/sim/index.js';
 import { call, HANDLE, ledgerHeaders, proxy, rawItem, sim, viewJson, type Reply } from '../helpers/proxy.js';
+import { hex } from '../helpers/cache.js';
 
 const KEYS = Array.from({ length: 64 }, (_, i) => Buffer.from([i, 3]));
 const presentKey = (handle: string): Buffer => KEYS.find((k) => simTableItem(handle, k, 0n) !== null)!;
@@ -15,7 +16,6 @@ const PRESENT = presentKey(HANDLE);
 const ONE = '0x' + '1'.padStart(64, '0');
 const PRESENT_AT_ONE = presentKey(ONE);
 const OWNER = '0x' + '42'.repeat(32);
-const hex = (b: Buffer): string => '0x' + b.toString('hex');
 
 function u64(n: bigint): Buffer {
   const b = Buffer.alloc(8);

@@ -8,9 +8,9 @@ import { simTableItem, type SimNode } from '../../src/sim/index.js';
 import type { NodeState } from '../../src/upstream/node-state.js';
 import { HANDLE, proxy, rawItem, sim, type Reply } from '../helpers/proxy.js';
 import { until } from '../helpers/until.js';
+import { hex } from '../helpers/cache.js';
 
 const KEYS = Array.from({ length: 256 }, (_, i) => Buffer.from([i, 13])).filter((k) => simTableItem(HANDLE, k, 0n) !== null);
-const hex = (b: Buffer): string => '0x' + b.toString('hex');
 const BREAKER = { failureThreshold: 2, openMs: 500 };
 
 let nextKey = 0;

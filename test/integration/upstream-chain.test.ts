@@ -7,10 +7,10 @@ import { describe, expect, it } from 'vitest';
 import { simTableItem, type SimNode } from '../../src/sim/index.js';
 import { ManualProbes } from '../helpers/probes.js';
 import { HANDLE, proxy, rawItem, sim, viewJson, type Reply } from '../helpers/proxy.js';
+import { hex } from '../helpers/cache.js';
 
 const KEYS = Array.from({ length: 256 }, (_, i) => Buffer.from([i, 11])).filter((k) => simTableItem(HANDLE, k, 0n) !== null);
 const KEY = KEYS[0];
-const hex = (b: Buffer): string => '0x' + b.toString('hex');
 const reads = (node: SimNode): number => node.counters.byRoute.raw_item + node.counters.byRoute.view;
 const QUIET = { probeIntervalMs: 600_000 };
 

@@ -7,10 +7,10 @@ import { describe, expect, it } from 'vitest';
 import { simTableItem, type SimFaultMode, type SimNode } from '../../src/sim/index.js';
 import { HANDLE, ledgerHeaders, proxy, rawItem, sim, viewJson, type Reply } from '../helpers/proxy.js';
 import { expectUnavailable } from '../helpers/expect.js';
+import { hex } from '../helpers/cache.js';
 
 const KEYS = Array.from({ length: 256 }, (_, i) => Buffer.from([i, 5])).filter((k) => simTableItem(HANDLE, k, 0n) !== null);
 const KEY = KEYS[0];
-const hex = (b: Buffer): string => '0x' + b.toString('hex');
 const reads = (node: SimNode): number => node.counters.byRoute.raw_item + node.counters.byRoute.view;
 
 /** Probes only at start, unless a test asks for more. */

@@ -7,11 +7,11 @@ import { describe, expect, it } from 'vitest';
 import { simTableItem, type SimNode } from '../../src/sim/index.js';
 import { ManualProbes } from '../helpers/probes.js';
 import { HANDLE, ledgerHeaders, proxy, rawItem, sim, viewJson, type Reply } from '../helpers/proxy.js';
+import { hex } from '../helpers/cache.js';
 
 /** Keys present in the sim's table (presence does not depend on the version). */
 const KEYS = Array.from({ length: 256 }, (_, i) => Buffer.from([i, 3])).filter((k) => simTableItem(HANDLE, k, 0n) !== null);
 const KEY = KEYS[0];
-const hex = (b: Buffer): string => '0x' + b.toString('hex');
 
 /** Probes only at start: the tests decide when the proxy learns of a ledger (a round of ManualProbes). */
 const QUIET = { probeIntervalMs: 600_000 };
