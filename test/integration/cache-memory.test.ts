@@ -24,7 +24,7 @@ import {
 } from '../helpers/cache.js';
 import { until } from '../helpers/until.js';
 import { ManualProbes } from '../helpers/probes.js';
-import { call, HANDLE, ledgerHeaders, proxy, rawItem, sim, viewJson, type Reply } from '../helpers/proxy.js';
+import { call, HANDLE, ledgerHeaders, proxy, rawItem, sim, viewJson, type Reply, QUIET_ROUTING } from '../helpers/proxy.js';
 
 /**
  * How long the sim holds a read in the single-flight tests: every request of a
@@ -313,7 +313,7 @@ describe('future versions', () => {
   });
 
   it('a future version is not cached even when the node is reached before the probe saw it advance', async () => {
-    const { node, url } = await setup({ routing: { probeIntervalMs: 60_000 } });
+    const { node, url } = await setup({ routing: QUIET_ROUTING });
     const n = 1005n;
     expectStatus(await rawItem(url, hex(PRESENT), { version: n }), 404);
     node.ledger.advance(10);
@@ -369,7 +369,7 @@ describe('what is cached', () => {
   });
 
   it('failures are never cached: a node 500, unparseable answers, 429, a timeout; the next read reaches the node', async () => {
-    const { node, url } = await setup({ routing: { probeIntervalMs: 60_000, attemptTimeoutMs: 200, deadlineMs: 1000 } });
+    const { node, url } = await setup({ routing: { ...QUIET_ROUTING, attemptTimeoutMs: 200, deadlineMs: 1000 } });
     const faults = [
       { mode: 'status500', status: 500 },
       { mode: 'html', status: 503 },
@@ -396,7 +396,7 @@ describe('what is cached', () => {
   it('an answer from a node that now reports another chain id is not cached', async () => {
     const node = await sim();
     const probes = new ManualProbes();
-    const { url } = await proxy([node], { chainId: 4, routing: { probeIntervalMs: 60_000 } }, { probeSchedule: probes });
+    const { url } = await proxy([node], { chainId: 4, routing: QUIET_ROUTING }, { probeSchedule: probes });
     node.ledger.setChainId(5);
     const r = await rawItem(url, hex(PRESENT), { version: 990 });
     expect(r.status, 'refused: the only node is on another chain').toBe(503);

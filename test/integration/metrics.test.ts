@@ -3,7 +3,7 @@
 // admin and public listeners do not serve each other's routes.
 import { describe, expect, it } from 'vitest';
 import { simTableItem, type SimNode } from '../../src/sim/index.js';
-import { call, freePort, HANDLE, proxy, rawItem, sim, viewJson, type Reply } from '../helpers/proxy.js';
+import { call, freePort, HANDLE, proxy, rawItem, sim, viewJson, type Reply, QUIET_ROUTING } from '../helpers/proxy.js';
 import { until } from '../helpers/until.js';
 import { hex } from '../helpers/cache.js';
 
@@ -58,7 +58,7 @@ function expectNodeError(reply: Reply, status: number): void {
   expect(typeof body.message).toBe('string');
 }
 
-async function withAdmin(node: SimNode, routing: Record<string, unknown> = { probeIntervalMs: 600_000 }) {
+async function withAdmin(node: SimNode, routing: Record<string, unknown> = QUIET_ROUTING) {
   const p = await proxy([node], { admin: { host: '127.0.0.1', port: await freePort() }, routing });
   const adminUrl = p.app.adminUrl();
   expect(adminUrl).toBeDefined();

@@ -4,10 +4,9 @@
 // the node budgets and the upstream metrics.
 import { describe, expect, it } from 'vitest';
 import type { SimNode } from '../../src/sim/index.js';
-import { call, freePort, proxy, sim } from '../helpers/proxy.js';
+import { call, freePort, proxy, sim, QUIET, QUIET_ROUTING } from '../helpers/proxy.js';
 
 /** Probes only at start: what the pool knows of a node comes from the calls themselves. */
-const QUIET = { routing: { probeIntervalMs: 600_000 } };
 const GAS_PRICE = '/v1/estimate_gas_price';
 
 function gasPriceCalls(node: SimNode): number {
@@ -57,7 +56,7 @@ describe('passthrough routing', () => {
   it('a slow write is not hedged to a second node', async () => {
     const a = await sim();
     const b = await sim();
-    const { url } = await proxy([a, b], { routing: { probeIntervalMs: 600_000, hedgeAfterMs: 20 } });
+    const { url } = await proxy([a, b], { routing: { ...QUIET_ROUTING, hedgeAfterMs: 20 } });
     for (const n of [a, b]) n.faults.set({ mode: 'slow', delayMs: 200, routes: ['other'] });
     await call(url, '/v1/transactions', { headers: { 'content-type': 'application/json' }, body: '{"sender":"0x1"}' });
     const posts = [a, b].flatMap((n) => n.counters.requests.filter((r) => r.method === 'POST'));

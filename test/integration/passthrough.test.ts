@@ -5,10 +5,8 @@
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import type { SimNode } from '../../src/sim/index.js';
-import { call, ledgerHeaders, proxy, sim, type Reply } from '../helpers/proxy.js';
+import { call, ledgerHeaders, proxy, sim, type Reply, QUIET, QUIET_ROUTING } from '../helpers/proxy.js';
 import { decoy, rawHttp, type RawReply } from '../helpers/raw-socket.js';
-
-const QUIET = { routing: { probeIntervalMs: 600_000 } };
 
 function expectNodeError(reply: { status: number; headers: Record<string, string>; body: Buffer }, status: number, code?: string): void {
   expect(reply.status).toBe(status);
@@ -290,7 +288,7 @@ describe('passthrough: a node that is down', () => {
 
   it('a node that hangs on a passthrough route → 503 internal_error within the deadline', async () => {
     const node = await sim();
-    const { url } = await proxy([node], { routing: { probeIntervalMs: 600_000, attemptTimeoutMs: 300, deadlineMs: 400 } });
+    const { url } = await proxy([node], { routing: { ...QUIET_ROUTING, attemptTimeoutMs: 300, deadlineMs: 400 } });
     node.faults.set({ mode: 'hang', routes: ['gas_price'] });
     const started = Date.now();
     const reply = await call(url, '/v1/estimate_gas_price');

@@ -5,7 +5,7 @@ import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { simTableItem, SIM_MODULE_ADDRESS, VM_ABORTED, VM_OUT_OF_GAS, type SimNode } from '../../src/sim/index.js';
 import { encodeViewRequest } from '../../src/wire/view-bcs.js';
-import { call, HANDLE, ledgerHeaders, proxy, rawItem, sim, viewJson, type Reply } from '../helpers/proxy.js';
+import { call, HANDLE, ledgerHeaders, proxy, rawItem, sim, viewJson, type Reply, QUIET } from '../helpers/proxy.js';
 import { simHeaders } from '../helpers/expect.js';
 import { rawHttp, type RawReply } from '../helpers/raw-socket.js';
 import { hex } from '../helpers/cache.js';
@@ -48,7 +48,6 @@ function u64(n: bigint): Buffer {
 }
 
 // Probes only at start, so the proxy learns of pruning from answers alone.
-const QUIET = { routing: { probeIntervalMs: 600_000 } };
 
 async function setup(overrides: Record<string, unknown> = {}): Promise<{ node: SimNode; url: string }> {
   const node = await sim();

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { addressBytes } from '../../src/wire/address.js';
 import { encodeViewRequest } from '../../src/wire/view-bcs.js';
 import { simBalance, simLedgerInfo, simTableItem, SIM_MODULE_ADDRESS, type SimNode, type SimRecordedRequest } from '../../src/sim/index.js';
-import { call, HANDLE, ledgerHeaders, proxy, rawItem, sim, viewJson, type Reply } from '../helpers/proxy.js';
+import { call, HANDLE, ledgerHeaders, proxy, rawItem, sim, viewJson, type Reply, QUIET } from '../helpers/proxy.js';
 import { hex } from '../helpers/cache.js';
 
 const KEYS = Array.from({ length: 64 }, (_, i) => Buffer.from([i, 3]));
@@ -61,8 +61,6 @@ function lastRead(node: SimNode): SimRecordedRequest {
   expect(all.length).toBeGreaterThan(0);
   return all[all.length - 1];
 }
-
-const QUIET = { routing: { probeIntervalMs: 600_000 } };
 
 describe('proxy forwarding: byte-identical answers', () => {
   const exchanges = (version: string): Array<[string, Exchange]> => [

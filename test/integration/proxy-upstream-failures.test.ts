@@ -4,7 +4,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { simTableItem, type SimFaultMode, type SimNode } from '../../src/sim/index.js';
-import { HANDLE, ledgerHeaders, proxy, rawItem, sim, viewJson, type Reply } from '../helpers/proxy.js';
+import { HANDLE, ledgerHeaders, proxy, rawItem, sim, viewJson, type Reply, QUIET_ROUTING } from '../helpers/proxy.js';
 import { expectUnavailable, simHeaders } from '../helpers/expect.js';
 
 const ROUTING = { routing: { attemptTimeoutMs: 300, deadlineMs: 1000, maxAttempts: 1 } };
@@ -166,7 +166,7 @@ describe('messages clients see name no address (issue 15 item 4)', () => {
 describe('a 404 version_not_found: message and headers agree (issue 15 item 4)', () => {
   it('the latest version its message names is the one in its ledger headers, after the node moved on', async () => {
     const node = await sim();
-    const { url } = await proxy([node], { routing: { probeIntervalMs: 600_000 } });
+    const { url } = await proxy([node], { routing: QUIET_ROUTING });
     for (const advance of [0, 3, 2]) {
       node.ledger.advance(advance);
       const reply = await rawItem(url, KEY_HEX, { version: 2000 });

@@ -8,11 +8,10 @@ import { request as httpRequest } from 'node:http';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { App } from '../../src/app.js';
-import { capturedLog, freePort, HANDLE, ledgerHeaders, proxy, type Reply, sim } from '../helpers/proxy.js';
+import { capturedLog, freePort, HANDLE, ledgerHeaders, proxy, type Reply, sim, QUIET } from '../helpers/proxy.js';
 import { startRedisServer, type RedisServerHandle } from '../helpers/redis-server.js';
 import { until } from '../helpers/until.js';
 
-const QUIET = { routing: { probeIntervalMs: 600_000 } };
 /** A clock that stands still: no second or minute ends mid-test. */
 const FROZEN = { now: () => 1_800_000_000_500 };
 const sha256 = (key: string): string => createHash('sha256').update(key).digest('hex');

@@ -7,11 +7,10 @@ import { createHash } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { SimNode } from '../../src/sim/index.js';
 import { type CollectedSpan, type OtlpCollector, otlpCollector } from '../helpers/otlp-collector.js';
-import { call, capturedLog, proxy, rawItem, sim } from '../helpers/proxy.js';
+import { call, capturedLog, proxy, rawItem, sim, QUIET } from '../helpers/proxy.js';
 import { flushAll, type RedisServerHandle, startRedisServer } from '../helpers/redis-server.js';
 import { until } from '../helpers/until.js';
 
-const QUIET = { routing: { probeIntervalMs: 600_000 } };
 const SERVER = 2;
 const CLIENT = 3;
 const ERROR = 2;

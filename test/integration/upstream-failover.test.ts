@@ -5,7 +5,7 @@
 // says what happened on each node.
 import { describe, expect, it } from 'vitest';
 import { simTableItem, type SimFaultMode, type SimNode } from '../../src/sim/index.js';
-import { HANDLE, ledgerHeaders, proxy, rawItem, sim, viewJson, type Reply } from '../helpers/proxy.js';
+import { HANDLE, ledgerHeaders, proxy, rawItem, sim, viewJson, type Reply, QUIET_ROUTING } from '../helpers/proxy.js';
 import { expectUnavailable } from '../helpers/expect.js';
 import { hex } from '../helpers/cache.js';
 
@@ -14,7 +14,6 @@ const KEY = KEYS[0];
 const reads = (node: SimNode): number => node.counters.byRoute.raw_item + node.counters.byRoute.view;
 
 /** Probes only at start, unless a test asks for more. */
-const QUIET = { probeIntervalMs: 600_000 };
 
 /**
  * Two nodes; the first is one version ahead, so while both are idle it is the one
@@ -24,7 +23,7 @@ async function pair(routing: Record<string, unknown> = {}): Promise<{ first: Sim
   const first = await sim();
   const second = await sim();
   first.ledger.advance(1);
-  const { app, url } = await proxy([first, second], { routing: { ...QUIET, ...routing } });
+  const { app, url } = await proxy([first, second], { routing: { ...QUIET_ROUTING, ...routing } });
   return { first, second, url, app };
 }
 
@@ -192,7 +191,7 @@ describe('upstream failover: every node failing', () => {
   it('the deadline bounds the whole read: three hung nodes, deadlineMs 500 → 503 in about 500 ms', async () => {
     const nodes = [await sim(), await sim(), await sim()];
     for (const node of nodes) node.faults.set({ mode: 'hang', routes: ['raw_item'] });
-    const { url } = await proxy(nodes, { routing: { ...QUIET, attemptTimeoutMs: 300, deadlineMs: 500 } });
+    const { url } = await proxy(nodes, { routing: { ...QUIET_ROUTING, attemptTimeoutMs: 300, deadlineMs: 500 } });
     const started = performance.now();
     const reply = await rawItem(url, hex(KEY), { version: 990 });
     const elapsed = performance.now() - started;

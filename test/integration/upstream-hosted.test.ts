@@ -6,7 +6,7 @@ import { Aptos, AptosConfig, Network } from '@aptos-labs/ts-sdk';
 import { describe, expect, it } from 'vitest';
 import { simBalance } from '../../src/sim/index.js';
 import { gateway, type Gateway } from '../helpers/gateway.js';
-import { call, proxy, rawItem, sim } from '../helpers/proxy.js';
+import { call, proxy, rawItem, sim, QUIET_ROUTING } from '../helpers/proxy.js';
 import { until } from '../helpers/until.js';
 
 const PREFIX = '/tenant-7/key-in-path';
@@ -87,7 +87,7 @@ describe('a hosted node behind a path prefix and an API key', () => {
   it("a wrong key is a broken node (503 error body), never the gateway's HTML", async () => {
     const node = await sim({ startVersion: 1000n });
     const gw = await gateway(node.url, PREFIX, KEY);
-    const { url } = await proxy([{ url: gw.url, name: 'hosted', headers: { [KEY.name]: 'expired' } }], { routing: { probeIntervalMs: 600_000 } });
+    const { url } = await proxy([{ url: gw.url, name: 'hosted', headers: { [KEY.name]: 'expired' } }], { routing: QUIET_ROUTING });
     for (const reply of [await rawItem(url, '0x01', { version: 990 }), await call(url, '/v1')]) {
       expect(reply.status).toBe(503);
       expect(reply.headers['content-type']).toMatch(/^application\/json/);

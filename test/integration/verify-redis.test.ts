@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import type { App } from '../../src/app.js';
 import { cacheOf, hex, itemAt, PRESENT_KEYS, redisEntryKeys } from '../helpers/cache.js';
 import { metricValue } from '../helpers/metrics.js';
-import { proxy, rawItem, sim } from '../helpers/proxy.js';
+import { proxy, rawItem, sim, QUIET_ROUTING } from '../helpers/proxy.js';
 import { flushAll, startRedisServer, type RedisServerHandle } from '../helpers/redis-server.js';
 import { until } from '../helpers/until.js';
 
@@ -36,7 +36,7 @@ afterEach(() => {
 
 async function twoProxies(nodes: Parameters<typeof proxy>[0]): Promise<Array<Awaited<ReturnType<typeof proxy>>>> {
   const config = {
-    routing: { probeIntervalMs: 600_000 },
+    routing: QUIET_ROUTING,
     cache: {
       memory: { maxBytes: 1_000_000 },
       redis: { url: server.url, keyPrefix: PREFIX, fillLock: true, fillLockMs: 3000 },
