@@ -12,7 +12,8 @@ import { describe, expect, it } from 'vitest';
 import type { SimNode } from '../../src/sim/index.js';
 import { type Cli, configFile, startCli, useCliBuild } from '../helpers/cli.js';
 import { probeLoad, probeOnce, tally } from '../helpers/probe.js';
-import { freePort, sim } from '../helpers/proxy.js';
+import { freePort } from '../helpers/free-port.js';
+import { sim } from '../helpers/proxy.js';
 import { until } from '../helpers/until.js';
 
 useCliBuild();

@@ -101,19 +101,6 @@ export function ledgerHeaders(reply: Reply, prefix = 'x-node-'): Record<string, 
   return out;
 }
 
-/** A port free right now on 127.0.0.1, for listeners where 0 means "off" (admin). */
-export async function freePort(): Promise<number> {
-  const net = await import('node:net');
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 /** A logger whose lines (parsed) are kept, for tests that assert on the log. */
 export function capturedLog(level: 'info' | 'debug' = 'info'): { logger: pino.Logger; lines: Array<Record<string, unknown>> } {
   const lines: Array<Record<string, unknown>> = [];

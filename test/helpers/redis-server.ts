@@ -2,10 +2,11 @@
 // or restart it. The shared Redis on 6379 is never used by tests.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, connect } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
+import { freePort } from './free-port.js';
 
 export interface RedisServerHandle {
   url: string;
@@ -152,18 +153,6 @@ function killChild(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => {
     child.once('exit', () => resolve());
     child.kill('SIGKILL');
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
   });
 }
 

@@ -4,7 +4,8 @@
 // sockets, and ends by server.shutdownTimeoutMs whatever the clients do.
 import { Agent, request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { freePort, proxy, sim } from '../helpers/proxy.js';
+import { freePort } from '../helpers/free-port.js';
+import { proxy, sim } from '../helpers/proxy.js';
 import { openSocket } from '../helpers/raw-socket.js';
 import { until, within } from '../helpers/until.js';
 

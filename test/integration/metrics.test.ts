@@ -3,7 +3,8 @@
 // admin and public listeners do not serve each other's routes.
 import { describe, expect, it } from 'vitest';
 import { simTableItem, type SimNode } from '../../src/sim/index.js';
-import { call, freePort, HANDLE, proxy, rawItem, sim, viewJson, type Reply, QUIET_ROUTING } from '../helpers/proxy.js';
+import { freePort } from '../helpers/free-port.js';
+import { call, HANDLE, proxy, rawItem, sim, viewJson, type Reply, QUIET_ROUTING } from '../helpers/proxy.js';
 import { until } from '../helpers/until.js';
 import { hex } from '../helpers/cache.js';
 

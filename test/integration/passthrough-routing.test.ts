@@ -4,7 +4,8 @@
 // the node budgets and the upstream metrics.
 import { describe, expect, it } from 'vitest';
 import type { SimNode } from '../../src/sim/index.js';
-import { call, freePort, proxy, sim, QUIET, QUIET_ROUTING } from '../helpers/proxy.js';
+import { freePort } from '../helpers/free-port.js';
+import { call, proxy, sim, QUIET, QUIET_ROUTING } from '../helpers/proxy.js';
 
 /** Probes only at start: what the pool knows of a node comes from the calls themselves. */
 const GAS_PRICE = '/v1/estimate_gas_price';

@@ -11,7 +11,8 @@ import { Redis } from 'ioredis';
 import { request } from 'undici';
 import { afterEach, describe, expect, inject, it, vi } from 'vitest';
 import { connectionRefused } from '../helpers/probe.js';
-import { freePort, proxy } from '../helpers/proxy.js';
+import { freePort } from '../helpers/free-port.js';
+import { proxy } from '../helpers/proxy.js';
 import { until, within } from '../helpers/until.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');

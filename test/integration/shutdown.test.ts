@@ -8,7 +8,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { simBalance, simTableItem, type SimNode } from '../../src/sim/index.js';
 import { configFile, startCli as startCliOn, useCliBuild, type Cli } from '../helpers/cli.js';
 import { connectionRefused } from '../helpers/probe.js';
-import { freePort, sim } from '../helpers/proxy.js';
+import { freePort } from '../helpers/free-port.js';
+import { sim } from '../helpers/proxy.js';
 import { until, within } from '../helpers/until.js';
 
 const HANDLE = '0x' + 'ef'.repeat(32);

@@ -8,7 +8,8 @@ import { request as httpRequest } from 'node:http';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { App } from '../../src/app.js';
-import { capturedLog, freePort, HANDLE, ledgerHeaders, proxy, type Reply, sim, QUIET } from '../helpers/proxy.js';
+import { freePort } from '../helpers/free-port.js';
+import { capturedLog, HANDLE, ledgerHeaders, proxy, type Reply, sim, QUIET } from '../helpers/proxy.js';
 import { startRedisServer, type RedisServerHandle } from '../helpers/redis-server.js';
 import { until } from '../helpers/until.js';
 

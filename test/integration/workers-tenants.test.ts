@@ -6,7 +6,8 @@ import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import type { SimNode } from '../../src/sim/index.js';
 import { configFile, startCli, useCliBuild } from '../helpers/cli.js';
-import { freePort, sim } from '../helpers/proxy.js';
+import { freePort } from '../helpers/free-port.js';
+import { sim } from '../helpers/proxy.js';
 import { until } from '../helpers/until.js';
 
 useCliBuild();

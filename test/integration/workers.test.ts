@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 import type { SimNode } from '../../src/sim/index.js';
 import { configFile, startCli, useCliBuild } from '../helpers/cli.js';
 import { promtool, requirePromtool } from '../helpers/monitoring-tools.js';
-import { freePort, sim } from '../helpers/proxy.js';
+import { freePort } from '../helpers/free-port.js';
+import { sim } from '../helpers/proxy.js';
 import { until, within } from '../helpers/until.js';
 
 useCliBuild();

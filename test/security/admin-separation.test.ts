@@ -2,7 +2,8 @@
 // port, and the public API is not served on the admin port: each answers the
 // other's paths with a 404 node error body, and the admin port never calls a node.
 import { describe, expect, it } from 'vitest';
-import { call, freePort, proxy, sim, type Reply, QUIET_ROUTING } from '../helpers/proxy.js';
+import { freePort } from '../helpers/free-port.js';
+import { call, proxy, sim, type Reply, QUIET_ROUTING } from '../helpers/proxy.js';
 import { expectNodeErrorBody, httpRequest, rawHttp } from '../helpers/raw-socket.js';
 
 const ADMIN_PATHS = ['/metrics', '/healthz', '/readyz', '/metrics?x=1', '/healthz/', '/METRICS', '//metrics', '/v1/../metrics', '/v1/%2e%2e/metrics', '/./metrics'];
