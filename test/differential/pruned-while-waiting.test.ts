@@ -17,7 +17,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { simTableItem } from '../../src/sim/index.js';
 import { startStack, type Stack } from '../helpers/fuzz-stack.js';
-import { startRedisServer, type RedisServerHandle } from '../helpers/redis-server.js';
+import { useRedisServer } from '../helpers/redis-server.js';
 import { HANDLE } from './harness.js';
 
 const KEY = Buffer.from([1, 0x5a]);
@@ -32,13 +32,12 @@ async function readAt(base: string, version: bigint): Promise<{ status: number; 
 }
 
 describe('a pinned read answered from Redis after the proxy learned of the prune', () => {
-  let redis: RedisServerHandle;
+  const redis = useRedisServer();
   let filler: Stack;
   let reader: Stack;
   let client: Redis;
 
   beforeAll(async () => {
-    redis = await startRedisServer();
     // Commands may take 2 s, so a stalled Redis is slow rather than skipped; probes
     // every 25 ms, so the prune is learned while the lookup waits.
     const overrides = { routing: { probeIntervalMs: 25 }, cache: { redis: { url: redis.url, commandTimeoutMs: 2000 } } };
@@ -51,7 +50,6 @@ describe('a pinned read answered from Redis after the proxy learned of the prune
     client?.disconnect();
     await reader?.close();
     await filler?.close();
-    await redis?.stop();
   });
 
   it('answers 410 version_pruned, not the stored answer under headers that say it is pruned', async () => {

@@ -15,7 +15,7 @@ import { prng } from '../../bench/lib/prng.mjs';
 import { PRESENT_KEYS, hex } from '../helpers/cache.js';
 import { runLoad, type LoadReply, type LoadReport, type LoadRequest } from '../helpers/load.js';
 import { call, HANDLE, proxy, sim, type Reply } from '../helpers/proxy.js';
-import { flushAll, startRedisServer, type RedisServerHandle } from '../helpers/redis-server.js';
+import { flushAll, type RedisServerHandle, useRedisServer } from '../helpers/redis-server.js';
 import { until } from '../helpers/until.js';
 
 const ROUTING = { attemptTimeoutMs: 300, deadlineMs: 1500, probeIntervalMs: 100, breaker: { failureThreshold: 3, openMs: 500 } };
@@ -189,18 +189,17 @@ const onUnhandled = (reason: unknown): void => {
   unhandled.push(reason);
 };
 let resourcesBefore = 0;
-let redis: RedisServerHandle;
 const figures: string[] = [];
 
-beforeAll(async () => {
+// Registered before the server's hooks, so they run around them: the count is
+// taken before the server starts and checked after it stopped.
+beforeAll(() => {
   process.on('unhandledRejection', onUnhandled);
   resourcesBefore = process.getActiveResourcesInfo().length;
-  redis = await startRedisServer();
 });
 
 afterAll(async () => {
   staller?.disconnect();
-  await redis?.stop();
   process.off('unhandledRejection', onUnhandled);
   // Sockets close asynchronously once their peers are gone: poll, bounded.
   const limit = resourcesBefore + 2;
@@ -212,6 +211,8 @@ afterAll(async () => {
   expect(unhandled.map(String), 'unhandled rejections').toEqual([]);
   expect(after.length, `open resources: ${resourcesBefore} before, now ${JSON.stringify(after)}`).toBeLessThanOrEqual(limit);
 });
+
+const redis = useRedisServer();
 
 async function setup(fault: Fault, seed: number): Promise<Ctx> {
   const a = await sim({ versionsPerSecond: 10 });

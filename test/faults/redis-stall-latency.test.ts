@@ -11,31 +11,22 @@
 //   instance's fill counts against it.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RedisStore } from '../../src/cache/redis.js';
 import { cacheKeyText, sharedKey } from '../../src/cache/key.js';
 import { parseRawItem } from '../../src/routes/parse-read.js';
 import { PRESENT, hex, itemAt } from '../helpers/cache.js';
 import { HANDLE, proxy, rawItem, sim } from '../helpers/proxy.js';
-import { flushAll, startRedisServer, type RedisServerHandle } from '../helpers/redis-server.js';
+import { useRedisServer } from '../helpers/redis-server.js';
 
 const COMMAND_TIMEOUT_MS = 300;
 /** The node answers in a few ms; the rest is scheduling slack on a busy 2-core machine. */
 const SLACK_MS = 150;
 
-let redis: RedisServerHandle;
-
-beforeAll(async () => {
-  redis = await startRedisServer();
-});
-
-afterAll(async () => {
-  await redis?.stop();
-});
+const redis = useRedisServer({ flushEach: true });
 
 describe('a stalled Redis costs a pinned miss at most one command timeout', () => {
   it('pinned misses arriving while Redis stalls each answer within commandTimeoutMs', async () => {
-    await flushAll(redis.url);
     const node = await sim();
     const { app, url } = await proxy([node], {
       // Nothing in memory: every pinned read asks Redis first.
@@ -78,7 +69,6 @@ describe('a stalled Redis costs a pinned miss at most one command timeout', () =
   });
 
   it('a lock attempt that timed out during a stall leaves no lock behind once Redis answers again', async () => {
-    await flushAll(redis.url);
     const store = new RedisStore({ url: redis.url, keyPrefix: 'orphan:', commandTimeoutMs: 100 });
     const admin = new Redis(redis.url, { maxRetriesPerRequest: 0, lazyConnect: true });
     admin.on('error', () => {});
@@ -105,7 +95,6 @@ describe('a stalled Redis costs a pinned miss at most one command timeout', () =
   });
 
   it("the wait for another instance's fill counts against routing.deadlineMs", async () => {
-    await flushAll(redis.url);
     const node = await sim();
     const deadlineMs = 1500;
     const { url } = await proxy([node], {

@@ -1,11 +1,13 @@
-// A private redis-server per test file, on a free port, so a test may kill, stall
-// or restart it. The shared Redis on 6379 is never used by tests.
+// A private redis-server per test file (or describe block), on a free port, so a
+// test may kill, stall or restart it. The shared Redis on 6379 is never used by
+// tests. useRedisServer() registers its start and stop where it is called.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { freePort } from './free-port.js';
 
 export interface RedisServerHandle {
@@ -49,6 +51,44 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
       if (attempt >= 3) throw err;
     }
   }
+}
+
+export interface UseRedisServerOptions extends RedisServerOptions {
+  /** FLUSHALL before each test of the block, so each starts on an empty server. */
+  flushEach?: boolean;
+}
+
+/**
+ * A private redis-server for the enclosing file or describe block: started before
+ * its first test and stopped after its last. The handle reads the server started
+ * for the block, so it may be kept in a const where the block is declared and used
+ * in its tests and hooks.
+ */
+export function useRedisServer(options: UseRedisServerOptions = {}): RedisServerHandle {
+  let server: RedisServerHandle | undefined;
+  beforeAll(async () => {
+    server = await startRedisServer(options);
+  });
+  afterAll(async () => {
+    await server?.stop();
+    server = undefined;
+  });
+  if (options.flushEach === true) beforeEach(() => flushAll(started().url));
+  const started = (): RedisServerHandle => {
+    if (server === undefined) throw new Error('the redis-server of useRedisServer is there only in the tests and hooks of its block');
+    return server;
+  };
+  return {
+    get url() {
+      return started().url;
+    },
+    get port() {
+      return started().port;
+    },
+    kill: () => started().kill(),
+    restart: () => started().restart(),
+    stop: () => started().stop(),
+  };
 }
 
 async function serve(port: number, cluster: boolean): Promise<RedisServerHandle> {

@@ -3,30 +3,21 @@
 // Redis, and failing open while Redis is killed or stalled (SPEC §7, DESIGN
 // "Cache keys and entries").
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { decodeAnswer, FORMAT_V3 } from '../../src/cache/codec.js';
 import { simBalance } from '../../src/sim/index.js';
 import { BALANCE, balanceAt, cacheOf, expectStatus, hex, itemAt, OWNER, PRESENT, PRESENT_KEYS, redisEntryKeys, served, tally, timed, warmConnections } from '../helpers/cache.js';
 import { until } from '../helpers/until.js';
 import { proxy, rawItem, sim, viewJson, type Reply } from '../helpers/proxy.js';
-import { flushAll, startRedisServer, type RedisServerHandle } from '../helpers/redis-server.js';
+import { useRedisServer } from '../helpers/redis-server.js';
 
 const PREFIX = 'test:';
 const COMMAND_TIMEOUT_MS = 200;
 const MAX_TTL_SECONDS = 3600;
 
-let server: RedisServerHandle;
+const server = useRedisServer({ flushEach: true });
 const clients: Redis[] = [];
 
-beforeAll(async () => {
-  server = await startRedisServer();
-});
-afterAll(async () => {
-  await server.stop();
-});
-beforeEach(async () => {
-  await flushAll(server.url);
-});
 afterEach(() => {
   for (const c of clients.splice(0)) c.disconnect();
 });

@@ -2,22 +2,16 @@
 // ioredis handles a lost cluster node by dropping it and rediscovering slots, a
 // different path from a single connection's reconnect.
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { RedisStore } from '../../src/cache/redis.js';
 import type { StoredAnswer } from '../../src/wire/read-request.js';
-import { startRedisServer, type RedisServerHandle } from '../helpers/redis-server.js';
+import { useRedisServer } from '../helpers/redis-server.js';
 
 const TIMEOUT_MS = 250;
 const SLACK_MS = 250;
 const sample: StoredAnswer = { status: 200, contentType: 'application/x-bcs', body: Buffer.from([1, 2]), version: 3n };
 
-let node: RedisServerHandle;
-beforeAll(async () => {
-  node = await startRedisServer({ cluster: true });
-});
-afterAll(async () => {
-  await node.stop();
-});
+const node = useRedisServer({ cluster: true });
 
 it('a cluster store fails open while its node is down and recovers after a restart', async () => {
   const errors: string[] = [];

@@ -5,30 +5,25 @@
 import { gunzipSync } from 'node:zlib';
 import { Redis } from 'ioredis';
 import { request } from 'undici';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeAnswer } from '../../src/cache/codec.js';
 import type { StoredAnswer } from '../../src/wire/read-request.js';
 import { cacheOf, expectStatus, hex, itemAt, PRESENT_KEYS, redisEntryKeys, served } from '../helpers/cache.js';
 import { type ProxyHandle, proxy, rawItem, type Reply, sim } from '../helpers/proxy.js';
-import { flushAll, type RedisServerHandle, startRedisServer } from '../helpers/redis-server.js';
+import { useRedisServer } from '../helpers/redis-server.js';
 import { until } from '../helpers/until.js';
 
 const PREFIX = 'entries:';
 
-let server: RedisServerHandle;
+const server = useRedisServer({ flushEach: true });
 let admin: Redis;
 
-beforeAll(async () => {
-  server = await startRedisServer();
+beforeAll(() => {
   admin = new Redis(server.url, { maxRetriesPerRequest: 1 });
   admin.on('error', () => {});
 });
-afterAll(async () => {
+afterAll(() => {
   admin.disconnect();
-  await server.stop();
-});
-beforeEach(async () => {
-  await flushAll(server.url);
 });
 
 function redisProxy(node: Awaited<ReturnType<typeof sim>>): Promise<ProxyHandle> {

@@ -2,12 +2,12 @@
 // open while the server is killed, restarted or stalled.
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { decodeAnswer, FORMAT_V3 } from '../../src/cache/codec.js';
 import { RedisStore, type RedisStoreOptions } from '../../src/cache/redis.js';
 import type { FillLock } from '../../src/cache/store.js';
 import type { StoredAnswer } from '../../src/wire/read-request.js';
-import { startRedisServer, type RedisServerHandle } from '../helpers/redis-server.js';
+import { useRedisServer } from '../helpers/redis-server.js';
 import { until } from '../helpers/until.js';
 
 const TIMEOUT_MS = 250;
@@ -22,18 +22,12 @@ const sample: StoredAnswer = {
   version: 2n ** 63n,
 };
 
-let server: RedisServerHandle;
+const server = useRedisServer();
 const cleanups: Array<() => Promise<void> | void> = [];
 let prefixes = 0;
 
-beforeAll(async () => {
-  server = await startRedisServer();
-});
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-afterAll(async () => {
-  await server.stop();
 });
 
 interface Made {

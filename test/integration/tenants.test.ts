@@ -6,11 +6,11 @@
 import { createHash } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { App } from '../../src/app.js';
 import { freePort } from '../helpers/free-port.js';
 import { capturedLog, HANDLE, ledgerHeaders, proxy, type Reply, sim, QUIET } from '../helpers/proxy.js';
-import { startRedisServer, type RedisServerHandle } from '../helpers/redis-server.js';
+import { useRedisServer } from '../helpers/redis-server.js';
 import { until } from '../helpers/until.js';
 
 /** A clock that stands still: no second or minute ends mid-test. */
@@ -315,13 +315,7 @@ describe('operators see tenants by name', () => {
 });
 
 describe('shared through Redis', () => {
-  let redis: RedisServerHandle;
-  beforeAll(async () => {
-    redis = await startRedisServer();
-  });
-  afterAll(async () => {
-    await redis?.stop();
-  });
+  const redis = useRedisServer();
 
   it("two instances on one Redis share a tenant's budget", async () => {
     const node = await sim();

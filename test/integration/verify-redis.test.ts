@@ -3,12 +3,12 @@
 // waiters that came since learn whether it was stored. On this file's own
 // redis-server (never the shared one on 6379).
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { cacheOf, hex, itemAt, PRESENT_KEYS, redisEntryKeys } from '../helpers/cache.js';
 import { metricValue } from '../helpers/metrics.js';
 import { proxy, rawItem, sim, QUIET_ROUTING } from '../helpers/proxy.js';
-import { flushAll, startRedisServer, type RedisServerHandle } from '../helpers/redis-server.js';
+import { useRedisServer } from '../helpers/redis-server.js';
 import { until } from '../helpers/until.js';
 
 const PREFIX = 'verify:';
@@ -16,17 +16,10 @@ const START = 1_000_004n;
 const AT = START - 10n;
 const KEY = PRESENT_KEYS[0];
 
-let server: RedisServerHandle;
+const server = useRedisServer({ flushEach: true });
 let client: Redis;
 
-beforeAll(async () => {
-  server = await startRedisServer();
-});
-afterAll(async () => {
-  await server.stop();
-});
-beforeEach(async () => {
-  await flushAll(server.url);
+beforeEach(() => {
   client = new Redis(server.url, { maxRetriesPerRequest: 1 });
   client.on('error', () => {});
 });

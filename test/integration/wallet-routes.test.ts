@@ -4,11 +4,11 @@
 // pruning answers 410; JSON and BCS are separate entries; Redis is shared.
 import { Redis } from 'ioredis';
 import { request } from 'undici';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { simTableItem, simTransactionHash, type SimNode } from '../../src/sim/index.js';
 import { ManualProbes } from '../helpers/probes.js';
 import { call, proxy, sim, type Reply, QUIET_ROUTING } from '../helpers/proxy.js';
-import { flushAll, startRedisServer, type RedisServerHandle } from '../helpers/redis-server.js';
+import { flushAll, useRedisServer } from '../helpers/redis-server.js';
 import { until } from '../helpers/until.js';
 
 const START = 1000n;
@@ -366,13 +366,7 @@ describe('keys: spellings a node reads alike share one entry', () => {
 });
 
 describe('Redis: two proxies share every route family', () => {
-  let redis: RedisServerHandle;
-  beforeAll(async () => {
-    redis = await startRedisServer();
-  });
-  afterAll(async () => {
-    await redis.stop();
-  });
+  const redis = useRedisServer();
 
   it('what one proxy fetched, the other serves from Redis, byte for byte', async () => {
     await flushAll(redis.url);

@@ -8,7 +8,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, proxy, rawItem, sim, viewJson } from '../helpers/proxy.js';
 import { viewBcsRequest, u64le } from '../helpers/cache.js';
-import { flushAll, startRedisServer, type RedisServerHandle } from '../helpers/redis-server.js';
+import { useRedisServer } from '../helpers/redis-server.js';
 import { httpRequest, rawHttp } from '../helpers/raw-socket.js';
 
 const PREFIX = 'sec-test:';
@@ -19,19 +19,17 @@ const FILL = /^sec-test:fill:[0-9a-f]{64}$/;
 /** The tenants' limit counters: under the prefix, keyed by a hash of the tenant and client address, and the window. */
 const RATE = /^sec-test:limits:(?:requests|node-units):[0-9a-f]{64}:[0-9]+$/;
 
-let redis: RedisServerHandle;
+const redis = useRedisServer({ flushEach: true });
 let admin: Redis;
 
 beforeAll(async () => {
-  redis = await startRedisServer();
   admin = new Redis(redis.url, { maxRetriesPerRequest: 0, lazyConnect: true });
   admin.on('error', () => {});
   await admin.connect();
 });
 
-afterAll(async () => {
+afterAll(() => {
   admin?.disconnect();
-  await redis?.stop();
 });
 
 /** Client text that must never show up in a key. */
@@ -75,7 +73,6 @@ async function oddReads(url: string): Promise<void> {
 
 describe('Redis keys are prefixed hashes, never client input', () => {
   it('after odd reads, KEYS * lists only <prefix><64 hex>', async () => {
-    await flushAll(redis.url);
     const node = await sim();
     const { url } = await proxy([node], { cache: { redis: { url: redis.url, keyPrefix: PREFIX } } });
     await oddReads(url);
@@ -95,7 +92,6 @@ describe('Redis keys are prefixed hashes, never client input', () => {
   });
 
   it('while fills hold their locks (a slow node), KEYS * lists only <prefix><64 hex> and <prefix>lock:<64 hex>', async () => {
-    await flushAll(redis.url);
     const node = await sim();
     const { url } = await proxy([node], { cache: { redis: { url: redis.url, keyPrefix: PREFIX } } });
     node.faults.set({ mode: 'slow', delayMs: 400, routes: ['raw_item', 'view'] });
@@ -117,7 +113,6 @@ describe('Redis keys are prefixed hashes, never client input', () => {
   // the same rule: cache.redis.keyPrefix is documented as the "prefix of every
   // key", and a client address (X-Forwarded-For, with trustProxy) is client input.
   it('with tenants and trustProxy, the limit counters too are <prefix><64 hex>, never a client address', async () => {
-    await flushAll(redis.url);
     const node = await sim();
     const { url } = await proxy([node], {
       server: { host: '127.0.0.1', port: 0, trustProxy: true },
