@@ -4,9 +4,8 @@ import type { Redis } from 'ioredis';
 import { expect } from 'vitest';
 import { encodeBcsValues, encodeJsonValues, simBalance, simTableItem, SIM_MODULE_ADDRESS, type SimNode } from '../../src/sim/index.js';
 import { encodeViewRequest } from '../../src/wire/view-bcs.js';
+import { hex } from './bytes.js';
 import { call, HANDLE, type Reply } from './proxy.js';
-
-export const hex = (b: Buffer): string => '0x' + b.toString('hex');
 
 /** Keys of HANDLE: PRESENT ones have an item at every version, ABSENT ones never do. */
 const CANDIDATE_KEYS = Array.from({ length: 256 }, (_, i) => Buffer.from([i, 0x5a]));
@@ -32,12 +31,6 @@ export function balanceAt(owner: string, version: bigint, format: 'json' | 'bcs'
   return format === 'json' ? encodeJsonValues(values) : encodeBcsValues(values);
 }
 
-export function u64le(n: bigint): Buffer {
-  const b = Buffer.alloc(8);
-  b.writeBigUInt64LE(n);
-  return b;
-}
-
 /** POST /v1/view with a BCS request body (the Aptos SDK's way) for a 0x1::sim function. */
 export function viewBcsRequest(base: string, fn: string, args: Uint8Array[], opts: { version?: bigint | number; accept?: string } = {}): Promise<Reply> {
   const q = opts.version !== undefined ? `?ledger_version=${opts.version}` : '';
@@ -48,6 +41,7 @@ export function viewBcsRequest(base: string, fn: string, args: Uint8Array[], opt
   });
 }
 
+export { hex, u64le } from './bytes.js';
 export { simHeaders } from './expect.js';
 
 /** Requests that reached the node other than the proxy's health probes. */

@@ -21,3 +21,14 @@ export function expectUnavailable(reply: Reply, parts: string[]): string {
   expect(body.message).not.toMatch(/<html/i);
   return body.message as string;
 }
+
+/** The error of class `type` that `fn` throws; any other error is rethrown, and throwing nothing fails. */
+export function thrownBy<E extends Error>(type: abstract new (...args: never[]) => E, fn: () => unknown): E {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof type) return err;
+    throw err;
+  }
+  throw new Error(`expected a ${type.name}`);
+}

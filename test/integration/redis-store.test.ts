@@ -9,6 +9,7 @@ import type { FillLock } from '../../src/cache/store.js';
 import type { StoredAnswer } from '../../src/wire/read-request.js';
 import { useRedisServer } from '../helpers/redis-server.js';
 import { until } from '../helpers/until.js';
+import { timed } from '../helpers/cache.js';
 
 const TIMEOUT_MS = 250;
 /** Scheduling slack on a busy CI machine on top of the command timeout. */
@@ -60,12 +61,6 @@ function admin(): Redis {
   client.on('error', () => {});
   cleanups.push(() => client.disconnect());
   return client;
-}
-
-async function timed<T>(op: () => Promise<T>): Promise<{ value: T; ms: number }> {
-  const start = performance.now();
-  const value = await op();
-  return { value, ms: performance.now() - start };
 }
 
 describe('RedisStore in Redis', () => {
