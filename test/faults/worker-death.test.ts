@@ -10,7 +10,7 @@
 import { Agent, request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import type { SimNode } from '../../src/sim/index.js';
-import { type Cli, configFile, startCli, useCliBuild } from '../helpers/cli.js';
+import { cliConfig, type Cli, configFile, startCli, useCliBuild } from '../helpers/cli.js';
 import { probeLoad, probeOnce, tally } from '../helpers/probe.js';
 import { freePort } from '../helpers/free-port.js';
 import { sim } from '../helpers/proxy.js';
@@ -26,21 +26,7 @@ const KILL_AT_MS = 800;
 const LOAD_MS = 3000;
 
 function config(port: number, adminPort: number, node: SimNode): string {
-  return [
-    'server:',
-    '  host: 127.0.0.1',
-    `  port: ${port}`,
-    '  workers: 2',
-    'admin:',
-    '  host: 127.0.0.1',
-    `  port: ${adminPort}`,
-    'upstreams:',
-    `  - url: ${node.url}`,
-    '    name: sim',
-    'log:',
-    '  level: info',
-    '',
-  ].join('\n');
+  return cliConfig(port, node, { server: { workers: 2 }, admin: { host: '127.0.0.1', port: adminPort } });
 }
 
 async function status(url: string, init: { dispatcher?: Agent } = {}): Promise<number> {

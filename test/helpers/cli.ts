@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { request } from 'undici';
+import { stringify } from 'yaml';
 import { afterAll, afterEach, beforeAll, inject } from 'vitest';
 import { until } from './until.js';
 
@@ -49,6 +50,24 @@ export function configFile(name: string, text: string): string {
   const file = join(configs!, name);
   writeFileSync(file, text);
   return file;
+}
+
+type Sections = Record<string, unknown>;
+
+/**
+ * A config file's text: the public listener on 127.0.0.1:port, `node` the one
+ * upstream (named sim), no admin listener, log level info; a section of `more`
+ * adds to that section's keys (server, admin, log) or is added whole.
+ */
+export function cliConfig(port: number, node: { url: string }, more: Record<string, Sections> = {}): string {
+  const config: Record<string, unknown> = {
+    server: { host: '127.0.0.1', port, ...more.server },
+    admin: { port: 0, ...more.admin },
+    upstreams: [{ url: node.url, name: 'sim' }],
+    log: { level: 'info', ...more.log },
+  };
+  for (const [section, keys] of Object.entries(more)) if (!(section in config)) config[section] = keys;
+  return stringify(config);
 }
 
 /** Runs the CLI to its end with `args` (--check, --version...), with only `env`'s LEDGER_PROXY_* variables. */

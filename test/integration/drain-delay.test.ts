@@ -5,7 +5,7 @@
 import { Agent, request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import type { SimNode } from '../../src/sim/index.js';
-import { configFile, startCli, useCliBuild } from '../helpers/cli.js';
+import { cliConfig, configFile, startCli, useCliBuild } from '../helpers/cli.js';
 import { connectionRefused, probeOnce } from '../helpers/probe.js';
 import { freePort } from '../helpers/free-port.js';
 import { sim } from '../helpers/proxy.js';
@@ -16,22 +16,7 @@ useCliBuild();
 const DRAIN_DELAY_MS = 1500;
 
 function config(port: number, adminPort: number, node: SimNode, workers: number): string {
-  return [
-    'server:',
-    '  host: 127.0.0.1',
-    `  port: ${port}`,
-    `  workers: ${workers}`,
-    `  drainDelayMs: ${DRAIN_DELAY_MS}`,
-    'admin:',
-    '  host: 127.0.0.1',
-    `  port: ${adminPort}`,
-    'upstreams:',
-    `  - url: ${node.url}`,
-    '    name: sim',
-    'log:',
-    '  level: info',
-    '',
-  ].join('\n');
+  return cliConfig(port, node, { server: { workers, drainDelayMs: DRAIN_DELAY_MS }, admin: { host: '127.0.0.1', port: adminPort } });
 }
 
 async function readyz(admin: string): Promise<number | string> {

@@ -6,10 +6,10 @@ import { writeFileSync } from 'node:fs';
 import { Agent, request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { simBalance, simTableItem, type SimNode } from '../../src/sim/index.js';
-import { configFile, startCli as startCliOn, useCliBuild, type Cli } from '../helpers/cli.js';
+import { cliConfig, configFile, startCli as startCliOn, useCliBuild, type Cli } from '../helpers/cli.js';
 import { connectionRefused } from '../helpers/probe.js';
 import { freePort } from '../helpers/free-port.js';
-import { sim } from '../helpers/proxy.js';
+import { QUIET_ROUTING, sim } from '../helpers/proxy.js';
 import { until, within } from '../helpers/until.js';
 
 const HANDLE = '0x' + 'ef'.repeat(32);
@@ -23,24 +23,7 @@ afterEach(async () => {
 
 /** The CLI's config file: one upstream, `node`, on `port`. */
 function writeConfig(file: string, port: number, node: SimNode): void {
-  writeFileSync(
-    file,
-    [
-      'server:',
-      '  host: 127.0.0.1',
-      `  port: ${port}`,
-      'admin:',
-      '  port: 0',
-      'upstreams:',
-      `  - url: ${node.url}`,
-      '    name: sim',
-      'routing:',
-      '  probeIntervalMs: 60000',
-      'log:',
-      '  level: warn',
-      '',
-    ].join('\n'),
-  );
+  writeFileSync(file, cliConfig(port, node, { routing: QUIET_ROUTING, log: { level: 'warn' } }));
 }
 
 /** Writes a config for `node` and starts the CLI; resolves once it answers GET /v1. */

@@ -4,7 +4,7 @@
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import type { SimNode } from '../../src/sim/index.js';
-import { configFile, startCli, useCliBuild } from '../helpers/cli.js';
+import { cliConfig, configFile, startCli, useCliBuild } from '../helpers/cli.js';
 import { promtool, requirePromtool } from '../helpers/monitoring-tools.js';
 import { freePort } from '../helpers/free-port.js';
 import { sim } from '../helpers/proxy.js';
@@ -14,21 +14,7 @@ useCliBuild();
 await requirePromtool();
 
 function config(port: number, adminPort: number, node: SimNode, level = 'info'): string {
-  return [
-    'server:',
-    '  host: 127.0.0.1',
-    `  port: ${port}`,
-    '  workers: 2',
-    'admin:',
-    '  host: 127.0.0.1',
-    `  port: ${adminPort}`,
-    'upstreams:',
-    `  - url: ${node.url}`,
-    '    name: sim',
-    'log:',
-    `  level: ${level}`,
-    '',
-  ].join('\n');
+  return cliConfig(port, node, { server: { workers: 2 }, admin: { host: '127.0.0.1', port: adminPort }, log: { level } });
 }
 
 /** The value of one sample line of the Prometheus text, summed over label sets matching `labels`. */
