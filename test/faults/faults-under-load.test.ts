@@ -15,7 +15,7 @@ import { prng } from '../../bench/lib/prng.mjs';
 import { PRESENT_KEYS, hex } from '../helpers/cache.js';
 import { runLoad, type LoadReply, type LoadReport, type LoadRequest } from '../helpers/load.js';
 import { call, HANDLE, proxy, sim, type Reply } from '../helpers/proxy.js';
-import { flushAll, type RedisServerHandle, useRedisServer } from '../helpers/redis-server.js';
+import { flushAll, type RedisServerHandle, stallRedis, useRedisServer } from '../helpers/redis-server.js';
 import { until } from '../helpers/until.js';
 
 const ROUTING = { attemptTimeoutMs: 300, deadlineMs: 1500, probeIntervalMs: 100, breaker: { failureThreshold: 3, openMs: 500 } };
@@ -154,8 +154,7 @@ const nodeFault = (name: string, mode: 'hang' | 'html' | 'reset' | 'slow', delay
   end: async ({ a }) => a.faults.clear(),
 });
 
-let staller: Redis | undefined;
-let stall: Promise<unknown> | undefined;
+let stalled: Promise<void> | undefined;
 
 const FAULTS: Fault[] = [
   { name: 'a node is killed and restarted', redis: false, begin: ({ a }) => a.stop(), end: ({ a }) => a.restart() },
@@ -168,16 +167,12 @@ const FAULTS: Fault[] = [
     name: 'Redis stalls (DEBUG SLEEP 1)',
     redis: true,
     begin: async ({ redis }) => {
-      staller = new Redis(redis.url, { maxRetriesPerRequest: 0, lazyConnect: true });
-      staller.on('error', () => {});
-      await staller.connect();
-      stall = staller.call('DEBUG', 'SLEEP', '1');
+      stalled = (await stallRedis(redis.url, 1)).awake;
     },
     // The stall ends when DEBUG SLEEP returns (about 1 s after it began).
     end: async () => {
-      await stall;
-      staller?.disconnect();
-      staller = undefined;
+      await stalled;
+      stalled = undefined;
     },
   },
 ];
@@ -199,12 +194,10 @@ beforeAll(() => {
 });
 
 afterAll(async () => {
-  staller?.disconnect();
   process.off('unhandledRejection', onUnhandled);
-  // Sockets close asynchronously once their peers are gone: poll, bounded.
+  // Sockets close asynchronously once their peers are gone; the assertion below names what stayed open.
   const limit = resourcesBefore + 2;
-  const until = Date.now() + 3000;
-  while (process.getActiveResourcesInfo().length > limit && Date.now() < until) await sleep(50);
+  await until(() => process.getActiveResourcesInfo().length <= limit, 3000, 'open resources back to their count before the suite').catch(() => undefined);
   const after = process.getActiveResourcesInfo();
   figures.push(`[faults] unhandled rejections: ${unhandled.length}; active resources: ${resourcesBefore} before, ${after.length} after`);
   for (const line of figures) console.log(line);
@@ -248,6 +241,7 @@ async function recovery(ctx: Ctx, fault: Fault): Promise<{ ms: number; sent: num
     const ms = performance.now() - started;
     if (healthy && allOk) return { ms, sent };
     if (ms > 2 * RECOVERY_MS) return { ms: Infinity, sent };
+    // The poll's pace: it measures the recovery, so it must not flood what it measures.
     await sleep(50);
   }
 }
@@ -287,6 +281,7 @@ describe('faults under load: two nodes (and Redis), a few hundred reads/s', () =
         next: fault.redis ? mix(index + 1, 950, 1000) : mix(index + 1, 1, 1000),
       });
       const loadStart = performance.now();
+      // The fault begins FAULT_AT_MS into the load and is held FAULT_FOR_MS (a Redis stall: its own second).
       await sleep(FAULT_AT_MS);
       await fault.begin(ctx);
       const faultedReadsBefore = servedReads(ctx.a);

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { freePort } from './free-port.js';
+import { until } from './until.js';
 
 export interface RedisServerHandle {
   url: string;
@@ -224,4 +225,41 @@ export async function flushAll(url: string): Promise<void> {
   } finally {
     client.disconnect();
   }
+}
+
+/** How long a PING goes unanswered before stallRedis takes the server for asleep. */
+const ASLEEP_AFTER_MS = 100;
+
+/**
+ * Puts the server at url to sleep for `seconds` (DEBUG SLEEP, on a connection of
+ * its own) and resolves once it sleeps: a sleeping server answers nothing, so once
+ * a PING sent after the DEBUG SLEEP has gone ASLEEP_AFTER_MS without an answer.
+ * `awake` settles when the DEBUG SLEEP returns.
+ */
+export async function stallRedis(url: string, seconds: number): Promise<{ awake: Promise<void> }> {
+  const [staller, prober] = [url, url].map((u) => {
+    const client = new Redis(u, { lazyConnect: true, maxRetriesPerRequest: 0 });
+    client.on('error', () => {});
+    return client;
+  });
+  await Promise.all([staller.connect(), prober.connect()]);
+  const awake = staller.call('DEBUG', 'SLEEP', String(seconds)).then(
+    () => undefined,
+    () => undefined,
+  );
+  void awake.then(() => {
+    staller.disconnect();
+    prober.disconnect();
+  });
+  const answers = (): Promise<boolean> =>
+    new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(false), ASLEEP_AFTER_MS);
+      const answered = (): void => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      prober.ping().then(answered, answered);
+    });
+  await until(async () => !(await answers()), seconds * 1000, 'the redis-server asleep');
+  return { awake };
 }

@@ -9,7 +9,7 @@ import { simBalance } from '../../src/sim/index.js';
 import { BALANCE, balanceAt, cacheOf, expectStatus, hex, itemAt, OWNER, PRESENT, PRESENT_KEYS, redisEntryKeys, served, tally, timed, warmConnections } from '../helpers/cache.js';
 import { until } from '../helpers/until.js';
 import { proxy, rawItem, sim, viewJson, type Reply } from '../helpers/proxy.js';
-import { useRedisServer } from '../helpers/redis-server.js';
+import { stallRedis, useRedisServer } from '../helpers/redis-server.js';
 
 const PREFIX = 'test:';
 const COMMAND_TIMEOUT_MS = 200;
@@ -278,6 +278,7 @@ describe('failing open', () => {
     const node = await sim({ versionsPerSecond: 20 });
     const { app, url } = await redisProxy(node);
     const TOTAL = 300;
+    // A steady stream of requests, one every SPACING_MS, through the kill and the restart.
     const SPACING_MS = 10;
     const keys = PRESENT_KEYS.slice(0, 8);
 
@@ -367,16 +368,7 @@ describe('failing open', () => {
     expectStatus(warm.value, 200);
     const nodeMs = warm.ms;
 
-    const staller = admin();
-    await staller.ping();
-    let awake = false;
-    const sleeping = staller.call('DEBUG', 'SLEEP', '2').then(
-      () => (awake = true),
-      () => (awake = true),
-    );
-    // Give the server a moment to pick the command up (it replies only when it wakes).
-    await new Promise((r) => setTimeout(r, 50));
-    expect(awake, 'Redis is asleep').toBe(false);
+    const { awake } = await stallRedis(server.url, 2);
     expect(app.redis!.isReady(), 'a stalled server still looks connected').toBe(true);
 
     // Distinct pinned misses, all sent while the server sleeps.
@@ -391,7 +383,7 @@ describe('failing open', () => {
       }),
     );
 
-    await sleeping;
+    await awake;
 
     const report = results.map((r) => `${r.label}: HTTP ${r.reply.status} ${cacheOf(r.reply)} in ${Math.round(r.ms)} ms`).join('; ');
     for (const r of results) {
@@ -408,12 +400,9 @@ describe('failing open', () => {
     const warm = await timed(() => rawItem(url, hex(PRESENT_KEYS[0]), { version: 800 }));
     expectStatus(warm.value, 200);
 
-    const staller = admin();
-    await staller.ping();
-    const sleeping = staller.call('DEBUG', 'SLEEP', '2').catch(() => undefined);
-    await new Promise((r) => setTimeout(r, 50));
+    const { awake } = await stallRedis(server.url, 2);
     const { value, ms } = await timed(() => rawItem(url, hex(PRESENT), { version: 811 }));
-    await sleeping;
+    await awake;
     expectStatus(value, 200);
     expect(value.body.equals(itemAt(PRESENT, 811n))).toBe(true);
     // 150 ms of scheduling slack on top of one command timeout and the node time.
