@@ -151,39 +151,32 @@ async function launch(port: number, clusterDir?: string): Promise<ChildProcess> 
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   child.once('exit', () => running.delete(child));
 
-  const deadline = Date.now() + READY_TIMEOUT_MS;
   let gone = false;
   void exited.then(() => (gone = true));
-  while (!gone && Date.now() < deadline) {
-    if (await ping(port)) {
+  const started = performance.now();
+  try {
+    await until(async () => gone || (await ping(port)), READY_TIMEOUT_MS, 'redis-server to answer PING');
+    if (!gone) {
       if (clusterDir === undefined) return child;
-      try {
-        if (await assignAllSlots(port, deadline)) return child;
-      } catch (err) {
-        output += `\n${String(err)}`;
-      }
-      break;
+      await assignAllSlots(port, READY_TIMEOUT_MS - (performance.now() - started));
+      return child;
     }
-    await new Promise((r) => setTimeout(r, 20));
+  } catch (err) {
+    output += `\n${String(err)}`;
   }
   await killChild(child);
   throw new Error(`redis-server on port ${port} did not become ready:\n${output}`);
 }
 
 /** Gives the node every slot (a restart keeps them in its nodes file) and waits for cluster_state:ok. */
-async function assignAllSlots(port: number, deadline: number): Promise<boolean> {
+async function assignAllSlots(port: number, timeoutMs: number): Promise<void> {
   const client = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0 });
   client.on('error', () => {});
   try {
     await client.connect();
     const slots = (await client.call('CLUSTER', 'SLOTS')) as unknown[];
     if (slots.length === 0) await client.call('CLUSTER', 'ADDSLOTSRANGE', '0', '16383');
-    while (Date.now() < deadline) {
-      const info = (await client.call('CLUSTER', 'INFO')) as string;
-      if (info.includes('cluster_state:ok')) return true;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    return false;
+    await until(async () => ((await client.call('CLUSTER', 'INFO')) as string).includes('cluster_state:ok'), timeoutMs, 'cluster_state:ok');
   } finally {
     client.disconnect();
   }
@@ -222,6 +215,22 @@ export async function flushAll(url: string): Promise<void> {
   try {
     await client.connect();
     await client.flushall();
+  } finally {
+    client.disconnect();
+  }
+}
+
+/** Resolves once each of `channels` has a subscriber on the server at url (PUBSUB NUMSUB). */
+export async function untilSubscribed(url: string, channels: string[], timeoutMs = 5000): Promise<void> {
+  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0 });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    const counts = async (): Promise<number[]> => {
+      const reply = (await client.call('PUBSUB', 'NUMSUB', ...channels)) as Array<string | number>;
+      return channels.map((_, i) => Number(reply[2 * i + 1]));
+    };
+    await until(async () => (await counts()).every((n) => n > 0), timeoutMs, `a subscriber on each of ${channels.join(', ')}`);
   } finally {
     client.disconnect();
   }

@@ -7,7 +7,7 @@ import { decodeAnswer, FORMAT_V3 } from '../../src/cache/codec.js';
 import { RedisStore, type RedisStoreOptions } from '../../src/cache/redis.js';
 import type { FillLock } from '../../src/cache/store.js';
 import type { StoredAnswer } from '../../src/wire/read-request.js';
-import { useRedisServer } from '../helpers/redis-server.js';
+import { untilSubscribed, useRedisServer } from '../helpers/redis-server.js';
 import { until } from '../helpers/until.js';
 import { timed } from '../helpers/cache.js';
 
@@ -154,7 +154,7 @@ describe('RedisStore fill outcomes', () => {
     const filler = await makeStore({ keyPrefix: 'fo:' });
     const waiter = await makeStore({ keyPrefix: 'fo:' });
     const waits = [waiter.store.awaitFill('k', 5000), waiter.store.awaitFill('k', 5000), waiter.store.awaitFill('other', 300)];
-    await new Promise((r) => setTimeout(r, 50));
+    await untilSubscribed(server.url, ['fo:fill:k', 'fo:fill:other']);
     const started = performance.now();
     await filler.store.publishFill('k', { answer: sample, stored: false });
     const [first, second] = await Promise.all(waits.slice(0, 2));
