@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { SimNode } from '../../src/sim/index.js';
 import { freePort } from '../helpers/free-port.js';
 import { call, proxy, sim, QUIET, QUIET_ROUTING } from '../helpers/proxy.js';
+import { until } from '../helpers/until.js';
 
 /** Probes only at start: what the pool knows of a node comes from the calls themselves. */
 const GAS_PRICE = '/v1/estimate_gas_price';
@@ -96,7 +97,11 @@ describe('passthrough routing', () => {
     expect(metrics).toMatch(/ledger_proxy_upstream_requests_total\{[^}]*upstream="only"[^}]*outcome="ok"[^}]*\} [1-9]/);
 
     node.faults.set({ mode: 'slow', delayMs: 400, routes: ['gas_price'] });
-    const [first, second] = await Promise.all([call(url, GAS_PRICE), new Promise((r) => setTimeout(r, 50)).then(() => call(url, GAS_PRICE))]);
+    const before = gasPriceCalls(node);
+    const slow = call(url, GAS_PRICE);
+    // The second call comes while the first holds the node's one slot.
+    await until(() => gasPriceCalls(node) > before, 2000, 'the first call at the node');
+    const [first, second] = await Promise.all([slow, call(url, GAS_PRICE)]);
     expect(first.status).toBe(200);
     expect(second.status).toBe(503);
     expect(second.json().message).toMatch(/budget/);

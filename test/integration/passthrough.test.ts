@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { SimNode } from '../../src/sim/index.js';
 import { call, ledgerHeaders, proxy, sim, type Reply, QUIET, QUIET_ROUTING } from '../helpers/proxy.js';
 import { decoy, rawHttp, type RawReply } from '../helpers/raw-socket.js';
+import { until } from '../helpers/until.js';
 
 function expectNodeError(reply: { status: number; headers: Record<string, string>; body: Buffer }, status: number, code?: string): void {
   expect(reply.status).toBe(status);
@@ -309,14 +310,8 @@ describe('passthrough: a node that is down', () => {
     const b = await sim();
     const { url } = await proxy([a, b], { routing: { probeIntervalMs: 50, breaker: { failureThreshold: 1, openMs: 60_000 } } });
     await a.stop();
-    // bounded: the probes notice within a few intervals
-    let reply = await call(url, '/v1/estimate_gas_price');
-    const until = Date.now() + 3000;
-    while (reply.status !== 200 && Date.now() < until) {
-      await new Promise((r) => setTimeout(r, 25));
-      reply = await call(url, '/v1/estimate_gas_price');
-    }
-    expect(reply.status).toBe(200);
+    // The probes notice within a few intervals.
+    await until(async () => (await call(url, '/v1/estimate_gas_price')).status === 200, 3000, 'a passthrough call answered by the healthy node');
     const before = b.counters.byRoute.gas_price;
     for (let i = 0; i < 5; i++) expect((await call(url, '/v1/estimate_gas_price')).status).toBe(200);
     expect(b.counters.byRoute.gas_price).toBe(before + 5);

@@ -8,6 +8,7 @@ import { simTableItem, type SimFaultMode, type SimNode } from '../../src/sim/ind
 import { HANDLE, ledgerHeaders, proxy, rawItem, sim, viewJson, type Reply, QUIET_ROUTING } from '../helpers/proxy.js';
 import { expectUnavailable } from '../helpers/expect.js';
 import { hex } from '../helpers/cache.js';
+import { until } from '../helpers/until.js';
 
 const KEYS = Array.from({ length: 256 }, (_, i) => Buffer.from([i, 5])).filter((k) => simTableItem(HANDLE, k, 0n) !== null);
 const KEY = KEYS[0];
@@ -71,14 +72,15 @@ describe('upstream failover', () => {
     // Restarted: once a probe sees it, the first node (more advanced) takes reads again.
     await first.restart();
     const firstBefore = first.counters.byRoute.raw_item;
-    const until = Date.now() + 5000;
     let n = 0;
-    while (first.counters.byRoute.raw_item === firstBefore && Date.now() < until) {
-      const reply = await rawItem(url, hex(KEY), { version: 400 + n++ });
-      expect(reply.status).toBe(200);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    expect(first.counters.byRoute.raw_item, 'the restarted node never served again').toBeGreaterThan(firstBefore);
+    await until(
+      async () => {
+        expect((await rawItem(url, hex(KEY), { version: 400 + n++ })).status).toBe(200);
+        return first.counters.byRoute.raw_item > firstBefore;
+      },
+      5000,
+      'the restarted node serving again',
+    );
     expect(app.pool.health(app.pool.nodes[0])).toBe('healthy');
   });
 

@@ -8,6 +8,7 @@ import { simTableItem, type SimNode } from '../../src/sim/index.js';
 import { ManualProbes } from '../helpers/probes.js';
 import { HANDLE, ledgerHeaders, proxy, rawItem, sim, viewJson, type Reply, QUIET_ROUTING } from '../helpers/proxy.js';
 import { hex } from '../helpers/cache.js';
+import { until } from '../helpers/until.js';
 
 /** Keys present in the sim's table (presence does not depend on the version). */
 const KEYS = Array.from({ length: 256 }, (_, i) => Buffer.from([i, 3])).filter((k) => simTableItem(HANDLE, k, 0n) !== null);
@@ -323,8 +324,7 @@ describe('upstream routing: the watermark never goes backwards', () => {
     // One slow latest read is in flight to the fresh node…
     fresh.faults.set({ mode: 'slow', delayMs: 300, routes: ['raw_item'], count: 1 });
     const slowRead = rawItem(url, hex(KEYS[0]));
-    const end = Date.now() + 2000;
-    while (fresh.counters.byRoute.raw_item === 0 && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 5));
+    await until(() => fresh.counters.byRoute.raw_item > 0, 2000, 'the slow read at the fresh node');
     expect(fresh.counters.byRoute.raw_item).toBe(1);
     // …while two others fail on it and open its circuit (they are answered by failover).
     fresh.faults.set({ mode: 'html', routes: ['raw_item'], count: 2 });
