@@ -7,6 +7,7 @@
 // The death is also timed the way a busy primary meets it: the primary is stopped
 // (SIGSTOP) while connections and admin requests arrive and the worker dies, and
 // continued, so it handles them before it has noticed the death.
+import { readFileSync } from 'node:fs';
 import { Agent, request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import type { SimNode } from '../../src/sim/index.js';
@@ -50,7 +51,14 @@ async function startWorkers(): Promise<{ cli: Cli; admin: string; listening(): n
   return { cli, admin, listening };
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+/** True once pid has exited: gone, or a zombie that its stopped parent has not reaped. */
+function exited(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ').pop()?.[0] === 'Z';
+  } catch {
+    return true;
+  }
+}
 
 interface Scrape {
   path: string;
@@ -74,6 +82,7 @@ async function scrapeUntil(admin: string, paths: string[], stop: () => boolean):
     } catch (err) {
       scrapes.push({ path, sentAt, ms: performance.now() - started - sentAt, status: 'error', body: String(err) });
     }
+    // The scrapes' pace: a Prometheus is not a load generator.
     await new Promise((r) => setTimeout(r, 20));
   }
   return scrapes;
@@ -141,6 +150,8 @@ describe('server.workers: 2, a worker SIGKILLed under load', () => {
     // Admin connections kept open, so their requests are read in the same turn as the news of the death.
     const adminAgent = new Agent({ connections: 4, keepAliveTimeout: 30_000 });
     const publicAgent = new Agent({ connections: 16, pipelining: 0 });
+    let connected = 0;
+    publicAgent.on('connect', () => connected++);
     try {
       await Promise.all(Array.from({ length: 4 }, () => status(`${admin}/healthz`, { dispatcher: adminAgent })));
       const primary = cli.child.pid!;
@@ -154,9 +165,14 @@ describe('server.workers: 2, a worker SIGKILLed under load', () => {
           ),
         );
         const fresh = Array.from({ length: 16 }, () => probeOnce(publicAgent, `${cli.url}/v1`, BOUND_MS));
-        await sleep(100);
+        // The kernel accepts the connections for the stopped primary; each request is written once its connection is.
+        await until(
+          () => connected === 16,
+          2000,
+          () => `16 fresh connections (${connected} so far)`,
+        );
         process.kill(victim, 'SIGKILL');
-        await sleep(100);
+        await until(() => exited(victim), 2000, 'the killed worker to exit');
         process.kill(primary, 'SIGCONT');
         continued = true;
         const outcomes = await Promise.all(fresh);

@@ -218,6 +218,7 @@ describe('ledger headers of hits', () => {
         expect(ledgerHeaders(r), `step ${step}: one snapshot`).toEqual(simHeaders(v, 0n));
         last = v;
       }
+      // Steps spread over a few probe intervals (50 ms), so probes land between hits.
       await new Promise((r) => setTimeout(r, 5));
     }
     const top = 1050n + 19n; // sum of step % 3 over 20 steps

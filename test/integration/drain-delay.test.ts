@@ -57,6 +57,7 @@ describe('server.drainDelayMs', () => {
       const at = performance.now() - signalledAt;
       const outcome = await probeOnce(agent, `${cli.url}/v1`, 2000);
       answered.push({ at, outcome: outcome.kind === 'answer' ? String(outcome.status) : outcome.kind });
+      // A fresh connection every 50 ms or so, through the delay.
       await new Promise((r) => setTimeout(r, 50));
     }
     await agent.destroy();

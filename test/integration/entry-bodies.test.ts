@@ -37,6 +37,7 @@ describe('request bodies', () => {
         socket.on('end', () => resolve(Buffer.concat(got)));
         socket.on('error', reject);
         socket.write(head(KEY_BODY.length).replace('HTTP/1.1\r\n', 'HTTP/1.1\r\nConnection: close\r\n') + KEY_BODY.slice(0, 10));
+        // The rest of the body 50 ms later: the proxy waits for it.
         setTimeout(() => socket.write(KEY_BODY.slice(10)), 50);
       }, reject);
     });

@@ -3,13 +3,13 @@
 // own redis-server lists only `<prefix><64 hex>` (and `<prefix>lock:<64 hex>`
 // while a fill holds its lock, `<prefix>fill:<64 hex>` for a second after it),
 // and nothing a client sent.
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, proxy, rawItem, sim, viewJson } from '../helpers/proxy.js';
 import { viewBcsRequest, u64le } from '../helpers/cache.js';
 import { useRedisServer } from '../helpers/redis-server.js';
 import { httpRequest, rawHttp } from '../helpers/raw-socket.js';
+import { until } from '../helpers/until.js';
 
 const PREFIX = 'sec-test:';
 const ENTRY = /^sec-test:[0-9a-f]{64}$/;
@@ -78,11 +78,14 @@ describe('Redis keys are prefixed hashes, never client input', () => {
     await oddReads(url);
     // Writes to Redis happen in the background: wait until they settle.
     let keys: string[] = [];
-    for (let i = 0; i < 50; i++) {
-      keys = await admin.keys('*');
-      if (keys.length > 0 && keys.every((k) => ENTRY.test(k) || FILL.test(k))) break;
-      await sleep(20);
-    }
+    await until(
+      async () => {
+        keys = await admin.keys('*');
+        return keys.length > 0 && keys.every((k) => ENTRY.test(k) || FILL.test(k));
+      },
+      1000,
+      () => `only entries and fill outcomes in Redis: ${JSON.stringify(keys)}`,
+    );
     expect(keys.length, 'cached entries in Redis').toBeGreaterThanOrEqual(10);
     expectOnlyHashedKeys(keys, 'after reads');
     expect(
@@ -96,16 +99,16 @@ describe('Redis keys are prefixed hashes, never client input', () => {
     const { url } = await proxy([node], { cache: { redis: { url: redis.url, keyPrefix: PREFIX } } });
     node.faults.set({ mode: 'slow', delayMs: 400, routes: ['raw_item', 'view'] });
     const reads = oddReads(url);
-    let sawLock = false;
-    const until = Date.now() + 3000;
-    while (Date.now() < until && !sawLock) {
-      const keys = await admin.keys('*');
-      expectOnlyHashedKeys(keys, 'during fills');
-      sawLock = keys.some((k) => LOCK.test(k));
-      await sleep(10);
-    }
+    await until(
+      async () => {
+        const keys = await admin.keys('*');
+        expectOnlyHashedKeys(keys, 'during fills');
+        return keys.some((k) => LOCK.test(k));
+      },
+      3000,
+      'a fill lock while the node is slow',
+    );
     await reads;
-    expect(sawLock, 'a fill lock was seen while the node was slow').toBe(true);
     expectOnlyHashedKeys(await admin.keys('*'), 'after fills');
   });
 
@@ -131,12 +134,11 @@ describe('Redis keys are prefixed hashes, never client input', () => {
       expect(reply.status, reply.body.toString()).toBe(200);
     }
     let keys: string[] = [];
-    for (let i = 0; i < 25; i++) {
-      keys = await admin.keys('*');
-      if (keys.length >= 2) break;
-      await sleep(20);
-    }
-    expect(keys.length).toBeGreaterThan(0);
+    await until(
+      async () => (keys = await admin.keys('*')).some((k) => RATE.test(k)),
+      500,
+      () => `a limit counter in Redis: ${JSON.stringify(keys)}`,
+    );
     expectOnlyHashedKeys(keys, 'with rate limiting in Redis');
   });
 });
