@@ -101,6 +101,9 @@ export function ledgerHeaders(reply: Reply, prefix = 'x-node-'): Record<string, 
   return out;
 }
 
+// freePort lives in free-port.ts; re-exported for the suites that import it with the proxy.
+export { freePort } from './free-port.js';
+
 /** A logger whose lines (parsed) are kept, for tests that assert on the log. */
 export function capturedLog(level: 'info' | 'debug' = 'info'): { logger: pino.Logger; lines: Array<Record<string, unknown>> } {
   const lines: Array<Record<string, unknown>> = [];
