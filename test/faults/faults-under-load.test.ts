@@ -17,6 +17,7 @@ import { runLoad, type LoadReply, type LoadReport, type LoadRequest } from '../h
 import { call, HANDLE, proxy, sim, type Reply } from '../helpers/proxy.js';
 import { flushAll, type RedisServerHandle, stallRedis, useRedisServer } from '../helpers/redis-server.js';
 import { until } from '../helpers/until.js';
+import { metricValue } from '../helpers/metrics.js';
 
 const ROUTING = { attemptTimeoutMs: 300, deadlineMs: 1500, probeIntervalMs: 100, breaker: { failureThreshold: 3, openMs: 500 } };
 /** Scheduling slack on a 2-core machine running load, proxy and both nodes in one process. */
@@ -255,13 +256,7 @@ function describeProblems(report: LoadReport): string {
 }
 
 /** Every reply the proxy counted (ledger_proxy_requests_total, all labels). */
-async function requestsAnswered(app: App): Promise<number> {
-  const text = await app.metrics.registry.getSingleMetricAsString('ledger_proxy_requests_total');
-  return text
-    .split('\n')
-    .filter((l) => l.startsWith('ledger_proxy_requests_total{'))
-    .reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
-}
+const requestsAnswered = (app: App): Promise<number> => metricValue(app, 'ledger_proxy_requests_total');
 
 describe('faults under load: two nodes (and Redis), a few hundred reads/s', () => {
   FAULTS.forEach((fault, index) => {

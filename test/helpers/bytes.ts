@@ -1,4 +1,5 @@
 // Byte spellings the suites share.
+import { createHash } from 'node:crypto';
 
 /** 0x-prefixed lower-case hex, as keys and handles are written in requests. */
 export const hex = (b: Buffer): string => '0x' + b.toString('hex');
@@ -9,3 +10,6 @@ export function u64le(n: bigint): Buffer {
   b.writeBigUInt64LE(n);
   return b;
 }
+
+/** sha256 of a text, in hex (how tenant keys are listed in a config). */
+export const sha256Hex = (text: string): string => createHash('sha256').update(text).digest('hex');

@@ -9,6 +9,16 @@ export function simHeaders(latest: bigint, oldest: bigint, chainId = 4, prefix =
   return Object.fromEntries(encodeLedgerHeaders(ledgerHeaderNames(prefix), simLedgerInfo(chainId, latest, oldest)));
 }
 
+/** A node error of `status` (and `code`, when given): JSON with exactly the node's three members, never a framework's. */
+export function expectNodeError(reply: Pick<Reply, 'status' | 'headers' | 'body'>, status: number, code?: string): void {
+  expect(reply.status, reply.body.toString()).toBe(status);
+  expect(reply.headers['content-type']).toMatch(/^application\/json/);
+  const body = JSON.parse(reply.body.toString('utf8'));
+  expect(Object.keys(body).sort()).toEqual(['error_code', 'message', 'vm_error_code']);
+  expect(typeof body.message).toBe('string');
+  if (code !== undefined) expect(body.error_code).toBe(code);
+}
+
 /** A 503 internal_error body (never HTML) whose message contains every part; returns the message. */
 export function expectUnavailable(reply: Reply, parts: string[]): string {
   expect(reply.status, reply.body.toString()).toBe(503);

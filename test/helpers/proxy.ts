@@ -92,6 +92,9 @@ export function viewJson(base: string, fn: string, args: unknown[], opts: { vers
   });
 }
 
+/** The ledger version a reply's headers say. */
+export const versionOf = (reply: Reply): bigint => BigInt(reply.headers['x-node-ledger-version']);
+
 /** The seven ledger headers of a reply under a prefix, lower-case names. */
 export function ledgerHeaders(reply: Reply, prefix = 'x-node-'): Record<string, string> {
   const out: Record<string, string> = {};

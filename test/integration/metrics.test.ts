@@ -4,9 +4,10 @@
 import { describe, expect, it } from 'vitest';
 import { simTableItem, type SimNode } from '../../src/sim/index.js';
 import { freePort } from '../helpers/free-port.js';
-import { call, HANDLE, proxy, rawItem, sim, viewJson, type Reply, QUIET_ROUTING } from '../helpers/proxy.js';
+import { call, HANDLE, proxy, rawItem, sim, viewJson, QUIET_ROUTING } from '../helpers/proxy.js';
 import { until } from '../helpers/until.js';
 import { hex } from '../helpers/cache.js';
+import { expectNodeError } from '../helpers/expect.js';
 
 const OWNER = '0x' + '42'.repeat(32);
 
@@ -49,14 +50,6 @@ async function scrape(adminUrl: string): Promise<Sample[]> {
   expect(res.status).toBe(200);
   expect(res.headers['content-type']).toMatch(/^text\/plain/);
   return parseMetrics(res.body.toString('utf8'));
-}
-
-function expectNodeError(reply: Reply, status: number): void {
-  expect(reply.status).toBe(status);
-  expect(reply.headers['content-type']).toMatch(/^application\/json/);
-  const body = reply.json();
-  expect(Object.keys(body).sort()).toEqual(['error_code', 'message', 'vm_error_code']);
-  expect(typeof body.message).toBe('string');
 }
 
 async function withAdmin(node: SimNode, routing: Record<string, unknown> = QUIET_ROUTING) {

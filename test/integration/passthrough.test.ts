@@ -8,15 +8,7 @@ import type { SimNode } from '../../src/sim/index.js';
 import { call, ledgerHeaders, proxy, sim, type Reply, QUIET, QUIET_ROUTING } from '../helpers/proxy.js';
 import { decoy, rawHttp, type RawReply } from '../helpers/raw-socket.js';
 import { until } from '../helpers/until.js';
-
-function expectNodeError(reply: { status: number; headers: Record<string, string>; body: Buffer }, status: number, code?: string): void {
-  expect(reply.status).toBe(status);
-  expect(reply.headers['content-type']).toMatch(/^application\/json/);
-  const body = JSON.parse(reply.body.toString('utf8'));
-  // The node error shape, never fastify's {statusCode, error, message}.
-  expect(Object.keys(body).sort()).toEqual(['error_code', 'message', 'vm_error_code']);
-  if (code !== undefined) expect(body.error_code).toBe(code);
-}
+import { expectNodeError } from '../helpers/expect.js';
 
 /** Same status, body bytes, content type and ledger headers as the node's own answer. */
 function expectSameAsNode(viaProxy: Reply, fromNode: Reply): void {

@@ -8,7 +8,7 @@ import { encodeViewRequest } from '../../src/wire/view-bcs.js';
 import { call, HANDLE, ledgerHeaders, proxy, rawItem, sim, viewJson, type Reply, QUIET } from '../helpers/proxy.js';
 import { simHeaders } from '../helpers/expect.js';
 import { rawHttp, type RawReply } from '../helpers/raw-socket.js';
-import { hex } from '../helpers/cache.js';
+import { hex, u64le, served } from '../helpers/cache.js';
 
 const KEYS = Array.from({ length: 64 }, (_, i) => Buffer.from([i, 7]));
 const PRESENT = KEYS.find((k) => simTableItem(HANDLE, k, 0n) !== null)!;
@@ -34,17 +34,6 @@ function expectInputError(reply: Reply, messagePart: string | RegExp, label = ''
   if (typeof messagePart === 'string') expect(body.message, label).toContain(messagePart);
   else expect(body.message, label).toMatch(messagePart);
   expect(ledgerHeaders(reply), `${label} must carry no ledger headers`).toEqual({});
-}
-
-/** Requests that reached the node other than the proxy's health probes. */
-function served(node: SimNode): number {
-  return node.counters.total - node.counters.byRoute.ledger_info;
-}
-
-function u64(n: bigint): Buffer {
-  const b = Buffer.alloc(8);
-  b.writeBigUInt64LE(n);
-  return b;
 }
 
 // Probes only at start, so the proxy learns of pruning from answers alone.
@@ -377,7 +366,7 @@ describe('proxy errors: view', () => {
   it('a bad BCS body → 400, node not called', async () => {
     const { node, url } = await setup();
     const bcs = { 'content-type': 'application/x.node.view_function+bcs', accept: 'application/json' };
-    const good = Buffer.from(encodeViewRequest({ address: SIM_MODULE_ADDRESS, module: 'sim', function: 'add', typeArgs: [], args: [u64(1n), u64(2n)] }));
+    const good = Buffer.from(encodeViewRequest({ address: SIM_MODULE_ADDRESS, module: 'sim', function: 'add', typeArgs: [], args: [u64le(1n), u64le(2n)] }));
     const bodies: Array<[string, Buffer]> = [
       ['empty', Buffer.alloc(0)],
       ['two bytes', Buffer.from([1, 2])],

@@ -8,7 +8,7 @@ import { addressBytes } from '../../src/wire/address.js';
 import { encodeViewRequest } from '../../src/wire/view-bcs.js';
 import { simBalance, simLedgerInfo, simTableItem, SIM_MODULE_ADDRESS, type SimNode, type SimRecordedRequest } from '../../src/sim/index.js';
 import { call, HANDLE, ledgerHeaders, proxy, rawItem, sim, viewJson, type Reply, QUIET } from '../helpers/proxy.js';
-import { hex } from '../helpers/cache.js';
+import { hex, u64le } from '../helpers/cache.js';
 
 const KEYS = Array.from({ length: 64 }, (_, i) => Buffer.from([i, 3]));
 const presentKey = (handle: string): Buffer => KEYS.find((k) => simTableItem(handle, k, 0n) !== null)!;
@@ -16,12 +16,6 @@ const PRESENT = presentKey(HANDLE);
 const ONE = '0x' + '1'.padStart(64, '0');
 const PRESENT_AT_ONE = presentKey(ONE);
 const OWNER = '0x' + '42'.repeat(32);
-
-function u64(n: bigint): Buffer {
-  const b = Buffer.alloc(8);
-  b.writeBigUInt64LE(n);
-  return b;
-}
 
 function bcsView(fn: string, args: Uint8Array[], typeArgs: [] = []): Buffer {
   return Buffer.from(encodeViewRequest({ address: SIM_MODULE_ADDRESS, module: 'sim', function: fn, typeArgs, args }));
@@ -94,7 +88,7 @@ describe('proxy forwarding: byte-identical answers', () => {
       },
     ],
     ['view BCS→JSON', { path: `/v1/view${version}`, headers: { 'content-type': 'application/x.node.view_function+bcs', accept: 'application/json' }, body: bcsView('balance', [addressBytes(OWNER)]) }],
-    ['view BCS→BCS', { path: `/v1/view${version}`, headers: { 'content-type': 'application/x.node.view_function+bcs', accept: 'application/x-bcs' }, body: bcsView('pair', [u64(10n)]) }],
+    ['view BCS→BCS', { path: `/v1/view${version}`, headers: { 'content-type': 'application/x.node.view_function+bcs', accept: 'application/x-bcs' }, body: bcsView('pair', [u64le(10n)]) }],
     [
       'view 400 invalid_input',
       { path: `/v1/view${version}`, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ function: '0x1::sim::always_abort', type_arguments: [], arguments: [] }) },
@@ -195,7 +189,7 @@ describe('proxy forwarding: the request that reaches the node', () => {
     expect(reads(node)).toHaveLength(1);
 
     // A view with an odd-looking version and a BCS body: bytes unchanged.
-    const bcs = bcsView('add', [u64(2n), u64(3n)]);
+    const bcs = bcsView('add', [u64le(2n), u64le(3n)]);
     const v = await call(url, '/v1/view?ledger_version=000990', { method: 'POST', headers: { 'content-type': 'application/x.node.view_function+bcs', accept: 'application/json' }, body: bcs });
     expect(v.json()).toEqual(['5']);
     const viewReached = lastRead(node);
@@ -394,7 +388,7 @@ describe("proxy forwarding: vendor 'aptos'", () => {
     const ex: Exchange = {
       path: '/v1/view?ledger_version=999',
       headers: { 'content-type': 'application/x.aptos.view_function+bcs', accept: 'application/json' },
-      body: bcsView('add', [u64(20n), u64(22n)]),
+      body: bcsView('add', [u64le(20n), u64le(22n)]),
     };
     const viaProxy = await call(url, ex.path, { headers: ex.headers, body: ex.body });
     expect(viaProxy.status).toBe(200);
@@ -413,7 +407,7 @@ describe("proxy forwarding: vendor 'aptos'", () => {
     const served = node.counters.byRoute.view;
     const refused = await call(url, '/v1/view', {
       headers: { 'content-type': 'application/x.node.view_function+bcs', accept: 'application/json' },
-      body: bcsView('add', [u64(1n), u64(2n)]),
+      body: bcsView('add', [u64le(1n), u64le(2n)]),
     });
     expect(refused.status).toBe(400);
     const body = refused.json();

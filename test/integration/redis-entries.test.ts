@@ -12,6 +12,7 @@ import { cacheOf, expectStatus, hex, itemAt, PRESENT_KEYS, redisEntryKeys, serve
 import { type ProxyHandle, proxy, rawItem, type Reply, sim } from '../helpers/proxy.js';
 import { useRedisServer } from '../helpers/redis-server.js';
 import { until } from '../helpers/until.js';
+import { metricValue } from '../helpers/metrics.js';
 
 const PREFIX = 'entries:';
 
@@ -83,13 +84,6 @@ async function written(read: () => Promise<{ status: number }>): Promise<{ key: 
   return { key: added[0], entry: (await admin.getBuffer(added[0]))! };
 }
 
-async function counter(p: ProxyHandle, name: string): Promise<number> {
-  const text = (await p.app.metrics.render()).body;
-  let sum = 0;
-  for (const match of text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\d+)$`, 'gm'))) sum += Number(match[1]);
-  return sum;
-}
-
 describe('an entry that fails its check', () => {
   it.each(CORRUPTIONS.map(([what, corrupt], i) => [what, corrupt, i] as const))('%s: a miss answered by the node, rewritten, then a redis HIT elsewhere', async (_what, corrupt, i) => {
     const node = await sim();
@@ -114,8 +108,8 @@ describe('an entry that fails its check', () => {
     expect(onB.body.equals(expected)).toBe(true);
     expect(served(node), 'no node call for B').toBe(calls + 1);
 
-    expect(await counter(a, 'ledger_proxy_redis_corrupt_total')).toBe(1);
-    expect(await counter(a, 'ledger_proxy_redis_errors_total'), 'a bad entry is no Redis failure').toBe(0);
+    expect(await metricValue(a.app, 'ledger_proxy_redis_corrupt_total')).toBe(1);
+    expect(await metricValue(a.app, 'ledger_proxy_redis_errors_total'), 'a bad entry is no Redis failure').toBe(0);
   });
 
   it('does not make the proxy skip Redis: an intact entry read right after it is a redis HIT', async () => {

@@ -3,7 +3,6 @@
 // RateLimit headers, a client's Authorization kept from every node, keys changed
 // by a reload, one budget shared by instances through Redis, a tenant named by a
 // trusted layer in front, and metrics and log lines by tenant name.
-import { createHash } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { Redis } from 'ioredis';
 import { describe, expect, it, vi } from 'vitest';
@@ -12,10 +11,11 @@ import { freePort } from '../helpers/free-port.js';
 import { capturedLog, HANDLE, ledgerHeaders, proxy, type Reply, sim, QUIET } from '../helpers/proxy.js';
 import { useRedisServer } from '../helpers/redis-server.js';
 import { until } from '../helpers/until.js';
+import { sha256Hex } from '../helpers/bytes.js';
+import { metricValue } from '../helpers/metrics.js';
 
 /** A clock that stands still: no second or minute ends mid-test. */
 const FROZEN = { now: () => 1_800_000_000_500 };
-const sha256 = (key: string): string => createHash('sha256').update(key).digest('hex');
 
 const WALLET_KEY = 'wallet-secret-key-1';
 const DAPP_KEY = 'dapp-public-key';
@@ -61,18 +61,12 @@ function tenantsConfig(extra: Record<string, unknown> = {}) {
     tenants: {
       anonymous: { requestsPerSecond: 3 },
       list: [
-        { name: 'wallet-backend', keys: [{ sha256: sha256(WALLET_KEY) }], priority: 'high', nodeUnitsPerMinute: 12 },
-        { name: 'dapp-web', keys: [{ sha256: sha256(DAPP_KEY) }], origins: [DAPP_ORIGIN], perAddress: { requestsPerSecond: 2 } },
+        { name: 'wallet-backend', keys: [{ sha256: sha256Hex(WALLET_KEY) }], priority: 'high', nodeUnitsPerMinute: 12 },
+        { name: 'dapp-web', keys: [{ sha256: sha256Hex(DAPP_KEY) }], origins: [DAPP_ORIGIN], perAddress: { requestsPerSecond: 2 } },
       ],
       ...extra,
     },
   };
-}
-
-async function counter(app: App, name: string, labels: string): Promise<number> {
-  const text = (await app.metrics.render()).body;
-  const line = text.split('\n').find((l) => l.startsWith(`${name}{${labels}}`));
-  return line === undefined ? 0 : Number(line.split(' ').pop());
 }
 
 function expectTooMany(reply: Reply, limit: string): void {
@@ -149,8 +143,8 @@ describe('who is calling', () => {
     expect((await send(p.url, '/v1', from('127.0.0.1'))).status).toBe(200);
     expectTooMany(await send(p.url, '/v1', from('127.0.0.1')), '2');
     expect((await send(p.url, '/v1', from('127.0.0.3'))).status).toBe(200);
-    expect(await counter(p.app, 'ledger_proxy_tenant_requests_total', 'tenant="dapp-web",outcome="forbidden"')).toBe(2);
-    expect(await counter(p.app, 'ledger_proxy_tenant_requests_total', 'tenant="dapp-web",outcome="rate_limited"')).toBe(1);
+    expect(await metricValue(p.app, 'ledger_proxy_tenant_requests_total', { tenant: 'dapp-web', outcome: 'forbidden' })).toBe(2);
+    expect(await metricValue(p.app, 'ledger_proxy_tenant_requests_total', { tenant: 'dapp-web', outcome: 'rate_limited' })).toBe(1);
   });
 });
 
@@ -158,7 +152,7 @@ describe('node units', () => {
   it("a key's hits cost 0 units and its misses the route's cost; once spent, passthrough is refused and hits are still served", async () => {
     const node = await sim();
     const p = await proxy([node], { ...QUIET, ...tenantsConfig() }, FROZEN);
-    const units = () => counter(p.app, 'ledger_proxy_tenant_node_units_total', 'tenant="wallet-backend"');
+    const units = () => metricValue(p.app, 'ledger_proxy_tenant_node_units_total', { tenant: 'wallet-backend' });
     const item = { ...pinnedItem('0x01'), headers: { ...pinnedItem('0x01').headers, ...bearer(WALLET_KEY) } };
     const view = { body: '{"function":"0x1::sim::add","type_arguments":[],"arguments":["1","2"]}', headers: bearer(WALLET_KEY) };
     expect((await send(p.url, item.path, item)).headers['x-cache']).toBe('MISS');
@@ -182,7 +176,7 @@ describe('node units', () => {
     }
     expect(node.counters.total).toBe(calls);
     expect((await send(p.url, item.path, item)).headers['x-cache']).toBe('HIT');
-    expect(await counter(p.app, 'ledger_proxy_tenant_hits_total', 'tenant="wallet-backend"')).toBe(4);
+    expect(await metricValue(p.app, 'ledger_proxy_tenant_hits_total', { tenant: 'wallet-backend' })).toBe(4);
     // Another tenant's miss of the same key is not refused for this one's units.
     expect((await send(p.url, miss.path, miss)).headers['x-cache']).toBe('MISS');
   });
@@ -214,7 +208,7 @@ describe('keys change on reload', () => {
     const NEW_KEY = 'rotated-wallet-key';
     expect((await send(p.url, '/v1', { headers: bearer(NEW_KEY) })).status).toBe(401);
     const next = structuredClone(p.app.config) as unknown as { tenants: { list: Array<{ keys: Array<{ sha256: string }> }> } };
-    next.tenants.list[0]!.keys = [{ sha256: sha256(NEW_KEY) }];
+    next.tenants.list[0]!.keys = [{ sha256: sha256Hex(NEW_KEY) }];
     const outcome = await p.app.reload(next as unknown as App['config']);
     expect(outcome.applied).toEqual(['tenants']);
     expect((await send(p.url, '/v1', { headers: bearer(NEW_KEY) })).status).toBe(200);
@@ -236,8 +230,8 @@ describe('shedding by priority', () => {
         tenants: {
           anonymous: { priority: 'low' },
           list: [
-            { name: 'backend', keys: [{ sha256: sha256(HIGH) }], priority: 'high' },
-            { name: 'dapp', keys: [{ sha256: sha256(NORMAL) }], priority: 'normal' },
+            { name: 'backend', keys: [{ sha256: sha256Hex(HIGH) }], priority: 'high' },
+            { name: 'dapp', keys: [{ sha256: sha256Hex(NORMAL) }], priority: 'normal' },
           ],
         },
       },
@@ -265,8 +259,8 @@ describe('shedding by priority', () => {
     const shedOf = (priority: string): number => outcomes[priority]!.filter((s) => s === 503).length;
     // Of 10 slots, low may use 6, normal 8, high all 10.
     expect([shedOf('low'), shedOf('normal'), shedOf('high')]).toEqual([8, 7, 5]);
-    expect(await counter(p.app, 'ledger_proxy_tenant_requests_total', 'tenant="anonymous",outcome="shed"')).toBe(8);
-    expect(await counter(p.app, 'ledger_proxy_tenant_requests_total', 'tenant="backend",outcome="shed"')).toBe(5);
+    expect(await metricValue(p.app, 'ledger_proxy_tenant_requests_total', { tenant: 'anonymous', outcome: 'shed' })).toBe(8);
+    expect(await metricValue(p.app, 'ledger_proxy_tenant_requests_total', { tenant: 'backend', outcome: 'shed' })).toBe(5);
   });
 });
 
@@ -291,7 +285,7 @@ describe('behind a load-shedding layer', () => {
     const views = [0, 1].map((i) => send(p.url, '/v1/view', { body: JSON.stringify({ function: '0x1::sim::add', type_arguments: [], arguments: [String(i), '1'] }) }));
     await until(() => node.counters.byRoute.view === 2, 5000, 'two slow views in flight');
     expect(await headroom()).toBe(0.5);
-    const gauge = await counter(p.app, 'ledger_proxy_node_headroom', 'upstream="node0"');
+    const gauge = await metricValue(p.app, 'ledger_proxy_node_headroom', { upstream: 'node0' });
     expect(gauge).toBe(0.5);
     await Promise.all(views);
     expect(await headroom()).toBe(1);
@@ -304,7 +298,7 @@ describe('operators see tenants by name', () => {
     const log = capturedLog();
     const p = await proxy([node], { ...QUIET, ...tenantsConfig() }, { ...FROZEN, logger: log.logger });
     for (const tenant of ['anonymous', 'wallet-backend', 'dapp-web']) {
-      expect(await counter(p.app, 'ledger_proxy_tenant_requests_total', `tenant="${tenant}",outcome="served"`), tenant).toBe(0);
+      expect(await metricValue(p.app, 'ledger_proxy_tenant_requests_total', { tenant, outcome: 'served' }), tenant).toBe(0);
     }
     await send(p.url, '/v1', { headers: bearer(WALLET_KEY) });
     await send(p.url, '/v1');
@@ -320,7 +314,7 @@ describe('shared through Redis', () => {
   it("two instances on one Redis share a tenant's budget", async () => {
     const node = await sim();
     const cache = { redis: { url: redis.url, keyPrefix: 'tenants-test:' } };
-    const overrides = { ...QUIET, cache, tenants: { list: [{ name: 'wallet-backend', keys: [{ sha256: sha256(WALLET_KEY) }], requestsPerSecond: 4 }] } };
+    const overrides = { ...QUIET, cache, tenants: { list: [{ name: 'wallet-backend', keys: [{ sha256: sha256Hex(WALLET_KEY) }], requestsPerSecond: 4 }] } };
     const a = await proxy([node], overrides, FROZEN);
     const b = await proxy([node], overrides, FROZEN);
     const headers = bearer(WALLET_KEY);

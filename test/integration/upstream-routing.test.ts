@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { simTableItem, type SimNode } from '../../src/sim/index.js';
 import { ManualProbes } from '../helpers/probes.js';
-import { HANDLE, ledgerHeaders, proxy, rawItem, sim, viewJson, type Reply, QUIET_ROUTING } from '../helpers/proxy.js';
+import { HANDLE, ledgerHeaders, proxy, rawItem, sim, viewJson, type Reply, QUIET_ROUTING, versionOf } from '../helpers/proxy.js';
 import { hex } from '../helpers/cache.js';
 import { until } from '../helpers/until.js';
 
@@ -18,8 +18,6 @@ const KEY = KEYS[0];
 
 /** Reads of the two served endpoints that reached a node (probes excluded). */
 const reads = (node: SimNode): number => node.counters.byRoute.raw_item + node.counters.byRoute.view;
-
-const versionOf = (reply: Reply): bigint => BigInt(reply.headers['x-node-ledger-version']);
 
 /** Node calls take `ms`, so concurrent reads overlap in flight. */
 function slow(nodes: SimNode[], ms = 150): void {
