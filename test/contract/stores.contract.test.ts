@@ -1,3 +1,4 @@
+// The store contract against every tier; Redis on its own redis-server.
 import { MemoryStore } from '../../src/cache/memory.js';
 import { RedisStore } from '../../src/cache/redis.js';
 import { useRedisServer } from '../helpers/redis-server.js';
