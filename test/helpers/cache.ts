@@ -42,7 +42,7 @@ export function viewBcsRequest(base: string, fn: string, args: Uint8Array[], opt
 }
 
 export { hex, u64le } from './bytes.js';
-export { simHeaders } from './expect.js';
+export { errorBodyOf, simHeaders } from './expect.js';
 
 /** Requests that reached the node other than the proxy's health probes. */
 export function served(node: SimNode): number {
@@ -64,14 +64,6 @@ export function tally(replies: Reply[]): Record<string, number> {
 
 export function expectStatus(reply: Reply, status: number, label = ''): void {
   expect(reply.status, `${label} status (X-Cache ${cacheOf(reply)}, body ${reply.body.toString('utf8').slice(0, 300)})`).toBe(status);
-}
-
-/** A node error body, exactly SPEC §5's three members. */
-export function errorBodyOf(reply: Reply): { message: string; error_code: string; vm_error_code: number | null } {
-  expect(reply.headers['content-type']).toBe('application/json');
-  const body = reply.json();
-  expect(Object.keys(body).sort()).toEqual(['error_code', 'message', 'vm_error_code']);
-  return body;
 }
 
 /** Runs op and measures it in ms. */

@@ -2,11 +2,31 @@
 import { expect } from 'vitest';
 import { encodeLedgerHeaders, ledgerHeaderNames } from '../../src/ledger/headers.js';
 import { simLedgerInfo } from '../../src/sim/index.js';
-import type { Reply } from './proxy.js';
+import { ledgerHeaders, type Reply } from './proxy.js';
 
 /** The seven ledger headers the sim sends for a ledger at (latest, oldest). */
 export function simHeaders(latest: bigint, oldest: bigint, chainId = 4, prefix = 'x-node-'): Record<string, string> {
   return Object.fromEntries(encodeLedgerHeaders(ledgerHeaderNames(prefix), simLedgerInfo(chainId, latest, oldest)));
+}
+
+/** A node error body, exactly SPEC §5's three members, as JSON; with `status`, of that status. */
+export function errorBodyOf(reply: Reply, status?: number, label = ''): { message: string; error_code: string; vm_error_code: number | null } {
+  if (status !== undefined) expect(reply.status, `${label} status (body ${reply.body.toString()})`).toBe(status);
+  expect(reply.headers['content-type'], `${label} content-type`).toBe('application/json');
+  const body = reply.json();
+  expect(Object.keys(body).sort(), `${label} body members`).toEqual(['error_code', 'message', 'vm_error_code']);
+  expect(typeof body.message, `${label} message`).toBe('string');
+  return body;
+}
+
+/** 400 web_framework_error with `messagePart` in the message and no ledger headers. */
+export function expectInputError(reply: Reply, messagePart: string | RegExp, label = ''): void {
+  const body = errorBodyOf(reply, 400, label);
+  expect(body.error_code, label).toBe('web_framework_error');
+  expect(body.vm_error_code, label).toBeNull();
+  if (typeof messagePart === 'string') expect(body.message, label).toContain(messagePart);
+  else expect(body.message, label).toMatch(messagePart);
+  expect(ledgerHeaders(reply), `${label} must carry no ledger headers`).toEqual({});
 }
 
 /** A node error of `status` (and `code`, when given): JSON with exactly the node's three members, never a framework's. */

@@ -74,6 +74,13 @@ export const QUIET_ROUTING = { probeIntervalMs: 600_000 };
 /** Config overrides with QUIET_ROUTING. */
 export const QUIET = { routing: QUIET_ROUTING };
 
+/** A sim, and a QUIET proxy in front of it with `overrides` merged into the config. */
+export async function simBehindProxy(overrides: Record<string, unknown> = {}): Promise<{ node: SimNode; app: App; url: string }> {
+  const node = await sim();
+  const { app, url } = await proxy([node], { ...QUIET, ...overrides });
+  return { node, app, url };
+}
+
 export const HANDLE = '0x' + 'ab'.repeat(32);
 
 export function rawItem(base: string, key: string, opts: { version?: bigint | number | string; handle?: string; accept?: string } = {}): Promise<Reply> {
@@ -94,6 +101,11 @@ export function viewJson(base: string, fn: string, args: unknown[], opts: { vers
 
 /** The ledger version a reply's headers say. */
 export const versionOf = (reply: Reply): bigint => BigInt(reply.headers['x-node-ledger-version']);
+
+/** POST /v1/view with `body` as it is (bytes or text), for input viewJson would not write. */
+export function postView(base: string, body: string | Buffer, headers: Record<string, string> = { 'content-type': 'application/json' }, query = ''): Promise<Reply> {
+  return call(base, `/v1/view${query}`, { method: 'POST', headers, body });
+}
 
 /** The seven ledger headers of a reply under a prefix, lower-case names. */
 export function ledgerHeaders(reply: Reply, prefix = 'x-node-'): Record<string, string> {
