@@ -49,10 +49,17 @@ export function served(node: SimNode): number {
   return node.counters.total - node.counters.byRoute.ledger_info;
 }
 
+/** Probes often, so the watermark follows the sim within a few tens of ms. */
+export const FAST_PROBES = { routing: { probeIntervalMs: 50 } };
+
 /** A reply's X-Cache and X-Cache-Tier, e.g. "HIT memory", "MISS". */
 export function cacheOf(reply: Reply): string {
   const tier = reply.headers['x-cache-tier'];
   return tier === undefined ? (reply.headers['x-cache'] ?? '(none)') : `${reply.headers['x-cache']} ${tier}`;
+}
+
+export function expectHitMemory(reply: Reply, label: string): void {
+  expect(cacheOf(reply), label).toBe('HIT memory');
 }
 
 /** How many replies said each X-Cache value (with tier). */
