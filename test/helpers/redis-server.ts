@@ -59,18 +59,25 @@ export interface UseRedisServerOptions extends RedisServerOptions {
   flushEach?: boolean;
 }
 
+export interface UsedRedisServer extends RedisServerHandle {
+  /** A client of the server for the test to look at it (errors are left to its commands); disconnected when the block ends. */
+  client(): Redis;
+}
+
 /**
  * A private redis-server for the enclosing file or describe block: started before
  * its first test and stopped after its last. The handle reads the server started
  * for the block, so it may be kept in a const where the block is declared and used
  * in its tests and hooks.
  */
-export function useRedisServer(options: UseRedisServerOptions = {}): RedisServerHandle {
+export function useRedisServer(options: UseRedisServerOptions = {}): UsedRedisServer {
   let server: RedisServerHandle | undefined;
+  const clients: Redis[] = [];
   beforeAll(async () => {
     server = await startRedisServer(options);
   });
   afterAll(async () => {
+    for (const client of clients.splice(0)) client.disconnect();
     await server?.stop();
     server = undefined;
   });
@@ -89,6 +96,12 @@ export function useRedisServer(options: UseRedisServerOptions = {}): RedisServer
     kill: () => started().kill(),
     restart: () => started().restart(),
     stop: () => started().stop(),
+    client: () => {
+      const client = new Redis(started().url, { maxRetriesPerRequest: 1 });
+      client.on('error', () => {});
+      clients.push(client);
+      return client;
+    },
   };
 }
 

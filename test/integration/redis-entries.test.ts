@@ -3,9 +3,9 @@
 // with the node's bytes and rewritten, so the next read is a good HIT from Redis;
 // it is counted, and it never makes the proxy skip Redis for the reads after it.
 import { gunzipSync } from 'node:zlib';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { decodeAnswer } from '../../src/cache/codec.js';
 import type { StoredAnswer } from '../../src/wire/read-request.js';
 import { cacheOf, expectStatus, hex, itemAt, PRESENT_KEYS, redisEntryKeys, served } from '../helpers/cache.js';
@@ -20,11 +20,7 @@ const server = useRedisServer({ flushEach: true });
 let admin: Redis;
 
 beforeAll(() => {
-  admin = new Redis(server.url, { maxRetriesPerRequest: 1 });
-  admin.on('error', () => {});
-});
-afterAll(() => {
-  admin.disconnect();
+  admin = server.client();
 });
 
 function redisProxy(node: Awaited<ReturnType<typeof sim>>): Promise<ProxyHandle> {

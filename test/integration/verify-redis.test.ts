@@ -2,8 +2,8 @@
 // check is a one-off for the instances waiting for it; once the check is over, the
 // waiters that came since learn whether it was stored. On this file's own
 // redis-server (never the shared one on 6379).
-import { Redis } from 'ioredis';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Redis } from 'ioredis';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { cacheOf, hex, itemAt, PRESENT_KEYS, redisEntryKeys } from '../helpers/cache.js';
 import { metricValue } from '../helpers/metrics.js';
@@ -20,11 +20,7 @@ const server = useRedisServer({ flushEach: true });
 let client: Redis;
 
 beforeEach(() => {
-  client = new Redis(server.url, { maxRetriesPerRequest: 1 });
-  client.on('error', () => {});
-});
-afterEach(() => {
-  client.disconnect();
+  client = server.client();
 });
 
 async function twoProxies(nodes: Parameters<typeof proxy>[0]): Promise<Array<Awaited<ReturnType<typeof proxy>>>> {
