@@ -12,6 +12,8 @@ const CANDIDATE_KEYS = Array.from({ length: 256 }, (_, i) => Buffer.from([i, 0x5
 export const PRESENT_KEYS = CANDIDATE_KEYS.filter((k) => simTableItem(HANDLE, k, 0n) !== null);
 export const ABSENT_KEYS = CANDIDATE_KEYS.filter((k) => simTableItem(HANDLE, k, 0n) === null);
 export const PRESENT = PRESENT_KEYS[0];
+/** A key with an item at every version in another table. */
+export const presentKeyOf = (handle: string): Buffer => CANDIDATE_KEYS.find((k) => simTableItem(handle, k, 0n) !== null)!;
 export const ABSENT = ABSENT_KEYS[0];
 
 export const OWNER = '0x' + 'cd'.repeat(32);
