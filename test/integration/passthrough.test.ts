@@ -8,7 +8,7 @@ import type { SimNode } from '../../src/sim/index.js';
 import { call, ledgerHeaders, proxy, sim, type Reply, QUIET, QUIET_ROUTING } from '../helpers/proxy.js';
 import { decoy, rawHttp, type RawReply } from '../helpers/raw-socket.js';
 import { until } from '../helpers/until.js';
-import { expectNodeError } from '../helpers/expect.js';
+import { expectNodeErrorBody } from '../helpers/expect.js';
 
 /** Same status, body bytes, content type and ledger headers as the node's own answer. */
 function expectSameAsNode(viaProxy: Reply, fromNode: Reply): void {
@@ -71,7 +71,7 @@ describe('passthrough: other /v1 routes reach the node unchanged', () => {
       const via = await call(url, path);
       const direct = await call(node.url, path, { headers: { 'accept-encoding': 'identity' } });
       expect(via.status).toBe(404);
-      expectNodeError(via, 404);
+      expectNodeErrorBody(via, 404);
       expectSameAsNode(via, direct);
       expect(node.counters.requests.some((r) => r.url === path)).toBe(true);
     }
@@ -137,7 +137,7 @@ describe('passthrough: other /v1 routes reach the node unchanged', () => {
       call(url, '/v1/transactions', { headers: { 'content-type': 'application/json' }, body: '{}' }),
     ];
     for (const reply of await Promise.all(requests)) {
-      expectNodeError(reply, 404);
+      expectNodeErrorBody(reply, 404);
     }
     expect(node.counters.total).toBe(before);
   });
@@ -168,10 +168,10 @@ describe('passthrough: nothing in a request picks another host or leaves /v1', (
       expect([200, 400, 404]).toContain(reply.status);
       if (reply.status === 400) {
         // refused by the proxy: the node never saw it
-        expectNodeError(reply, 400);
+        expectNodeErrorBody(reply, 400);
         expect(node.counters.total).toBe(before);
       } else if (reply.status === 404) {
-        expectNodeError(reply, 404);
+        expectNodeErrorBody(reply, 404);
       }
       expectOnlyCleanV1(node);
     });
@@ -185,7 +185,7 @@ describe('passthrough: nothing in a request picks another host or leaves /v1', (
     for (const target of [`http://${evil.host}/v1`, `http://${evil.host}/v1/estimate_gas_price`, 'http://evil.example/v1', `http://${evil.host}/admin`]) {
       const reply = await rawHttp(url, `GET ${target} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
       expect([200, 400, 404], target).toContain(reply.status);
-      if (reply.status !== 200) expectNodeError(reply, reply.status);
+      if (reply.status !== 200) expectNodeErrorBody(reply, reply.status);
       else expect(JSON.parse(decoded(reply).toString('utf8'))).not.toHaveProperty('decoy');
     }
     expect(evil.hits).toEqual([]);
@@ -235,7 +235,7 @@ describe('passthrough: nothing in a request picks another host or leaves /v1', (
     );
     expect(evil.hits).toEqual([]);
     if (reply.status === 200) expect(JSON.parse(decoded(reply).toString('utf8'))).toEqual(['42']);
-    else expectNodeError(reply, reply.status);
+    else expectNodeErrorBody(reply, reply.status);
     expectOnlyCleanV1(node);
   });
 });
@@ -247,7 +247,7 @@ describe('passthrough: a node that is down', () => {
     await node.stop();
     for (const req of [call(url, '/v1'), call(url, '/v1/estimate_gas_price'), call(url, '/v1/transactions', { headers: { 'content-type': 'application/json' }, body: '{}' })]) {
       const reply = await req;
-      expectNodeError(reply, 503, 'internal_error');
+      expectNodeErrorBody(reply, 503, 'internal_error');
       expect(reply.json().message).toMatch(/passthrough|node|upstream/i);
       expect(reply.json().vm_error_code).toBeNull();
     }
@@ -261,7 +261,7 @@ describe('passthrough: a node that is down', () => {
       const { url } = await proxy([node], QUIET);
       node.faults.set({ mode, routes: ['gas_price'] });
       const reply = await call(url, '/v1/estimate_gas_price');
-      expectNodeError(reply, 503, 'internal_error');
+      expectNodeErrorBody(reply, 503, 'internal_error');
       expect(reply.body.toString('utf8')).not.toMatch(/<html/i);
     });
   }
@@ -272,7 +272,7 @@ describe('passthrough: a node that is down', () => {
     node.faults.set({ mode: 'empty', routes: ['gas_price'] });
     const started = Date.now();
     const reply = await call(url, '/v1/estimate_gas_price');
-    expectNodeError(reply, 503, 'internal_error');
+    expectNodeErrorBody(reply, 503, 'internal_error');
     // README: a failed attempt goes to another eligible node within maxAttempts (3);
     // with one node, one call. The same node must not get a burst of retries.
     expect(node.counters.byRoute.gas_price).toBeLessThanOrEqual(3);
@@ -285,7 +285,7 @@ describe('passthrough: a node that is down', () => {
     node.faults.set({ mode: 'hang', routes: ['gas_price'] });
     const started = Date.now();
     const reply = await call(url, '/v1/estimate_gas_price');
-    expectNodeError(reply, 503, 'internal_error');
+    expectNodeErrorBody(reply, 503, 'internal_error');
     expect(Date.now() - started).toBeLessThan(3000);
   });
 
@@ -294,7 +294,7 @@ describe('passthrough: a node that is down', () => {
     const { url } = await proxy([node], QUIET);
     node.faults.set({ mode: 'status500', routes: ['gas_price'] });
     const reply = await call(url, '/v1/estimate_gas_price');
-    expectNodeError(reply, 500, 'internal_error');
+    expectNodeErrorBody(reply, 500, 'internal_error');
   });
 
   it('with two nodes, passthrough goes to the healthy one once probes see the other down', async () => {
@@ -313,7 +313,7 @@ describe('passthrough: a node that is down', () => {
     const node = await sim();
     const { url } = await proxy([node], QUIET);
     await node.stop();
-    expectNodeError(await call(url, '/v1/estimate_gas_price'), 503, 'internal_error');
+    expectNodeErrorBody(await call(url, '/v1/estimate_gas_price'), 503, 'internal_error');
     await node.restart();
     const reply = await call(url, '/v1/estimate_gas_price');
     expect(reply.status).toBe(200);
