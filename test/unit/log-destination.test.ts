@@ -3,14 +3,14 @@
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { bufferedLogDestination, LOG_FLUSH_MS } from '../../src/log.js';
 import { until } from '../helpers/until.js';
 
 /**
- * For a check that nothing was written: gives a write already handed to the thread
- * pool the time to land. A negative can only be watched for a while; timers are
- * faked, so the while is event-loop turns.
+ * Gives a write already handed to the thread pool the time to land: for a check
+ * that nothing was written (a negative can only be watched for a while; timers are
+ * faked, so the while is event-loop turns), and before the files are closed.
  */
 async function letPendingWritesLand(): Promise<void> {
   for (let i = 0; i < 2000; i++) await new Promise((resolve) => setImmediate(resolve));
@@ -23,15 +23,24 @@ describe('bufferedLogDestination', () => {
   const lines = (n: number, from = 0): string[] => Array.from({ length: n }, (_, i) => `{"msg":"line ${from + i}"}\n`);
   const content = (): string => readFileSync(file, 'utf8');
 
+  // A test's destination may still have a write in flight when the test ends (a
+  // flush of an empty batch): the files stay open until every test has run.
+  const opened: number[] = [];
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'log-dest-'));
+  });
   beforeEach(() => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-    dir = mkdtempSync(join(tmpdir(), 'log-dest-'));
-    file = join(dir, 'out.log');
+    file = join(dir, `out-${opened.length}.log`);
     fd = openSync(file, 'w');
+    opened.push(fd);
   });
   afterEach(() => {
     vi.useRealTimers();
-    closeSync(fd);
+  });
+  afterAll(async () => {
+    await letPendingWritesLand();
+    for (const f of opened) closeSync(f);
     rmSync(dir, { recursive: true, force: true });
   });
 
