@@ -1,8 +1,7 @@
 // The store contract against every tier; Redis on its own redis-server.
-import { afterAll, beforeAll } from 'vitest';
 import { MemoryStore } from '../../src/cache/memory.js';
 import { RedisStore } from '../../src/cache/redis.js';
-import { startRedisServer, type RedisServerHandle } from '../helpers/redis-server.js';
+import { useRedisServer } from '../helpers/redis-server.js';
 import { runStoreContract } from './store-contract.js';
 
 runStoreContract('MemoryStore', async () => {
@@ -10,15 +9,9 @@ runStoreContract('MemoryStore', async () => {
   return { store, cleanup: () => store.close() };
 });
 
-let server: RedisServerHandle;
-let clusterNode: RedisServerHandle;
+const server = useRedisServer();
+const clusterNode = useRedisServer({ cluster: true });
 let instance = 0;
-beforeAll(async () => {
-  [server, clusterNode] = await Promise.all([startRedisServer(), startRedisServer({ cluster: true })]);
-});
-afterAll(async () => {
-  await Promise.all([server?.stop(), clusterNode?.stop()]);
-});
 
 async function ready(store: RedisStore): Promise<{ store: RedisStore; cleanup(): Promise<void> }> {
   if (!(await store.whenReady(5000))) {

@@ -12,6 +12,7 @@ import type { TypeTag } from '../../src/wire/move-type.js';
 import { encodeViewRequest } from '../../src/wire/view-bcs.js';
 import { errorCodeOf, header, parseErrorBody, shapeProblem, type ReplyLike } from '../helpers/fuzz-reply.js';
 import { Rng } from '../helpers/fuzz-stack.js';
+import { u64le } from '../helpers/bytes.js';
 
 export const HANDLE = '0x' + 'ab'.repeat(32);
 const HANDLE_FORMS = [HANDLE, '0x' + 'AB'.repeat(32), 'ab'.repeat(32)];
@@ -74,12 +75,6 @@ export function itemState(item: PathItem, v: bigint, latest: bigint, oldest: big
     case 'block_by_version':
       return v > latest || block.last > latest ? 'not yet' : v < oldest ? 'pruned' : 'present';
   }
-}
-
-function u64le(n: bigint): Buffer {
-  const b = Buffer.alloc(8);
-  b.writeBigUInt64LE(n);
-  return b;
 }
 
 const JSON_TYPE = 'application/json';

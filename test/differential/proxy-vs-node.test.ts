@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSim, type SimNode } from '../../src/sim/index.js';
 import { LONG, seedFrom, startStack, type Stack } from '../helpers/fuzz-stack.js';
-import { startRedisServer, type RedisServerHandle } from '../helpers/redis-server.js';
+import { useRedisServer } from '../helpers/redis-server.js';
 import { formatReport, runDifferential, type Report } from './harness.js';
 
 const SEED = seedFrom('DIFF_SEED');
@@ -62,13 +62,12 @@ describe('the proxy answers as the node does (memory cache)', () => {
 });
 
 describe('the proxy answers as the node does (two proxies sharing Redis, a tiny memory tier)', () => {
-  let redis: RedisServerHandle;
+  const redis = useRedisServer();
   let stack: Stack;
   let second: Stack;
   let oracle: SimNode;
 
   beforeAll(async () => {
-    redis = await startRedisServer();
     // 16 KiB of memory tier: most repeats are served from Redis, and what one proxy
     // fetched the other finds there.
     const cache = { memory: { maxBytes: 16_384 }, redis: { url: redis.url, keyPrefix: `diff-${SEED}:` } };
@@ -81,7 +80,6 @@ describe('the proxy answers as the node does (two proxies sharing Redis, a tiny 
     await second?.close();
     await stack?.close();
     await oracle?.close();
-    await redis?.stop();
   });
 
   it(

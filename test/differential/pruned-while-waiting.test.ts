@@ -14,10 +14,11 @@
 // This test fails until that is fixed.
 import { Redis } from 'ioredis';
 import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { simTableItem } from '../../src/sim/index.js';
 import { startStack, type Stack } from '../helpers/fuzz-stack.js';
-import { startRedisServer, type RedisServerHandle } from '../helpers/redis-server.js';
+import { stallRedis, useRedisServer } from '../helpers/redis-server.js';
+import { until } from '../helpers/until.js';
 import { HANDLE } from './harness.js';
 
 const KEY = Buffer.from([1, 0x5a]);
@@ -32,13 +33,12 @@ async function readAt(base: string, version: bigint): Promise<{ status: number; 
 }
 
 describe('a pinned read answered from Redis after the proxy learned of the prune', () => {
-  let redis: RedisServerHandle;
+  const redis = useRedisServer();
   let filler: Stack;
   let reader: Stack;
   let client: Redis;
 
   beforeAll(async () => {
-    redis = await startRedisServer();
     // Commands may take 2 s, so a stalled Redis is slow rather than skipped; probes
     // every 25 ms, so the prune is learned while the lookup waits.
     const overrides = { routing: { probeIntervalMs: 25 }, cache: { redis: { url: redis.url, commandTimeoutMs: 2000 } } };
@@ -51,7 +51,6 @@ describe('a pinned read answered from Redis after the proxy learned of the prune
     client?.disconnect();
     await reader?.close();
     await filler?.close();
-    await redis?.stop();
   });
 
   it('answers 410 version_pruned, not the stored answer under headers that say it is pruned', async () => {
@@ -61,19 +60,17 @@ describe('a pinned read answered from Redis after the proxy learned of the prune
     // One proxy reads N: the answer is stored in Redis for every instance.
     const first = await readAt(filler.url, version);
     expect(first.status).toBe(200);
-    const deadline = Date.now() + 2000;
-    while ((await client.dbsize()) === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-    expect(await client.dbsize()).toBeGreaterThan(0);
+    await until(async () => (await client.dbsize()) > 0, 2000, 'the answer stored in Redis');
 
     // Redis stalls for 600 ms; the other proxy (memory miss) looks N up there meanwhile.
-    const stall = client.call('DEBUG', 'SLEEP', '0.6');
-    await new Promise((r) => setTimeout(r, 30));
+    const { awake } = await stallRedis(redis.url, 0.6);
+    const lookups = vi.spyOn(reader.app.redis!, 'get');
     const pending = readAt(reader.url, version);
-    await new Promise((r) => setTimeout(r, 60));
+    await until(() => lookups.mock.calls.length > 0, 2000, "the reader's lookup in Redis");
     // The node prunes past N; the reader's probes learn it long before Redis answers.
     filler.node.ledger.pruneTo(950n);
     const reply = await pending;
-    await stall;
+    await awake;
 
     const oldest = BigInt(String(reply.headers['x-node-ledger-oldest-version']));
     const description = `${reply.status} x-cache=${String(reply.headers['x-cache'])} tier=${String(reply.headers['x-cache-tier'])} oldest header ${oldest}, body ${reply.body.toString('latin1').slice(0, 120)}`;

@@ -7,9 +7,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { buildApp, type App } from '../../src/app.js';
 import { parseConfig } from '../../src/config/index.js';
 import { ManualProbes } from '../helpers/probes.js';
-import { call, freePort, ledgerHeaders, proxy, rawItem, sim, viewJson } from '../helpers/proxy.js';
-
-const QUIET = { routing: { probeIntervalMs: 600_000 } };
+import { freePort } from '../helpers/free-port.js';
+import { call, ledgerHeaders, proxy, rawItem, sim, viewJson, QUIET } from '../helpers/proxy.js';
 
 describe('chain identity', () => {
   it('two nodes on chains 4 and 5, no chainId: not ready, every read and passthrough a 503 naming the chains, nothing reaches a node', async () => {

@@ -15,8 +15,9 @@ import { prng } from '../../bench/lib/prng.mjs';
 import { PRESENT_KEYS, hex } from '../helpers/cache.js';
 import { runLoad, type LoadReply, type LoadReport, type LoadRequest } from '../helpers/load.js';
 import { call, HANDLE, proxy, sim, type Reply } from '../helpers/proxy.js';
-import { flushAll, startRedisServer, type RedisServerHandle } from '../helpers/redis-server.js';
+import { flushAll, type RedisServerHandle, stallRedis, useRedisServer } from '../helpers/redis-server.js';
 import { until } from '../helpers/until.js';
+import { metricValue } from '../helpers/metrics.js';
 
 const ROUTING = { attemptTimeoutMs: 300, deadlineMs: 1500, probeIntervalMs: 100, breaker: { failureThreshold: 3, openMs: 500 } };
 /** Scheduling slack on a 2-core machine running load, proxy and both nodes in one process. */
@@ -154,8 +155,7 @@ const nodeFault = (name: string, mode: 'hang' | 'html' | 'reset' | 'slow', delay
   end: async ({ a }) => a.faults.clear(),
 });
 
-let staller: Redis | undefined;
-let stall: Promise<unknown> | undefined;
+let stalled: Promise<void> | undefined;
 
 const FAULTS: Fault[] = [
   { name: 'a node is killed and restarted', redis: false, begin: ({ a }) => a.stop(), end: ({ a }) => a.restart() },
@@ -168,16 +168,12 @@ const FAULTS: Fault[] = [
     name: 'Redis stalls (DEBUG SLEEP 1)',
     redis: true,
     begin: async ({ redis }) => {
-      staller = new Redis(redis.url, { maxRetriesPerRequest: 0, lazyConnect: true });
-      staller.on('error', () => {});
-      await staller.connect();
-      stall = staller.call('DEBUG', 'SLEEP', '1');
+      stalled = (await stallRedis(redis.url, 1)).awake;
     },
     // The stall ends when DEBUG SLEEP returns (about 1 s after it began).
     end: async () => {
-      await stall;
-      staller?.disconnect();
-      staller = undefined;
+      await stalled;
+      stalled = undefined;
     },
   },
 ];
@@ -189,29 +185,28 @@ const onUnhandled = (reason: unknown): void => {
   unhandled.push(reason);
 };
 let resourcesBefore = 0;
-let redis: RedisServerHandle;
 const figures: string[] = [];
 
-beforeAll(async () => {
+// Registered before the server's hooks, so they run around them: the count is
+// taken before the server starts and checked after it stopped.
+beforeAll(() => {
   process.on('unhandledRejection', onUnhandled);
   resourcesBefore = process.getActiveResourcesInfo().length;
-  redis = await startRedisServer();
 });
 
 afterAll(async () => {
-  staller?.disconnect();
-  await redis?.stop();
   process.off('unhandledRejection', onUnhandled);
-  // Sockets close asynchronously once their peers are gone: poll, bounded.
+  // Sockets close asynchronously once their peers are gone; the assertion below names what stayed open.
   const limit = resourcesBefore + 2;
-  const until = Date.now() + 3000;
-  while (process.getActiveResourcesInfo().length > limit && Date.now() < until) await sleep(50);
+  await until(() => process.getActiveResourcesInfo().length <= limit, 3000, 'open resources back to their count before the suite').catch(() => undefined);
   const after = process.getActiveResourcesInfo();
   figures.push(`[faults] unhandled rejections: ${unhandled.length}; active resources: ${resourcesBefore} before, ${after.length} after`);
   for (const line of figures) console.log(line);
   expect(unhandled.map(String), 'unhandled rejections').toEqual([]);
   expect(after.length, `open resources: ${resourcesBefore} before, now ${JSON.stringify(after)}`).toBeLessThanOrEqual(limit);
 });
+
+const redis = useRedisServer();
 
 async function setup(fault: Fault, seed: number): Promise<Ctx> {
   const a = await sim({ versionsPerSecond: 10 });
@@ -247,6 +242,7 @@ async function recovery(ctx: Ctx, fault: Fault): Promise<{ ms: number; sent: num
     const ms = performance.now() - started;
     if (healthy && allOk) return { ms, sent };
     if (ms > 2 * RECOVERY_MS) return { ms: Infinity, sent };
+    // The poll's pace: it measures the recovery, so it must not flood what it measures.
     await sleep(50);
   }
 }
@@ -260,13 +256,7 @@ function describeProblems(report: LoadReport): string {
 }
 
 /** Every reply the proxy counted (ledger_proxy_requests_total, all labels). */
-async function requestsAnswered(app: App): Promise<number> {
-  const text = await app.metrics.registry.getSingleMetricAsString('ledger_proxy_requests_total');
-  return text
-    .split('\n')
-    .filter((l) => l.startsWith('ledger_proxy_requests_total{'))
-    .reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
-}
+const requestsAnswered = (app: App): Promise<number> => metricValue(app, 'ledger_proxy_requests_total');
 
 describe('faults under load: two nodes (and Redis), a few hundred reads/s', () => {
   FAULTS.forEach((fault, index) => {
@@ -286,6 +276,7 @@ describe('faults under load: two nodes (and Redis), a few hundred reads/s', () =
         next: fault.redis ? mix(index + 1, 950, 1000) : mix(index + 1, 1, 1000),
       });
       const loadStart = performance.now();
+      // The fault begins FAULT_AT_MS into the load and is held FAULT_FOR_MS (a Redis stall: its own second).
       await sleep(FAULT_AT_MS);
       await fault.begin(ctx);
       const faultedReadsBefore = servedReads(ctx.a);

@@ -10,11 +10,9 @@ import { U64_MAX } from '../../src/wire/u64.js';
 import { hex, itemAt, PRESENT_KEYS } from '../helpers/cache.js';
 import { metricValue } from '../helpers/metrics.js';
 import { ManualProbes } from '../helpers/probes.js';
-import { proxy, rawItem, type Reply, sim } from '../helpers/proxy.js';
+import { proxy, rawItem, sim, QUIET, versionOf } from '../helpers/proxy.js';
 
 const START = 1_000_004n;
-const QUIET = { routing: { probeIntervalMs: 600_000 } };
-const versionOf = (reply: Reply): bigint => BigInt(reply.headers['x-node-ledger-version']);
 
 afterEach(() => {
   vi.useRealTimers();

@@ -11,31 +11,23 @@
 //   instance's fill counts against it.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RedisStore } from '../../src/cache/redis.js';
 import { cacheKeyText, sharedKey } from '../../src/cache/key.js';
 import { parseRawItem } from '../../src/routes/parse-read.js';
 import { PRESENT, hex, itemAt } from '../helpers/cache.js';
 import { HANDLE, proxy, rawItem, sim } from '../helpers/proxy.js';
-import { flushAll, startRedisServer, type RedisServerHandle } from '../helpers/redis-server.js';
+import { stallRedis, useRedisServer } from '../helpers/redis-server.js';
+import { until } from '../helpers/until.js';
 
 const COMMAND_TIMEOUT_MS = 300;
 /** The node answers in a few ms; the rest is scheduling slack on a busy 2-core machine. */
 const SLACK_MS = 150;
 
-let redis: RedisServerHandle;
-
-beforeAll(async () => {
-  redis = await startRedisServer();
-});
-
-afterAll(async () => {
-  await redis?.stop();
-});
+const redis = useRedisServer({ flushEach: true });
 
 describe('a stalled Redis costs a pinned miss at most one command timeout', () => {
   it('pinned misses arriving while Redis stalls each answer within commandTimeoutMs', async () => {
-    await flushAll(redis.url);
     const node = await sim();
     const { app, url } = await proxy([node], {
       // Nothing in memory: every pinned read asks Redis first.
@@ -45,59 +37,48 @@ describe('a stalled Redis costs a pinned miss at most one command timeout', () =
     // Warm: the connection is up and a first command has been answered.
     expect((await rawItem(url, hex(PRESENT), { version: 500 })).status).toBe(200);
 
-    const staller = new Redis(redis.url, { maxRetriesPerRequest: 0, lazyConnect: true });
-    staller.on('error', () => {});
-    await staller.connect();
-    try {
-      const stall = staller.call('DEBUG', 'SLEEP', '1').catch(() => undefined);
-      // DEBUG SLEEP is on the wire at once; give the server a moment to start sleeping.
-      await sleep(30);
-      const timings: Array<Promise<{ version: number; ms: number; status: number; ok: boolean }>> = [];
-      for (let i = 0; i < 10; i++) {
-        const version = 600 + i;
-        const started = performance.now();
-        timings.push(
-          rawItem(url, hex(PRESENT), { version }).then((r) => ({
-            version,
-            ms: Math.round(performance.now() - started),
-            status: r.status,
-            ok: r.status === 200 && r.body.equals(itemAt(PRESENT, BigInt(version))),
-          })),
-        );
-        await sleep(10);
-      }
-      const results = await Promise.all(timings);
-      await stall;
-      // Fails open: every read is the node's right answer.
-      expect(results.filter((r) => !r.ok)).toEqual([]);
-      const slow = results.filter((r) => r.ms > COMMAND_TIMEOUT_MS + SLACK_MS);
-      expect(slow, `reads slower than commandTimeoutMs (${COMMAND_TIMEOUT_MS}) + ${SLACK_MS} ms; all: ${JSON.stringify(results.map((r) => r.ms))}`).toEqual([]);
-    } finally {
-      staller.disconnect();
+    const { awake } = await stallRedis(redis.url, 1);
+    const timings: Array<Promise<{ version: number; ms: number; status: number; ok: boolean }>> = [];
+    // Reads arriving one after another through the stall, 10 ms apart.
+    for (let i = 0; i < 10; i++) {
+      const version = 600 + i;
+      const started = performance.now();
+      timings.push(
+        rawItem(url, hex(PRESENT), { version }).then((r) => ({
+          version,
+          ms: Math.round(performance.now() - started),
+          status: r.status,
+          ok: r.status === 200 && r.body.equals(itemAt(PRESENT, BigInt(version))),
+        })),
+      );
+      await sleep(10);
     }
+    const results = await Promise.all(timings);
+    await awake;
+    // Fails open: every read is the node's right answer.
+    expect(results.filter((r) => !r.ok)).toEqual([]);
+    const slow = results.filter((r) => r.ms > COMMAND_TIMEOUT_MS + SLACK_MS);
+    expect(slow, `reads slower than commandTimeoutMs (${COMMAND_TIMEOUT_MS}) + ${SLACK_MS} ms; all: ${JSON.stringify(results.map((r) => r.ms))}`).toEqual([]);
   });
 
   it('a lock attempt that timed out during a stall leaves no lock behind once Redis answers again', async () => {
-    await flushAll(redis.url);
     const store = new RedisStore({ url: redis.url, keyPrefix: 'orphan:', commandTimeoutMs: 100 });
     const admin = new Redis(redis.url, { maxRetriesPerRequest: 0, lazyConnect: true });
     admin.on('error', () => {});
     try {
       expect(await store.whenReady(2000)).toBe(true);
       await admin.connect();
-      const stall = admin.call('DEBUG', 'SLEEP', '0.5').catch(() => undefined);
-      await sleep(30);
+      const { awake } = await stallRedis(redis.url, 0.5);
       // The SET NX is on the wire when the client gives up on it.
       expect(await store.tryLock('k', 2000)).toBe('failed');
-      await stall;
-      // Redis runs it when it wakes: a lock nobody holds, for the full 2 s.
-      const until = Date.now() + 500;
+      await awake;
+      // Redis runs it when it wakes: a lock nobody holds, for the full 2 s, unless the store takes it away.
       let ttl = await admin.pttl('orphan:lock:k');
-      while (ttl > 0 && Date.now() < until) {
-        await sleep(25);
-        ttl = await admin.pttl('orphan:lock:k');
-      }
-      expect(ttl, 'ms left on a lock the proxy failed to take (-2: no such key)').toBe(-2);
+      await until(
+        async () => (ttl = await admin.pttl('orphan:lock:k')) === -2,
+        500,
+        () => `the lock the proxy failed to take gone (${ttl} ms left; -1: no expiry)`,
+      );
     } finally {
       await store.close();
       admin.disconnect();
@@ -105,7 +86,6 @@ describe('a stalled Redis costs a pinned miss at most one command timeout', () =
   });
 
   it("the wait for another instance's fill counts against routing.deadlineMs", async () => {
-    await flushAll(redis.url);
     const node = await sim();
     const deadlineMs = 1500;
     const { url } = await proxy([node], {

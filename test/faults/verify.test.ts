@@ -7,13 +7,12 @@ import { SIM_MODULE_ADDRESS, type SimNode } from '../../src/sim/index.js';
 import { cacheOf, hex, itemAt, PRESENT_KEYS } from '../helpers/cache.js';
 import { metricValue } from '../helpers/metrics.js';
 import type { App } from '../../src/app.js';
-import { call, capturedLog, proxy, rawItem, sim } from '../helpers/proxy.js';
+import { call, capturedLog, proxy, rawItem, sim, QUIET } from '../helpers/proxy.js';
 import { until } from '../helpers/until.js';
 
 const START = 1_000_004n;
 const AT = START - 10n;
 const KEY = PRESENT_KEYS[0];
-const QUIET = { routing: { probeIntervalMs: 600_000 } };
 
 function verifying(mode: 'off' | 'sample' | 'always', sampleRatio?: number): Record<string, unknown> {
   return { ...QUIET, cache: { verify: { mode, ...(sampleRatio === undefined ? {} : { sampleRatio }) } } };

@@ -7,12 +7,14 @@
 // The death is also timed the way a busy primary meets it: the primary is stopped
 // (SIGSTOP) while connections and admin requests arrive and the worker dies, and
 // continued, so it handles them before it has noticed the death.
+import { readFileSync } from 'node:fs';
 import { Agent, request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import type { SimNode } from '../../src/sim/index.js';
-import { type Cli, configFile, startCli, useCliBuild } from '../helpers/cli.js';
+import { cliConfig, type Cli, configFile, startCli, useCliBuild } from '../helpers/cli.js';
 import { probeLoad, probeOnce, tally } from '../helpers/probe.js';
-import { freePort, sim } from '../helpers/proxy.js';
+import { freePort } from '../helpers/free-port.js';
+import { sim } from '../helpers/proxy.js';
 import { until } from '../helpers/until.js';
 
 useCliBuild();
@@ -25,21 +27,7 @@ const KILL_AT_MS = 800;
 const LOAD_MS = 3000;
 
 function config(port: number, adminPort: number, node: SimNode): string {
-  return [
-    'server:',
-    '  host: 127.0.0.1',
-    `  port: ${port}`,
-    '  workers: 2',
-    'admin:',
-    '  host: 127.0.0.1',
-    `  port: ${adminPort}`,
-    'upstreams:',
-    `  - url: ${node.url}`,
-    '    name: sim',
-    'log:',
-    '  level: info',
-    '',
-  ].join('\n');
+  return cliConfig(port, node, { server: { workers: 2 }, admin: { host: '127.0.0.1', port: adminPort } });
 }
 
 async function status(url: string, init: { dispatcher?: Agent } = {}): Promise<number> {
@@ -54,12 +42,23 @@ async function startWorkers(): Promise<{ cli: Cli; admin: string; listening(): n
   const cli = await startCli(configFile(`worker-death-${port}.yaml`, config(port, adminPort, node)), port);
   const admin = `http://127.0.0.1:${adminPort}`;
   const listening = (): number[] => [...cli.output().matchAll(/"pid":(\d+)[^\n]*"msg":"ledger-proxy listening"/g)].map((m) => Number(m[1]));
-  await until(() => listening().length === 2, 10_000, `both workers listening:\n${cli.output()}`);
+  await until(
+    () => listening().length === 2,
+    10_000,
+    () => `both workers listening:\n${cli.output()}`,
+  );
   await until(async () => (await status(`${admin}/readyz`)) === 200, 10_000, 'ready');
   return { cli, admin, listening };
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+/** True once pid has exited: gone, or a zombie that its stopped parent has not reaped. */
+function exited(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ').pop()?.[0] === 'Z';
+  } catch {
+    return true;
+  }
+}
 
 interface Scrape {
   path: string;
@@ -83,6 +82,7 @@ async function scrapeUntil(admin: string, paths: string[], stop: () => boolean):
     } catch (err) {
       scrapes.push({ path, sentAt, ms: performance.now() - started - sentAt, status: 'error', body: String(err) });
     }
+    // The scrapes' pace: a Prometheus is not a load generator.
     await new Promise((r) => setTimeout(r, 20));
   }
   return scrapes;
@@ -113,7 +113,11 @@ describe('server.workers: 2, a worker SIGKILLed under load', () => {
       },
     });
     loadDone = true;
-    await until(() => listening().length >= 3, 10_000, `a new worker listening after the kill:\n${cli.output().slice(-3000)}`);
+    await until(
+      () => listening().length >= 3,
+      10_000,
+      () => `a new worker listening after the kill:\n${cli.output().slice(-3000)}`,
+    );
     const scrapes = await scraping;
 
     const counts = tally(samples);
@@ -146,6 +150,8 @@ describe('server.workers: 2, a worker SIGKILLed under load', () => {
     // Admin connections kept open, so their requests are read in the same turn as the news of the death.
     const adminAgent = new Agent({ connections: 4, keepAliveTimeout: 30_000 });
     const publicAgent = new Agent({ connections: 16, pipelining: 0 });
+    let connected = 0;
+    publicAgent.on('connect', () => connected++);
     try {
       await Promise.all(Array.from({ length: 4 }, () => status(`${admin}/healthz`, { dispatcher: adminAgent })));
       const primary = cli.child.pid!;
@@ -159,9 +165,14 @@ describe('server.workers: 2, a worker SIGKILLed under load', () => {
           ),
         );
         const fresh = Array.from({ length: 16 }, () => probeOnce(publicAgent, `${cli.url}/v1`, BOUND_MS));
-        await sleep(100);
+        // The kernel accepts the connections for the stopped primary; each request is written once its connection is.
+        await until(
+          () => connected === 16,
+          2000,
+          () => `16 fresh connections (${connected} so far)`,
+        );
         process.kill(victim, 'SIGKILL');
-        await sleep(100);
+        await until(() => exited(victim), 2000, 'the killed worker to exit');
         process.kill(primary, 'SIGCONT');
         continued = true;
         const outcomes = await Promise.all(fresh);
@@ -175,7 +186,11 @@ describe('server.workers: 2, a worker SIGKILLed under load', () => {
       } finally {
         if (!continued) process.kill(primary, 'SIGCONT');
       }
-      await until(() => listening().length >= 3, 10_000, `a new worker listening after the kill:\n${cli.output().slice(-3000)}`);
+      await until(
+        () => listening().length >= 3,
+        10_000,
+        () => `a new worker listening after the kill:\n${cli.output().slice(-3000)}`,
+      );
       await until(async () => (await status(`${admin}/readyz`)) === 200, 10_000, 'ready again');
       expect(cli.output()).not.toContain('Unhandled');
     } finally {

@@ -7,6 +7,7 @@ import fc from 'fast-check';
 import { SIM_MODULE_ADDRESS, simTableItem } from '../../src/sim/index.js';
 import type { TypeTag } from '../../src/wire/move-type.js';
 import { encodeViewRequest } from '../../src/wire/view-bcs.js';
+import { u64le } from '../helpers/bytes.js';
 
 export const HANDLE = '0x' + 'ab'.repeat(32);
 const CANDIDATE_KEYS = Array.from({ length: 64 }, (_, i) => Buffer.from([i, 0x5a]));
@@ -430,12 +431,6 @@ const viewJsonBody: fc.Arbitrary<Part<BodySpec>> = viewCall
     );
   })
   .map((p) => ({ ...p, value: { bytes: Buffer.from(p.value) } }));
-
-function u64le(n: bigint): Buffer {
-  const b = Buffer.alloc(8);
-  b.writeBigUInt64LE(n);
-  return b;
-}
 
 interface BcsCall {
   address: string;

@@ -19,6 +19,7 @@ import { errorCodeOf, FailureLog, header, shapeProblem, type ReplyLike } from '.
 import { rawExchange, type RawOutcome } from '../helpers/raw-socket.js';
 import { LONG, seedFrom, startStack, type Stack } from '../helpers/fuzz-stack.js';
 import { FUZZ_LATEST, FUZZ_OLDEST, HANDLE, PRESENT_KEY } from './arbitraries.js';
+import { until } from '../helpers/until.js';
 
 const RUNS = Number(process.env.FUZZ_RAW_RUNS ?? (LONG ? 3000 : 600));
 const SEED = seedFrom('FUZZ_SEED');
@@ -351,8 +352,8 @@ describe('fuzzed HTTP on a raw socket', () => {
         fc.asyncProperty(rawRequest, (req) => check(req).catch((err: unknown) => failures.record(err))),
         { seed: SEED, numRuns: RUNS },
       );
-      // Node calls the proxy makes after it has replied land here.
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Node calls the proxy makes after it has replied land here: wait until none is in flight.
+      await until(() => stack.app.pool.nodes.every((n) => n.inFlight === 0), 5000, 'the node calls still in flight to end');
       collectSimBodies();
       const reachedSim = new Set<string>();
       for (const body of simBodies) for (const m of body.matchAll(/0x[0-9a-f]{8}5[ab]|"9\d{8}"/g)) reachedSim.add(m[0]);

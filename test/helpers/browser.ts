@@ -43,15 +43,6 @@ export async function openPage(browser: Browser, url: string, log: string[] = []
   return { context, page };
 }
 
-/** Settles with `work`, or fails after `ms` naming `what` (page.evaluate itself never times out). */
-export function within<T>(what: string, ms: number, work: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} took over ${ms} ms`)), ms);
-  });
-  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
-}
-
 /** A TypeScript entry bundled for the browser (the SDK's browser build included), as one ES module's text. */
 export async function bundleForBrowser(entry: string): Promise<string> {
   const result = await build({

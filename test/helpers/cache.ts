@@ -4,15 +4,16 @@ import type { Redis } from 'ioredis';
 import { expect } from 'vitest';
 import { encodeBcsValues, encodeJsonValues, simBalance, simTableItem, SIM_MODULE_ADDRESS, type SimNode } from '../../src/sim/index.js';
 import { encodeViewRequest } from '../../src/wire/view-bcs.js';
+import { hex } from './bytes.js';
 import { call, HANDLE, type Reply } from './proxy.js';
-
-export const hex = (b: Buffer): string => '0x' + b.toString('hex');
 
 /** Keys of HANDLE: PRESENT ones have an item at every version, ABSENT ones never do. */
 const CANDIDATE_KEYS = Array.from({ length: 256 }, (_, i) => Buffer.from([i, 0x5a]));
 export const PRESENT_KEYS = CANDIDATE_KEYS.filter((k) => simTableItem(HANDLE, k, 0n) !== null);
 export const ABSENT_KEYS = CANDIDATE_KEYS.filter((k) => simTableItem(HANDLE, k, 0n) === null);
 export const PRESENT = PRESENT_KEYS[0];
+/** A key with an item at every version in another table. */
+export const presentKeyOf = (handle: string): Buffer => CANDIDATE_KEYS.find((k) => simTableItem(handle, k, 0n) !== null)!;
 export const ABSENT = ABSENT_KEYS[0];
 
 export const OWNER = '0x' + 'cd'.repeat(32);
@@ -32,12 +33,6 @@ export function balanceAt(owner: string, version: bigint, format: 'json' | 'bcs'
   return format === 'json' ? encodeJsonValues(values) : encodeBcsValues(values);
 }
 
-export function u64le(n: bigint): Buffer {
-  const b = Buffer.alloc(8);
-  b.writeBigUInt64LE(n);
-  return b;
-}
-
 /** POST /v1/view with a BCS request body (the Aptos SDK's way) for a 0x1::sim function. */
 export function viewBcsRequest(base: string, fn: string, args: Uint8Array[], opts: { version?: bigint | number; accept?: string } = {}): Promise<Reply> {
   const q = opts.version !== undefined ? `?ledger_version=${opts.version}` : '';
@@ -48,17 +43,25 @@ export function viewBcsRequest(base: string, fn: string, args: Uint8Array[], opt
   });
 }
 
-export { simHeaders } from './expect.js';
+export { hex, u64le } from './bytes.js';
+export { errorBodyOf, simHeaders } from './expect.js';
 
 /** Requests that reached the node other than the proxy's health probes. */
 export function served(node: SimNode): number {
   return node.counters.total - node.counters.byRoute.ledger_info;
 }
 
+/** Probes often, so the watermark follows the sim within a few tens of ms. */
+export const FAST_PROBES = { routing: { probeIntervalMs: 50 } };
+
 /** A reply's X-Cache and X-Cache-Tier, e.g. "HIT memory", "MISS". */
 export function cacheOf(reply: Reply): string {
   const tier = reply.headers['x-cache-tier'];
   return tier === undefined ? (reply.headers['x-cache'] ?? '(none)') : `${reply.headers['x-cache']} ${tier}`;
+}
+
+export function expectHitMemory(reply: Reply, label: string): void {
+  expect(cacheOf(reply), label).toBe('HIT memory');
 }
 
 /** How many replies said each X-Cache value (with tier). */
@@ -70,14 +73,6 @@ export function tally(replies: Reply[]): Record<string, number> {
 
 export function expectStatus(reply: Reply, status: number, label = ''): void {
   expect(reply.status, `${label} status (X-Cache ${cacheOf(reply)}, body ${reply.body.toString('utf8').slice(0, 300)})`).toBe(status);
-}
-
-/** A node error body, exactly SPEC §5's three members. */
-export function errorBodyOf(reply: Reply): { message: string; error_code: string; vm_error_code: number | null } {
-  expect(reply.headers['content-type']).toBe('application/json');
-  const body = reply.json();
-  expect(Object.keys(body).sort()).toEqual(['error_code', 'message', 'vm_error_code']);
-  return body;
 }
 
 /** Runs op and measures it in ms. */

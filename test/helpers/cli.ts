@@ -6,7 +6,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { request } from 'undici';
+import { stringify } from 'yaml';
 import { afterAll, afterEach, beforeAll, inject } from 'vitest';
+import { until } from './until.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 let build: string | undefined;
@@ -50,6 +52,24 @@ export function configFile(name: string, text: string): string {
   return file;
 }
 
+type Sections = Record<string, unknown>;
+
+/**
+ * A config file's text: the public listener on 127.0.0.1:port, `node` the one
+ * upstream (named sim), no admin listener, log level info; a section of `more`
+ * adds to that section's keys (server, admin, log) or is added whole.
+ */
+export function cliConfig(port: number, node: { url: string }, more: Record<string, Sections> = {}): string {
+  const config: Record<string, unknown> = {
+    server: { host: '127.0.0.1', port, ...more.server },
+    admin: { port: 0, ...more.admin },
+    upstreams: [{ url: node.url, name: 'sim' }],
+    log: { level: 'info', ...more.log },
+  };
+  for (const [section, keys] of Object.entries(more)) if (!(section in config)) config[section] = keys;
+  return stringify(config);
+}
+
 /** Runs the CLI to its end with `args` (--check, --version...), with only `env`'s LEDGER_PROXY_* variables. */
 export async function runCli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('LEDGER_PROXY_')));
@@ -74,18 +94,16 @@ export async function startCli(file: string, port: number): Promise<Cli> {
   child.stderr!.on('data', (d: Buffer) => (out += d.toString('utf8')));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) => child.once('exit', (code, signal) => res({ code, signal })));
   const url = `http://127.0.0.1:${port}`;
-  const until = Date.now() + 15_000;
-  for (;;) {
+  const answers = async (): Promise<boolean> => {
     if (child.exitCode !== null) throw new Error(`the proxy exited with ${child.exitCode} at start:\n${out}`);
     try {
       const res = await request(`${url}/v1`, { reset: true });
       await res.body.arrayBuffer();
-      if (res.statusCode === 200) break;
+      return res.statusCode === 200;
     } catch {
-      // not listening yet
+      return false; // not listening yet
     }
-    if (Date.now() > until) throw new Error(`the proxy did not answer GET /v1 within 15 s:\n${out}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  };
+  await until(answers, 15_000, () => `the proxy to answer GET /v1:\n${out}`);
   return { child, url, port, configFile: file, output: () => out, exited };
 }

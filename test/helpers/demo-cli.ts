@@ -3,6 +3,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { inject } from 'vitest';
+import { within } from './until.js';
 
 export interface DemoProcess {
   pageUrl: string;
@@ -27,17 +28,15 @@ export async function startDemoCli(args: string[], readyWithinMs = 30_000): Prom
     }
   };
   try {
-    const [, pageUrl, proxyUrl] = await new Promise<string[]>((done, fail) => {
-      const timer = setTimeout(() => fail(new Error(`the demo did not start within ${readyWithinMs} ms:\n${out}`)), readyWithinMs);
+    const started = new Promise<string[]>((done, fail) => {
       child.stdout.on('data', (chunk: Buffer) => {
         out += chunk.toString();
         const match = /^demo page: (\S+) \(proxy: (\S+)\)$/m.exec(out);
-        if (match === null) return;
-        clearTimeout(timer);
-        done(match);
+        if (match !== null) done(match);
       });
       child.once('exit', (code) => fail(new Error(`the demo exited with ${code} before it started:\n${out}`)));
     });
+    const [, pageUrl, proxyUrl] = await within(started, readyWithinMs, () => `the demo to start:\n${out}`);
     return { pageUrl, proxyUrl, stop };
   } catch (err) {
     await stop();

@@ -2,11 +2,47 @@
 import { expect } from 'vitest';
 import { encodeLedgerHeaders, ledgerHeaderNames } from '../../src/ledger/headers.js';
 import { simLedgerInfo } from '../../src/sim/index.js';
-import type { Reply } from './proxy.js';
+import { ledgerHeaders, type Reply } from './proxy.js';
 
 /** The seven ledger headers the sim sends for a ledger at (latest, oldest). */
 export function simHeaders(latest: bigint, oldest: bigint, chainId = 4, prefix = 'x-node-'): Record<string, string> {
   return Object.fromEntries(encodeLedgerHeaders(ledgerHeaderNames(prefix), simLedgerInfo(chainId, latest, oldest)));
+}
+
+/** The statuses a node answers an error with. */
+const ALLOWED_ERROR_STATUSES = [400, 403, 404, 410, 500, 503, 401, 429, 501];
+
+/** A node-shaped error reply (SPEC §5): an allowed status and exactly the three members. */
+export function expectNodeErrorBody(
+  reply: { status: number; headers: Record<string, string>; body: Buffer },
+  status?: number,
+  code?: string,
+  label = '',
+): { message: string; error_code: string; vm_error_code: number | null } {
+  const text = reply.body.toString('utf8');
+  if (status !== undefined) expect(reply.status, `${label} status; body ${text.slice(0, 300)}`).toBe(status);
+  expect(ALLOWED_ERROR_STATUSES, `${label} status ${reply.status}`).toContain(reply.status);
+  expect(reply.headers['content-type'], `${label} content type`).toBe('application/json');
+  const body = JSON.parse(text);
+  expect(Object.keys(body).sort(), `${label} body ${text.slice(0, 300)}`).toEqual(['error_code', 'message', 'vm_error_code']);
+  expect(typeof body.message, `${label} message`).toBe('string');
+  if (code !== undefined) expect(body.error_code, `${label} error_code; message ${body.message}`).toBe(code);
+  return body;
+}
+
+/** A node error body (expectNodeErrorBody), with `status` when given. */
+export function errorBodyOf(reply: Reply, status?: number, label = ''): { message: string; error_code: string; vm_error_code: number | null } {
+  return expectNodeErrorBody(reply, status, undefined, label);
+}
+
+/** 400 web_framework_error with `messagePart` in the message and no ledger headers. */
+export function expectInputError(reply: Reply, messagePart: string | RegExp, label = ''): void {
+  const body = errorBodyOf(reply, 400, label);
+  expect(body.error_code, label).toBe('web_framework_error');
+  expect(body.vm_error_code, label).toBeNull();
+  if (typeof messagePart === 'string') expect(body.message, label).toContain(messagePart);
+  else expect(body.message, label).toMatch(messagePart);
+  expect(ledgerHeaders(reply), `${label} must carry no ledger headers`).toEqual({});
 }
 
 /** A 503 internal_error body (never HTML) whose message contains every part; returns the message. */
@@ -20,4 +56,15 @@ export function expectUnavailable(reply: Reply, parts: string[]): string {
   for (const part of parts) expect(body.message).toContain(part);
   expect(body.message).not.toMatch(/<html/i);
   return body.message as string;
+}
+
+/** The error of class `type` that `fn` throws; any other error is rethrown, and throwing nothing fails. */
+export function thrownBy<E extends Error>(type: abstract new (...args: never[]) => E, fn: () => unknown): E {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof type) return err;
+    throw err;
+  }
+  throw new Error(`expected a ${type.name}`);
 }

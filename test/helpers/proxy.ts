@@ -65,6 +65,22 @@ export async function call(base: string, path: string, init: { method?: 'GET' | 
   return { status: res.statusCode, headers, body, json: () => JSON.parse(body.toString('utf8')) };
 }
 
+/**
+ * Routing under which the proxy probes its nodes at start and then not for ten
+ * minutes: no probe lands in the middle of a test, so a node's counters count the
+ * test's own requests.
+ */
+export const QUIET_ROUTING = { probeIntervalMs: 600_000 };
+/** Config overrides with QUIET_ROUTING. */
+export const QUIET = { routing: QUIET_ROUTING };
+
+/** A sim, and a QUIET proxy in front of it with `overrides` merged into the config. */
+export async function simBehindProxy(overrides: Record<string, unknown> = {}): Promise<{ node: SimNode; app: App; url: string }> {
+  const node = await sim();
+  const { app, url } = await proxy([node], { ...QUIET, ...overrides });
+  return { node, app, url };
+}
+
 export const HANDLE = '0x' + 'ab'.repeat(32);
 
 export function rawItem(base: string, key: string, opts: { version?: bigint | number | string; handle?: string; accept?: string } = {}): Promise<Reply> {
@@ -83,6 +99,14 @@ export function viewJson(base: string, fn: string, args: unknown[], opts: { vers
   });
 }
 
+/** The ledger version a reply's headers say. */
+export const versionOf = (reply: Reply): bigint => BigInt(reply.headers['x-node-ledger-version']);
+
+/** POST /v1/view with `body` as it is (bytes or text), for input viewJson would not write. */
+export function postView(base: string, body: string | Buffer, headers: Record<string, string> = { 'content-type': 'application/json' }, query = ''): Promise<Reply> {
+  return call(base, `/v1/view${query}`, { method: 'POST', headers, body });
+}
+
 /** The seven ledger headers of a reply under a prefix, lower-case names. */
 export function ledgerHeaders(reply: Reply, prefix = 'x-node-'): Record<string, string> {
   const out: Record<string, string> = {};
@@ -92,18 +116,8 @@ export function ledgerHeaders(reply: Reply, prefix = 'x-node-'): Record<string, 
   return out;
 }
 
-/** A port free right now on 127.0.0.1, for listeners where 0 means "off" (admin). */
-export async function freePort(): Promise<number> {
-  const net = await import('node:net');
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
+// freePort lives in free-port.ts; re-exported for the suites that import it with the proxy.
+export { freePort } from './free-port.js';
 
 /** A logger whose lines (parsed) are kept, for tests that assert on the log. */
 export function capturedLog(level: 'info' | 'debug' = 'info'): { logger: pino.Logger; lines: Array<Record<string, unknown>> } {

@@ -7,7 +7,7 @@
 // a hang). Cleanup is registered where things are created.
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { connect, type Socket } from 'node:net';
-import { afterEach, expect } from 'vitest';
+import { afterEach } from 'vitest';
 
 export interface RawReply {
   statusLine: string;
@@ -206,24 +206,7 @@ export function chunked(body: string | Buffer, size = 512): Buffer {
 }
 
 /** A node's error statuses, and the proxy's own (401 and 429 at the edge, 501 for a transfer coding it does not implement). */
-const ALLOWED_ERROR_STATUSES = [400, 403, 404, 410, 500, 503, 401, 429, 501];
-
-/** A node-shaped error reply (SPEC §5): an allowed status and exactly the three members. */
-export function expectNodeErrorBody(
-  reply: { status: number; headers: Record<string, string>; body: Buffer },
-  status?: number,
-  code?: string,
-  label = '',
-): { message: string; error_code: string; vm_error_code: number | null } {
-  const text = reply.body.toString('utf8');
-  if (status !== undefined) expect(reply.status, `${label} status; body ${text.slice(0, 300)}`).toBe(status);
-  expect(ALLOWED_ERROR_STATUSES, `${label} status ${reply.status}`).toContain(reply.status);
-  expect(reply.headers['content-type'], `${label} content type`).toBe('application/json');
-  const body = JSON.parse(text);
-  expect(Object.keys(body).sort(), `${label} body ${text.slice(0, 300)}`).toEqual(['error_code', 'message', 'vm_error_code']);
-  if (code !== undefined) expect(body.error_code, `${label} error_code; message ${body.message}`).toBe(code);
-  return body;
-}
+export { expectNodeErrorBody } from './expect.js';
 
 export interface Decoy {
   /** host:port */

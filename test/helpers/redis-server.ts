@@ -1,11 +1,15 @@
-// A private redis-server per test file, on a free port, so a test may kill, stall
-// or restart it. The shared Redis on 6379 is never used by tests.
+// A private redis-server per test file (or describe block), on a free port, so a
+// test may kill, stall or restart it. The shared Redis on 6379 is never used by
+// tests. useRedisServer() registers its start and stop where it is called.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, connect } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
+import { freePort } from './free-port.js';
+import { until } from './until.js';
 
 export interface RedisServerHandle {
   url: string;
@@ -48,6 +52,57 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
       if (attempt >= 3) throw err;
     }
   }
+}
+
+export interface UseRedisServerOptions extends RedisServerOptions {
+  /** FLUSHALL before each test of the block, so each starts on an empty server. */
+  flushEach?: boolean;
+}
+
+export interface UsedRedisServer extends RedisServerHandle {
+  /** A client of the server for the test to look at it (errors are left to its commands); disconnected when the block ends. */
+  client(): Redis;
+}
+
+/**
+ * A private redis-server for the enclosing file or describe block: started before
+ * its first test and stopped after its last. The handle reads the server started
+ * for the block, so it may be kept in a const where the block is declared and used
+ * in its tests and hooks.
+ */
+export function useRedisServer(options: UseRedisServerOptions = {}): UsedRedisServer {
+  let server: RedisServerHandle | undefined;
+  const clients: Redis[] = [];
+  beforeAll(async () => {
+    server = await startRedisServer(options);
+  });
+  afterAll(async () => {
+    for (const client of clients.splice(0)) client.disconnect();
+    await server?.stop();
+    server = undefined;
+  });
+  if (options.flushEach === true) beforeEach(() => flushAll(started().url));
+  const started = (): RedisServerHandle => {
+    if (server === undefined) throw new Error('the redis-server of useRedisServer is there only in the tests and hooks of its block');
+    return server;
+  };
+  return {
+    get url() {
+      return started().url;
+    },
+    get port() {
+      return started().port;
+    },
+    kill: () => started().kill(),
+    restart: () => started().restart(),
+    stop: () => started().stop(),
+    client: () => {
+      const client = new Redis(started().url, { maxRetriesPerRequest: 1 });
+      client.on('error', () => {});
+      clients.push(client);
+      return client;
+    },
+  };
 }
 
 async function serve(port: number, cluster: boolean): Promise<RedisServerHandle> {
@@ -109,39 +164,32 @@ async function launch(port: number, clusterDir?: string): Promise<ChildProcess> 
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   child.once('exit', () => running.delete(child));
 
-  const deadline = Date.now() + READY_TIMEOUT_MS;
   let gone = false;
   void exited.then(() => (gone = true));
-  while (!gone && Date.now() < deadline) {
-    if (await ping(port)) {
+  const started = performance.now();
+  try {
+    await until(async () => gone || (await ping(port)), READY_TIMEOUT_MS, 'redis-server to answer PING');
+    if (!gone) {
       if (clusterDir === undefined) return child;
-      try {
-        if (await assignAllSlots(port, deadline)) return child;
-      } catch (err) {
-        output += `\n${String(err)}`;
-      }
-      break;
+      await assignAllSlots(port, READY_TIMEOUT_MS - (performance.now() - started));
+      return child;
     }
-    await new Promise((r) => setTimeout(r, 20));
+  } catch (err) {
+    output += `\n${String(err)}`;
   }
   await killChild(child);
   throw new Error(`redis-server on port ${port} did not become ready:\n${output}`);
 }
 
 /** Gives the node every slot (a restart keeps them in its nodes file) and waits for cluster_state:ok. */
-async function assignAllSlots(port: number, deadline: number): Promise<boolean> {
+async function assignAllSlots(port: number, timeoutMs: number): Promise<void> {
   const client = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0 });
   client.on('error', () => {});
   try {
     await client.connect();
     const slots = (await client.call('CLUSTER', 'SLOTS')) as unknown[];
     if (slots.length === 0) await client.call('CLUSTER', 'ADDSLOTSRANGE', '0', '16383');
-    while (Date.now() < deadline) {
-      const info = (await client.call('CLUSTER', 'INFO')) as string;
-      if (info.includes('cluster_state:ok')) return true;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    return false;
+    await until(async () => ((await client.call('CLUSTER', 'INFO')) as string).includes('cluster_state:ok'), timeoutMs, 'cluster_state:ok');
   } finally {
     client.disconnect();
   }
@@ -152,18 +200,6 @@ function killChild(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => {
     child.once('exit', () => resolve());
     child.kill('SIGKILL');
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
   });
 }
 
@@ -195,4 +231,57 @@ export async function flushAll(url: string): Promise<void> {
   } finally {
     client.disconnect();
   }
+}
+
+/** Resolves once each of `channels` has a subscriber on the server at url (PUBSUB NUMSUB). */
+export async function untilSubscribed(url: string, channels: string[], timeoutMs = 5000): Promise<void> {
+  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0 });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    const counts = async (): Promise<number[]> => {
+      const reply = (await client.call('PUBSUB', 'NUMSUB', ...channels)) as Array<string | number>;
+      return channels.map((_, i) => Number(reply[2 * i + 1]));
+    };
+    await until(async () => (await counts()).every((n) => n > 0), timeoutMs, `a subscriber on each of ${channels.join(', ')}`);
+  } finally {
+    client.disconnect();
+  }
+}
+
+/** How long a PING goes unanswered before stallRedis takes the server for asleep. */
+const ASLEEP_AFTER_MS = 100;
+
+/**
+ * Puts the server at url to sleep for `seconds` (DEBUG SLEEP, on a connection of
+ * its own) and resolves once it sleeps: a sleeping server answers nothing, so once
+ * a PING sent after the DEBUG SLEEP has gone ASLEEP_AFTER_MS without an answer.
+ * `awake` settles when the DEBUG SLEEP returns.
+ */
+export async function stallRedis(url: string, seconds: number): Promise<{ awake: Promise<void> }> {
+  const [staller, prober] = [url, url].map((u) => {
+    const client = new Redis(u, { lazyConnect: true, maxRetriesPerRequest: 0 });
+    client.on('error', () => {});
+    return client;
+  });
+  await Promise.all([staller.connect(), prober.connect()]);
+  const awake = staller.call('DEBUG', 'SLEEP', String(seconds)).then(
+    () => undefined,
+    () => undefined,
+  );
+  void awake.then(() => {
+    staller.disconnect();
+    prober.disconnect();
+  });
+  const answers = (): Promise<boolean> =>
+    new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(false), ASLEEP_AFTER_MS);
+      const answered = (): void => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      prober.ping().then(answered, answered);
+    });
+  await until(async () => !(await answers()), seconds * 1000, 'the redis-server asleep');
+  return { awake };
 }

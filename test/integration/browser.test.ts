@@ -8,8 +8,9 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { simBalance, simResources, type SimNode } from '../../src/sim/index.js';
 import { startDemoCli } from '../helpers/demo-cli.js';
-import { bundleForBrowser, launchChromium, modulePage, openPage, PAGE_STEP_MS, type PageServer, servePages, within } from '../helpers/browser.js';
-import { proxy, sim } from '../helpers/proxy.js';
+import { bundleForBrowser, launchChromium, modulePage, openPage, PAGE_STEP_MS, type PageServer, servePages } from '../helpers/browser.js';
+import { proxy, sim, QUIET_ROUTING } from '../helpers/proxy.js';
+import { within } from '../helpers/until.js';
 import type { SdkOutcome, SeenReply, WalletPageInput, WalletPageResult } from '../helpers/wallet-page.js';
 
 const START = 1000n;
@@ -54,7 +55,8 @@ async function fetchFromPage(base: string, calls: Array<[method: 'GET' | 'POST',
       }
       return out;
     };
-    return await within(`fetch() against ${base}`, PAGE_STEP_MS, page.evaluate(run, { base, calls }));
+    // page.evaluate itself never times out.
+    return await within(page.evaluate(run, { base, calls }), PAGE_STEP_MS, `fetch() against ${base}`);
   } finally {
     await context.close();
   }
@@ -68,9 +70,9 @@ async function runWalletPage(base: string): Promise<WalletPageResult> {
     await page.waitForFunction(() => 'walletReads' in globalThis);
     const input: WalletPageInput = { ...INPUT, base };
     return await within(
-      `the page against ${base}`,
-      2 * PAGE_STEP_MS,
       page.evaluate((arg) => (globalThis as any).walletReads(arg), input),
+      2 * PAGE_STEP_MS,
+      `the page against ${base}`,
     );
   } finally {
     await context.close();
@@ -151,7 +153,7 @@ describe('a web wallet page in Chromium', { timeout: 90_000 }, () => {
   it('through the proxy: the same answers, and the page reads the ledger headers, X-Cache and the cursor; repeats never reach the node', async () => {
     const direct = await sim(SIM);
     const behind = await sim(SIM);
-    const front = await proxy([behind], { vendor: 'aptos', routing: { probeIntervalMs: 600_000 } });
+    const front = await proxy([behind], { vendor: 'aptos', routing: QUIET_ROUTING });
     const [node, proxied] = [await runWalletPage(direct.url), await runWalletPage(front.url)];
     expectSdkAnswers(proxied);
     expect(answers(proxied)).toEqual(answers(node));
@@ -173,7 +175,6 @@ describe('a web wallet page in Chromium', { timeout: 90_000 }, () => {
 
   it("cors.origins without the page's origin, or cors.enabled false: the browser refuses every reply, passthrough and errors included", async () => {
     const node = await sim(SIM);
-    const routing = { probeIntervalMs: 600_000 };
     const calls: Array<['GET' | 'POST', string]> = [
       ['GET', '/v1'],
       ['GET', '/v1/transactions/by_version/900'],
@@ -181,11 +182,11 @@ describe('a web wallet page in Chromium', { timeout: 90_000 }, () => {
       ['GET', '/v1/no/such/route'],
       ['GET', '/v1/accounts/0x1/resources?ledger_version=500'],
     ];
-    const allowed = await proxy([node], { vendor: 'aptos', routing, cors: { origins: [pages.origin] } });
+    const allowed = await proxy([node], { vendor: 'aptos', routing: QUIET_ROUTING, cors: { origins: [pages.origin] } });
     expect(await fetchFromPage(allowed.url, calls)).toEqual([200, 200, 200, 404, 410]);
     // The node's own CORS headers (it allows any origin) must not reach the page through the proxy.
-    const elsewhere = await proxy([node], { vendor: 'aptos', routing, cors: { origins: ['https://wallet.example'] } });
-    const off = await proxy([node], { vendor: 'aptos', routing, cors: { enabled: false } });
+    const elsewhere = await proxy([node], { vendor: 'aptos', routing: QUIET_ROUTING, cors: { origins: ['https://wallet.example'] } });
+    const off = await proxy([node], { vendor: 'aptos', routing: QUIET_ROUTING, cors: { enabled: false } });
     for (const refusing of [elsewhere, off]) expect(await fetchFromPage(refusing.url, calls)).toEqual(calls.map(() => 'TypeError: Failed to fetch'));
   });
 });

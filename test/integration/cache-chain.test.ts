@@ -1,23 +1,13 @@
 // SPEC §8 "The chain id is part of every cache key": two chains never share an
 // entry, even on one Redis with one key prefix, and a node whose chain changes
 // (a devnet reset) is never answered from the old chain's entries.
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { cacheOf, errorBodyOf, expectStatus, hex, PRESENT, served } from '../helpers/cache.js';
 import { until } from '../helpers/until.js';
-import { proxy, rawItem, sim } from '../helpers/proxy.js';
-import { flushAll, startRedisServer, type RedisServerHandle } from '../helpers/redis-server.js';
+import { proxy, rawItem, sim, QUIET_ROUTING } from '../helpers/proxy.js';
+import { useRedisServer } from '../helpers/redis-server.js';
 
-let server: RedisServerHandle;
-
-beforeAll(async () => {
-  server = await startRedisServer();
-});
-afterAll(async () => {
-  await server.stop();
-});
-beforeEach(async () => {
-  await flushAll(server.url);
-});
+const server = useRedisServer({ flushEach: true });
 
 function withRedis(extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {
@@ -75,7 +65,7 @@ describe('while the chain is not known', () => {
   it('reads answer 503 internal_error "not ready", say why, name no URL, and nothing is cached', async () => {
     const down = await sim();
     await down.stop();
-    const { url } = await proxy([down], withRedis({ routing: { probeIntervalMs: 600_000 } }));
+    const { url } = await proxy([down], withRedis({ routing: QUIET_ROUTING }));
     for (const read of [() => rawItem(url, hex(PRESENT), { version: 990 }), () => rawItem(url, hex(PRESENT))]) {
       const reply = await read();
       expectStatus(reply, 503);

@@ -1,77 +1,21 @@
 // The Redis tier through the whole proxy, on this file's own redis-server (never
-// the shared one on 6379): sharing between instances, the fill lock, what lands in
-// Redis, and failing open while Redis is killed or stalled (SPEC §7, DESIGN
-// "Cache keys and entries").
-import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+// the shared one on 6379): sharing between instances, the fill lock and what lands
+// in Redis (SPEC §7, DESIGN "Cache keys and entries").
+import type { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
 import { decodeAnswer, FORMAT_V3 } from '../../src/cache/codec.js';
-import { simBalance } from '../../src/sim/index.js';
-import { BALANCE, balanceAt, cacheOf, expectStatus, hex, itemAt, OWNER, PRESENT, PRESENT_KEYS, redisEntryKeys, served, tally, timed, warmConnections } from '../helpers/cache.js';
+import { BALANCE, balanceAt, cacheOf, expectStatus, hex, itemAt, OWNER, PRESENT, redisEntryKeys, served, tally, warmConnections } from '../helpers/cache.js';
+import { MAX_TTL_SECONDS, PREFIX, redisProxy } from '../helpers/redis-cache.js';
 import { until } from '../helpers/until.js';
-import { proxy, rawItem, sim, viewJson, type Reply } from '../helpers/proxy.js';
-import { flushAll, startRedisServer, type RedisServerHandle } from '../helpers/redis-server.js';
+import { rawItem, sim, viewJson, type Reply } from '../helpers/proxy.js';
+import { useRedisServer } from '../helpers/redis-server.js';
 
-const PREFIX = 'test:';
-const COMMAND_TIMEOUT_MS = 200;
-const MAX_TTL_SECONDS = 3600;
-
-let server: RedisServerHandle;
-const clients: Redis[] = [];
-
-beforeAll(async () => {
-  server = await startRedisServer();
-});
-afterAll(async () => {
-  await server.stop();
-});
-beforeEach(async () => {
-  await flushAll(server.url);
-});
-afterEach(() => {
-  for (const c of clients.splice(0)) c.disconnect();
-});
-
-function redisConfig(extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    routing: { probeIntervalMs: 50 },
-    cache: {
-      memory: { maxBytes: 1_000_000 },
-      redis: {
-        url: server.url,
-        keyPrefix: PREFIX,
-        commandTimeoutMs: COMMAND_TIMEOUT_MS,
-        fillLock: true,
-        fillLockMs: 2000,
-        maxTtlSeconds: MAX_TTL_SECONDS,
-      },
-    },
-    ...extra,
-  };
-}
-
-async function redisProxy(node: Awaited<ReturnType<typeof sim>>, extra: Record<string, unknown> = {}) {
-  const p = await proxy([node], redisConfig(extra));
-  expect(p.app.redis?.isReady(), 'the proxy is connected to Redis').toBe(true);
-  return p;
-}
-
-/** A client of this suite's server, for inspecting and stalling it. */
-function admin(): Redis {
-  const client = new Redis(server.url, { maxRetriesPerRequest: 1 });
-  client.on('error', () => {});
-  clients.push(client);
-  return client;
-}
-
-/** The answer entries (not fill locks) under the prefix. */
-function entryKeys(client: Redis): Promise<string[]> {
-  return redisEntryKeys(client, PREFIX);
-}
+const server = useRedisServer({ flushEach: true });
 
 /** Waits (bounded) until `count` answer entries are in Redis: a write may finish after its reply. */
 async function entriesInRedis(client: Redis, count: number): Promise<string[]> {
   let keys: string[] = [];
-  await until(async () => (keys = await entryKeys(client)).length >= count, 2000, `${count} entries in Redis`);
+  await until(async () => (keys = await redisEntryKeys(client, PREFIX)).length >= count, 2000, `${count} entries in Redis`);
   expect(keys).toHaveLength(count);
   return keys;
 }
@@ -79,14 +23,14 @@ async function entriesInRedis(client: Redis, count: number): Promise<string[]> {
 describe('sharing between instances', () => {
   it('a pinned read on proxy A is a redis HIT on proxy B without a node call; a repeat on B is a memory HIT', async () => {
     const node = await sim();
-    const a = await redisProxy(node);
-    const b = await redisProxy(node);
+    const a = await redisProxy(server.url, node);
+    const b = await redisProxy(server.url, node);
     const reads: Array<[string, (url: string) => Promise<Reply>, Buffer]> = [
       ['raw_item', (url) => rawItem(url, hex(PRESENT), { version: 990 }), itemAt(PRESENT, 990n)],
       ['view', (url) => viewJson(url, BALANCE, [OWNER], { version: 990 }), balanceAt(OWNER, 990n)],
       ['view bcs', (url) => viewJson(url, BALANCE, [OWNER], { version: 990, accept: 'application/x-bcs' }), balanceAt(OWNER, 990n, 'bcs')],
     ];
-    const client = admin();
+    const client = server.client();
     for (const [n, [label, read, expected]] of reads.entries()) {
       const onA = await read(a.url);
       expectStatus(onA, 200, label);
@@ -112,12 +56,12 @@ describe('sharing between instances', () => {
 
   it('a latest read on A is stored in Redis at its header version: the pinned read on B is a redis HIT', async () => {
     const node = await sim();
-    const a = await redisProxy(node);
-    const b = await redisProxy(node);
+    const a = await redisProxy(server.url, node);
+    const b = await redisProxy(server.url, node);
     const latest = await rawItem(a.url, hex(PRESENT));
     expectStatus(latest, 200);
     const v = latest.headers['x-node-ledger-version'];
-    await entriesInRedis(admin(), 1);
+    await entriesInRedis(server.client(), 1);
     const calls = served(node);
     const pinned = await rawItem(b.url, hex(PRESENT), { version: v });
     expect(cacheOf(pinned)).toBe('HIT redis');
@@ -127,8 +71,8 @@ describe('sharing between instances', () => {
 
   it('two instances, 20 concurrent identical misses on each → one node call between them (fill lock)', async () => {
     const node = await sim();
-    const a = await redisProxy(node);
-    const b = await redisProxy(node);
+    const a = await redisProxy(server.url, node);
+    const b = await redisProxy(server.url, node);
     await Promise.all([warmConnections(a.url, 20), warmConnections(b.url, 20)]);
     node.faults.set({ mode: 'slow', delayMs: 300, routes: ['raw_item', 'view'] });
     for (const [label, read, expected] of [
@@ -163,10 +107,10 @@ describe("waiting for another instance's fill (SPEC §8)", () => {
 
   it('a node that takes 1.5 s to answer 500: the waiter relays that answer as it arrives, with no node call of its own', async () => {
     const node = await sim();
-    const a = await redisProxy(node);
-    const b = await redisProxy(node);
+    const a = await redisProxy(server.url, node);
+    const b = await redisProxy(server.url, node);
     await Promise.all([warmConnections(a.url, 1), warmConnections(b.url, 1)]);
-    const client = admin();
+    const client = server.client();
     // Two slow failures: a waiter that called the node itself would get the second.
     node.faults.set({ mode: 'status500', delayMs: 1500, routes: ['raw_item'], count: 2 });
     const calls = served(node);
@@ -197,10 +141,10 @@ describe("waiting for another instance's fill (SPEC §8)", () => {
 
   it('a cacheable fill: the waiter gets the answer from the outcome, stores it in memory, no node call of its own', async () => {
     const node = await sim();
-    const a = await redisProxy(node);
-    const b = await redisProxy(node);
+    const a = await redisProxy(server.url, node);
+    const b = await redisProxy(server.url, node);
     await Promise.all([warmConnections(a.url, 1), warmConnections(b.url, 1)]);
-    const client = admin();
+    const client = server.client();
     node.faults.set({ mode: 'slow', delayMs: 500, routes: ['raw_item'], count: 2 });
     const calls = served(node);
     const started = performance.now();
@@ -220,13 +164,13 @@ describe("waiting for another instance's fill (SPEC §8)", () => {
 describe('entries in Redis', () => {
   it('are under the key prefix, binary (not JSON/base64), with a TTL in (0, maxTtlSeconds]', async () => {
     const node = await sim();
-    const { url } = await redisProxy(node);
+    const { url } = await redisProxy(server.url, node);
     const item = await rawItem(url, hex(PRESENT), { version: 990 });
     const view = await viewJson(url, BALANCE, [OWNER], { version: 991 });
     expectStatus(item, 200);
     expectStatus(view, 200);
 
-    const client = admin();
+    const client = server.client();
     const keys = await entriesInRedis(client, 2);
     const all = await client.keys('*');
     for (const k of all) expect(k.startsWith(PREFIX), `every key is under the prefix: ${k}`).toBe(true);
@@ -263,15 +207,15 @@ describe('entries in Redis', () => {
   it('expire near the time their version will be pruned', async () => {
     // Sim chain time: 4 versions per second. Window 400: at latest 1040 the oldest is 640.
     const node = await sim({ pruneWindow: 400n });
-    const { app, url } = await redisProxy(node);
+    const { app, url } = await redisProxy(server.url, node);
     node.ledger.advance(40);
     await until(() => app.watermark.current()?.ledgerVersion === 1040n, 5000, 'the watermark to reach 1040');
-    const client = admin();
+    const client = server.client();
     for (const [version, seconds] of [
       [1000n, 90], // (1000 - 640) / 4
       [700n, 15], // (700 - 640) / 4
     ] as const) {
-      const before = new Set(await entryKeys(client));
+      const before = new Set(await redisEntryKeys(client, PREFIX));
       expectStatus(await rawItem(url, hex(PRESENT), { version }), 200);
       const added = (await entriesInRedis(client, before.size + 1)).filter((k) => !before.has(k));
       expect(added, `one entry for ${version}`).toHaveLength(1);
@@ -279,153 +223,5 @@ describe('entries in Redis', () => {
       expect(ttl, `TTL of the entry at ${version}`).toBeLessThanOrEqual(seconds);
       expect(ttl, `TTL of the entry at ${version}`).toBeGreaterThanOrEqual(seconds - 2);
     }
-  });
-});
-
-describe('failing open', () => {
-  it('killing redis-server mid-stream loses no reply; after a restart the proxy uses Redis again', async () => {
-    const node = await sim({ versionsPerSecond: 20 });
-    const { app, url } = await redisProxy(node);
-    const TOTAL = 300;
-    const SPACING_MS = 10;
-    const keys = PRESENT_KEYS.slice(0, 8);
-
-    type Outcome = { i: number; kind: string; reply: Reply; ms: number; expected: Buffer };
-    const one = async (i: number): Promise<Outcome> => {
-      const key = keys[i % keys.length];
-      // Pinned versions repeat every 40 requests, so the stream has hits as well as misses.
-      const pinned = 500n + BigInt(i % 40);
-      switch (i % 4) {
-        case 0: {
-          const { value, ms } = await timed(() => rawItem(url, hex(key), { version: pinned }));
-          return { i, kind: 'pinned raw_item', reply: value, ms, expected: itemAt(key, pinned) };
-        }
-        case 1: {
-          const { value, ms } = await timed(() => rawItem(url, hex(key)));
-          const v = BigInt(value.headers['x-node-ledger-version'] ?? '0');
-          return { i, kind: 'latest raw_item', reply: value, ms, expected: itemAt(key, v) };
-        }
-        case 2: {
-          const { value, ms } = await timed(() => viewJson(url, BALANCE, [OWNER], { version: pinned }));
-          return { i, kind: 'pinned view', reply: value, ms, expected: balanceAt(OWNER, pinned) };
-        }
-        default: {
-          const { value, ms } = await timed(() => viewJson(url, BALANCE, [OWNER]));
-          const v = BigInt(value.headers['x-node-ledger-version'] ?? '0');
-          return { i, kind: 'latest view', reply: value, ms, expected: Buffer.from(JSON.stringify([String(simBalance(OWNER, v))])) };
-        }
-      }
-    };
-
-    const pending: Array<Promise<Outcome>> = [];
-    const started = Date.now();
-    let killedAt = -1;
-    let restartedAt = -1;
-    const readiness: boolean[] = [];
-    for (let i = 0; i < TOTAL; i++) {
-      pending.push(one(i));
-      readiness.push(app.redis!.isReady());
-      if (i === Math.floor(TOTAL / 3)) {
-        killedAt = i;
-        void server.kill();
-      }
-      if (i === Math.floor((2 * TOTAL) / 3)) {
-        restartedAt = i;
-        await server.restart();
-      }
-      await new Promise((r) => setTimeout(r, SPACING_MS));
-    }
-    const outcomes = await Promise.all(pending);
-    const elapsed = Date.now() - started;
-    expect(killedAt).toBeGreaterThan(0);
-    expect(restartedAt).toBeGreaterThan(killedAt);
-    expect(readiness.slice(0, killedAt).every(Boolean), 'Redis was in use before the kill').toBe(true);
-    expect(readiness.slice(killedAt + 1, restartedAt).includes(false), 'the proxy saw Redis go away').toBe(true);
-
-    const problems: string[] = [];
-    for (const o of outcomes) {
-      if (o.reply.status !== 200) problems.push(`#${o.i} ${o.kind}: HTTP ${o.reply.status} ${o.reply.body.toString('utf8').slice(0, 200)}`);
-      else if (!o.reply.body.equals(o.expected)) problems.push(`#${o.i} ${o.kind}: wrong body ${o.reply.body.toString('hex')}`);
-      if (o.ms > 1000) problems.push(`#${o.i} ${o.kind}: took ${Math.round(o.ms)} ms`);
-    }
-    expect(problems, `${outcomes.length} replies over ${elapsed} ms`).toEqual([]);
-    expect(outcomes.filter((o) => o.reply.status >= 500)).toHaveLength(0);
-    const kinds = tally(outcomes.map((o) => o.reply));
-    expect(kinds.MISS, JSON.stringify(kinds)).toBeGreaterThan(0);
-    expect(kinds['HIT memory'], JSON.stringify(kinds)).toBeGreaterThan(0);
-
-    // The restarted server is empty: a new pinned read must show up in it once the proxy reconnected.
-    const client = admin();
-    let version = 300n;
-    await until(
-      async () => {
-        expectStatus(await rawItem(url, hex(PRESENT), { version: version++ }), 200);
-        return (await entryKeys(client)).length > 0;
-      },
-      10_000,
-      'a pinned read to be stored in the restarted Redis',
-    );
-    expect(app.redis!.isReady()).toBe(true);
-  });
-
-  it('with Redis stalled (DEBUG SLEEP), pinned misses still answer 200 from the node well under 1 s', async () => {
-    const node = await sim();
-    const { app, url } = await redisProxy(node);
-    // Node time for one pinned miss, measured while Redis is fine.
-    const warm = await timed(() => rawItem(url, hex(PRESENT_KEYS[0]), { version: 800 }));
-    expectStatus(warm.value, 200);
-    const nodeMs = warm.ms;
-
-    const staller = admin();
-    await staller.ping();
-    let awake = false;
-    const sleeping = staller.call('DEBUG', 'SLEEP', '2').then(
-      () => (awake = true),
-      () => (awake = true),
-    );
-    // Give the server a moment to pick the command up (it replies only when it wakes).
-    await new Promise((r) => setTimeout(r, 50));
-    expect(awake, 'Redis is asleep').toBe(false);
-    expect(app.redis!.isReady(), 'a stalled server still looks connected').toBe(true);
-
-    // Distinct pinned misses, all sent while the server sleeps.
-    const misses: Array<{ label: string; send: () => Promise<Reply>; expected: Buffer }> = [
-      ...[1n, 2n, 3n].map((i) => ({ label: `raw_item @${810n + i}`, send: () => rawItem(url, hex(PRESENT), { version: 810n + i }), expected: itemAt(PRESENT, 810n + i) })),
-      ...[1n, 2n].map((i) => ({ label: `view @${820n + i}`, send: () => viewJson(url, BALANCE, [OWNER], { version: 820n + i }), expected: balanceAt(OWNER, 820n + i) })),
-    ];
-    const results = await Promise.all(
-      misses.map(async (m) => {
-        const { value, ms } = await timed(m.send);
-        return { ...m, ms, reply: value };
-      }),
-    );
-
-    await sleeping;
-
-    const report = results.map((r) => `${r.label}: HTTP ${r.reply.status} ${cacheOf(r.reply)} in ${Math.round(r.ms)} ms`).join('; ');
-    for (const r of results) {
-      expectStatus(r.reply, 200, r.label);
-      expect(r.reply.body.equals(r.expected), r.label).toBe(true);
-      expect(cacheOf(r.reply), r.label).toBe('MISS');
-      expect(r.ms, `${r.label} (node time ${Math.round(nodeMs)} ms): ${report}`).toBeLessThan(1000);
-    }
-  });
-
-  it('with Redis stalled, a pinned miss pays at most one command timeout (commandTimeoutMs + node time)', async () => {
-    const node = await sim();
-    const { url } = await redisProxy(node);
-    const warm = await timed(() => rawItem(url, hex(PRESENT_KEYS[0]), { version: 800 }));
-    expectStatus(warm.value, 200);
-
-    const staller = admin();
-    await staller.ping();
-    const sleeping = staller.call('DEBUG', 'SLEEP', '2').catch(() => undefined);
-    await new Promise((r) => setTimeout(r, 50));
-    const { value, ms } = await timed(() => rawItem(url, hex(PRESENT), { version: 811 }));
-    await sleeping;
-    expectStatus(value, 200);
-    expect(value.body.equals(itemAt(PRESENT, 811n))).toBe(true);
-    // 150 ms of scheduling slack on top of one command timeout and the node time.
-    expect(ms, `pinned miss with Redis stalled took ${Math.round(ms)} ms (node time ${Math.round(warm.ms)} ms)`).toBeLessThan(COMMAND_TIMEOUT_MS + warm.ms + 150);
   });
 });

@@ -5,32 +5,18 @@
 import { Agent, request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import type { SimNode } from '../../src/sim/index.js';
-import { configFile, startCli, useCliBuild } from '../helpers/cli.js';
+import { cliConfig, configFile, startCli, useCliBuild } from '../helpers/cli.js';
 import { connectionRefused, probeOnce } from '../helpers/probe.js';
-import { freePort, sim } from '../helpers/proxy.js';
-import { until } from '../helpers/until.js';
+import { freePort } from '../helpers/free-port.js';
+import { sim } from '../helpers/proxy.js';
+import { until, within } from '../helpers/until.js';
 
 useCliBuild();
 
 const DRAIN_DELAY_MS = 1500;
 
 function config(port: number, adminPort: number, node: SimNode, workers: number): string {
-  return [
-    'server:',
-    '  host: 127.0.0.1',
-    `  port: ${port}`,
-    `  workers: ${workers}`,
-    `  drainDelayMs: ${DRAIN_DELAY_MS}`,
-    'admin:',
-    '  host: 127.0.0.1',
-    `  port: ${adminPort}`,
-    'upstreams:',
-    `  - url: ${node.url}`,
-    '    name: sim',
-    'log:',
-    '  level: info',
-    '',
-  ].join('\n');
+  return cliConfig(port, node, { server: { workers, drainDelayMs: DRAIN_DELAY_MS }, admin: { host: '127.0.0.1', port: adminPort } });
 }
 
 async function readyz(admin: string): Promise<number | string> {
@@ -53,7 +39,11 @@ describe('server.drainDelayMs', () => {
     const cli = await startCli(configFile(`drain-delay-${port}.yaml`, config(port, adminPort, node, workers)), port);
     const admin = `http://127.0.0.1:${adminPort}`;
     const listening = (): number => [...cli.output().matchAll(/"msg":"ledger-proxy listening"/g)].length;
-    await until(() => listening() === workers, 10_000, `${workers} listening:\n${cli.output()}`);
+    await until(
+      () => listening() === workers,
+      10_000,
+      () => `${workers} listening:\n${cli.output()}`,
+    );
     await until(async () => (await readyz(admin)) === 200, 10_000, 'ready');
 
     const agent = new Agent({ pipelining: 0 });
@@ -67,6 +57,7 @@ describe('server.drainDelayMs', () => {
       const at = performance.now() - signalledAt;
       const outcome = await probeOnce(agent, `${cli.url}/v1`, 2000);
       answered.push({ at, outcome: outcome.kind === 'answer' ? String(outcome.status) : outcome.kind });
+      // A fresh connection every 50 ms or so, through the delay.
       await new Promise((r) => setTimeout(r, 50));
     }
     await agent.destroy();
@@ -79,7 +70,7 @@ describe('server.drainDelayMs', () => {
     // Then the listener closes: never before the delay, soon after it.
     await until(() => connectionRefused(port), DRAIN_DELAY_MS + 3000, 'the listener closed after the delay');
     expect(performance.now() - signalledAt).toBeGreaterThanOrEqual(DRAIN_DELAY_MS);
-    const exit = await Promise.race([cli.exited, new Promise((r) => setTimeout(() => r('timeout'), 10_000))]);
+    const exit = await within(cli.exited, 10_000, () => `the proxy exiting:\n${cli.output().slice(-2000)}`);
     expect(exit, cli.output().slice(-2000)).toEqual({ code: 0, signal: null });
   });
 });

@@ -1,10 +1,9 @@
 // Request bodies as the public entry reads them: the node gets the client's own
 // bytes, a body sent in pieces is waited for, and a body cut short gets a 400.
 import { describe, expect, it } from 'vitest';
-import { call, HANDLE, proxy, rawItem, sim } from '../helpers/proxy.js';
+import { call, HANDLE, proxy, rawItem, sim, QUIET } from '../helpers/proxy.js';
 import { rawExchange, rawReplies } from '../helpers/raw-socket.js';
 
-const QUIET = { routing: { probeIntervalMs: 600_000 } };
 const KEY_BODY = '{"key":"0x0000000000000007"}';
 
 describe('request bodies', () => {
@@ -38,6 +37,7 @@ describe('request bodies', () => {
         socket.on('end', () => resolve(Buffer.concat(got)));
         socket.on('error', reject);
         socket.write(head(KEY_BODY.length).replace('HTTP/1.1\r\n', 'HTTP/1.1\r\nConnection: close\r\n') + KEY_BODY.slice(0, 10));
+        // The rest of the body 50 ms later: the proxy waits for it.
         setTimeout(() => socket.write(KEY_BODY.slice(10)), 50);
       }, reject);
     });

@@ -7,7 +7,7 @@
 // concern taken out of either path fails here.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { App } from '../../src/app.js';
-import { capturedLog, HANDLE, proxy, sim } from '../helpers/proxy.js';
+import { capturedLog, HANDLE, proxy, sim, QUIET } from '../helpers/proxy.js';
 import { chunked, httpRequest, type RawReply, rawHttp } from '../helpers/raw-socket.js';
 
 const FRAMINGS = ['length', 'chunked', 'http10', 'expect'] as const;
@@ -21,7 +21,6 @@ interface Ask {
   body?: string;
 }
 
-const QUIET = { routing: { probeIntervalMs: 600_000 } };
 const BODY_LIMIT = 4096;
 const JSON_IN = { 'content-type': 'application/json' };
 const BCS_OUT = { ...JSON_IN, accept: 'application/x-bcs' };

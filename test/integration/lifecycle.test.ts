@@ -4,19 +4,15 @@
 // sockets, and ends by server.shutdownTimeoutMs whatever the clients do.
 import { Agent, request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { freePort, proxy, sim } from '../helpers/proxy.js';
+import { freePort } from '../helpers/free-port.js';
+import { proxy, sim } from '../helpers/proxy.js';
 import { openSocket } from '../helpers/raw-socket.js';
+import { until, within } from '../helpers/until.js';
 
 const agents: Agent[] = [];
 afterEach(async () => {
   for (const a of agents.splice(0)) await a.destroy();
 });
-
-/** Resolves with what happened first: the promise, or `ms` elapsing. */
-function within<T>(promise: Promise<T>, ms: number): Promise<T | 'timeout'> {
-  let timer: NodeJS.Timeout;
-  return Promise.race([promise, new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), ms)))]).finally(() => clearTimeout(timer));
-}
 
 describe('server.requestTimeoutMs', () => {
   it('a client trickling its headers a byte at a time gets a 400 error body and the connection closed', async () => {
@@ -29,7 +25,7 @@ describe('server.requestTimeoutMs', () => {
     }, 100);
     try {
       // Node's default would keep it for a minute or more; the bound here is loose on purpose.
-      expect(await within(client.closed, 5000)).not.toBe('timeout');
+      await within(client.closed, 5000, 'the connection closed');
     } finally {
       clearInterval(trickle);
     }
@@ -52,7 +48,7 @@ describe('shutdown', () => {
     // An idle keep-alive connection: it has had one reply and stays open.
     const idle = await openSocket(url);
     idle.socket.write('GET /v1 HTTP/1.1\r\nHost: x\r\n\r\n');
-    await within(new Promise((r) => idle.socket.once('data', r)), 2000);
+    await within(new Promise((r) => idle.socket.once('data', r)), 2000, 'the reply on the idle connection');
     // A half-sent request: headers never finish.
     const half = await openSocket(url);
     half.socket.write('GET /v1 HTTP/1.1\r\nHost: x\r\n');
@@ -60,7 +56,7 @@ describe('shutdown', () => {
     const agent = new Agent({ keepAliveTimeout: 60_000 });
     agents.push(agent);
     const inFlight = request(`${url}/v1/estimate_gas_price`, { dispatcher: agent });
-    while (node.counters.byRoute.gas_price === 0) await new Promise((r) => setImmediate(r));
+    await until(() => node.counters.byRoute.gas_price > 0, 2000, 'the request in flight at the node');
 
     const closing = app.close();
     const ready = await request(`${adminUrl}/readyz`);
@@ -69,7 +65,7 @@ describe('shutdown', () => {
     // New connections are refused.
     await expect(request(`${url}/v1`, { dispatcher: new Agent() })).rejects.toThrow();
     // The idle connection goes at once, long before the deadline.
-    expect(await within(idle.closed, 1000)).not.toBe('timeout');
+    await within(idle.closed, 1000, 'the idle connection closed');
 
     const reply = await inFlight;
     expect(reply.statusCode).toBe(200);
@@ -77,7 +73,7 @@ describe('shutdown', () => {
     await reply.body.dump();
 
     // The half-sent request cannot hold the process past the deadline.
-    expect(await within(closing, 4000)).not.toBe('timeout');
-    expect(await within(half.closed, 1000)).not.toBe('timeout');
+    await within(closing, 4000, 'the shutdown to end');
+    await within(half.closed, 1000, 'the half-sent connection closed');
   });
 });

@@ -3,11 +3,13 @@
 // admin and public listeners do not serve each other's routes.
 import { describe, expect, it } from 'vitest';
 import { simTableItem, type SimNode } from '../../src/sim/index.js';
-import { call, freePort, HANDLE, proxy, rawItem, sim, viewJson, type Reply } from '../helpers/proxy.js';
+import { freePort } from '../helpers/free-port.js';
+import { call, HANDLE, proxy, rawItem, sim, viewJson, QUIET_ROUTING } from '../helpers/proxy.js';
 import { until } from '../helpers/until.js';
+import { hex } from '../helpers/cache.js';
+import { expectNodeErrorBody } from '../helpers/expect.js';
 
 const OWNER = '0x' + '42'.repeat(32);
-const hex = (b: Buffer): string => '0x' + b.toString('hex');
 
 interface Sample {
   name: string;
@@ -50,15 +52,7 @@ async function scrape(adminUrl: string): Promise<Sample[]> {
   return parseMetrics(res.body.toString('utf8'));
 }
 
-function expectNodeError(reply: Reply, status: number): void {
-  expect(reply.status).toBe(status);
-  expect(reply.headers['content-type']).toMatch(/^application\/json/);
-  const body = reply.json();
-  expect(Object.keys(body).sort()).toEqual(['error_code', 'message', 'vm_error_code']);
-  expect(typeof body.message).toBe('string');
-}
-
-async function withAdmin(node: SimNode, routing: Record<string, unknown> = { probeIntervalMs: 600_000 }) {
+async function withAdmin(node: SimNode, routing: Record<string, unknown> = QUIET_ROUTING) {
   const p = await proxy([node], { admin: { host: '127.0.0.1', port: await freePort() }, routing });
   const adminUrl = p.app.adminUrl();
   expect(adminUrl).toBeDefined();
@@ -91,7 +85,7 @@ describe('metrics on the admin listener', () => {
     }
     // 1 bad request: malformed JSON to /v1/view
     const bad = await call(url, '/v1/view', { headers: { 'content-type': 'application/json' }, body: '{"function":' });
-    expectNodeError(bad, 400);
+    expectNodeErrorBody(bad, 400);
     expect(bad.headers['x-cache']).toBe('BYPASS');
 
     const m = await scrape(adminUrl);
@@ -125,9 +119,9 @@ describe('metrics on the admin listener', () => {
   it('labels a refused read with the endpoint it was sent to (not passthrough)', async () => {
     const node = await sim();
     const { url, adminUrl } = await withAdmin(node);
-    expectNodeError(await call(url, '/v1/view', { headers: { 'content-type': 'application/json' }, body: '{"function":' }), 400);
-    expectNodeError(await rawItem(url, '0xzz', { version: 990 }), 400);
-    expectNodeError(await viewJson(url, 'not-a-function-id', [], { version: 990 }), 400);
+    expectNodeErrorBody(await call(url, '/v1/view', { headers: { 'content-type': 'application/json' }, body: '{"function":' }), 400);
+    expectNodeErrorBody(await rawItem(url, '0xzz', { version: 990 }), 400);
+    expectNodeErrorBody(await viewJson(url, 'not-a-function-id', [], { version: 990 }), 400);
     expect(node.counters.byRoute.view + node.counters.byRoute.raw_item).toBe(0);
     const m = await scrape(adminUrl);
     const labelled = samples(m, 'ledger_proxy_requests_total', { cache: 'BYPASS', status: '400' }).map((s) => [s.labels.endpoint, s.value]);
@@ -173,14 +167,14 @@ describe('metrics on the admin listener', () => {
     const { url, adminUrl } = await withAdmin(node);
     for (const path of ['/metrics', '/healthz', '/readyz']) {
       const r = await call(url, path);
-      expectNodeError(r, 404);
+      expectNodeErrorBody(r, 404);
       expect(r.body.toString('utf8')).not.toContain('ledger_proxy_');
     }
     const before = node.counters.total;
-    expectNodeError(await call(adminUrl, '/v1'), 404);
-    expectNodeError(await call(adminUrl, '/v1/accounts/0x1/module/sim'), 404);
-    expectNodeError(await rawItem(adminUrl, '0x01', { version: 990 }), 404);
-    expectNodeError(await viewJson(adminUrl, '0x1::sim::balance', [OWNER], { version: 990 }), 404);
+    expectNodeErrorBody(await call(adminUrl, '/v1'), 404);
+    expectNodeErrorBody(await call(adminUrl, '/v1/accounts/0x1/module/sim'), 404);
+    expectNodeErrorBody(await rawItem(adminUrl, '0x01', { version: 990 }), 404);
+    expectNodeErrorBody(await viewJson(adminUrl, '0x1::sim::balance', [OWNER], { version: 990 }), 404);
     // Nothing sent to the admin port reached the node.
     expect(node.counters.total).toBe(before);
   });

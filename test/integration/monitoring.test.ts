@@ -10,7 +10,8 @@ import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { promtool, requirePromtool, requireTool, runTool } from '../helpers/monitoring-tools.js';
-import { call, freePort, proxy, rawItem, sim, viewJson } from '../helpers/proxy.js';
+import { freePort } from '../helpers/free-port.js';
+import { call, proxy, rawItem, sim, viewJson } from '../helpers/proxy.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const PROMETHEUS = join(ROOT, 'deploy', 'prometheus');

@@ -4,10 +4,11 @@
 // the node budgets and the upstream metrics.
 import { describe, expect, it } from 'vitest';
 import type { SimNode } from '../../src/sim/index.js';
-import { call, freePort, proxy, sim } from '../helpers/proxy.js';
+import { freePort } from '../helpers/free-port.js';
+import { call, proxy, sim, QUIET, QUIET_ROUTING } from '../helpers/proxy.js';
+import { until } from '../helpers/until.js';
 
 /** Probes only at start: what the pool knows of a node comes from the calls themselves. */
-const QUIET = { routing: { probeIntervalMs: 600_000 } };
 const GAS_PRICE = '/v1/estimate_gas_price';
 
 function gasPriceCalls(node: SimNode): number {
@@ -57,7 +58,7 @@ describe('passthrough routing', () => {
   it('a slow write is not hedged to a second node', async () => {
     const a = await sim();
     const b = await sim();
-    const { url } = await proxy([a, b], { routing: { probeIntervalMs: 600_000, hedgeAfterMs: 20 } });
+    const { url } = await proxy([a, b], { routing: { ...QUIET_ROUTING, hedgeAfterMs: 20 } });
     for (const n of [a, b]) n.faults.set({ mode: 'slow', delayMs: 200, routes: ['other'] });
     await call(url, '/v1/transactions', { headers: { 'content-type': 'application/json' }, body: '{"sender":"0x1"}' });
     const posts = [a, b].flatMap((n) => n.counters.requests.filter((r) => r.method === 'POST'));
@@ -96,7 +97,11 @@ describe('passthrough routing', () => {
     expect(metrics).toMatch(/ledger_proxy_upstream_requests_total\{[^}]*upstream="only"[^}]*outcome="ok"[^}]*\} [1-9]/);
 
     node.faults.set({ mode: 'slow', delayMs: 400, routes: ['gas_price'] });
-    const [first, second] = await Promise.all([call(url, GAS_PRICE), new Promise((r) => setTimeout(r, 50)).then(() => call(url, GAS_PRICE))]);
+    const before = gasPriceCalls(node);
+    const slow = call(url, GAS_PRICE);
+    // The second call comes while the first holds the node's one slot.
+    await until(() => gasPriceCalls(node) > before, 2000, 'the first call at the node');
+    const [first, second] = await Promise.all([slow, call(url, GAS_PRICE)]);
     expect(first.status).toBe(200);
     expect(second.status).toBe(503);
     expect(second.json().message).toMatch(/budget/);

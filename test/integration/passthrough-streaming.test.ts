@@ -4,17 +4,18 @@
 // a client that leaves mid-answer ends the node's call and gives the slot back.
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { proxy, sim } from '../helpers/proxy.js';
+import { proxy, sim, QUIET_ROUTING } from '../helpers/proxy.js';
 import { until } from '../helpers/until.js';
 
-const QUIET = { routing: { probeIntervalMs: 600_000, maxAnswerBytesInFlight: 1024 * 1024 } };
+/** Quiet, with 1 MiB of answers in flight at most. */
+const ONE_MIB_IN_FLIGHT = { routing: { ...QUIET_ROUTING, maxAnswerBytesInFlight: 1024 * 1024 } };
 const BYTES = 32 * 1024 * 1024;
 
 describe('passthrough streaming', () => {
   it('passes on an answer 32 times the answer bytes in flight, whole, with the node own length', async () => {
     const node = await sim();
     node.faults.set({ mode: 'hugeBody', bytes: BYTES, routes: ['gas_price'] });
-    const p = await proxy([node], QUIET);
+    const p = await proxy([node], ONE_MIB_IN_FLIGHT);
     const res = await request(`${p.url}/v1/estimate_gas_price`);
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-length']).toBe(String(BYTES));
@@ -28,7 +29,7 @@ describe('passthrough streaming', () => {
   it("holds the node's slot while the answer streams, and gives it back when the client leaves mid-answer", async () => {
     const node = await sim();
     node.faults.set({ mode: 'hugeBody', bytes: BYTES, routes: ['gas_price'] });
-    const p = await proxy([node], QUIET);
+    const p = await proxy([node], ONE_MIB_IN_FLIGHT);
     const res = await request(`${p.url}/v1/estimate_gas_price`);
     expect(res.statusCode).toBe(200);
     const first = await res.body[Symbol.asyncIterator]().next();

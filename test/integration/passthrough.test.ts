@@ -5,19 +5,10 @@
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import type { SimNode } from '../../src/sim/index.js';
-import { call, ledgerHeaders, proxy, sim, type Reply } from '../helpers/proxy.js';
+import { call, ledgerHeaders, proxy, sim, type Reply, QUIET, QUIET_ROUTING } from '../helpers/proxy.js';
 import { decoy, rawHttp, type RawReply } from '../helpers/raw-socket.js';
-
-const QUIET = { routing: { probeIntervalMs: 600_000 } };
-
-function expectNodeError(reply: { status: number; headers: Record<string, string>; body: Buffer }, status: number, code?: string): void {
-  expect(reply.status).toBe(status);
-  expect(reply.headers['content-type']).toMatch(/^application\/json/);
-  const body = JSON.parse(reply.body.toString('utf8'));
-  // The node error shape, never fastify's {statusCode, error, message}.
-  expect(Object.keys(body).sort()).toEqual(['error_code', 'message', 'vm_error_code']);
-  if (code !== undefined) expect(body.error_code).toBe(code);
-}
+import { until } from '../helpers/until.js';
+import { expectNodeErrorBody } from '../helpers/expect.js';
 
 /** Same status, body bytes, content type and ledger headers as the node's own answer. */
 function expectSameAsNode(viaProxy: Reply, fromNode: Reply): void {
@@ -80,7 +71,7 @@ describe('passthrough: other /v1 routes reach the node unchanged', () => {
       const via = await call(url, path);
       const direct = await call(node.url, path, { headers: { 'accept-encoding': 'identity' } });
       expect(via.status).toBe(404);
-      expectNodeError(via, 404);
+      expectNodeErrorBody(via, 404);
       expectSameAsNode(via, direct);
       expect(node.counters.requests.some((r) => r.url === path)).toBe(true);
     }
@@ -146,7 +137,7 @@ describe('passthrough: other /v1 routes reach the node unchanged', () => {
       call(url, '/v1/transactions', { headers: { 'content-type': 'application/json' }, body: '{}' }),
     ];
     for (const reply of await Promise.all(requests)) {
-      expectNodeError(reply, 404);
+      expectNodeErrorBody(reply, 404);
     }
     expect(node.counters.total).toBe(before);
   });
@@ -177,10 +168,10 @@ describe('passthrough: nothing in a request picks another host or leaves /v1', (
       expect([200, 400, 404]).toContain(reply.status);
       if (reply.status === 400) {
         // refused by the proxy: the node never saw it
-        expectNodeError(reply, 400);
+        expectNodeErrorBody(reply, 400);
         expect(node.counters.total).toBe(before);
       } else if (reply.status === 404) {
-        expectNodeError(reply, 404);
+        expectNodeErrorBody(reply, 404);
       }
       expectOnlyCleanV1(node);
     });
@@ -194,7 +185,7 @@ describe('passthrough: nothing in a request picks another host or leaves /v1', (
     for (const target of [`http://${evil.host}/v1`, `http://${evil.host}/v1/estimate_gas_price`, 'http://evil.example/v1', `http://${evil.host}/admin`]) {
       const reply = await rawHttp(url, `GET ${target} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
       expect([200, 400, 404], target).toContain(reply.status);
-      if (reply.status !== 200) expectNodeError(reply, reply.status);
+      if (reply.status !== 200) expectNodeErrorBody(reply, reply.status);
       else expect(JSON.parse(decoded(reply).toString('utf8'))).not.toHaveProperty('decoy');
     }
     expect(evil.hits).toEqual([]);
@@ -244,7 +235,7 @@ describe('passthrough: nothing in a request picks another host or leaves /v1', (
     );
     expect(evil.hits).toEqual([]);
     if (reply.status === 200) expect(JSON.parse(decoded(reply).toString('utf8'))).toEqual(['42']);
-    else expectNodeError(reply, reply.status);
+    else expectNodeErrorBody(reply, reply.status);
     expectOnlyCleanV1(node);
   });
 });
@@ -256,7 +247,7 @@ describe('passthrough: a node that is down', () => {
     await node.stop();
     for (const req of [call(url, '/v1'), call(url, '/v1/estimate_gas_price'), call(url, '/v1/transactions', { headers: { 'content-type': 'application/json' }, body: '{}' })]) {
       const reply = await req;
-      expectNodeError(reply, 503, 'internal_error');
+      expectNodeErrorBody(reply, 503, 'internal_error');
       expect(reply.json().message).toMatch(/passthrough|node|upstream/i);
       expect(reply.json().vm_error_code).toBeNull();
     }
@@ -270,7 +261,7 @@ describe('passthrough: a node that is down', () => {
       const { url } = await proxy([node], QUIET);
       node.faults.set({ mode, routes: ['gas_price'] });
       const reply = await call(url, '/v1/estimate_gas_price');
-      expectNodeError(reply, 503, 'internal_error');
+      expectNodeErrorBody(reply, 503, 'internal_error');
       expect(reply.body.toString('utf8')).not.toMatch(/<html/i);
     });
   }
@@ -281,7 +272,7 @@ describe('passthrough: a node that is down', () => {
     node.faults.set({ mode: 'empty', routes: ['gas_price'] });
     const started = Date.now();
     const reply = await call(url, '/v1/estimate_gas_price');
-    expectNodeError(reply, 503, 'internal_error');
+    expectNodeErrorBody(reply, 503, 'internal_error');
     // README: a failed attempt goes to another eligible node within maxAttempts (3);
     // with one node, one call. The same node must not get a burst of retries.
     expect(node.counters.byRoute.gas_price).toBeLessThanOrEqual(3);
@@ -290,11 +281,11 @@ describe('passthrough: a node that is down', () => {
 
   it('a node that hangs on a passthrough route → 503 internal_error within the deadline', async () => {
     const node = await sim();
-    const { url } = await proxy([node], { routing: { probeIntervalMs: 600_000, attemptTimeoutMs: 300, deadlineMs: 400 } });
+    const { url } = await proxy([node], { routing: { ...QUIET_ROUTING, attemptTimeoutMs: 300, deadlineMs: 400 } });
     node.faults.set({ mode: 'hang', routes: ['gas_price'] });
     const started = Date.now();
     const reply = await call(url, '/v1/estimate_gas_price');
-    expectNodeError(reply, 503, 'internal_error');
+    expectNodeErrorBody(reply, 503, 'internal_error');
     expect(Date.now() - started).toBeLessThan(3000);
   });
 
@@ -303,7 +294,7 @@ describe('passthrough: a node that is down', () => {
     const { url } = await proxy([node], QUIET);
     node.faults.set({ mode: 'status500', routes: ['gas_price'] });
     const reply = await call(url, '/v1/estimate_gas_price');
-    expectNodeError(reply, 500, 'internal_error');
+    expectNodeErrorBody(reply, 500, 'internal_error');
   });
 
   it('with two nodes, passthrough goes to the healthy one once probes see the other down', async () => {
@@ -311,14 +302,8 @@ describe('passthrough: a node that is down', () => {
     const b = await sim();
     const { url } = await proxy([a, b], { routing: { probeIntervalMs: 50, breaker: { failureThreshold: 1, openMs: 60_000 } } });
     await a.stop();
-    // bounded: the probes notice within a few intervals
-    let reply = await call(url, '/v1/estimate_gas_price');
-    const until = Date.now() + 3000;
-    while (reply.status !== 200 && Date.now() < until) {
-      await new Promise((r) => setTimeout(r, 25));
-      reply = await call(url, '/v1/estimate_gas_price');
-    }
-    expect(reply.status).toBe(200);
+    // The probes notice within a few intervals.
+    await until(async () => (await call(url, '/v1/estimate_gas_price')).status === 200, 3000, 'a passthrough call answered by the healthy node');
     const before = b.counters.byRoute.gas_price;
     for (let i = 0; i < 5; i++) expect((await call(url, '/v1/estimate_gas_price')).status).toBe(200);
     expect(b.counters.byRoute.gas_price).toBe(before + 5);
@@ -328,7 +313,7 @@ describe('passthrough: a node that is down', () => {
     const node = await sim();
     const { url } = await proxy([node], QUIET);
     await node.stop();
-    expectNodeError(await call(url, '/v1/estimate_gas_price'), 503, 'internal_error');
+    expectNodeErrorBody(await call(url, '/v1/estimate_gas_price'), 503, 'internal_error');
     await node.restart();
     const reply = await call(url, '/v1/estimate_gas_price');
     expect(reply.status).toBe(200);

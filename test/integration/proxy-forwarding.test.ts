@@ -1,27 +1,16 @@
-// What the proxy forwards: answers byte-identical to the node's own, the request
-// that reaches the node (Content-Length, identity encoding, canonical path, the
-// client's body, nothing of the client's headers), and one cache entry per
-// canonical request.
+// What the proxy forwards: answers byte-identical to the node's own, and the
+// request that reaches the node (Content-Length, identity encoding, canonical
+// path, the client's body, nothing of the client's headers).
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { addressBytes } from '../../src/wire/address.js';
 import { encodeViewRequest } from '../../src/wire/view-bcs.js';
 import { simBalance, simLedgerInfo, simTableItem, SIM_MODULE_ADDRESS, type SimNode, type SimRecordedRequest } from '../../src/sim/index.js';
-import { call, HANDLE, ledgerHeaders, proxy, rawItem, sim, viewJson, type Reply } from '../helpers/proxy.js';
+import { call, HANDLE, ledgerHeaders, proxy, rawItem, sim, viewJson, type Reply, QUIET } from '../helpers/proxy.js';
+import { ABSENT, hex, OWNER, PRESENT, presentKeyOf, u64le } from '../helpers/cache.js';
 
-const KEYS = Array.from({ length: 64 }, (_, i) => Buffer.from([i, 3]));
-const presentKey = (handle: string): Buffer => KEYS.find((k) => simTableItem(handle, k, 0n) !== null)!;
-const PRESENT = presentKey(HANDLE);
 const ONE = '0x' + '1'.padStart(64, '0');
-const PRESENT_AT_ONE = presentKey(ONE);
-const OWNER = '0x' + '42'.repeat(32);
-const hex = (b: Buffer): string => '0x' + b.toString('hex');
-
-function u64(n: bigint): Buffer {
-  const b = Buffer.alloc(8);
-  b.writeBigUInt64LE(n);
-  return b;
-}
+const PRESENT_AT_ONE = presentKeyOf(ONE);
 
 function bcsView(fn: string, args: Uint8Array[], typeArgs: [] = []): Buffer {
   return Buffer.from(encodeViewRequest({ address: SIM_MODULE_ADDRESS, module: 'sim', function: fn, typeArgs, args }));
@@ -62,8 +51,6 @@ function lastRead(node: SimNode): SimRecordedRequest {
   return all[all.length - 1];
 }
 
-const QUIET = { routing: { probeIntervalMs: 600_000 } };
-
 describe('proxy forwarding: byte-identical answers', () => {
   const exchanges = (version: string): Array<[string, Exchange]> => [
     ['raw_item', { path: `/v1/tables/${HANDLE}/raw_item${version}`, headers: { 'content-type': 'application/json', accept: 'application/x-bcs' }, body: JSON.stringify({ key: hex(PRESENT) }) }],
@@ -96,7 +83,7 @@ describe('proxy forwarding: byte-identical answers', () => {
       },
     ],
     ['view BCS→JSON', { path: `/v1/view${version}`, headers: { 'content-type': 'application/x.node.view_function+bcs', accept: 'application/json' }, body: bcsView('balance', [addressBytes(OWNER)]) }],
-    ['view BCS→BCS', { path: `/v1/view${version}`, headers: { 'content-type': 'application/x.node.view_function+bcs', accept: 'application/x-bcs' }, body: bcsView('pair', [u64(10n)]) }],
+    ['view BCS→BCS', { path: `/v1/view${version}`, headers: { 'content-type': 'application/x.node.view_function+bcs', accept: 'application/x-bcs' }, body: bcsView('pair', [u64le(10n)]) }],
     [
       'view 400 invalid_input',
       { path: `/v1/view${version}`, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ function: '0x1::sim::always_abort', type_arguments: [], arguments: [] }) },
@@ -106,7 +93,7 @@ describe('proxy forwarding: byte-identical answers', () => {
       {
         path: `/v1/tables/${HANDLE}/raw_item${version}`,
         headers: { 'content-type': 'application/json', accept: 'application/x-bcs' },
-        body: JSON.stringify({ key: hex(KEYS.find((k) => simTableItem(HANDLE, k, 0n) === null)!) }),
+        body: JSON.stringify({ key: hex(ABSENT) }),
       },
     ],
   ];
@@ -197,7 +184,7 @@ describe('proxy forwarding: the request that reaches the node', () => {
     expect(reads(node)).toHaveLength(1);
 
     // A view with an odd-looking version and a BCS body: bytes unchanged.
-    const bcs = bcsView('add', [u64(2n), u64(3n)]);
+    const bcs = bcsView('add', [u64le(2n), u64le(3n)]);
     const v = await call(url, '/v1/view?ledger_version=000990', { method: 'POST', headers: { 'content-type': 'application/x.node.view_function+bcs', accept: 'application/json' }, body: bcs });
     expect(v.json()).toEqual(['5']);
     const viewReached = lastRead(node);
@@ -263,132 +250,6 @@ describe('proxy forwarding: the request that reaches the node', () => {
   });
 });
 
-describe('proxy forwarding: one cache entry per canonical request', () => {
-  it('a pinned repeat is a memory HIT that does not reach the node', async () => {
-    const node = await sim();
-    const { url } = await proxy([node], QUIET);
-    const first = await rawItem(url, hex(PRESENT), { version: 980 });
-    expect(first.status).toBe(200);
-    expect(first.headers['x-cache']).toBe('MISS');
-    for (let i = 0; i < 3; i++) {
-      const again = await rawItem(url, hex(PRESENT), { version: 980 });
-      expect(again.headers['x-cache']).toBe('HIT');
-      expect(again.headers['x-cache-tier']).toBe('memory');
-      expect(again.body).toEqual(first.body);
-      expect(again.headers['content-type']).toBe('application/x-bcs');
-    }
-    expect(node.counters.byRoute.raw_item).toBe(1);
-    // Another version, another entry.
-    const other = await rawItem(url, hex(PRESENT), { version: 970 });
-    expect(other.headers['x-cache']).toBe('MISS');
-    expect(other.body).toEqual(simTableItem(HANDLE, PRESENT, 970n));
-    expect(node.counters.byRoute.raw_item).toBe(2);
-    // A BCS and a JSON answer of one view are two entries.
-    const asJson = await viewJson(url, '0x1::sim::add', ['1', '2'], { version: 980 });
-    const asBcs = await viewJson(url, '0x1::sim::add', ['1', '2'], { version: 980, accept: 'application/x-bcs' });
-    expect(asJson.json()).toEqual(['3']);
-    expect(asBcs.headers['content-type']).toBe('application/x-bcs');
-    expect(asBcs.headers['x-cache']).toBe('MISS');
-    expect(node.counters.byRoute.view).toBe(2);
-  });
-
-  it('latest reads are always forwarded, and stored as the pinned answer at their version', async () => {
-    const node = await sim();
-    const { url } = await proxy([node], QUIET);
-    const a = await rawItem(url, hex(PRESENT));
-    const b = await rawItem(url, hex(PRESENT));
-    expect([a.headers['x-cache'], b.headers['x-cache']]).toEqual(['MISS', 'MISS']);
-    expect(node.counters.byRoute.raw_item).toBe(2);
-    const pinned = await rawItem(url, hex(PRESENT), { version: 1000 });
-    expect(pinned.headers['x-cache']).toBe('HIT');
-    expect(pinned.body).toEqual(a.body);
-    expect(node.counters.byRoute.raw_item).toBe(2);
-  });
-
-  it('handle forms (0x1, 64 digits, no 0x, upper case) and key hex forms share one entry', async () => {
-    const node = await sim();
-    const { url } = await proxy([node], QUIET);
-    const long = '0'.repeat(63) + '1';
-    const variants: Array<[string, string]> = [
-      ['0x1', hex(PRESENT_AT_ONE)],
-      ['0x' + long, hex(PRESENT_AT_ONE)],
-      [long, hex(PRESENT_AT_ONE)],
-      ['0x01', PRESENT_AT_ONE.toString('hex')],
-      ['0x0001', '0x' + PRESENT_AT_ONE.toString('hex').toUpperCase()],
-    ];
-    const replies: Reply[] = [];
-    for (const [handle, key] of variants) replies.push(await rawItem(url, key, { handle, version: 960 }));
-    expect(replies.map((r) => r.headers['x-cache'])).toEqual(['MISS', 'HIT', 'HIT', 'HIT', 'HIT']);
-    for (const r of replies) expect(r.body).toEqual(simTableItem(ONE, PRESENT_AT_ONE, 960n));
-    expect(node.counters.byRoute.raw_item).toBe(1);
-    expect(lastRead(node).url).toBe(`/v1/tables/${ONE}/raw_item?ledger_version=960`);
-
-    const upper = await rawItem(url, hex(PRESENT), { handle: '0x' + 'AB'.repeat(32), version: 960 });
-    const lower = await rawItem(url, hex(PRESENT), { handle: 'ab'.repeat(32), version: '0960' });
-    expect([upper.headers['x-cache'], lower.headers['x-cache']]).toEqual(['MISS', 'HIT']);
-    expect(node.counters.byRoute.raw_item).toBe(2);
-  });
-
-  it('JSON whitespace, member order and address forms of a view share one entry', async () => {
-    const node = await sim();
-    const { url } = await proxy([node], QUIET);
-    const bodies = [
-      JSON.stringify({ function: '0x1::sim::balance', type_arguments: [], arguments: [OWNER] }),
-      JSON.stringify({ arguments: [OWNER], type_arguments: [], function: '0x1::sim::balance' }),
-      `{\n  "type_arguments" : [ ],\n\t"function":"${SIM_MODULE_ADDRESS}::sim::balance",\r\n  "arguments": [ "${OWNER}" ]\n}\n`,
-      JSON.stringify({ function: '0x01::sim::balance', arguments: [OWNER], type_arguments: [] }),
-    ];
-    const replies: Reply[] = [];
-    for (const body of bodies) {
-      replies.push(await call(url, '/v1/view?ledger_version=950', { method: 'POST', headers: { 'content-type': 'application/json' }, body }));
-    }
-    expect(replies.map((r) => r.status)).toEqual([200, 200, 200, 200]);
-    expect(replies.map((r) => r.headers['x-cache'])).toEqual(['MISS', 'HIT', 'HIT', 'HIT']);
-    for (const r of replies) {
-      expect(r.json()).toEqual([String(simBalance(OWNER, 950n))]);
-      expect(r.headers['x-node-gas-used']).toBe('7');
-    }
-    expect(node.counters.byRoute.view).toBe(1);
-    // Different arguments are a different entry.
-    const other = await viewJson(url, '0x1::sim::balance', ['0x43'], { version: 950 });
-    expect(other.headers['x-cache']).toBe('MISS');
-    expect(node.counters.byRoute.view).toBe(2);
-  });
-
-  it('concurrent identical latest reads share one node call and are not served from the cache', async () => {
-    const node = await sim();
-    const { url } = await proxy([node], QUIET);
-    node.faults.set({ mode: 'slow', delayMs: 150, routes: ['raw_item'] });
-    const replies = await Promise.all(Array.from({ length: 4 }, () => rawItem(url, hex(PRESENT))));
-    node.faults.clear();
-    expect(node.counters.byRoute.raw_item).toBe(1);
-    expect(replies.map((r) => r.headers['x-cache']).sort()).toEqual(['COALESCED', 'COALESCED', 'COALESCED', 'MISS']);
-    for (const r of replies) {
-      expect(r.body).toEqual(simTableItem(HANDLE, PRESENT, 1000n));
-      expect(r.headers['x-node-ledger-version']).toBe('1000');
-    }
-    // The next latest read is forwarded again: the node has moved on.
-    node.ledger.advance(10);
-    const next = await rawItem(url, hex(PRESENT));
-    expect(next.headers['x-cache']).toBe('MISS');
-    expect(next.headers['x-node-ledger-version']).toBe('1010');
-    expect(next.body).toEqual(simTableItem(HANDLE, PRESENT, 1010n));
-    expect(node.counters.byRoute.raw_item).toBe(2);
-  });
-
-  it('concurrent identical pinned reads make one node call (MISS + COALESCED)', async () => {
-    const node = await sim();
-    const { url } = await proxy([node], QUIET);
-    node.faults.set({ mode: 'slow', delayMs: 150, routes: ['view'] });
-    const replies = await Promise.all(Array.from({ length: 5 }, () => viewJson(url, '0x1::sim::pair', ['9'], { version: 940 })));
-    node.faults.clear();
-    expect(node.counters.byRoute.view).toBe(1);
-    const statuses = replies.map((r) => r.headers['x-cache']).sort();
-    expect(statuses).toEqual(['COALESCED', 'COALESCED', 'COALESCED', 'COALESCED', 'MISS']);
-    for (const r of replies) expect(r.json()).toEqual(['4', false]);
-  });
-});
-
 describe("proxy forwarding: vendor 'aptos'", () => {
   it('x-aptos- headers, the aptos BCS media type accepted, the x.node one refused', async () => {
     const node = await sim({ vendor: 'aptos' });
@@ -396,7 +257,7 @@ describe("proxy forwarding: vendor 'aptos'", () => {
     const ex: Exchange = {
       path: '/v1/view?ledger_version=999',
       headers: { 'content-type': 'application/x.aptos.view_function+bcs', accept: 'application/json' },
-      body: bcsView('add', [u64(20n), u64(22n)]),
+      body: bcsView('add', [u64le(20n), u64le(22n)]),
     };
     const viaProxy = await call(url, ex.path, { headers: ex.headers, body: ex.body });
     expect(viaProxy.status).toBe(200);
@@ -415,7 +276,7 @@ describe("proxy forwarding: vendor 'aptos'", () => {
     const served = node.counters.byRoute.view;
     const refused = await call(url, '/v1/view', {
       headers: { 'content-type': 'application/x.node.view_function+bcs', accept: 'application/json' },
-      body: bcsView('add', [u64(1n), u64(2n)]),
+      body: bcsView('add', [u64le(1n), u64le(2n)]),
     });
     expect(refused.status).toBe(400);
     const body = refused.json();

@@ -1,11 +1,11 @@
 // A single node that fails in every way the sim can: the proxy answers a 503
 // internal_error body that names the node and what happened (never HTML, never
 // empty), passes a node's own JSON 500 through, caches none of it, and recovers.
-import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { simTableItem, type SimFaultMode, type SimNode } from '../../src/sim/index.js';
-import { HANDLE, ledgerHeaders, proxy, rawItem, sim, viewJson, type Reply } from '../helpers/proxy.js';
+import { HANDLE, ledgerHeaders, proxy, rawItem, sim, viewJson, type Reply, QUIET_ROUTING } from '../helpers/proxy.js';
 import { expectUnavailable, simHeaders } from '../helpers/expect.js';
+import { until } from '../helpers/until.js';
 
 const ROUTING = { routing: { attemptTimeoutMs: 300, deadlineMs: 1000, maxAttempts: 1 } };
 const NAME = 'alpha';
@@ -130,14 +130,15 @@ describe('proxy upstream failures (one node, maxAttempts 1)', () => {
     expectNodeUnavailable(await viewJson(url, '0x1::sim::add', ['1', '2']), ['connection refused']);
     await node.restart();
     let reply: Reply | undefined;
-    const until = Date.now() + 10_000;
-    while (Date.now() < until) {
-      reply = await rawItem(url, KEY_HEX, { version: 990 });
-      if (reply.status === 200) break;
-      expect(reply.status).toBe(503);
-      await sleep(50);
-    }
-    expect(reply?.status).toBe(200);
+    await until(
+      async () => {
+        reply = await rawItem(url, KEY_HEX, { version: 990 });
+        if (reply.status !== 200) expect(reply.status).toBe(503);
+        return reply.status === 200;
+      },
+      10_000,
+      'a read answered once the node is back',
+    );
     expect(reply!.body).toEqual(simTableItem(HANDLE, KEY, 990n));
     const view = await viewJson(url, '0x1::sim::add', ['1', '2']);
     expect(view.status).toBe(200);
@@ -166,7 +167,7 @@ describe('messages clients see name no address (issue 15 item 4)', () => {
 describe('a 404 version_not_found: message and headers agree (issue 15 item 4)', () => {
   it('the latest version its message names is the one in its ledger headers, after the node moved on', async () => {
     const node = await sim();
-    const { url } = await proxy([node], { routing: { probeIntervalMs: 600_000 } });
+    const { url } = await proxy([node], { routing: QUIET_ROUTING });
     for (const advance of [0, 3, 2]) {
       node.ledger.advance(advance);
       const reply = await rawItem(url, KEY_HEX, { version: 2000 });

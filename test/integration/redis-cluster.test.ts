@@ -2,22 +2,17 @@
 // ioredis handles a lost cluster node by dropping it and rediscovering slots, a
 // different path from a single connection's reconnect.
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { RedisStore } from '../../src/cache/redis.js';
 import type { StoredAnswer } from '../../src/wire/read-request.js';
-import { startRedisServer, type RedisServerHandle } from '../helpers/redis-server.js';
+import { untilSubscribed, useRedisServer } from '../helpers/redis-server.js';
+import { until } from '../helpers/until.js';
 
 const TIMEOUT_MS = 250;
 const SLACK_MS = 250;
 const sample: StoredAnswer = { status: 200, contentType: 'application/x-bcs', body: Buffer.from([1, 2]), version: 3n };
 
-let node: RedisServerHandle;
-beforeAll(async () => {
-  node = await startRedisServer({ cluster: true });
-});
-afterAll(async () => {
-  await node.stop();
-});
+const node = useRedisServer({ cluster: true });
 
 it('a cluster store fails open while its node is down and recovers after a restart', async () => {
   const errors: string[] = [];
@@ -40,14 +35,14 @@ it('a cluster store fails open while its node is down and recovers after a resta
     expect(errors.length).toBeGreaterThanOrEqual(2);
 
     await node.restart();
-    const deadline = Date.now() + 10_000;
-    let recovered = false;
-    while (!recovered && Date.now() < deadline) {
-      await store.set('k2', sample);
-      recovered = (await store.get('k2')) !== undefined;
-      if (!recovered) await new Promise((r) => setTimeout(r, 25));
-    }
-    expect(recovered).toBe(true);
+    await until(
+      async () => {
+        await store.set('k2', sample);
+        return (await store.get('k2')) !== undefined;
+      },
+      10_000,
+      'the store to work again after the restart',
+    );
   } finally {
     await store.close();
   }
@@ -84,7 +79,7 @@ it('fill outcomes reach a waiter on another cluster store, published before or a
   try {
     for (const s of stores) expect(await s.whenReady(10_000)).toBe(true);
     const waiting = waiter.awaitFill('k', 5000);
-    await new Promise((r) => setTimeout(r, 100));
+    await untilSubscribed(node.url, ['cf:fill:k']);
     await filler.publishFill('k', { answer: sample, stored: true });
     expect(await waiting).toEqual({ answer: sample, stored: true });
     await filler.publishFill('late', { answer: sample, stored: false });

@@ -3,32 +3,24 @@
 // with the node's bytes and rewritten, so the next read is a good HIT from Redis;
 // it is counted, and it never makes the proxy skip Redis for the reads after it.
 import { gunzipSync } from 'node:zlib';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { request } from 'undici';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { decodeAnswer } from '../../src/cache/codec.js';
 import type { StoredAnswer } from '../../src/wire/read-request.js';
 import { cacheOf, expectStatus, hex, itemAt, PRESENT_KEYS, redisEntryKeys, served } from '../helpers/cache.js';
 import { type ProxyHandle, proxy, rawItem, type Reply, sim } from '../helpers/proxy.js';
-import { flushAll, type RedisServerHandle, startRedisServer } from '../helpers/redis-server.js';
+import { useRedisServer } from '../helpers/redis-server.js';
 import { until } from '../helpers/until.js';
+import { metricValue } from '../helpers/metrics.js';
 
 const PREFIX = 'entries:';
 
-let server: RedisServerHandle;
+const server = useRedisServer({ flushEach: true });
 let admin: Redis;
 
-beforeAll(async () => {
-  server = await startRedisServer();
-  admin = new Redis(server.url, { maxRetriesPerRequest: 1 });
-  admin.on('error', () => {});
-});
-afterAll(async () => {
-  admin.disconnect();
-  await server.stop();
-});
-beforeEach(async () => {
-  await flushAll(server.url);
+beforeAll(() => {
+  admin = server.client();
 });
 
 function redisProxy(node: Awaited<ReturnType<typeof sim>>): Promise<ProxyHandle> {
@@ -88,13 +80,6 @@ async function written(read: () => Promise<{ status: number }>): Promise<{ key: 
   return { key: added[0], entry: (await admin.getBuffer(added[0]))! };
 }
 
-async function counter(p: ProxyHandle, name: string): Promise<number> {
-  const text = (await p.app.metrics.render()).body;
-  let sum = 0;
-  for (const match of text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\d+)$`, 'gm'))) sum += Number(match[1]);
-  return sum;
-}
-
 describe('an entry that fails its check', () => {
   it.each(CORRUPTIONS.map(([what, corrupt], i) => [what, corrupt, i] as const))('%s: a miss answered by the node, rewritten, then a redis HIT elsewhere', async (_what, corrupt, i) => {
     const node = await sim();
@@ -119,8 +104,8 @@ describe('an entry that fails its check', () => {
     expect(onB.body.equals(expected)).toBe(true);
     expect(served(node), 'no node call for B').toBe(calls + 1);
 
-    expect(await counter(a, 'ledger_proxy_redis_corrupt_total')).toBe(1);
-    expect(await counter(a, 'ledger_proxy_redis_errors_total'), 'a bad entry is no Redis failure').toBe(0);
+    expect(await metricValue(a.app, 'ledger_proxy_redis_corrupt_total')).toBe(1);
+    expect(await metricValue(a.app, 'ledger_proxy_redis_errors_total'), 'a bad entry is no Redis failure').toBe(0);
   });
 
   it('does not make the proxy skip Redis: an intact entry read right after it is a redis HIT', async () => {

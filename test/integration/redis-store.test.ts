@@ -1,14 +1,14 @@
 // RedisStore against its own redis-server: what lands in Redis, locks, and failing
 // open while the server is killed, restarted or stalled.
-import { Redis } from 'ioredis';
 import { pino } from 'pino';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { decodeAnswer, FORMAT_V3 } from '../../src/cache/codec.js';
 import { RedisStore, type RedisStoreOptions } from '../../src/cache/redis.js';
 import type { FillLock } from '../../src/cache/store.js';
 import type { StoredAnswer } from '../../src/wire/read-request.js';
-import { startRedisServer, type RedisServerHandle } from '../helpers/redis-server.js';
+import { untilSubscribed, useRedisServer } from '../helpers/redis-server.js';
 import { until } from '../helpers/until.js';
+import { timed } from '../helpers/cache.js';
 
 const TIMEOUT_MS = 250;
 /** Scheduling slack on a busy CI machine on top of the command timeout. */
@@ -22,18 +22,12 @@ const sample: StoredAnswer = {
   version: 2n ** 63n,
 };
 
-let server: RedisServerHandle;
+const server = useRedisServer();
 const cleanups: Array<() => Promise<void> | void> = [];
 let prefixes = 0;
 
-beforeAll(async () => {
-  server = await startRedisServer();
-});
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-afterAll(async () => {
-  await server.stop();
 });
 
 interface Made {
@@ -61,24 +55,11 @@ async function makeStore(overrides: Partial<RedisStoreOptions> = {}): Promise<Ma
   return { store, prefix, errors, logs };
 }
 
-function admin(): Redis {
-  const client = new Redis(server.url, { maxRetriesPerRequest: 1 });
-  client.on('error', () => {});
-  cleanups.push(() => client.disconnect());
-  return client;
-}
-
-async function timed<T>(op: () => Promise<T>): Promise<{ value: T; ms: number }> {
-  const start = performance.now();
-  const value = await op();
-  return { value, ms: performance.now() - start };
-}
-
 describe('RedisStore in Redis', () => {
   it('stores under the prefix, as binary', async () => {
     const { store, prefix } = await makeStore();
     await store.set('abc', sample);
-    const redis = admin();
+    const redis = server.client();
     expect(await redis.keys(`${prefix}*`)).toEqual([`${prefix}abc`]);
     const raw = (await redis.getBuffer(`${prefix}abc`))!;
     expect(raw[0]).toBe(FORMAT_V3);
@@ -89,7 +70,7 @@ describe('RedisStore in Redis', () => {
 
   it('sets a ttl when given one, rounded up to seconds, and none otherwise', async () => {
     const { store, prefix } = await makeStore();
-    const redis = admin();
+    const redis = server.client();
     await store.set('ttl', sample, 120);
     await store.set('frac', sample, 1.2);
     await store.set('forever', sample);
@@ -105,7 +86,7 @@ describe('RedisStore in Redis', () => {
   it('reads an entry that fails its check as a miss: counted every time, logged once per key, and no failure', async () => {
     const faults: string[] = [];
     const { store, prefix, errors, logs } = await makeStore({ onCorrupt: (fault) => faults.push(fault) });
-    const redis = admin();
+    const redis = server.client();
     await store.set('good', sample);
     const good = (await redis.getBuffer(`${prefix}good`))!;
     await redis.set(`${prefix}short`, good.subarray(0, good.length - 1));
@@ -127,7 +108,7 @@ describe('RedisStore fill lock', () => {
   it('is held by one instance at a time, under prefix + lock:', async () => {
     const a = await makeStore({ keyPrefix: 'lk:' });
     const b = await makeStore({ keyPrefix: 'lk:' });
-    const redis = admin();
+    const redis = server.client();
     const lock = await a.store.tryLock('k', 5000);
     expect(typeof lock).toBe('object');
     expect(await b.store.tryLock('k', 5000)).toBe('held');
@@ -145,7 +126,7 @@ describe('RedisStore fill lock', () => {
   it('an expired lock taken again is not released by its first holder: another instance, or the same one', async () => {
     const a = await makeStore({ keyPrefix: 'lx:' });
     const b = await makeStore({ keyPrefix: 'lx:' });
-    const redis = admin();
+    const redis = server.client();
     for (const second of [b, a]) {
       const first = (await a.store.tryLock('k', 50)) as FillLock;
       expect(typeof first).toBe('object');
@@ -165,7 +146,7 @@ describe('RedisStore fill outcomes', () => {
     const filler = await makeStore({ keyPrefix: 'fo:' });
     const waiter = await makeStore({ keyPrefix: 'fo:' });
     const waits = [waiter.store.awaitFill('k', 5000), waiter.store.awaitFill('k', 5000), waiter.store.awaitFill('other', 300)];
-    await new Promise((r) => setTimeout(r, 50));
+    await untilSubscribed(server.url, ['fo:fill:k', 'fo:fill:other']);
     const started = performance.now();
     await filler.store.publishFill('k', { answer: sample, stored: false });
     const [first, second] = await Promise.all(waits.slice(0, 2));
@@ -182,7 +163,7 @@ describe('RedisStore fill outcomes', () => {
     const filler = await makeStore({ keyPrefix: 'fl:' });
     const waiter = await makeStore({ keyPrefix: 'fl:' });
     await filler.store.publishFill('k', { answer: sample, stored: true });
-    const redis = admin();
+    const redis = server.client();
     const ttl = await redis.pttl('fl:fill:k');
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(1000);
@@ -288,7 +269,7 @@ describe('RedisStore fails open', () => {
 async function stall(store: RedisStore): Promise<{ stalledGet: { ms: number }; sleeping: Promise<unknown> }> {
   await store.set('stall', sample);
   expect(await store.get('stall')).toBeDefined();
-  const sleeping = admin().call('DEBUG', 'SLEEP', '1');
+  const sleeping = server.client().call('DEBUG', 'SLEEP', '1');
   for (let i = 0; i < 20; i++) {
     const attempt = await timed(() => store.get('stall'));
     if (attempt.value === undefined) return { stalledGet: attempt, sleeping };

@@ -6,6 +6,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { parseConfig } from '../../src/config/index.js';
 import { proxy, sim, viewJson } from '../helpers/proxy.js';
+import { until } from '../helpers/until.js';
 
 describe('upstream reload', () => {
   it('finishes requests in flight on a removed node, and sends new ones to the new list', async () => {
@@ -15,7 +16,11 @@ describe('upstream reload', () => {
     const p = await proxy([old]);
     const inFlight = Array.from({ length: 10 }, (_, i) => viewJson(p.url, '0x1::sim::add', [String(i), '1']));
     // All ten reached the old node (it holds them for 500 ms) before the reload.
-    for (let i = 0; i < 100 && old.counters.byRoute.view < 10; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    await until(
+      () => old.counters.byRoute.view >= 10,
+      2000,
+      () => `ten views at the old node (${old.counters.byRoute.view} so far)`,
+    );
     expect(old.counters.byRoute.view).toBe(10);
     const upstreams = parseConfig({ upstreams: [{ url: fresh.url, name: 'fresh' }] }).upstreams;
     const result = await p.app.reload({ ...p.app.config, upstreams });

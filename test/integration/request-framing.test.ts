@@ -4,10 +4,8 @@
 // node-shaped 501 (RFC 9112 §6.1), never passed on as if the body were plain.
 import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { HANDLE, proxy, sim } from '../helpers/proxy.js';
+import { HANDLE, proxy, sim, QUIET } from '../helpers/proxy.js';
 import { chunked, expectNodeErrorBody, httpRequest, rawHttp, rawReplies } from '../helpers/raw-socket.js';
-
-const QUIET = { routing: { probeIntervalMs: 600_000 } };
 
 /** Sends a request's head with Expect: 100-continue, waits for the interim 100, then sends the body; resolves with everything the server sent. */
 function expectContinue(port: number, head: string, body: Buffer): Promise<Buffer> {

@@ -2,9 +2,7 @@
 // replaced by one the proxy makes; the id is on every reply, on the node calls
 // made for the request, and on its log lines.
 import { describe, expect, it } from 'vitest';
-import { call, capturedLog, proxy, rawItem, sim } from '../helpers/proxy.js';
-
-const QUIET = { routing: { probeIntervalMs: 600_000 } };
+import { call, capturedLog, proxy, rawItem, sim, QUIET } from '../helpers/proxy.js';
 
 describe('request ids', () => {
   it('every reply carries one: made by the proxy, unique, on hits, misses, errors, passthrough and unknown routes', async () => {

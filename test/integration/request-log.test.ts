@@ -3,23 +3,17 @@
 // the duration histogram; every other reply is observed, and logged at info. The
 // level follows a reload.
 import pino from 'pino';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { buildApp, type App } from '../../src/app.js';
 import { parseConfig } from '../../src/config/index.js';
 import { rawItem, sim } from '../helpers/proxy.js';
-import { startRedisServer, type RedisServerHandle } from '../helpers/redis-server.js';
+import { useRedisServer } from '../helpers/redis-server.js';
 
 const apps: App[] = [];
 afterEach(async () => {
   for (const app of apps.splice(0)) await app.close();
 });
-let redis: RedisServerHandle;
-beforeAll(async () => {
-  redis = await startRedisServer();
-});
-afterAll(async () => {
-  await redis.stop();
-});
+const redis = useRedisServer();
 
 async function start(level: 'info' | 'debug', cache: Record<string, unknown> = {}): Promise<{ app: App; url: string; lines: Array<Record<string, unknown>> }> {
   const node = await sim();

@@ -8,7 +8,7 @@ import { bcsRequest } from '@aptos-labs/aptos-client';
 import { request } from 'undici';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { simBalance, simTableItem, VM_ABORTED, type SimNode } from '../../src/sim/index.js';
-import { proxy, sim } from '../helpers/proxy.js';
+import { proxy, sim, QUIET_ROUTING } from '../helpers/proxy.js';
 
 const OWNER = '0x' + '42'.repeat(32);
 const HANDLE = '0x' + 'cd'.repeat(32);
@@ -42,7 +42,7 @@ describe('Aptos TS SDK through the proxy (vendor aptos)', () => {
 
   beforeEach(async () => {
     node = await sim({ vendor: 'aptos', chainId: 4 });
-    const p = await proxy([node], { vendor: 'aptos', routing: { probeIntervalMs: 600_000 } });
+    const p = await proxy([node], { vendor: 'aptos', routing: QUIET_ROUTING });
     base = p.url;
     aptos = new Aptos(new AptosConfig({ network: Network.CUSTOM, fullnode: `${base}/v1` }));
   });

@@ -5,7 +5,7 @@
 import { Aptos, AptosConfig, Network } from '@aptos-labs/ts-sdk';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { simTableItem, simTransactionHash, type SimNode } from '../../src/sim/index.js';
-import { call, proxy, sim } from '../helpers/proxy.js';
+import { call, proxy, sim, QUIET_ROUTING } from '../helpers/proxy.js';
 
 const START = 1000n;
 const PINNED = 990;
@@ -28,7 +28,7 @@ describe('Aptos TS SDK wallet reads through the proxy (vendor aptos)', () => {
 
   beforeEach(async () => {
     node = await sim({ vendor: 'aptos', chainId: 4, startVersion: START });
-    const p = await proxy([node], { vendor: 'aptos', routing: { probeIntervalMs: 600_000 } });
+    const p = await proxy([node], { vendor: 'aptos', routing: QUIET_ROUTING });
     base = p.url;
     aptos = new Aptos(new AptosConfig({ network: Network.CUSTOM, fullnode: `${base}/v1` }));
   });

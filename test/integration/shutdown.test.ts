@@ -3,12 +3,14 @@
 // complete reply), and exits 0 within a few seconds. On SIGHUP it re-reads the
 // file and swaps the upstream list.
 import { writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { Agent, request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { simBalance, simTableItem, type SimNode } from '../../src/sim/index.js';
-import { configFile, startCli as startCliOn, useCliBuild, type Cli } from '../helpers/cli.js';
-import { freePort, sim } from '../helpers/proxy.js';
+import { cliConfig, configFile, startCli as startCliOn, useCliBuild, type Cli } from '../helpers/cli.js';
+import { connectionRefused } from '../helpers/probe.js';
+import { freePort } from '../helpers/free-port.js';
+import { QUIET_ROUTING, sim } from '../helpers/proxy.js';
+import { until, within } from '../helpers/until.js';
 
 const HANDLE = '0x' + 'ef'.repeat(32);
 const SLOW_MS = 300;
@@ -21,24 +23,7 @@ afterEach(async () => {
 
 /** The CLI's config file: one upstream, `node`, on `port`. */
 function writeConfig(file: string, port: number, node: SimNode): void {
-  writeFileSync(
-    file,
-    [
-      'server:',
-      '  host: 127.0.0.1',
-      `  port: ${port}`,
-      'admin:',
-      '  port: 0',
-      'upstreams:',
-      `  - url: ${node.url}`,
-      '    name: sim',
-      'routing:',
-      '  probeIntervalMs: 60000',
-      'log:',
-      '  level: warn',
-      '',
-    ].join('\n'),
-  );
+  writeFileSync(file, cliConfig(port, node, { routing: QUIET_ROUTING, log: { level: 'warn' } }));
 }
 
 /** Writes a config for `node` and starts the CLI; resolves once it answers GET /v1. */
@@ -47,28 +32,6 @@ async function startCli(node: SimNode): Promise<Cli> {
   const file = configFile(`config-${port}.yaml`, '');
   writeConfig(file, port, node);
   return startCliOn(file, port);
-}
-
-/** Resolves true when a TCP connection to port is refused, false when it is accepted. */
-function refused(port: number): Promise<boolean> {
-  return new Promise((res) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      res(false);
-    });
-    socket.once('error', (err: NodeJS.ErrnoException) => res(err.code === 'ECONNREFUSED'));
-  });
-}
-
-function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    p.finally(() => clearTimeout(timer)),
-    new Promise<never>((_, rej) => {
-      timer = setTimeout(() => rej(new Error(`${what}: not within ${ms} ms`)), ms);
-    }),
-  ]);
 }
 
 interface Outcome {
@@ -139,27 +102,21 @@ describe('graceful shutdown of the CLI', () => {
     }
     const all = Promise.allSettled(inFlight);
 
-    // Wait (bounded) until every request has reached the slow node, then stop the proxy.
-    const until = Date.now() + 5000;
-    while (node.counters.total - before < inFlight.length && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
+    // Every request has reached the slow node: then stop the proxy.
+    await until(
+      () => node.counters.total - before >= inFlight.length,
+      5000,
+      () => `${inFlight.length} requests at the node (${node.counters.total - before} so far)`,
+    );
     expect(node.counters.total - before).toBe(inFlight.length);
     const pendingAtSignal = inFlight.length - settled;
     expect(pendingAtSignal, 'requests still in flight when SIGTERM is sent').toBeGreaterThan(0);
     cli.child.kill('SIGTERM');
 
-    // While it drains, new connections are refused (bounded poll).
-    let refusedWhileDraining = false;
-    const pollUntil = Date.now() + 2000;
-    while (Date.now() < pollUntil) {
-      if (await refused(cli.port)) {
-        refusedWhileDraining = true;
-        break;
-      }
-      await new Promise((r) => setTimeout(r, 5));
-    }
-    expect(refusedWhileDraining, 'a new connection is refused once SIGTERM is handled').toBe(true);
+    // While it drains, new connections are refused.
+    await until(() => connectionRefused(cli.port), 2000, 'a new connection refused once SIGTERM is handled');
 
-    const results = await withTimeout(all, 5000, 'the in-flight requests');
+    const results = await within(all, 5000, 'the in-flight requests');
     results.forEach((r, i) => {
       expect(r.status, `request ${i}: ${r.status === 'rejected' ? String((r as PromiseRejectedResult).reason) : ''}\n${cli.output()}`).toBe('fulfilled');
       const outcome = (r as PromiseFulfilledResult<Outcome>).value;
@@ -168,9 +125,9 @@ describe('graceful shutdown of the CLI', () => {
       if (outcome.contentLength !== undefined) expect(Number(outcome.contentLength)).toBe(outcome.body.length);
     });
 
-    const exit = await withTimeout(cli.exited, 5000, 'the proxy exiting after SIGTERM (all replies were sent; it waits on the idle keep-alive connections)');
+    const exit = await within(cli.exited, 5000, 'the proxy exiting after SIGTERM (all replies were sent; it waits on the idle keep-alive connections)');
     expect(exit, cli.output()).toEqual({ code: 0, signal: null });
-    expect(await refused(cli.port)).toBe(true);
+    expect(await connectionRefused(cli.port)).toBe(true);
     // Nothing at error level or above was logged (log level warn: warnings are allowed).
     for (const line of cli
       .output()
@@ -192,10 +149,10 @@ describe('graceful shutdown of the CLI', () => {
     }
     const started = Date.now();
     cli.child.kill('SIGTERM');
-    const exit = await withTimeout(cli.exited, 5000, 'the proxy exiting after SIGTERM');
+    const exit = await within(cli.exited, 5000, 'the proxy exiting after SIGTERM');
     expect(exit, cli.output()).toEqual({ code: 0, signal: null });
     expect(Date.now() - started).toBeLessThan(5000);
-    expect(await refused(cli.port)).toBe(true);
+    expect(await connectionRefused(cli.port)).toBe(true);
   });
 
   it('SIGINT drains and exits 0 as well', async () => {
@@ -210,11 +167,10 @@ describe('graceful shutdown of the CLI', () => {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ function: '0x1::sim::add', type_arguments: [], arguments: ['2', '40'] }),
     }).then(async (res) => ({ status: res.statusCode, body: await res.body.text() }));
-    const until = Date.now() + 5000;
-    while (node.counters.total === before && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
+    await until(() => node.counters.total > before, 5000, 'the request at the node');
     cli.child.kill('SIGINT');
-    expect(await withTimeout(pending, 5000, 'the in-flight request')).toEqual({ status: 200, body: '["42"]' });
-    expect(await withTimeout(cli.exited, 5000, 'the proxy exiting after SIGINT')).toEqual({ code: 0, signal: null });
+    expect(await within(pending, 5000, 'the in-flight request')).toEqual({ status: 200, body: '["42"]' });
+    expect(await within(cli.exited, 5000, 'the proxy exiting after SIGINT')).toEqual({ code: 0, signal: null });
   });
 });
 
@@ -242,9 +198,11 @@ describe('SIGHUP reloads the upstream list of the CLI', () => {
     // An invalid file: the proxy says so and goes on with the upstreams it has.
     writeFileSync(cli.configFile, 'upstreams: 7\n');
     cli.child.kill('SIGHUP');
-    const until = Date.now() + 5000;
-    while (!cli.output().includes('config not reloaded') && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
-    expect(cli.output()).toContain('config not reloaded');
+    await until(
+      () => cli.output().includes('config not reloaded'),
+      5000,
+      () => `"config not reloaded" in the log:\n${cli.output()}`,
+    );
     // The log names the key that is wrong.
     expect(cli.output()).toContain('"keys":["upstreams"]');
     expect(await read(2)).toBe(200);
@@ -253,8 +211,14 @@ describe('SIGHUP reloads the upstream list of the CLI', () => {
     writeConfig(cli.configFile, cli.port, second);
     cli.child.kill('SIGHUP');
     let n = 10;
-    while (second.counters.byRoute.view === 0 && Date.now() < until + 5000) await read(n++);
-    expect(second.counters.byRoute.view).toBeGreaterThan(0);
+    await until(
+      async () => {
+        await read(n++);
+        return second.counters.byRoute.view > 0;
+      },
+      10_000,
+      'a read at the upstream of the re-read file',
+    );
     const before = first.counters.byRoute.view;
     for (let i = 0; i < 5; i++) await read(100 + i);
     expect(first.counters.byRoute.view).toBe(before);

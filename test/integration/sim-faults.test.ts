@@ -4,6 +4,7 @@ import { gunzipSync } from 'node:zlib';
 import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { startSim, type SimNode } from '../../src/sim/index.js';
+import { until } from '../helpers/until.js';
 
 interface Answer {
   status: number;
@@ -105,7 +106,11 @@ describe('simulated node controls', () => {
       await expect(call(sim, '/v1', { headersTimeout: 200 })).rejects.toMatchObject({ code: 'UND_ERR_HEADERS_TIMEOUT' });
       const pending = call(sim, '/v1/view', VIEW);
       pending.catch(() => undefined);
-      await vi.waitFor(() => expect(sim.counters.total).toBe(2));
+      await until(
+        () => sim.counters.total === 2,
+        5000,
+        () => `the view at the sim (counted ${sim.counters.total} requests)`,
+      );
       await sim.stop();
       await expect(pending).rejects.toThrow();
     });

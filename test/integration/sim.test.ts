@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ledgerInfoJson } from '../../src/ledger/info.js';
 import { encodeViewRequest } from '../../src/wire/view-bcs.js';
 import { simBalance, simLedgerInfo, simModuleJson, simTableItem, startSim, type SimNode } from '../../src/sim/index.js';
+import { u64le } from '../helpers/cache.js';
 
 interface Answer {
   status: number;
@@ -31,12 +32,6 @@ const LEDGER_HEADERS = ['x-node-chain-id', 'x-node-ledger-version', 'x-node-ledg
 const keys = Array.from({ length: 64 }, (_, i) => Buffer.from([i, 1]));
 const PRESENT = keys.find((k) => simTableItem(HANDLE, k, 0n) !== null)!;
 const ABSENT = keys.find((k) => simTableItem(HANDLE, k, 0n) === null)!;
-
-function u64(n: bigint): Buffer {
-  const b = Buffer.alloc(8);
-  b.writeBigUInt64LE(n);
-  return b;
-}
 
 function expectLedgerHeaders(answer: Answer, latest: bigint, oldest: bigint, chainId = 4, prefix = 'x-node-'): void {
   const info = simLedgerInfo(chainId, latest, oldest);
@@ -227,7 +222,7 @@ describe('simulated node over HTTP (vendor node)', () => {
       const pair = await viewJson(sim, { function: '0x1::sim::pair', type_arguments: [], arguments: ['7'] }, '', BCS_ACCEPT);
       expect(pair.status).toBe(200);
       expect(pair.headers['content-type']).toBe('application/x-bcs');
-      expect(pair.body).toEqual(Buffer.concat([Buffer.from([2]), u64(3n), Buffer.from([0])]));
+      expect(pair.body).toEqual(Buffer.concat([Buffer.from([2]), u64le(3n), Buffer.from([0])]));
       expect(pair.headers['x-node-gas-used']).toBe('4');
       const name = await viewJson(sim, { function: '0x1::sim::type_name', type_arguments: ['u8'], arguments: [] }, '', BCS_ACCEPT);
       expect(name.body).toEqual(Buffer.from([1, 2, 0x75, 0x38]));
@@ -240,7 +235,7 @@ describe('simulated node over HTTP (vendor node)', () => {
       expect(json.status).toBe(200);
       expect(json.json()).toEqual([String(simBalance(OWNER, 1000n))]);
       const bcs = await call(sim, 'POST', '/v1/view', { headers: { ...headers, accept: 'application/x-bcs' }, body });
-      expect(bcs.body).toEqual(Buffer.concat([Buffer.from([1]), u64(simBalance(OWNER, 1000n))]));
+      expect(bcs.body).toEqual(Buffer.concat([Buffer.from([1]), u64le(simBalance(OWNER, 1000n))]));
       expect(bcs.headers['x-node-gas-used']).toBe('7');
 
       const shortArg = Buffer.from(encodeViewRequest({ address: SIM_ADDR, module: 'sim', function: 'burn', typeArgs: [], args: [Buffer.alloc(4)] }));
@@ -419,7 +414,7 @@ describe('simulated node with vendor aptos', () => {
   });
 
   it('takes application/x.aptos.view_function+bcs and sets x-aptos-gas-used', async () => {
-    const body = Buffer.from(encodeViewRequest({ address: SIM_ADDR, module: 'sim', function: 'add', typeArgs: [], args: [u64(2n), u64(3n)] }));
+    const body = Buffer.from(encodeViewRequest({ address: SIM_ADDR, module: 'sim', function: 'add', typeArgs: [], args: [u64le(2n), u64le(3n)] }));
     const answer = await call(sim, 'POST', '/v1/view', { headers: { 'content-type': 'application/x.aptos.view_function+bcs' }, body });
     expect(answer.status).toBe(200);
     expect(answer.json()).toEqual(['5']);

@@ -1,89 +1,13 @@
 // Tenants at the edge (SPEC-edge §2–4): API keys, the anonymous tenant per client
 // address, limits in requests and in node units, 429 with Retry-After and the
 // RateLimit headers, a client's Authorization kept from every node, keys changed
-// by a reload, one budget shared by instances through Redis, a tenant named by a
-// trusted layer in front, and metrics and log lines by tenant name.
-import { createHash } from 'node:crypto';
-import { request as httpRequest } from 'node:http';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+// by a reload, and metrics and log lines by tenant name.
+import { describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
-import { capturedLog, freePort, HANDLE, ledgerHeaders, proxy, type Reply, sim } from '../helpers/proxy.js';
-import { startRedisServer, type RedisServerHandle } from '../helpers/redis-server.js';
-import { until } from '../helpers/until.js';
-
-const QUIET = { routing: { probeIntervalMs: 600_000 } };
-/** A clock that stands still: no second or minute ends mid-test. */
-const FROZEN = { now: () => 1_800_000_000_500 };
-const sha256 = (key: string): string => createHash('sha256').update(key).digest('hex');
-
-const WALLET_KEY = 'wallet-secret-key-1';
-const DAPP_KEY = 'dapp-public-key';
-const DAPP_ORIGIN = 'https://dapp.example';
-
-/** Sends a request from a chosen loopback source address (another client), with headers. */
-function send(base: string, path: string, init: { from?: string; headers?: Record<string, string>; body?: string; method?: string } = {}): Promise<Reply> {
-  const body = init.body;
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      base + path,
-      {
-        method: init.method ?? (body === undefined ? 'GET' : 'POST'),
-        localAddress: init.from ?? '127.0.0.1',
-        agent: false,
-        headers: { ...(body === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }), ...init.headers },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const raw = Buffer.concat(chunks);
-          const headers: Record<string, string> = {};
-          for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
-          resolve({ status: res.statusCode ?? 0, headers, body: raw, json: () => JSON.parse(raw.toString('utf8')) });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-const pinnedItem = (key: string, version = 1000) => ({
-  path: `/v1/tables/${HANDLE}/raw_item?ledger_version=${version}`,
-  body: JSON.stringify({ key }),
-  headers: { accept: 'application/x-bcs' },
-});
-const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
-
-function tenantsConfig(extra: Record<string, unknown> = {}) {
-  return {
-    tenants: {
-      anonymous: { requestsPerSecond: 3 },
-      list: [
-        { name: 'wallet-backend', keys: [{ sha256: sha256(WALLET_KEY) }], priority: 'high', nodeUnitsPerMinute: 12 },
-        { name: 'dapp-web', keys: [{ sha256: sha256(DAPP_KEY) }], origins: [DAPP_ORIGIN], perAddress: { requestsPerSecond: 2 } },
-      ],
-      ...extra,
-    },
-  };
-}
-
-async function counter(app: App, name: string, labels: string): Promise<number> {
-  const text = (await app.metrics.render()).body;
-  const line = text.split('\n').find((l) => l.startsWith(`${name}{${labels}}`));
-  return line === undefined ? 0 : Number(line.split(' ').pop());
-}
-
-function expectTooMany(reply: Reply, limit: string): void {
-  expect(reply.status).toBe(429);
-  expect(reply.json()).toMatchObject({ error_code: 'rate_limited', vm_error_code: null });
-  expect(Number(reply.headers['retry-after'])).toBeGreaterThanOrEqual(1);
-  expect(reply.headers['ratelimit-limit']).toBe(limit);
-  expect(reply.headers['ratelimit-remaining']).toBe('0');
-  expect(reply.headers['ratelimit-reset']).toBe(reply.headers['retry-after']);
-  expect(Object.keys(ledgerHeaders(reply))).toHaveLength(7);
-}
+import { capturedLog, HANDLE, ledgerHeaders, proxy, sim, QUIET } from '../helpers/proxy.js';
+import { sha256Hex } from '../helpers/bytes.js';
+import { metricValue } from '../helpers/metrics.js';
+import { bearer, DAPP_KEY, DAPP_ORIGIN, expectTooMany, FROZEN, pinnedItem, send, tenantsConfig, WALLET_KEY } from '../helpers/tenants.js';
 
 describe('who is calling', () => {
   it('the anonymous tenant is limited per client address: 429 with Retry-After and the RateLimit headers, no node call', async () => {
@@ -149,8 +73,8 @@ describe('who is calling', () => {
     expect((await send(p.url, '/v1', from('127.0.0.1'))).status).toBe(200);
     expectTooMany(await send(p.url, '/v1', from('127.0.0.1')), '2');
     expect((await send(p.url, '/v1', from('127.0.0.3'))).status).toBe(200);
-    expect(await counter(p.app, 'ledger_proxy_tenant_requests_total', 'tenant="dapp-web",outcome="forbidden"')).toBe(2);
-    expect(await counter(p.app, 'ledger_proxy_tenant_requests_total', 'tenant="dapp-web",outcome="rate_limited"')).toBe(1);
+    expect(await metricValue(p.app, 'ledger_proxy_tenant_requests_total', { tenant: 'dapp-web', outcome: 'forbidden' })).toBe(2);
+    expect(await metricValue(p.app, 'ledger_proxy_tenant_requests_total', { tenant: 'dapp-web', outcome: 'rate_limited' })).toBe(1);
   });
 });
 
@@ -158,7 +82,7 @@ describe('node units', () => {
   it("a key's hits cost 0 units and its misses the route's cost; once spent, passthrough is refused and hits are still served", async () => {
     const node = await sim();
     const p = await proxy([node], { ...QUIET, ...tenantsConfig() }, FROZEN);
-    const units = () => counter(p.app, 'ledger_proxy_tenant_node_units_total', 'tenant="wallet-backend"');
+    const units = () => metricValue(p.app, 'ledger_proxy_tenant_node_units_total', { tenant: 'wallet-backend' });
     const item = { ...pinnedItem('0x01'), headers: { ...pinnedItem('0x01').headers, ...bearer(WALLET_KEY) } };
     const view = { body: '{"function":"0x1::sim::add","type_arguments":[],"arguments":["1","2"]}', headers: bearer(WALLET_KEY) };
     expect((await send(p.url, item.path, item)).headers['x-cache']).toBe('MISS');
@@ -182,7 +106,7 @@ describe('node units', () => {
     }
     expect(node.counters.total).toBe(calls);
     expect((await send(p.url, item.path, item)).headers['x-cache']).toBe('HIT');
-    expect(await counter(p.app, 'ledger_proxy_tenant_hits_total', 'tenant="wallet-backend"')).toBe(4);
+    expect(await metricValue(p.app, 'ledger_proxy_tenant_hits_total', { tenant: 'wallet-backend' })).toBe(4);
     // Another tenant's miss of the same key is not refused for this one's units.
     expect((await send(p.url, miss.path, miss)).headers['x-cache']).toBe('MISS');
   });
@@ -214,87 +138,11 @@ describe('keys change on reload', () => {
     const NEW_KEY = 'rotated-wallet-key';
     expect((await send(p.url, '/v1', { headers: bearer(NEW_KEY) })).status).toBe(401);
     const next = structuredClone(p.app.config) as unknown as { tenants: { list: Array<{ keys: Array<{ sha256: string }> }> } };
-    next.tenants.list[0]!.keys = [{ sha256: sha256(NEW_KEY) }];
+    next.tenants.list[0]!.keys = [{ sha256: sha256Hex(NEW_KEY) }];
     const outcome = await p.app.reload(next as unknown as App['config']);
     expect(outcome.applied).toEqual(['tenants']);
     expect((await send(p.url, '/v1', { headers: bearer(NEW_KEY) })).status).toBe(200);
     expect((await send(p.url, '/v1', { headers: bearer(WALLET_KEY) })).status).toBe(401);
-  });
-});
-
-describe('shedding by priority', () => {
-  it('when a node budget runs short, low is shed before normal, and normal before high', async () => {
-    const node = await sim();
-    node.faults.set({ mode: 'slow', delayMs: 1500, routes: ['view'] });
-    const HIGH = 'high-key';
-    const NORMAL = 'normal-key';
-    const p = await proxy(
-      [{ url: node.url, name: 'node0', maxInFlight: 10 }],
-      {
-        ...QUIET,
-        shedding: { budgetWaitMs: 0 },
-        tenants: {
-          anonymous: { priority: 'low' },
-          list: [
-            { name: 'backend', keys: [{ sha256: sha256(HIGH) }], priority: 'high' },
-            { name: 'dapp', keys: [{ sha256: sha256(NORMAL) }], priority: 'normal' },
-          ],
-        },
-      },
-      FROZEN,
-    );
-    const who = { low: {}, normal: bearer(NORMAL), high: bearer(HIGH) } as const;
-    const outcomes: Record<string, number[]> = { low: [], normal: [], high: [] };
-    const pending: Array<Promise<void>> = [];
-    // One request at a time, in turns low, normal, high: each is admitted to the node or shed before the next is sent.
-    for (let i = 0; i < 10; i++) {
-      for (const priority of ['low', 'normal', 'high'] as const) {
-        const before = node.counters.total;
-        let shed = false;
-        const body = JSON.stringify({ function: '0x1::sim::add', type_arguments: [], arguments: [String(i), priority.length.toString()] });
-        const reply = send(p.url, '/v1/view', { headers: who[priority], body }).then((r) => {
-          if (r.status === 503) shed = true;
-          outcomes[priority]!.push(r.status);
-          if (r.status === 503) expect(r.headers['retry-after']).toBe('1');
-        });
-        pending.push(reply);
-        await until(() => shed || node.counters.total > before, 5000, `${priority} request ${i} admitted or shed`);
-      }
-    }
-    await Promise.all(pending);
-    const shedOf = (priority: string): number => outcomes[priority]!.filter((s) => s === 503).length;
-    // Of 10 slots, low may use 6, normal 8, high all 10.
-    expect([shedOf('low'), shedOf('normal'), shedOf('high')]).toEqual([8, 7, 5]);
-    expect(await counter(p.app, 'ledger_proxy_tenant_requests_total', 'tenant="anonymous",outcome="shed"')).toBe(8);
-    expect(await counter(p.app, 'ledger_proxy_tenant_requests_total', 'tenant="backend",outcome="shed"')).toBe(5);
-  });
-});
-
-describe('behind a load-shedding layer', () => {
-  it('a trusted tenant header is honoured from a trusted address and ignored from any other', async () => {
-    const node = await sim();
-    const named = { headers: { 'x-tenant': 'wallet-backend' } };
-    const trusting = await proxy([node], { ...QUIET, ...tenantsConfig({ trustedHeader: 'X-Tenant', anonymous: false }), server: { host: '127.0.0.1', port: 0, trustProxy: '127.0.0.1' } }, FROZEN);
-    expect((await send(trusting.url, '/v1', named)).status).toBe(200);
-    expect((await send(trusting.url, '/v1', { ...named, from: '127.0.0.2' })).status).toBe(401);
-    const plain = await proxy([node], { ...QUIET, ...tenantsConfig({ trustedHeader: 'X-Tenant', anonymous: false }) }, FROZEN);
-    expect((await send(plain.url, '/v1', named)).status).toBe(401);
-  });
-
-  it('replies to a trusted address carry X-Proxy-Headroom, which falls as a node budget fills; others never see it', async () => {
-    const node = await sim();
-    node.faults.set({ mode: 'slow', delayMs: 1500, routes: ['view'] });
-    const p = await proxy([{ url: node.url, name: 'node0', maxInFlight: 4 }], { ...QUIET, server: { host: '127.0.0.1', port: 0, trustProxy: '127.0.0.1' } }, FROZEN);
-    const headroom = async (): Promise<number> => Number((await send(p.url, '/v1/estimate_gas_price')).headers['x-proxy-headroom']);
-    expect(await headroom()).toBe(1);
-    expect((await send(p.url, '/v1/estimate_gas_price', { from: '127.0.0.2' })).headers['x-proxy-headroom']).toBeUndefined();
-    const views = [0, 1].map((i) => send(p.url, '/v1/view', { body: JSON.stringify({ function: '0x1::sim::add', type_arguments: [], arguments: [String(i), '1'] }) }));
-    await until(() => node.counters.byRoute.view === 2, 5000, 'two slow views in flight');
-    expect(await headroom()).toBe(0.5);
-    const gauge = await counter(p.app, 'ledger_proxy_node_headroom', 'upstream="node0"');
-    expect(gauge).toBe(0.5);
-    await Promise.all(views);
-    expect(await headroom()).toBe(1);
   });
 });
 
@@ -304,93 +152,12 @@ describe('operators see tenants by name', () => {
     const log = capturedLog();
     const p = await proxy([node], { ...QUIET, ...tenantsConfig() }, { ...FROZEN, logger: log.logger });
     for (const tenant of ['anonymous', 'wallet-backend', 'dapp-web']) {
-      expect(await counter(p.app, 'ledger_proxy_tenant_requests_total', `tenant="${tenant}",outcome="served"`), tenant).toBe(0);
+      expect(await metricValue(p.app, 'ledger_proxy_tenant_requests_total', { tenant, outcome: 'served' }), tenant).toBe(0);
     }
     await send(p.url, '/v1', { headers: bearer(WALLET_KEY) });
     await send(p.url, '/v1');
     const lines = log.lines.filter((l) => l.msg === 'request');
     expect(lines.map((l) => l.tenant)).toEqual(['wallet-backend', 'anonymous']);
     expect(JSON.stringify(log.lines)).not.toContain(WALLET_KEY);
-  });
-});
-
-describe('shared through Redis', () => {
-  let redis: RedisServerHandle;
-  beforeAll(async () => {
-    redis = await startRedisServer();
-  });
-  afterAll(async () => {
-    await redis?.stop();
-  });
-
-  it("two instances on one Redis share a tenant's budget", async () => {
-    const node = await sim();
-    const cache = { redis: { url: redis.url, keyPrefix: 'tenants-test:' } };
-    const overrides = { ...QUIET, cache, tenants: { list: [{ name: 'wallet-backend', keys: [{ sha256: sha256(WALLET_KEY) }], requestsPerSecond: 4 }] } };
-    const a = await proxy([node], overrides, FROZEN);
-    const b = await proxy([node], overrides, FROZEN);
-    const headers = bearer(WALLET_KEY);
-    const client = new Redis(redis.url);
-    const shared = async (): Promise<number> => {
-      const keys = await client.keys('tenants-test:limits:requests:*');
-      return (await Promise.all(keys.map((k) => client.get(k)))).reduce((n, v) => n + Number(v), 0);
-    };
-    try {
-      for (let i = 0; i < 4; i++) expect((await send(a.url, '/v1', { headers })).status).toBe(200);
-      await until(async () => (await shared()) === 4, 3000, "a's four requests in the shared counter");
-      // b has counted nothing of this tenant: its first request passes, and its count brings back the shared total.
-      expect((await send(b.url, '/v1', { headers })).status).toBe(200);
-      await until(async () => (await shared()) === 5, 3000, "b's request in the shared counter");
-      // By its own count b would allow two more; by the shared one the tenant is over.
-      expectTooMany(await send(b.url, '/v1', { headers }), '4');
-    } finally {
-      client.disconnect();
-    }
-  });
-
-  it("a tenant's requests are added to the shared counter together, not one command each", async () => {
-    const node = await sim();
-    const cache = { redis: { url: redis.url, keyPrefix: 'tenants-batch:' } };
-    const p = await proxy([node], { ...QUIET, cache, tenants: { anonymous: { requestsPerSecond: 1000 } } }, FROZEN);
-    const client = new Redis(redis.url);
-    try {
-      await client.config('RESETSTAT');
-      const item = pinnedItem('0x01');
-      await send(p.url, item.path, item);
-      await Promise.all(Array.from({ length: 40 }, () => send(p.url, item.path, item)));
-      const counted = async (): Promise<number> => {
-        const keys = await client.keys('tenants-batch:limits:requests:*');
-        return (await Promise.all(keys.map((k) => client.get(k)))).reduce((n, v) => n + Number(v), 0);
-      };
-      await until(async () => (await counted()) === 41, 2000, 'the shared counter to reach 41');
-      const calls = (await client.info('commandstats')).match(/^cmdstat_incrby:calls=(\d+)/m);
-      expect(Number(calls?.[1])).toBeGreaterThan(0);
-      expect(Number(calls?.[1])).toBeLessThanOrEqual(5);
-      expect((await client.info('commandstats')).match(/^cmdstat_incr:/m)).toBeNull();
-    } finally {
-      client.disconnect();
-    }
-  });
-});
-
-describe('limits shared through a Redis that is unreachable', () => {
-  it('count in this process; the counters client writes nothing to stderr, and its failure is counted', async () => {
-    const port = await freePort();
-    const stderr = vi.spyOn(console, 'error');
-    try {
-      const node = await sim();
-      const cache = { redis: { url: `redis://127.0.0.1:${port}`, keyPrefix: 'tenants-down:' } };
-      const p = await proxy([node], { ...QUIET, cache, tenants: { anonymous: { requestsPerSecond: 2 } } }, FROZEN);
-      const item = pinnedItem('0x01');
-      expect((await send(p.url, item.path, item)).status).toBe(200);
-      expect((await send(p.url, item.path, item)).status).toBe(200);
-      expect((await send(p.url, item.path, item)).status).toBe(429);
-      const counted = async (): Promise<boolean> => /^ledger_proxy_redis_errors_total\{client="limits",op="connection"\} [1-9]/m.test((await p.app.metrics.render()).body);
-      await until(counted, 5000, 'the counters client failure in ledger_proxy_redis_errors_total');
-      const fromIoredis = stderr.mock.calls.filter((args) => args.some((a) => String(a).includes('[ioredis]')));
-      expect(fromIoredis).toEqual([]);
-    } finally {
-      stderr.mockRestore();
-    }
   });
 });

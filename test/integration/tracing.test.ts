@@ -4,14 +4,13 @@
 // carries a traceparent under the request's trace, and a client's traceparent
 // is continued. With it unset, nothing is traced and no traceparent reaches a node.
 import { createHash } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { SimNode } from '../../src/sim/index.js';
 import { type CollectedSpan, type OtlpCollector, otlpCollector } from '../helpers/otlp-collector.js';
-import { call, capturedLog, proxy, rawItem, sim } from '../helpers/proxy.js';
-import { flushAll, type RedisServerHandle, startRedisServer } from '../helpers/redis-server.js';
+import { call, capturedLog, proxy, rawItem, sim, QUIET } from '../helpers/proxy.js';
+import { useRedisServer } from '../helpers/redis-server.js';
 import { until } from '../helpers/until.js';
 
-const QUIET = { routing: { probeIntervalMs: 600_000 } };
 const SERVER = 2;
 const CLIENT = 3;
 const ERROR = 2;
@@ -206,16 +205,7 @@ describe('tracing on', () => {
 });
 
 describe('tracing on, with Redis', () => {
-  let redis: RedisServerHandle;
-  beforeAll(async () => {
-    redis = await startRedisServer();
-  });
-  afterAll(async () => {
-    await redis.stop();
-  });
-  beforeEach(async () => {
-    await flushAll(redis.url);
-  });
+  const redis = useRedisServer({ flushEach: true });
 
   it("a Redis hit: the lookup's Redis span found it, no node attempt; a Redis miss is looked up, then a node asked", async () => {
     const node = await sim();

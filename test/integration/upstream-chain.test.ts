@@ -6,13 +6,12 @@
 import { describe, expect, it } from 'vitest';
 import { simTableItem, type SimNode } from '../../src/sim/index.js';
 import { ManualProbes } from '../helpers/probes.js';
-import { HANDLE, proxy, rawItem, sim, viewJson, type Reply } from '../helpers/proxy.js';
+import { HANDLE, proxy, rawItem, sim, viewJson, type Reply, QUIET_ROUTING } from '../helpers/proxy.js';
+import { hex } from '../helpers/cache.js';
 
 const KEYS = Array.from({ length: 256 }, (_, i) => Buffer.from([i, 11])).filter((k) => simTableItem(HANDLE, k, 0n) !== null);
 const KEY = KEYS[0];
-const hex = (b: Buffer): string => '0x' + b.toString('hex');
 const reads = (node: SimNode): number => node.counters.byRoute.raw_item + node.counters.byRoute.view;
-const QUIET = { probeIntervalMs: 600_000 };
 
 function slow(nodes: SimNode[], ms = 100): void {
   for (const node of nodes) node.faults.set({ mode: 'slow', delayMs: ms, routes: ['raw_item', 'view'] });
@@ -49,7 +48,7 @@ describe('chain-id integrity: configured chainId 4', () => {
     const a = await sim();
     const b = await sim();
     const wrong = await sim({ chainId: 99, startVersion: 2000n });
-    const { app, url } = await proxy([wrong, a, b], { chainId: 4, routing: QUIET });
+    const { app, url } = await proxy([wrong, a, b], { chainId: 4, routing: QUIET_ROUTING });
     slow([a, b, wrong]);
 
     const replies = await load(url);
@@ -78,7 +77,7 @@ describe('chain-id integrity: configured chainId 4', () => {
     const a = await sim();
     const flips = await sim({ startVersion: 1010n }); // the most advanced: latest reads go to it
     const probes = new ManualProbes();
-    const { app, url } = await proxy([a, flips], { chainId: 4, routing: QUIET }, { probeSchedule: probes });
+    const { app, url } = await proxy([a, flips], { chainId: 4, routing: QUIET_ROUTING }, { probeSchedule: probes });
     flips.ledger.advance(10); // at 1020 on the wrong chain; the proxy still thinks 1010 on chain 4
     flips.ledger.setChainId(99);
 
@@ -117,7 +116,7 @@ describe('chain-id integrity: no configured chainId, the majority decides', () =
     const a = await sim();
     const b = await sim();
     const wrong = await sim({ chainId: 99, startVersion: 2000n });
-    const { app, url } = await proxy([a, b, wrong], { routing: QUIET });
+    const { app, url } = await proxy([a, b, wrong], { routing: QUIET_ROUTING });
     slow([a, b, wrong]);
     expect(app.pool.health(app.pool.nodes[2])).toBe('quarantined');
     const replies = await load(url);
@@ -133,7 +132,7 @@ describe('chain-id integrity: no configured chainId, the majority decides', () =
     // The two honest nodes answer the start-up probe 150 ms late.
     a.faults.set({ mode: 'slow', delayMs: 150, routes: ['ledger_info'], count: 1 });
     b.faults.set({ mode: 'slow', delayMs: 150, routes: ['ledger_info'], count: 1 });
-    const { app, url } = await proxy([a, b, wrong], { routing: QUIET });
+    const { app, url } = await proxy([a, b, wrong], { routing: QUIET_ROUTING });
 
     expect(app.pool.health(app.pool.nodes[2]), 'the minority chain is not quarantined once the majority is known').toBe('quarantined');
     // The watermark (ledger headers of every hit and proxy error) must not hold the other chain's snapshot.

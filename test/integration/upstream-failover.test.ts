@@ -5,16 +5,16 @@
 // says what happened on each node.
 import { describe, expect, it } from 'vitest';
 import { simTableItem, type SimFaultMode, type SimNode } from '../../src/sim/index.js';
-import { HANDLE, ledgerHeaders, proxy, rawItem, sim, viewJson, type Reply } from '../helpers/proxy.js';
+import { HANDLE, ledgerHeaders, proxy, rawItem, sim, viewJson, type Reply, QUIET_ROUTING } from '../helpers/proxy.js';
 import { expectUnavailable } from '../helpers/expect.js';
+import { hex } from '../helpers/cache.js';
+import { until } from '../helpers/until.js';
 
 const KEYS = Array.from({ length: 256 }, (_, i) => Buffer.from([i, 5])).filter((k) => simTableItem(HANDLE, k, 0n) !== null);
 const KEY = KEYS[0];
-const hex = (b: Buffer): string => '0x' + b.toString('hex');
 const reads = (node: SimNode): number => node.counters.byRoute.raw_item + node.counters.byRoute.view;
 
 /** Probes only at start, unless a test asks for more. */
-const QUIET = { probeIntervalMs: 600_000 };
 
 /**
  * Two nodes; the first is one version ahead, so while both are idle it is the one
@@ -24,7 +24,7 @@ async function pair(routing: Record<string, unknown> = {}): Promise<{ first: Sim
   const first = await sim();
   const second = await sim();
   first.ledger.advance(1);
-  const { app, url } = await proxy([first, second], { routing: { ...QUIET, ...routing } });
+  const { app, url } = await proxy([first, second], { routing: { ...QUIET_ROUTING, ...routing } });
   return { first, second, url, app };
 }
 
@@ -72,14 +72,15 @@ describe('upstream failover', () => {
     // Restarted: once a probe sees it, the first node (more advanced) takes reads again.
     await first.restart();
     const firstBefore = first.counters.byRoute.raw_item;
-    const until = Date.now() + 5000;
     let n = 0;
-    while (first.counters.byRoute.raw_item === firstBefore && Date.now() < until) {
-      const reply = await rawItem(url, hex(KEY), { version: 400 + n++ });
-      expect(reply.status).toBe(200);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    expect(first.counters.byRoute.raw_item, 'the restarted node never served again').toBeGreaterThan(firstBefore);
+    await until(
+      async () => {
+        expect((await rawItem(url, hex(KEY), { version: 400 + n++ })).status).toBe(200);
+        return first.counters.byRoute.raw_item > firstBefore;
+      },
+      5000,
+      'the restarted node serving again',
+    );
     expect(app.pool.health(app.pool.nodes[0])).toBe('healthy');
   });
 
@@ -192,7 +193,7 @@ describe('upstream failover: every node failing', () => {
   it('the deadline bounds the whole read: three hung nodes, deadlineMs 500 → 503 in about 500 ms', async () => {
     const nodes = [await sim(), await sim(), await sim()];
     for (const node of nodes) node.faults.set({ mode: 'hang', routes: ['raw_item'] });
-    const { url } = await proxy(nodes, { routing: { ...QUIET, attemptTimeoutMs: 300, deadlineMs: 500 } });
+    const { url } = await proxy(nodes, { routing: { ...QUIET_ROUTING, attemptTimeoutMs: 300, deadlineMs: 500 } });
     const started = performance.now();
     const reply = await rawItem(url, hex(KEY), { version: 990 });
     const elapsed = performance.now() - started;

@@ -4,20 +4,19 @@
 // obeys the latest-read routing rule (only nodes within maxLagVersions).
 import { describe, expect, it } from 'vitest';
 import { simTableItem, type SimNode } from '../../src/sim/index.js';
-import { HANDLE, proxy, rawItem, sim, viewJson } from '../helpers/proxy.js';
+import { HANDLE, proxy, rawItem, sim, viewJson, QUIET_ROUTING } from '../helpers/proxy.js';
+import { hex } from '../helpers/cache.js';
 
 const KEYS = Array.from({ length: 256 }, (_, i) => Buffer.from([i, 17])).filter((k) => simTableItem(HANDLE, k, 0n) !== null);
 const KEY = KEYS[0];
-const hex = (b: Buffer): string => '0x' + b.toString('hex');
 const reads = (node: SimNode): number => node.counters.byRoute.raw_item + node.counters.byRoute.view;
-const QUIET = { probeIntervalMs: 600_000 };
 
 describe('upstream hedging (routing.hedgeAfterMs 50)', () => {
   it('a first node that answers before hedgeAfterMs is the only node asked', async () => {
     const first = await sim();
     const second = await sim();
     first.ledger.advance(1);
-    const { url } = await proxy([first, second], { routing: { ...QUIET, hedgeAfterMs: 50 } });
+    const { url } = await proxy([first, second], { routing: { ...QUIET_ROUTING, hedgeAfterMs: 50 } });
     for (let i = 0; i < 5; i++) {
       const reply = await rawItem(url, hex(KEYS[i]));
       expect(reply.status).toBe(200);
@@ -33,7 +32,7 @@ describe('upstream hedging (routing.hedgeAfterMs 50)', () => {
     first.ledger.advance(1);
     // failureThreshold 1: a single counted failure would open the first node's circuit.
     const { app, url } = await proxy([first, second], {
-      routing: { ...QUIET, hedgeAfterMs: 50, attemptTimeoutMs: 1500, deadlineMs: 3000, breaker: { failureThreshold: 1, openMs: 60_000 } },
+      routing: { ...QUIET_ROUTING, hedgeAfterMs: 50, attemptTimeoutMs: 1500, deadlineMs: 3000, breaker: { failureThreshold: 1, openMs: 60_000 } },
     });
     first.faults.set({ mode: 'hang', routes: ['raw_item', 'view'], count: 2 });
     for (const read of [() => rawItem(url, hex(KEY)), () => viewJson(url, '0x1::sim::add', ['1', '2'])]) {
@@ -59,7 +58,7 @@ describe('upstream hedging (routing.hedgeAfterMs 50)', () => {
   it('a hedge goes only to a node within maxLagVersions: a slow fresh node is not raced by a lagging one', async () => {
     const fresh = await sim();
     const lagging = await sim({ startVersion: 500n });
-    const { url } = await proxy([fresh, lagging], { routing: { ...QUIET, hedgeAfterMs: 50, maxLagVersions: 100 } });
+    const { url } = await proxy([fresh, lagging], { routing: { ...QUIET_ROUTING, hedgeAfterMs: 50, maxLagVersions: 100 } });
     fresh.faults.set({ mode: 'slow', delayMs: 300, routes: ['raw_item', 'view'] });
     const reply = await rawItem(url, hex(KEY));
     expect(reply.status).toBe(200);
@@ -72,7 +71,7 @@ describe('upstream hedging (routing.hedgeAfterMs 50)', () => {
     const first = await sim();
     const second = await sim();
     first.ledger.advance(1);
-    const { url } = await proxy([first, second], { routing: { ...QUIET, hedgeAfterMs: 50, attemptTimeoutMs: 300, deadlineMs: 2000 } });
+    const { url } = await proxy([first, second], { routing: { ...QUIET_ROUTING, hedgeAfterMs: 50, attemptTimeoutMs: 300, deadlineMs: 2000 } });
     first.faults.set({ mode: 'hang', routes: ['raw_item'], count: 1 });
     const started = performance.now();
     const reply = await rawItem(url, hex(KEY), { version: 990 });

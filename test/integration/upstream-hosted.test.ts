@@ -3,10 +3,11 @@
 // probes, passthrough, the SDK's ABI fetch) must carry both; a client cannot
 // replace the key, and no call may go to the origin's bare /v1.
 import { Aptos, AptosConfig, Network } from '@aptos-labs/ts-sdk';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { simBalance } from '../../src/sim/index.js';
 import { gateway, type Gateway } from '../helpers/gateway.js';
-import { call, proxy, rawItem, sim } from '../helpers/proxy.js';
+import { call, proxy, rawItem, sim, QUIET_ROUTING } from '../helpers/proxy.js';
+import { until } from '../helpers/until.js';
 
 const PREFIX = '/tenant-7/key-in-path';
 const KEY = { name: 'X-Api-Key', value: 'secret-123' };
@@ -54,7 +55,7 @@ describe('a hosted node behind a path prefix and an API key', () => {
   it('probes the node through the prefix: it is healthy and its ledger is known', async () => {
     const { gw, url } = await hostedSetup();
     const probes = (): number => gw.seen.filter((s) => s.method === 'GET' && s.url === `${PREFIX}/v1`).length;
-    await vi.waitFor(() => expect(probes()).toBeGreaterThan(1), { timeout: 3000 });
+    await until(() => probes() > 1, 3000, 'two probes through the prefix');
     // A pruned version is answered by the proxy from the probed ledger (oldest 0 here: none is pruned).
     const reply = await rawItem(url, '0x01', { version: 5 });
     expect(reply.status).not.toBe(503);
@@ -86,7 +87,7 @@ describe('a hosted node behind a path prefix and an API key', () => {
   it("a wrong key is a broken node (503 error body), never the gateway's HTML", async () => {
     const node = await sim({ startVersion: 1000n });
     const gw = await gateway(node.url, PREFIX, KEY);
-    const { url } = await proxy([{ url: gw.url, name: 'hosted', headers: { [KEY.name]: 'expired' } }], { routing: { probeIntervalMs: 600_000 } });
+    const { url } = await proxy([{ url: gw.url, name: 'hosted', headers: { [KEY.name]: 'expired' } }], { routing: QUIET_ROUTING });
     for (const reply of [await rawItem(url, '0x01', { version: 990 }), await call(url, '/v1')]) {
       expect(reply.status).toBe(503);
       expect(reply.headers['content-type']).toMatch(/^application\/json/);

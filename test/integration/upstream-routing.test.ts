@@ -6,20 +6,18 @@
 import { describe, expect, it } from 'vitest';
 import { simTableItem, type SimNode } from '../../src/sim/index.js';
 import { ManualProbes } from '../helpers/probes.js';
-import { HANDLE, ledgerHeaders, proxy, rawItem, sim, viewJson, type Reply } from '../helpers/proxy.js';
+import { HANDLE, ledgerHeaders, proxy, rawItem, sim, viewJson, type Reply, QUIET_ROUTING, versionOf } from '../helpers/proxy.js';
+import { hex } from '../helpers/cache.js';
+import { until } from '../helpers/until.js';
 
 /** Keys present in the sim's table (presence does not depend on the version). */
 const KEYS = Array.from({ length: 256 }, (_, i) => Buffer.from([i, 3])).filter((k) => simTableItem(HANDLE, k, 0n) !== null);
 const KEY = KEYS[0];
-const hex = (b: Buffer): string => '0x' + b.toString('hex');
 
 /** Probes only at start: the tests decide when the proxy learns of a ledger (a round of ManualProbes). */
-const QUIET = { probeIntervalMs: 600_000 };
 
 /** Reads of the two served endpoints that reached a node (probes excluded). */
 const reads = (node: SimNode): number => node.counters.byRoute.raw_item + node.counters.byRoute.view;
-
-const versionOf = (reply: Reply): bigint => BigInt(reply.headers['x-node-ledger-version']);
 
 /** Node calls take `ms`, so concurrent reads overlap in flight. */
 function slow(nodes: SimNode[], ms = 150): void {
@@ -44,7 +42,7 @@ describe('upstream routing: pinned reads go only to a node whose oldest ≤ N �
   it('a lagging node (latest 500) gets no read pinned at 780..795, though it is idle', async () => {
     const lagging = await sim({ startVersion: 500n });
     const ahead = await sim();
-    const { url } = await proxy([lagging, ahead], { routing: QUIET });
+    const { url } = await proxy([lagging, ahead], { routing: QUIET_ROUTING });
     slow([lagging, ahead]);
 
     // Control: where both cover N, concurrent reads do spread over both nodes.
@@ -71,7 +69,7 @@ describe('upstream routing: pinned reads go only to a node whose oldest ≤ N �
     const pruned = await sim();
     const full = await sim();
     const probes = new ManualProbes();
-    const { app, url } = await proxy([pruned, full], { routing: QUIET }, { probeSchedule: probes });
+    const { app, url } = await proxy([pruned, full], { routing: QUIET_ROUTING }, { probeSchedule: probes });
     pruned.ledger.pruneTo(900n);
     await probes.round();
     expect(app.pool.nodes[0].ledger?.oldestLedgerVersion).toBe(900n);
@@ -93,7 +91,7 @@ describe('upstream routing: pinned reads go only to a node whose oldest ≤ N �
     const pruned = await sim();
     const full = await sim();
     pruned.ledger.advance(1); // the more advanced node is preferred while both are idle
-    const { app, url } = await proxy([pruned, full], { routing: QUIET });
+    const { app, url } = await proxy([pruned, full], { routing: QUIET_ROUTING });
     pruned.ledger.pruneTo(900n); // the proxy does not know yet
 
     expectItem(await rawItem(url, hex(KEY), { version: 850 }), KEY, 850n);
@@ -110,7 +108,7 @@ describe('upstream routing: pinned reads go only to a node whose oldest ≤ N �
     const a = await sim();
     const b = await sim();
     const probes = new ManualProbes();
-    const { url } = await proxy([a, b], { routing: QUIET }, { probeSchedule: probes });
+    const { url } = await proxy([a, b], { routing: QUIET_ROUTING }, { probeSchedule: probes });
     a.ledger.pruneTo(900n);
     b.ledger.pruneTo(700n);
     await probes.round();
@@ -134,7 +132,7 @@ describe('upstream routing: pinned reads go only to a node whose oldest ≤ N �
     const b = await sim();
     const archive = await sim();
     const probes = new ManualProbes();
-    const { url } = await proxy([a, b, { url: archive.url, name: 'archive', role: 'archive' }], { routing: QUIET }, { probeSchedule: probes });
+    const { url } = await proxy([a, b, { url: archive.url, name: 'archive', role: 'archive' }], { routing: QUIET_ROUTING }, { probeSchedule: probes });
     a.ledger.pruneTo(900n);
     b.ledger.pruneTo(700n);
     await probes.round();
@@ -163,7 +161,7 @@ describe('upstream routing: N beyond every node’s latest', () => {
     const ahead = await sim();
     const behind = await sim({ startVersion: 900n });
     // The less advanced node is listed first, so list order does not pick the answer.
-    const { url } = await proxy([behind, ahead], { routing: QUIET });
+    const { url } = await proxy([behind, ahead], { routing: QUIET_ROUTING });
 
     const first = await rawItem(url, hex(KEY), { version: 1500 });
     const body = expectError(first, 404, 'version_not_found');
@@ -177,7 +175,7 @@ describe('upstream routing: N beyond every node’s latest', () => {
   it('a 404 version_not_found is not cached: a repeat reaches a node, and once a node reaches N it is a 200', async () => {
     const ahead = await sim();
     const behind = await sim({ startVersion: 900n });
-    const { url } = await proxy([behind, ahead], { routing: QUIET });
+    const { url } = await proxy([behind, ahead], { routing: QUIET_ROUTING });
     const first = await rawItem(url, hex(KEY), { version: 1500 });
     expectError(first, 404, 'version_not_found');
     expect(first.headers['x-cache']).not.toBe('HIT');
@@ -197,7 +195,7 @@ describe('upstream routing: N beyond every node’s latest', () => {
   it('a node that advanced since the proxy last looked still serves N (404 from another is retried)', async () => {
     const a = await sim();
     const b = await sim();
-    const { url } = await proxy([a, b], { routing: QUIET });
+    const { url } = await proxy([a, b], { routing: QUIET_ROUTING });
     b.ledger.advance(100); // the proxy still thinks both are at 1000
     expectItem(await rawItem(url, hex(KEY), { version: 1050 }), KEY, 1050n);
     expect(b.counters.byRoute.raw_item).toBe(1);
@@ -209,7 +207,7 @@ describe('upstream routing: latest reads', () => {
     const top = await sim();
     const near = await sim({ startVersion: 995n }); // 5 behind: within maxLag 100, "healthy"
     const lagging = await sim({ startVersion: 800n }); // 200 behind
-    const { app, url } = await proxy([lagging, near, top], { routing: { ...QUIET, maxLagVersions: 100 } });
+    const { app, url } = await proxy([lagging, near, top], { routing: { ...QUIET_ROUTING, maxLagVersions: 100 } });
     expect(app.pool.health(app.pool.nodes[0])).toBe('lagging');
     expect(app.pool.health(app.pool.nodes[1])).toBe('healthy');
     slow([top, near, lagging]);
@@ -233,7 +231,7 @@ describe('upstream routing: latest reads', () => {
   it('the most advanced node down: latest reads fail over to the next one, counted as step backs', async () => {
     const top = await sim();
     const near = await sim({ startVersion: 995n });
-    const { app, url } = await proxy([near, top], { routing: { ...QUIET, maxLagVersions: 100 } });
+    const { app, url } = await proxy([near, top], { routing: { ...QUIET_ROUTING, maxLagVersions: 100 } });
     expect(versionOf(await rawItem(url, hex(KEYS[0])))).toBe(1000n);
     await top.stop();
     const after = await rawItem(url, hex(KEYS[1]));
@@ -247,7 +245,7 @@ describe('upstream routing: latest reads', () => {
     const top = await sim();
     const lagging = await sim({ startVersion: 800n });
     const probes = new ManualProbes();
-    const { app, url } = await proxy([lagging, top], { routing: { ...QUIET, maxLagVersions: 100 } }, { probeSchedule: probes });
+    const { app, url } = await proxy([lagging, top], { routing: { ...QUIET_ROUTING, maxLagVersions: 100 } }, { probeSchedule: probes });
     lagging.ledger.advance(200);
     await probes.round();
     expect(app.pool.health(app.pool.nodes[0])).toBe('healthy');
@@ -263,7 +261,7 @@ describe('upstream routing: the watermark never goes backwards', () => {
     const top = await sim();
     const behind = await sim({ startVersion: 900n }); // within the default maxLag: it serves reads too
     const probes = new ManualProbes();
-    const { app, url } = await proxy([behind, top], { routing: QUIET }, { probeSchedule: probes });
+    const { app, url } = await proxy([behind, top], { routing: QUIET_ROUTING }, { probeSchedule: probes });
     let highest = 0n;
     const seen = (reply: Reply, label: string, watermarked: boolean): void => {
       const v = versionOf(reply);
@@ -316,7 +314,7 @@ describe('upstream routing: the watermark never goes backwards', () => {
     const fresh = await sim();
     const lagging = await sim({ startVersion: 500n });
     const { url } = await proxy([fresh, lagging], {
-      routing: { ...QUIET, maxLagVersions: 100, breaker: { failureThreshold: 2, openMs: 60_000 } },
+      routing: { ...QUIET_ROUTING, maxLagVersions: 100, breaker: { failureThreshold: 2, openMs: 60_000 } },
     });
     expect((await rawItem(url, hex(KEY), { version: 400 })).status).toBe(200); // cached: a HIT later
     fresh.counters.reset();
@@ -324,8 +322,7 @@ describe('upstream routing: the watermark never goes backwards', () => {
     // One slow latest read is in flight to the fresh node…
     fresh.faults.set({ mode: 'slow', delayMs: 300, routes: ['raw_item'], count: 1 });
     const slowRead = rawItem(url, hex(KEYS[0]));
-    const end = Date.now() + 2000;
-    while (fresh.counters.byRoute.raw_item === 0 && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 5));
+    await until(() => fresh.counters.byRoute.raw_item > 0, 2000, 'the slow read at the fresh node');
     expect(fresh.counters.byRoute.raw_item).toBe(1);
     // …while two others fail on it and open its circuit (they are answered by failover).
     fresh.faults.set({ mode: 'html', routes: ['raw_item'], count: 2 });

@@ -7,7 +7,7 @@ import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { metricValue } from '../helpers/metrics.js';
 import { ManualProbes } from '../helpers/probes.js';
-import { proxy, rawItem, sim } from '../helpers/proxy.js';
+import { proxy, rawItem, sim, QUIET_ROUTING } from '../helpers/proxy.js';
 import { until } from '../helpers/until.js';
 
 interface Line {
@@ -26,7 +26,7 @@ async function setup() {
   const lines: Line[] = [];
   const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) });
   const probes = new ManualProbes();
-  const routing = { probeIntervalMs: 600_000, maxLagVersions: 100, breaker: { failureThreshold: 2, openMs: 200 } };
+  const routing = { ...QUIET_ROUTING, maxLagVersions: 100, breaker: { failureThreshold: 2, openMs: 200 } };
   const { app, url } = await proxy([a, b], { routing }, { probeSchedule: probes, logger });
   /** The transitions logged so far, as "node:transition@level". */
   const logged = (): string[] => lines.filter((l) => l.transition !== undefined).map((l) => `${l.upstream}:${l.transition}@${l.level}`);

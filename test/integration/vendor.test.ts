@@ -5,9 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { SIM_MODULE_ADDRESS } from '../../src/sim/index.js';
 import { encodeViewRequest } from '../../src/wire/view-bcs.js';
 import { u64le } from '../helpers/cache.js';
-import { call, capturedLog, freePort, proxy, rawItem, sim } from '../helpers/proxy.js';
-
-const QUIET = { routing: { probeIntervalMs: 600_000 } };
+import { freePort } from '../helpers/free-port.js';
+import { call, capturedLog, proxy, rawItem, sim, QUIET } from '../helpers/proxy.js';
 
 describe('vendor: auto', () => {
   it('in front of aptos nodes: X-APTOS- headers on hits and misses, and the aptos BCS view media type accepted', async () => {

@@ -2,13 +2,13 @@
 // check is a one-off for the instances waiting for it; once the check is over, the
 // waiters that came since learn whether it was stored. On this file's own
 // redis-server (never the shared one on 6379).
-import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Redis } from 'ioredis';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { cacheOf, hex, itemAt, PRESENT_KEYS, redisEntryKeys } from '../helpers/cache.js';
 import { metricValue } from '../helpers/metrics.js';
-import { proxy, rawItem, sim } from '../helpers/proxy.js';
-import { flushAll, startRedisServer, type RedisServerHandle } from '../helpers/redis-server.js';
+import { proxy, rawItem, sim, QUIET_ROUTING } from '../helpers/proxy.js';
+import { useRedisServer } from '../helpers/redis-server.js';
 import { until } from '../helpers/until.js';
 
 const PREFIX = 'verify:';
@@ -16,27 +16,16 @@ const START = 1_000_004n;
 const AT = START - 10n;
 const KEY = PRESENT_KEYS[0];
 
-let server: RedisServerHandle;
+const server = useRedisServer({ flushEach: true });
 let client: Redis;
 
-beforeAll(async () => {
-  server = await startRedisServer();
-});
-afterAll(async () => {
-  await server.stop();
-});
-beforeEach(async () => {
-  await flushAll(server.url);
-  client = new Redis(server.url, { maxRetriesPerRequest: 1 });
-  client.on('error', () => {});
-});
-afterEach(() => {
-  client.disconnect();
+beforeEach(() => {
+  client = server.client();
 });
 
 async function twoProxies(nodes: Parameters<typeof proxy>[0]): Promise<Array<Awaited<ReturnType<typeof proxy>>>> {
   const config = {
-    routing: { probeIntervalMs: 600_000 },
+    routing: QUIET_ROUTING,
     cache: {
       memory: { maxBytes: 1_000_000 },
       redis: { url: server.url, keyPrefix: PREFIX, fillLock: true, fillLockMs: 3000 },

@@ -4,11 +4,11 @@
 // pruning answers 410; JSON and BCS are separate entries; Redis is shared.
 import { Redis } from 'ioredis';
 import { request } from 'undici';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { simTableItem, simTransactionHash, type SimNode } from '../../src/sim/index.js';
 import { ManualProbes } from '../helpers/probes.js';
-import { call, proxy, sim, type Reply } from '../helpers/proxy.js';
-import { flushAll, startRedisServer, type RedisServerHandle } from '../helpers/redis-server.js';
+import { call, proxy, sim, type Reply, QUIET_ROUTING } from '../helpers/proxy.js';
+import { flushAll, useRedisServer } from '../helpers/redis-server.js';
 import { until } from '../helpers/until.js';
 
 const START = 1000n;
@@ -88,7 +88,7 @@ let probe: () => Promise<void>;
 beforeEach(async () => {
   node = await sim({ startVersion: START });
   const probes = new ManualProbes();
-  const p = await proxy([node], { routing: { probeIntervalMs: 60_000 } }, { probeSchedule: probes });
+  const p = await proxy([node], { routing: QUIET_ROUTING }, { probeSchedule: probes });
   url = p.url;
   probe = () => probes.round();
 });
@@ -261,7 +261,7 @@ describe('two nodes at different versions', () => {
     // The one behind is the normal node, so reads go to it first; the one ahead is an archive.
     const behind = await sim({ startVersion: 1005n });
     const ahead = await sim({ startVersion: 1009n });
-    const p = await proxy([behind, { url: ahead.url, name: 'ahead', role: 'archive' }], { routing: { probeIntervalMs: 60_000, maxAttempts: 2 } });
+    const p = await proxy([behind, { url: ahead.url, name: 'ahead', role: 'archive' }], { routing: { ...QUIET_ROUTING, maxAttempts: 2 } });
     for (const path of ['/v1/blocks/by_version/1005', '/v1/blocks/by_height/251', '/v1/transactions/by_version/1007']) {
       const reply = await call(p.url, path);
       expect(reply.status, `${path}: ${reply.body.toString()}`).toBe(200);
@@ -269,7 +269,7 @@ describe('two nodes at different versions', () => {
     }
     expect(behind.counters.byRoute.block_by_version + behind.counters.byRoute.txn_by_version).toBeGreaterThan(0);
     // Two normal nodes: a hash goes to the most advanced first, and its 404 is the answer (one call).
-    const both = await proxy([behind, ahead], { routing: { probeIntervalMs: 60_000, maxAttempts: 2 } });
+    const both = await proxy([behind, ahead], { routing: { ...QUIET_ROUTING, maxAttempts: 2 } });
     const calls = behind.counters.total + ahead.counters.total;
     const missing = await call(both.url, `/v1/transactions/by_hash/0x${'ee'.repeat(32)}`);
     expect([missing.status, missing.json().error_code]).toEqual([404, 'transaction_not_found']);
@@ -282,7 +282,7 @@ describe('two nodes at different versions', () => {
     // proxy, so it asks the other node, which has not reached N.
     const behind = await sim({ startVersion: 1000n });
     const ahead = await sim({ startVersion: 1009n });
-    const p = await proxy([ahead, behind], { routing: { probeIntervalMs: 60_000, maxAttempts: 2 } });
+    const p = await proxy([ahead, behind], { routing: { ...QUIET_ROUTING, maxAttempts: 2 } });
     const request = { path: '/v1/experimental/state_values/raw?ledger_version=1005', body: { key: '0x02ff' } };
     const reply = await send(p.url, request, 'application/x-bcs');
     const direct = await send(ahead.url, request, 'application/x-bcs');
@@ -366,17 +366,11 @@ describe('keys: spellings a node reads alike share one entry', () => {
 });
 
 describe('Redis: two proxies share every route family', () => {
-  let redis: RedisServerHandle;
-  beforeAll(async () => {
-    redis = await startRedisServer();
-  });
-  afterAll(async () => {
-    await redis.stop();
-  });
+  const redis = useRedisServer();
 
   it('what one proxy fetched, the other serves from Redis, byte for byte', async () => {
     await flushAll(redis.url);
-    const config = { routing: { probeIntervalMs: 60_000 }, cache: { redis: { url: redis.url, keyPrefix: 'wallet:' } } };
+    const config = { routing: QUIET_ROUTING, cache: { redis: { url: redis.url, keyPrefix: 'wallet:' } } };
     const a = await proxy([node], config);
     const b = await proxy([node], config);
     const admin = new Redis(redis.url);

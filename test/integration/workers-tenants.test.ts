@@ -1,30 +1,19 @@
 // Keys change with SIGHUP on every worker (SPEC-edge §2): with server.workers: 2,
 // a key added to the file works and a key removed is refused after the reload,
 // whichever worker a connection lands on, and each worker says it reloaded.
-import { createHash } from 'node:crypto';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import type { SimNode } from '../../src/sim/index.js';
-import { configFile, startCli, useCliBuild } from '../helpers/cli.js';
-import { freePort, sim } from '../helpers/proxy.js';
+import { cliConfig, configFile, startCli, useCliBuild } from '../helpers/cli.js';
+import { freePort } from '../helpers/free-port.js';
+import { sim } from '../helpers/proxy.js';
 import { until } from '../helpers/until.js';
+import { sha256Hex } from '../helpers/bytes.js';
 
 useCliBuild();
 
-const sha256 = (key: string): string => createHash('sha256').update(key).digest('hex');
-
 function config(port: number, node: SimNode, key: string): string {
-  return [
-    'server: { host: 127.0.0.1, port: ' + port + ', workers: 2 }',
-    'admin: { port: 0 }',
-    'upstreams:',
-    `  - { url: "${node.url}", name: sim }`,
-    'tenants:',
-    '  anonymous: {}',
-    '  list:',
-    `    - { name: wallet, keys: [{ sha256: "${sha256(key)}" }] }`,
-    '',
-  ].join('\n');
+  return cliConfig(port, node, { server: { workers: 2 }, tenants: { anonymous: {}, list: [{ name: 'wallet', keys: [{ sha256: sha256Hex(key) }] }] } });
 }
 
 /** Statuses of `n` requests with `key`, each on a fresh connection, so they spread over the workers. */

@@ -4,29 +4,17 @@
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import type { SimNode } from '../../src/sim/index.js';
-import { configFile, startCli, useCliBuild } from '../helpers/cli.js';
+import { cliConfig, configFile, startCli, useCliBuild } from '../helpers/cli.js';
 import { promtool, requirePromtool } from '../helpers/monitoring-tools.js';
-import { freePort, sim } from '../helpers/proxy.js';
+import { freePort } from '../helpers/free-port.js';
+import { sim } from '../helpers/proxy.js';
+import { until, within } from '../helpers/until.js';
 
 useCliBuild();
 await requirePromtool();
 
 function config(port: number, adminPort: number, node: SimNode, level = 'info'): string {
-  return [
-    'server:',
-    '  host: 127.0.0.1',
-    `  port: ${port}`,
-    '  workers: 2',
-    'admin:',
-    '  host: 127.0.0.1',
-    `  port: ${adminPort}`,
-    'upstreams:',
-    `  - url: ${node.url}`,
-    '    name: sim',
-    'log:',
-    `  level: ${level}`,
-    '',
-  ].join('\n');
+  return cliConfig(port, node, { server: { workers: 2 }, admin: { host: '127.0.0.1', port: adminPort }, log: { level } });
 }
 
 /** The value of one sample line of the Prometheus text, summed over label sets matching `labels`. */
@@ -52,7 +40,11 @@ describe('server.workers: 2', () => {
     const cli = await startCli(file, port);
     const admin = `http://127.0.0.1:${adminPort}`;
     const workerPids = (): Set<string> => new Set([...cli.output().matchAll(/"pid":(\d+)[^\n]*"msg":"ledger-proxy listening"/g)].map((m) => m[1]));
-    for (let i = 0; i < 100 && workerPids().size < 2; i++) await new Promise((r) => setTimeout(r, 50));
+    await until(
+      () => workerPids().size >= 2,
+      5000,
+      () => `both workers listening:\n${cli.output()}`,
+    );
     expect(workerPids().size, cli.output()).toBe(2);
 
     // A fresh connection per request: the primary spreads connections over the workers.
@@ -81,11 +73,15 @@ describe('server.workers: 2', () => {
     configFile(`workers-${port}.yaml`, config(port, adminPort, node, 'debug'));
     cli.child.kill('SIGHUP');
     const reloaded = (): number => [...cli.output().matchAll(/"key":"log.level"[^\n]*config reload: applied/g)].length;
-    for (let i = 0; i < 100 && reloaded() < 2; i++) await new Promise((r) => setTimeout(r, 50));
+    await until(
+      () => reloaded() >= 2,
+      5000,
+      () => `both workers reloaded:\n${cli.output()}`,
+    );
     expect(reloaded(), cli.output()).toBe(2);
 
     cli.child.kill('SIGTERM');
-    const exit = await Promise.race([cli.exited, new Promise((r) => setTimeout(() => r('timeout'), 10_000))]);
+    const exit = await within(cli.exited, 10_000, () => `the proxy exiting after SIGTERM:\n${cli.output()}`);
     expect(exit, cli.output()).toEqual({ code: 0, signal: null });
     for (const pid of workerPids()) expect(() => process.kill(Number(pid), 0)).toThrow();
 

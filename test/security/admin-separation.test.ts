@@ -2,7 +2,8 @@
 // port, and the public API is not served on the admin port: each answers the
 // other's paths with a 404 node error body, and the admin port never calls a node.
 import { describe, expect, it } from 'vitest';
-import { call, freePort, proxy, sim, type Reply } from '../helpers/proxy.js';
+import { freePort } from '../helpers/free-port.js';
+import { call, proxy, sim, type Reply, QUIET_ROUTING } from '../helpers/proxy.js';
 import { expectNodeErrorBody, httpRequest, rawHttp } from '../helpers/raw-socket.js';
 
 const ADMIN_PATHS = [
@@ -25,7 +26,7 @@ const ADD_BODY = '{"function":"0x1::sim::add","type_arguments":[],"arguments":["
 async function setup() {
   const node = await sim();
   const adminPort = await freePort();
-  const { app, url } = await proxy([node], { admin: { port: adminPort }, routing: { probeIntervalMs: 600_000 } });
+  const { app, url } = await proxy([node], { admin: { port: adminPort }, routing: QUIET_ROUTING });
   const adminUrl = app.adminUrl();
   if (adminUrl === undefined) throw new Error('admin listener not started');
   return { node, url, adminUrl, adminPort };

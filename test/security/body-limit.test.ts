@@ -3,14 +3,14 @@
 // or sent chunked, gets 400 web_framework_error (never 413) and no node is called.
 import { describe, expect, it } from 'vitest';
 import type { SimNode } from '../../src/sim/index.js';
-import { proxy, sim } from '../helpers/proxy.js';
+import { proxy, sim, QUIET_ROUTING } from '../helpers/proxy.js';
 import { chunked, expectNodeErrorBody, httpRequest, rawHttp, type RawReply } from '../helpers/raw-socket.js';
 
 const LIMIT = 1024;
 
 async function setup(): Promise<{ node: SimNode; url: string }> {
   const node = await sim();
-  const { url } = await proxy([node], { server: { host: '127.0.0.1', port: 0, bodyLimitBytes: LIMIT }, routing: { probeIntervalMs: 600_000 } });
+  const { url } = await proxy([node], { server: { host: '127.0.0.1', port: 0, bodyLimitBytes: LIMIT }, routing: QUIET_ROUTING });
   return { node, url };
 }
 

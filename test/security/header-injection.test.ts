@@ -4,10 +4,9 @@
 // node's recorded headers and on the reply's header lines.
 import { describe, expect, it } from 'vitest';
 import type { SimNode } from '../../src/sim/index.js';
-import { proxy, sim } from '../helpers/proxy.js';
+import { proxy, sim, QUIET } from '../helpers/proxy.js';
 import { expectNodeErrorBody, httpRequest, rawHttp, type RawReply } from '../helpers/raw-socket.js';
 
-const QUIET = { routing: { probeIntervalMs: 600_000 } };
 const KEY_BODY = '{"key":"0x01"}';
 const ADD_BODY = '{"function":"0x1::sim::add","type_arguments":[],"arguments":["1","2"]}';
 const RAW_HEADERS = ['content-type: application/json', 'accept: application/x-bcs'];

@@ -8,7 +8,7 @@
 import { createServer, request as httpRequestFn, type IncomingHttpHeaders, type Server } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SimNode } from '../../src/sim/index.js';
-import { proxy, sim } from '../helpers/proxy.js';
+import { proxy, sim, QUIET_ROUTING } from '../helpers/proxy.js';
 import { chunked, httpRequest, rawHttp, type RawReply } from '../helpers/raw-socket.js';
 
 const KEY_BODY = '{"key":"0x01"}';
@@ -83,7 +83,7 @@ async function hoppyNode(node: SimNode): Promise<{ url: string; recorded: Record
 async function setup(): Promise<{ url: string; recorded: Recorded[] }> {
   const node = await sim();
   const hop = await hoppyNode(node);
-  const { url } = await proxy([{ url: hop.url, name: 'hoppy' }], { routing: { probeIntervalMs: 600_000 } });
+  const { url } = await proxy([{ url: hop.url, name: 'hoppy' }], { routing: QUIET_ROUTING });
   return { url, recorded: hop.recorded };
 }
 

@@ -7,10 +7,9 @@
 // /v1/view[?ledger_version=<digits>].
 import { describe, expect, it } from 'vitest';
 import type { SimNode } from '../../src/sim/index.js';
-import { proxy, sim } from '../helpers/proxy.js';
+import { proxy, sim, QUIET } from '../helpers/proxy.js';
 import { decoy, expectNodeErrorBody, httpRequest, rawHttp, type Decoy, type RawReply } from '../helpers/raw-socket.js';
 
-const QUIET = { routing: { probeIntervalMs: 600_000 } };
 const KEY_BODY = '{"key":"0x01"}';
 const ADD_BODY = '{"function":"0x1::sim::add","type_arguments":[],"arguments":["1","2"]}';
 const RAW_HEADERS = ['content-type: application/json', 'accept: application/x-bcs'];

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, expectTypeOf, it } from 'vitest';
 import { ConfigError, loadConfig, parseConfig, type Config, type RedisConfig } from '../../src/config/index.js';
+import { thrownBy } from '../helpers/expect.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ledger-proxy-config-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -16,13 +17,7 @@ function yamlFile(text: string): string {
 
 /** The issue lines of the ConfigError `fn` throws. */
 function problems(fn: () => unknown): string[] {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return (err as ConfigError).issues.map((issue) => `${issue.path}: ${issue.reason}`);
-  }
-  throw new Error('expected a ConfigError');
+  return thrownBy(ConfigError, fn).issues.map((issue) => `${issue.path}: ${issue.reason}`);
 }
 
 const fail = (raw: unknown, env: NodeJS.ProcessEnv = {}): string[] => problems(() => parseConfig(raw, env));

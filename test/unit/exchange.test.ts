@@ -70,13 +70,15 @@ describe('exchange', () => {
   });
 
   it('rejects with the reason of an aborted signal, before or during the exchange', async () => {
-    const { pool, closed } = await node(() => undefined);
+    let received = 0;
+    const { pool, closed } = await node(() => void received++);
     const before = new AbortController();
     before.abort(new Error('lost the race'));
     await expect(exchange(pool, { method: 'GET', path: '/' }, { timeoutMs: 5000, signal: before.signal })).rejects.toThrow('lost the race');
     const during = new AbortController();
     const pending = exchange(pool, { method: 'GET', path: '/' }, { timeoutMs: 5000, signal: during.signal });
-    setTimeout(() => during.abort(), 50);
+    await until(() => received === 1, 2000, 'the request at the node');
+    during.abort();
     await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
     await until(() => closed() === 1, 2000, 'the cancelled exchange to close its connection');
   });

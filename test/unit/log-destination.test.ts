@@ -3,12 +3,17 @@
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { bufferedLogDestination, LOG_FLUSH_MS } from '../../src/log.js';
+import { until } from '../helpers/until.js';
 
-/** Waits for the thread pool's write to land (real I/O, however timers are faked). */
-async function until(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 2000 && !check(); i++) await new Promise((resolve) => setImmediate(resolve));
+/**
+ * Gives a write already handed to the thread pool the time to land: for a check
+ * that nothing was written (a negative can only be watched for a while; timers are
+ * faked, so the while is event-loop turns), and before the files are closed.
+ */
+async function letPendingWritesLand(): Promise<void> {
+  for (let i = 0; i < 2000; i++) await new Promise((resolve) => setImmediate(resolve));
 }
 
 describe('bufferedLogDestination', () => {
@@ -18,15 +23,24 @@ describe('bufferedLogDestination', () => {
   const lines = (n: number, from = 0): string[] => Array.from({ length: n }, (_, i) => `{"msg":"line ${from + i}"}\n`);
   const content = (): string => readFileSync(file, 'utf8');
 
+  // A test's destination may still have a write in flight when the test ends (a
+  // flush of an empty batch): the files stay open until every test has run.
+  const opened: number[] = [];
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'log-dest-'));
+  });
   beforeEach(() => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-    dir = mkdtempSync(join(tmpdir(), 'log-dest-'));
-    file = join(dir, 'out.log');
+    file = join(dir, `out-${opened.length}.log`);
     fd = openSync(file, 'w');
+    opened.push(fd);
   });
   afterEach(() => {
     vi.useRealTimers();
-    closeSync(fd);
+  });
+  afterAll(async () => {
+    await letPendingWritesLand();
+    for (const f of opened) closeSync(f);
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -34,12 +48,12 @@ describe('bufferedLogDestination', () => {
     const dest = bufferedLogDestination(fd);
     const sent = lines(3);
     for (const line of sent) dest.write(line);
-    await until(() => false);
+    await letPendingWritesLand();
     expect(content()).toBe('');
     // One timer for the batch, not one per line.
     expect(vi.getTimerCount()).toBe(1);
     vi.advanceTimersByTime(LOG_FLUSH_MS);
-    await until(() => content().length > 0);
+    await until(() => content().length > 0, 2000, 'the batch written');
     expect(content()).toBe(sent.join(''));
     expect(vi.getTimerCount()).toBe(0);
   });
@@ -48,12 +62,12 @@ describe('bufferedLogDestination', () => {
     const dest = bufferedLogDestination(fd);
     const sent = lines(500);
     for (const line of sent) dest.write(line);
-    await until(() => content().length > 4096);
+    await until(() => content().length > 4096, 2000, 'a full batch written');
     // Written by size, before any timer fired.
     expect(content().length).toBeGreaterThan(4096);
     vi.advanceTimersByTime(LOG_FLUSH_MS);
     const all = sent.join('');
-    await until(() => content().length === all.length);
+    await until(() => content().length === all.length, 2000, 'every line written');
     expect(content()).toBe(all);
   });
 

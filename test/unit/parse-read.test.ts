@@ -3,6 +3,7 @@ import { NodeError } from '../../src/errors.js';
 import { parseRawItem, parseView } from '../../src/routes/parse-read.js';
 import type { RawRead } from '../../src/routes/route.js';
 import { vendorNames } from '../../src/wire/vendor.js';
+import { thrownBy } from '../helpers/expect.js';
 
 const vendor = vendorNames('node');
 const HANDLE = '0x' + 'ab'.repeat(32);
@@ -19,15 +20,7 @@ function raw(over: Partial<RawRead> & { json?: unknown }): RawRead {
   };
 }
 
-function failure(fn: () => unknown): NodeError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof NodeError) return err;
-    throw err;
-  }
-  throw new Error('expected a NodeError');
-}
+const failure = (fn: () => unknown): NodeError => thrownBy(NodeError, fn);
 
 describe('raw_item', () => {
   it('canonicalises handle forms and key case into one identity', () => {

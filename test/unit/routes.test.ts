@@ -6,6 +6,7 @@ import { NodeError } from '../../src/errors.js';
 import type { RawRead, RouteDescriptor } from '../../src/routes/route.js';
 import { type RouteMatch, readRoutes, routeMatcher } from '../../src/routes/table.js';
 import { vendorNames } from '../../src/wire/vendor.js';
+import { thrownBy } from '../helpers/expect.js';
 
 const ROUTES = readRoutes(vendorNames('node'));
 const { match, mayMatch } = routeMatcher(ROUTES);
@@ -26,13 +27,8 @@ function parse(method: 'GET' | 'POST', url: string, init: { accept?: string; bod
 }
 
 function refusal(fn: () => unknown): [number, string] {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof NodeError) return [err.status, err.code];
-    throw err;
-  }
-  throw new Error('expected a NodeError');
+  const err = thrownBy(NodeError, fn);
+  return [err.status, err.code];
 }
 
 describe('route table', () => {

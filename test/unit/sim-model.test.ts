@@ -9,24 +9,12 @@ import { SIM_FAULT_MODES, SimFaultInjector } from '../../src/sim/faults.js';
 import { SimRequestCounters } from '../../src/sim/counters.js';
 import { parseSimArgs } from '../../src/sim/cli-args.js';
 import { decodeBcsArg, decodeJsonArg } from '../../src/sim/view-codec.js';
+import { u64le } from '../helpers/bytes.js';
+import { thrownBy } from '../helpers/expect.js';
 
 const HANDLE = '0x' + 'ab'.repeat(32);
 const sha = (...parts: Buffer[]): Buffer => createHash('sha256').update(Buffer.concat(parts)).digest();
-const u64le = (n: bigint): Buffer => {
-  const b = Buffer.alloc(8);
-  b.writeBigUInt64LE(n);
-  return b;
-};
-
-function thrown(run: () => unknown): SimError {
-  try {
-    run();
-  } catch (err) {
-    if (err instanceof SimError) return err;
-    throw err;
-  }
-  throw new Error('expected a SimError');
-}
+const thrown = (run: () => unknown): SimError => thrownBy(SimError, run);
 
 describe('simTableItem', () => {
   const handleBytes = Buffer.from(HANDLE.slice(2), 'hex');
