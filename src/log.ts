@@ -28,12 +28,18 @@ export function bufferedLogDestination(fd = 1): LogDestination {
   // pino.destination also flushes what waits when the process exits.
   const sonic = pino.destination({ dest: fd, sync: false, minLength: LOG_BATCH_BYTES, maxWrite: LOG_MAX_WRITE_BYTES });
   let timer: NodeJS.Timeout | undefined;
+  // Bytes handed over and not written yet: a batch the size already wrote needs no flush (an empty write otherwise).
+  let waiting = 0;
+  sonic.on('write', (n: number) => {
+    waiting = Math.max(0, waiting - n);
+  });
   const flush = (): void => {
     timer = undefined;
-    sonic.flush();
+    if (waiting > 0) sonic.flush();
   };
   return {
     write(line: string): void {
+      waiting += Buffer.byteLength(line);
       sonic.write(line);
       timer ??= setTimeout(flush, LOG_FLUSH_MS).unref();
     },

@@ -1,6 +1,6 @@
 // The buffered log destination (src/log.ts): lines are written a batch at a time,
 // none waits longer than LOG_FLUSH_MS, none is lost at exit, and their order holds.
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import fs, { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -23,8 +23,8 @@ describe('bufferedLogDestination', () => {
   const lines = (n: number, from = 0): string[] => Array.from({ length: n }, (_, i) => `{"msg":"line ${from + i}"}\n`);
   const content = (): string => readFileSync(file, 'utf8');
 
-  // A test's destination may still have a write in flight when the test ends (a
-  // flush of an empty batch): the files stay open until every test has run.
+  // A test's destination may still have a write in flight when the test ends:
+  // the files stay open until every test has run.
   const opened: number[] = [];
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'log-dest-'));
@@ -69,6 +69,26 @@ describe('bufferedLogDestination', () => {
     const all = sent.join('');
     await until(() => content().length === all.length, 2000, 'every line written');
     expect(content()).toBe(all);
+  });
+
+  it('a batch the size already wrote is not flushed again when its timer fires: no empty write', async () => {
+    const writes = vi.spyOn(fs, 'write');
+    try {
+      const dest = bufferedLogDestination(fd);
+      // Exactly one batch: written by size, with nothing left after it.
+      const line = `{"msg":"${'x'.repeat(2048 - 11)}"}\n`;
+      dest.write(line);
+      await until(() => content().length === line.length, 2000, 'the batch written by size');
+      // The write's callback too: the destination knows the batch is written.
+      await letPendingWritesLand();
+      const before = writes.mock.calls.length;
+      vi.advanceTimersByTime(LOG_FLUSH_MS);
+      await letPendingWritesLand();
+      expect(writes.mock.calls.length - before, 'writes after the timer').toBe(0);
+      expect(content()).toBe(line);
+    } finally {
+      writes.mockRestore();
+    }
   });
 
   it('flushSync writes what waits at once (the exit path) and leaves no timer', () => {
