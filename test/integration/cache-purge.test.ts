@@ -3,39 +3,24 @@
 // and so on every proxy sharing that Redis; bad bodies answered 400; each purge
 // counted and logged. Real proxies on port 0 in front of the sim, on this file's
 // own redis-server.
-import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
 import { encodeViewRequest } from '../../src/wire/view-bcs.js';
 import { SIM_MODULE_ADDRESS, type SimNode } from '../../src/sim/index.js';
 import { BALANCE, cacheOf, errorBodyOf, expectStatus, hex, OWNER, OWNER2, PRESENT, redisEntryKeys, served, u64le, viewBcsRequest } from '../helpers/cache.js';
-import { call, capturedLog, freePort, type ProxyHandle, proxy, rawItem, type Reply, sim, viewJson } from '../helpers/proxy.js';
-import { flushAll, type RedisServerHandle, startRedisServer } from '../helpers/redis-server.js';
+import { freePort } from '../helpers/free-port.js';
+import { call, capturedLog, type ProxyHandle, proxy, rawItem, type Reply, sim, viewJson } from '../helpers/proxy.js';
+import { useRedisServer } from '../helpers/redis-server.js';
 import { tcpRelay } from '../helpers/tcp-relay.js';
 import { until } from '../helpers/until.js';
 
 const PREFIX = 'purge:';
 
-let server: RedisServerHandle;
-const clients: Redis[] = [];
+const server = useRedisServer({ flushEach: true });
 
-beforeAll(async () => {
-  server = await startRedisServer();
-});
-afterAll(async () => {
-  await server.stop();
-});
-beforeEach(async () => {
-  await flushAll(server.url);
-});
-afterEach(() => {
-  for (const c of clients.splice(0)) c.disconnect();
-});
-
+/** A client of the suite's server, to look at what the proxies wrote. */
 function inspector(): Redis {
-  const client = new Redis(server.url, { maxRetriesPerRequest: 1 });
-  client.on('error', () => {});
-  clients.push(client);
-  return client;
+  return server.client();
 }
 
 /** A proxy with its admin listener, on this file's Redis (`redisUrl` to reach it another way; null: no Redis). */

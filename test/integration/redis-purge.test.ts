@@ -4,29 +4,23 @@
 // with the generation the processes have; one store's purges reach another's
 // listener.
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { CacheGeneration } from '../../src/cache/generation.js';
 import { RedisStore, type RedisStoreOptions } from '../../src/cache/redis.js';
 import type { PurgeNotice } from '../../src/cache/purge-channel.js';
 import type { StoredAnswer } from '../../src/wire/read-request.js';
-import { type RedisServerHandle, startRedisServer } from '../helpers/redis-server.js';
+import { useRedisServer } from '../helpers/redis-server.js';
 import { until } from '../helpers/until.js';
 
 const MAX_TTL_SECONDS = 7200;
 
-let server: RedisServerHandle;
-let clusterNode: RedisServerHandle;
+const server = useRedisServer();
+const clusterNode = useRedisServer({ cluster: true });
 const cleanups: Array<() => Promise<void> | void> = [];
 let prefixes = 0;
 
-beforeAll(async () => {
-  [server, clusterNode] = await Promise.all([startRedisServer(), startRedisServer({ cluster: true })]);
-});
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-afterAll(async () => {
-  await Promise.all([server.stop(), clusterNode.stop()]);
 });
 
 function answerAt(version: bigint): StoredAnswer {

@@ -4,25 +4,19 @@
 // not waited for. The purge is counted once, on the primary's /metrics.
 import { request } from 'undici';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { SimNode } from '../../src/sim/index.js';
 import { BALANCE, OWNER, served } from '../helpers/cache.js';
 import { type Cli, configFile, startCli, useCliBuild } from '../helpers/cli.js';
-import { freePort, sim } from '../helpers/proxy.js';
-import { type RedisServerHandle, startRedisServer } from '../helpers/redis-server.js';
+import { freePort } from '../helpers/free-port.js';
+import { sim } from '../helpers/proxy.js';
+import { useRedisServer } from '../helpers/redis-server.js';
 import { until } from '../helpers/until.js';
 
 useCliBuild();
 
 const PREFIX = 'workers:';
-let redis: RedisServerHandle;
-
-beforeAll(async () => {
-  redis = await startRedisServer();
-});
-afterAll(async () => {
-  await redis.stop();
-});
+const redis = useRedisServer();
 
 function config(port: number, adminPort: number, node: SimNode, redisUrl?: string): string {
   const lines = [

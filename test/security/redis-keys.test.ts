@@ -5,12 +5,12 @@
 // the purge index, `<prefix>purge:index:<generation>:<route family>:<hour>`,
 // whose members are `<64 hex>:<version>`, and the purge state `<prefix>purge`),
 // and nothing a client sent.
-import { setTimeout as sleep } from 'node:timers/promises';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Redis } from 'ioredis';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { call, proxy, rawItem, sim, viewJson } from '../helpers/proxy.js';
 import { viewBcsRequest, u64le } from '../helpers/cache.js';
-import { flushAll, startRedisServer, type RedisServerHandle } from '../helpers/redis-server.js';
+import { flushAll, useRedisServer } from '../helpers/redis-server.js';
+import { until } from '../helpers/until.js';
 import { httpRequest, rawHttp } from '../helpers/raw-socket.js';
 
 const PREFIX = 'sec-test:';
@@ -26,19 +26,11 @@ const INDEX_MEMBER = /^[0-9a-f]{64}:[0-9]+$/;
 /** The cache generation and count of purges (written by a purge). */
 const PURGE_STATE = /^sec-test:purge$/;
 
-let redis: RedisServerHandle;
+const redis = useRedisServer();
 let admin: Redis;
 
-beforeAll(async () => {
-  redis = await startRedisServer();
-  admin = new Redis(redis.url, { maxRetriesPerRequest: 0, lazyConnect: true });
-  admin.on('error', () => {});
-  await admin.connect();
-});
-
-afterAll(async () => {
-  admin?.disconnect();
-  await redis?.stop();
+beforeAll(() => {
+  admin = redis.client();
 });
 
 /** Client text that must never show up in a key. */
@@ -87,13 +79,16 @@ describe('Redis keys are prefixed hashes, never client input', () => {
     const node = await sim();
     const { url } = await proxy([node], { cache: { redis: { url: redis.url, keyPrefix: PREFIX } } });
     await oddReads(url);
-    // Writes to Redis happen in the background: wait until they settle.
+    // Writes to Redis happen in the background: wait until they settle (no fill holds its lock).
     let keys: string[] = [];
-    for (let i = 0; i < 50; i++) {
-      keys = await admin.keys('*');
-      if (keys.length > 0 && keys.every((k) => ENTRY.test(k) || FILL.test(k) || INDEX.test(k))) break;
-      await sleep(20);
-    }
+    await until(
+      async () => {
+        keys = await admin.keys('*');
+        return keys.length > 0 && keys.every((k) => ENTRY.test(k) || FILL.test(k) || INDEX.test(k) || PURGE_STATE.test(k));
+      },
+      2000,
+      'the background writes settled',
+    );
     expect(keys.length, 'cached entries in Redis').toBeGreaterThanOrEqual(10);
     await expectOnlyHashedKeys(keys, 'after reads');
     expect(
@@ -108,16 +103,17 @@ describe('Redis keys are prefixed hashes, never client input', () => {
     const { url } = await proxy([node], { cache: { redis: { url: redis.url, keyPrefix: PREFIX } } });
     node.faults.set({ mode: 'slow', delayMs: 400, routes: ['raw_item', 'view'] });
     const reads = oddReads(url);
-    let sawLock = false;
-    const until = Date.now() + 3000;
-    while (Date.now() < until && !sawLock) {
-      const keys = await admin.keys('*');
-      await expectOnlyHashedKeys(keys, 'during fills');
-      sawLock = keys.some((k) => LOCK.test(k));
-      await sleep(10);
-    }
+    // Every sample of the keys while the fills run holds only hashes; one of them shows a lock.
+    await until(
+      async () => {
+        const keys = await admin.keys('*');
+        await expectOnlyHashedKeys(keys, 'during fills');
+        return keys.some((k) => LOCK.test(k));
+      },
+      3000,
+      'a fill lock seen while the node was slow',
+    );
     await reads;
-    expect(sawLock, 'a fill lock was seen while the node was slow').toBe(true);
     await expectOnlyHashedKeys(await admin.keys('*'), 'after fills');
   });
 
@@ -143,13 +139,16 @@ describe('Redis keys are prefixed hashes, never client input', () => {
       );
       expect(reply.status, reply.body.toString()).toBe(200);
     }
+    // The counts reach Redis every 100 ms: wait for the limit counters of the three addresses.
     let keys: string[] = [];
-    for (let i = 0; i < 25; i++) {
-      keys = await admin.keys('*');
-      if (keys.length >= 2) break;
-      await sleep(20);
-    }
-    expect(keys.length).toBeGreaterThan(0);
+    await until(
+      async () => {
+        keys = await admin.keys('*');
+        return keys.filter((k) => RATE.test(k)).length >= 3;
+      },
+      2000,
+      'the limit counters in Redis',
+    );
     await expectOnlyHashedKeys(keys, 'with rate limiting in Redis');
   });
 });
