@@ -15,9 +15,17 @@ import type { AnswerStore } from './store.js';
  */
 export const ENTRY_OVERHEAD_BYTES = 400;
 
+/**
+ * Bytes charged for a gzip copy beyond its length: its Buffer object and its own
+ * ArrayBuffer with their native bookkeeping. Measured as live bytes (V8 heap and
+ * ArrayBuffers, after GC) per entry with a copy against one without.
+ */
+export const GZIP_COPY_OVERHEAD_BYTES = 480;
+
 /** The bytes an entry is charged against maxBytes. String lengths stand in for their size. */
 export function entrySize(key: string, answer: StoredAnswer): number {
-  return ENTRY_OVERHEAD_BYTES + key.length + answer.contentType.length + (answer.gasUsed?.length ?? 0) + (answer.cursor?.length ?? 0) + answer.body.length + (answer.gzip?.length ?? 0);
+  const gzip = answer.gzip === undefined ? 0 : GZIP_COPY_OVERHEAD_BYTES + answer.gzip.length;
+  return ENTRY_OVERHEAD_BYTES + key.length + answer.contentType.length + (answer.gasUsed?.length ?? 0) + (answer.cursor?.length ?? 0) + answer.body.length + gzip;
 }
 
 export interface MemoryStoreOptions {

@@ -3,6 +3,7 @@
 // the time its version is pruned.
 import { sharedKey } from '../cache/key.js';
 import type { MemoryStore } from '../cache/memory.js';
+import { ownedCopy, ownsItsBytes } from '../cache/owned.js';
 import type { PruneClock } from '../ledger/prune-clock.js';
 import type { NodeAnswer } from '../upstream/answer.js';
 import type { StoredAnswer } from '../wire/read-request.js';
@@ -27,8 +28,10 @@ export class CacheTiers {
    * hit. `answer` is a node's, or an entry whose check passed: the copy is made
    * from those very bytes.
    */
-  remember(key: string, answer: StoredAnswer): void {
+  remember(key: string, given: StoredAnswer): void {
     const memory = this.memory;
+    // The tier counts the body's length: it must not be a view that keeps more alive.
+    const answer = ownsItsBytes(given.body) ? given : { ...given, body: ownedCopy(given.body) };
     memory.set(key, answer);
     void withGzip(answer).then(
       (compressed) => {
