@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config/index.js';
-import { SIM_URL } from './config/index.js';
+import { keepsLatestAnswers, memoryShares, SIM_URL } from './config/index.js';
 import { defaultUpstreamName } from './config/net.js';
 import { MemoryStore } from './cache/memory.js';
 import { RedisStore } from './cache/redis.js';
@@ -94,7 +94,9 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
     onChainChange: () => pruneClock.reset(),
   });
 
-  const memory = new MemoryStore({ maxBytes: config.cache.memory.maxBytes });
+  // cache.memory.maxBytes bounds the tier, the spellings (http/) and the latest answers together.
+  const shares = memoryShares(config.cache.memory.maxBytes, keepsLatestAnswers(config.latest));
+  const memory = new MemoryStore({ maxBytes: shares.tier });
   const redisConfig = config.cache.redis;
   const redisClients = redisConfig ? redisClientOptions(redisConfig, logger, metrics) : undefined;
   const redis = redisConfig && redisClients ? new RedisStore({ ...redisClients, keyPrefix: redisConfig.keyPrefix, onCorrupt: (fault) => metrics.redisCorruptEntry(fault) }) : undefined;
@@ -109,7 +111,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
     watermark,
     pruneClock,
     logger,
-    latest: new LatestAnswers(config.latest, Math.floor(config.cache.memory.maxBytes / 4)),
+    latest: new LatestAnswers(config.latest, shares.latestAnswers),
     onStale: (reason) => metrics.stale(reason),
   });
 

@@ -1,6 +1,7 @@
 // The newest answer to each canonical latest read, with the snapshot it was read
 // at, for bounded-staleness latest reads and stale-if-error (both off by default).
 import { ENTRY_OVERHEAD_BYTES } from '../cache/memory.js';
+import { keepsLatestAnswers } from '../config/memory-shares.js';
 import { LRUCache } from 'lru-cache';
 import type { LedgerInfo } from '../ledger/info.js';
 import type { StoredAnswer } from '../wire/read-request.js';
@@ -35,6 +36,7 @@ export class LatestAnswers {
 
   constructor(
     readonly settings: StalenessSettings,
+    /** its share of cache.memory.maxBytes (config/memory-shares.ts) */
     maxBytes: number,
     private readonly now: () => number = Date.now,
   ) {
@@ -46,8 +48,7 @@ export class LatestAnswers {
 
   /** Is any stale serving configured? When not, nothing is kept. */
   get enabled(): boolean {
-    const s = this.settings;
-    return s.maxStalenessMs > 0 || s.maxStalenessVersions > 0 || s.staleIfErrorMs > 0;
+    return keepsLatestAnswers(this.settings);
   }
 
   remember(key: string, answer: StoredAnswer, ledger: LedgerInfo): void {
