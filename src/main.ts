@@ -6,6 +6,7 @@ import pino from 'pino';
 import { buildApp } from './app.js';
 import { runPrimary, serveAsWorker, workerCount } from './cluster.js';
 import { type CliArgs, CliError, type Config, ConfigError, loadConfig, parseCli, USAGE } from './config/index.js';
+import { boundHeapGrowth } from './heap.js';
 import { bufferedLogDestination } from './log.js';
 
 /** After the drain deadline, how long closing the rest (nodes, Redis) may take. */
@@ -38,6 +39,8 @@ async function main(): Promise<void> {
     destination?.flushSync();
     process.exit(code);
   };
+  // Before anything is cached: the sizing rule holds only with the heap's growth bounded.
+  boundHeapGrowth();
   const workers = workerCount(config.server.workers);
   if (workers > 1 && cluster.isPrimary) {
     await runPrimary(config, logger, workers, exit);
