@@ -13,10 +13,9 @@ export const HEAP_GROWING_PERCENT = 20;
 
 const FLAG = '--heap-growing-percent';
 
-/** Sets V8's heap growth for this process, unless the operator set it (node's flags or NODE_OPTIONS). */
+/** Sets V8's heap growth for this process, unless node was started with the flag (`node --heap-growing-percent=N`). */
 export function boundHeapGrowth(): void {
-  const given = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
-  if (given.some((arg) => arg === FLAG || arg.startsWith(`${FLAG}=`) || arg.startsWith('--heap_growing_percent'))) return;
+  if (process.execArgv.some((arg) => arg.replaceAll('_', '-').startsWith(FLAG))) return;
   // Read by V8 each time it sets the next collection's limit, so it applies from here on.
   v8.setFlagsFromString(`${FLAG}=${HEAP_GROWING_PERCENT}`);
 }

@@ -31,6 +31,14 @@ export interface LatestAnswer {
  */
 export const REFRESH_AT = 0.9;
 
+/**
+ * Bytes charged per latest answer beyond its body and key: what a memory-tier
+ * entry holds, and the snapshot it was read at (an object of six bigints) with the
+ * record around both. Measured as the tier's overhead is (memory.ts): about 850
+ * bytes beyond the lengths.
+ */
+export const LATEST_ANSWER_OVERHEAD_BYTES = ENTRY_OVERHEAD_BYTES + 250;
+
 export class LatestAnswers {
   private readonly entries: LRUCache<string, LatestAnswer>;
 
@@ -42,7 +50,7 @@ export class LatestAnswers {
   ) {
     this.entries = new LRUCache({
       maxSize: Math.max(1, maxBytes),
-      sizeCalculation: (entry, key) => entry.answer.body.length + key.length + ENTRY_OVERHEAD_BYTES,
+      sizeCalculation: (entry, key) => entry.answer.body.length + key.length + LATEST_ANSWER_OVERHEAD_BYTES,
     });
   }
 
