@@ -8,6 +8,7 @@ import { buildApp, type App } from './app.js';
 import { runPrimary, serveAsWorker, workerCount } from './cluster.js';
 import { type CliArgs, CliError, type Config, ConfigError, loadConfig, parseCli, USAGE } from './config/index.js';
 import { redactSecrets } from './config/redact.js';
+import { boundHeapGrowth } from './heap.js';
 import { bufferedLogDestination } from './log.js';
 import { packageVersion } from './version.js';
 
@@ -59,6 +60,8 @@ async function main(): Promise<void> {
     destination?.flushSync();
     process.exit(code);
   };
+  // Before anything is cached: the sizing rule holds only with the heap's growth bounded.
+  boundHeapGrowth();
   const workers = workerCount(config.server.workers);
   if (workers > 1 && cluster.isPrimary) {
     await runPrimary(config, logger, workers, exit);

@@ -31,14 +31,14 @@ export function childPids(pid) {
 }
 
 /**
- * Starts the CLI with `config` (merged over 127.0.0.1:<free port>, admin off,
+ * Starts the CLI with `config` (merged over 127.0.0.1:<free port>, admin off unless given,
  * log level info), pinned to `cpu` (a taskset list such as '0,1'). Resolves once
  * every process that serves has logged 'ledger-proxy listening'.
  */
 export async function startCliProxy({ config, cpu, workers = 1, timeoutMs = 30_000 }) {
   const dir = mkdtempSync(join(tmpdir(), 'ledger-proxy-bench-cli-'));
   const port = await freePort();
-  const full = { ...config, server: { host: '127.0.0.1', port, workers, ...config.server }, admin: { port: 0 }, log: { level: 'info' } };
+  const full = { ...config, server: { host: '127.0.0.1', port, workers, ...config.server }, admin: config.admin ?? { port: 0 }, log: { level: 'info' } };
   const file = join(dir, 'config.yaml');
   writeFileSync(file, YAML.stringify(full));
   const [cmd, ...args] = pinned(cpu, [process.execPath, MAIN, '--config', file]);

@@ -29,6 +29,7 @@
 // (key.ts), so releases on one Redis do not overwrite each other's entries.
 import { crc32 } from 'node:zlib';
 import type { StoredAnswer } from '../wire/read-request.js';
+import { ownedCopy } from './owned.js';
 
 export const FORMAT_V3 = 3;
 const HAS_CURSOR = 1;
@@ -115,9 +116,10 @@ export function readEntry(buf: Buffer): StoredAnswer | EntryFault {
   const answer: StoredAnswer = {
     status: buf.readUInt16BE(2),
     contentType: buf.toString('utf8', typeAt, typeAt + typeLength),
-    // A copy: the input is often a view of the Redis client's shared read buffer,
-    // and an answer promoted to the memory tier would otherwise pin all of it.
-    body: Buffer.from(buf.subarray(bodyAt, end)),
+    // A copy of its own: the input is often a view of the Redis client's shared
+    // read buffer, and an answer promoted to the memory tier would otherwise pin
+    // all of it (as a copy from Node's pool would pin a slab).
+    body: ownedCopy(buf.subarray(bodyAt, end)),
     version: buf.readBigUInt64BE(4),
   };
   if (gasLength > 0) answer.gasUsed = buf.toString('latin1', FIXED_HEADER, FIXED_HEADER + gasLength);

@@ -6,18 +6,28 @@ import type { AnswerStore } from './store.js';
 
 /**
  * Bytes charged per entry on top of its key, content type and body: the answer
- * object, the Buffer object and its own ArrayBuffer, the bigint, the strings'
+ * object, the Buffer object and its own ArrayBuffer with the native record behind
+ * it (about 250 bytes outside V8's heap, in malloc), the bigint, the strings'
  * headers, and lru-cache's per-slot bookkeeping (key map entry, key/value/prev/
- * next/size array slots). Measured, not guessed: the bench (scenario 6b) found
- * about 400 bytes live per entry filled by real node answers beyond what the
- * lengths count, so maxBytes bounds real memory, and many tiny entries (e.g. 404
- * bodies) cannot escape it.
+ * next/size array slots). Measured, not guessed: V8 heap used plus the process's
+ * memory outside V8's heap, after GC, per entry kept (100,000 entries with bodies
+ * of 8 B to 4.6 KiB: 400 to 580 bytes beyond the lengths), so maxBytes bounds
+ * real memory, and many tiny entries (e.g. 404 bodies) cannot escape it.
  */
-export const ENTRY_OVERHEAD_BYTES = 400;
+export const ENTRY_OVERHEAD_BYTES = 600;
+
+/**
+ * Bytes charged for a gzip copy beyond its length: its Buffer object and its own
+ * ArrayBuffer with their native record, and the entry's larger answer object.
+ * Measured as ENTRY_OVERHEAD_BYTES is, per entry with a copy against one without
+ * (about 630 bytes).
+ */
+export const GZIP_COPY_OVERHEAD_BYTES = 640;
 
 /** The bytes an entry is charged against maxBytes. String lengths stand in for their size. */
 export function entrySize(key: string, answer: StoredAnswer): number {
-  return ENTRY_OVERHEAD_BYTES + key.length + answer.contentType.length + (answer.gasUsed?.length ?? 0) + (answer.cursor?.length ?? 0) + answer.body.length + (answer.gzip?.length ?? 0);
+  const gzip = answer.gzip === undefined ? 0 : GZIP_COPY_OVERHEAD_BYTES + answer.gzip.length;
+  return ENTRY_OVERHEAD_BYTES + key.length + answer.contentType.length + (answer.gasUsed?.length ?? 0) + (answer.cursor?.length ?? 0) + answer.body.length + gzip;
 }
 
 export interface MemoryStoreOptions {

@@ -9,27 +9,21 @@
 // and the answer itself are looked up afresh every time. A spelling is kept once
 // it was a hit (memory or Redis): refused input and misses cost no memory here.
 import type { IncomingMessage } from 'node:http';
+import { memoryShares } from '../config/memory-shares.js';
 import { NodeError } from '../errors.js';
 import type { RouteMatcher } from '../routes/table.js';
 import type { ReadRequest } from '../wire/read-request.js';
 import { Spellings } from './spellings.js';
 
 /**
- * They must hold about as many spellings as the memory tier holds hot entries:
- * with fewer, the two generations turn over all the time, and every hit of a key
- * that dropped out is parsed again and moved back. A bound, not an allocation:
- * only spellings that were hits are kept.
- */
-const MIN_SPELLING_BYTES = 64 * 1024 * 1024;
-
-/**
- * The bytes of spellings kept beside a memory tier of `memoryMaxBytes`: a quarter
- * of it, at least MIN_SPELLING_BYTES. A spelling is charged about 2 KiB (what it
- * holds, measured), so the default 256 MiB tier keeps the 30,000 or so hottest
- * spellings; 10,000 keys need about 20 MiB.
+ * The bytes of spellings kept for a `cache.memory.maxBytes` of `memoryMaxBytes`:
+ * their share of it (a quarter), no floor. A spelling is charged about 2 KiB (what
+ * it holds, measured), so the default 256 MiB keeps the 30,000 or so hottest
+ * spellings; 10,000 keys need about 20 MiB. A bound, not an allocation: only
+ * spellings that were hits are kept.
  */
 export function spellingBytesFor(memoryMaxBytes: number): number {
-  return Math.max(MIN_SPELLING_BYTES, Math.floor(memoryMaxBytes / 4));
+  return memoryShares(memoryMaxBytes, false).spellings;
 }
 
 /** The count is bounded too (the Maps' own tables): one spelling per this many bytes, less than any real spelling is charged. */

@@ -1,6 +1,7 @@
 // The newest answer to each canonical latest read, with the snapshot it was read
 // at, for bounded-staleness latest reads and stale-if-error (both off by default).
 import { ENTRY_OVERHEAD_BYTES } from '../cache/memory.js';
+import { keepsLatestAnswers } from '../config/memory-shares.js';
 import { LRUCache } from 'lru-cache';
 import type { LedgerInfo } from '../ledger/info.js';
 import type { StoredAnswer } from '../wire/read-request.js';
@@ -30,24 +31,32 @@ export interface LatestAnswer {
  */
 export const REFRESH_AT = 0.9;
 
+/**
+ * Bytes charged per latest answer beyond its body and key: what a memory-tier
+ * entry holds, and the snapshot it was read at (an object of six bigints) with the
+ * record around both. Measured as the tier's overhead is (memory.ts): about 850
+ * bytes beyond the lengths.
+ */
+export const LATEST_ANSWER_OVERHEAD_BYTES = ENTRY_OVERHEAD_BYTES + 250;
+
 export class LatestAnswers {
   private readonly entries: LRUCache<string, LatestAnswer>;
 
   constructor(
     readonly settings: StalenessSettings,
+    /** its share of cache.memory.maxBytes (config/memory-shares.ts) */
     maxBytes: number,
     private readonly now: () => number = Date.now,
   ) {
     this.entries = new LRUCache({
       maxSize: Math.max(1, maxBytes),
-      sizeCalculation: (entry, key) => entry.answer.body.length + key.length + ENTRY_OVERHEAD_BYTES,
+      sizeCalculation: (entry, key) => entry.answer.body.length + key.length + LATEST_ANSWER_OVERHEAD_BYTES,
     });
   }
 
   /** Is any stale serving configured? When not, nothing is kept. */
   get enabled(): boolean {
-    const s = this.settings;
-    return s.maxStalenessMs > 0 || s.maxStalenessVersions > 0 || s.staleIfErrorMs > 0;
+    return keepsLatestAnswers(this.settings);
   }
 
   remember(key: string, answer: StoredAnswer, ledger: LedgerInfo): void {

@@ -4,6 +4,7 @@
 // nothing: the answer it holds may be one the purge removed.
 import { sharedKey } from '../cache/key.js';
 import type { MemoryStore } from '../cache/memory.js';
+import { ownedCopy, ownsItsBytes } from '../cache/owned.js';
 import type { PruneClock } from '../ledger/prune-clock.js';
 import type { NodeAnswer } from '../upstream/answer.js';
 import type { StoredAnswer } from '../wire/read-request.js';
@@ -40,9 +41,11 @@ export class CacheTiers {
    * hit. `answer` is a node's, or an entry whose check passed: the copy is made
    * from those very bytes. `since`: `purges` when the read began.
    */
-  remember(key: string, answer: StoredAnswer, since: number): void {
+  remember(key: string, given: StoredAnswer, since: number): void {
     if (since !== this.#purges) return;
     const memory = this.memory;
+    // The tier counts the body's length: it must not be a view that keeps more alive.
+    const answer = ownsItsBytes(given.body) ? given : { ...given, body: ownedCopy(given.body) };
     memory.set(key, answer);
     void withGzip(answer).then(
       (compressed) => {

@@ -6,7 +6,7 @@ import { CacheGeneration } from '../cache/generation.js';
 import { MemoryStore } from '../cache/memory.js';
 import { RedisStore } from '../cache/redis.js';
 import type { RedisClientOptions } from '../cache/redis-client.js';
-import type { Config } from '../config/index.js';
+import { type Config, keepsLatestAnswers, memoryShares } from '../config/index.js';
 import type { PruneClock } from '../ledger/prune-clock.js';
 import type { Watermark } from '../ledger/watermark.js';
 import type { Metrics } from '../metrics.js';
@@ -37,7 +37,9 @@ export interface Reads {
 
 export function buildReads(config: Config, w: ReadsWiring): Reads {
   const { logger, metrics } = w;
-  const memory = new MemoryStore({ maxBytes: config.cache.memory.maxBytes });
+  // cache.memory.maxBytes bounds the tier, the spellings (http/) and the latest answers together.
+  const shares = memoryShares(config.cache.memory.maxBytes, keepsLatestAnswers(config.latest));
+  const memory = new MemoryStore({ maxBytes: shares.tier });
   const generation = new CacheGeneration();
   const redisConfig = config.cache.redis;
   const redisClients: RedisClientOptions | undefined = redisConfig && {
@@ -64,7 +66,7 @@ export function buildReads(config: Config, w: ReadsWiring): Reads {
     watermark: w.watermark,
     pruneClock: w.pruneClock,
     logger,
-    latest: new LatestAnswers(config.latest, Math.floor(config.cache.memory.maxBytes / 4)),
+    latest: new LatestAnswers(config.latest, shares.latestAnswers),
     onStale: (reason) => metrics.stale(reason),
     verify: config.cache.verify,
     onVerify: (outcome) => metrics.verify(outcome),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ENTRY_OVERHEAD_BYTES, entrySize, MemoryStore } from '../../src/cache/memory.js';
+import { ENTRY_OVERHEAD_BYTES, entrySize, GZIP_COPY_OVERHEAD_BYTES, MemoryStore } from '../../src/cache/memory.js';
 import type { StoredAnswer } from '../../src/wire/read-request.js';
 
 function answer(bodyBytes: number): StoredAnswer {
@@ -27,6 +27,12 @@ describe('MemoryStore', () => {
     const store = new MemoryStore({ maxBytes: 1 << 20 });
     store.set('key', a);
     expect(store.stats()).toEqual({ entries: 1, bytes: entrySize('key', a) });
+  });
+
+  it('charges a gzip copy its length and its own overhead', () => {
+    const a = answer(2000);
+    const gzipped: StoredAnswer = { ...a, gzip: Buffer.alloc(300, 2) };
+    expect(entrySize('key', gzipped) - entrySize('key', a)).toBe(GZIP_COPY_OVERHEAD_BYTES + 300);
   });
 
   it('stays within maxBytes when filled past it, evicting least recently used', () => {
