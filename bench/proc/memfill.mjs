@@ -17,7 +17,7 @@ const config = parseConfig({
   cache: { memory: { maxBytes } },
 });
 const app = await buildApp(config, { logger: pino({ level: 'warn' }) });
-await app.listen();
+const baseUrl = await app.listen();
 
 async function settle() {
   for (let i = 0; i < 3; i++) {
@@ -28,13 +28,14 @@ async function settle() {
   return { rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, arrayBuffers: m.arrayBuffers };
 }
 
-/** Which key function the memory tier really uses: one real miss (in-process inject), then look it up. */
+/** Which key function the memory tier really uses: one real miss through the listener (cached reads are answered by the raw responder, not fastify's inject), then look it up. */
 async function detectKeyFunction() {
   const probe = 0xfffffff;
   const r = rawItem(itemKey(probe), VERSION);
-  const reply = await app.http.inject({ method: 'POST', url: r.path, headers: r.headers, payload: r.body });
+  const reply = await fetch(new URL(r.path, baseUrl), { method: 'POST', headers: r.headers, body: r.body });
+  await reply.arrayBuffer();
   // the node's chain id is in the key; the reply says it (vendor-prefixed header)
-  const chainId = Number(Object.entries(reply.headers).find(([k]) => k.endsWith('-chain-id'))?.[1]);
+  const chainId = Number([...reply.headers].find(([k]) => k.endsWith('-chain-id'))?.[1]);
   for (const [name, fn] of Object.entries(KEY_FUNCTIONS)) {
     if (app.memory.get(keyOf(fn, readRequest(probe), VERSION, chainId)) !== undefined) return name;
   }
