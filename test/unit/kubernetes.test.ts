@@ -99,10 +99,10 @@ describe(FILE, () => {
   it('requests the memory of the README formula per worker, and limits it above that', () => {
     const workers = config.server.workers === 'auto' ? Number.NaN : config.server.workers;
     const maxBytes = config.cache.memory.maxBytes;
-    const perWorker = 1.3 * maxBytes + Math.max(maxBytes / 4, 64 * MIB) + 80 * MIB;
+    const perWorker = 1.3 * maxBytes + 160 * MIB;
     expect(bytes(container.resources.requests.memory)).toBeGreaterThanOrEqual(workers * perWorker);
     expect(bytes(container.resources.limits.memory)).toBeGreaterThanOrEqual(bytes(container.resources.requests.memory));
-    expect(readFileSync(join(ROOT, 'README.md'), 'utf8')).toContain('1.3 × `cache.memory.maxBytes` + max(`maxBytes` / 4, 64 MiB) + 80 MiB');
+    expect(readFileSync(join(ROOT, 'README.md'), 'utf8')).toContain('RSS ≤ 1.3 × `cache.memory.maxBytes` + 160 MiB');
   });
 });
 
