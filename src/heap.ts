@@ -1,11 +1,11 @@
 // V8's heap, sized for one memory bound. By default V8 lets the old generation
 // grow to up to four times what survived the last full collection before it
 // collects again (on a machine with a large heap limit), and the ArrayBuffers of
-// evicted answers wait for that collection too: a proxy whose entries churn sat at
-// twice its cache.memory.maxBytes and more, with most of it garbage. Growing by at
-// most a fifth keeps the garbage within the slope of the sizing rule (README,
-// "Sizing memory"). Collections come more often only while entries churn (misses);
-// hits promote almost nothing to the old generation.
+// evicted answers wait for that collection too: under that default a proxy whose
+// entries churn sits at twice its cache.memory.maxBytes and more, most of it
+// garbage. Growing by at most a fifth keeps the garbage within the slope of the
+// sizing rule (README, "Sizing memory"). Collections come more often only while
+// entries churn (misses); hits promote almost nothing to the old generation.
 import v8 from 'node:v8';
 
 /** The old generation grows by at most this share of its live bytes before the next full collection. */

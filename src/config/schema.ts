@@ -1,4 +1,4 @@
-// The config contract (DESIGN.md): one schema that is at once the types, the
+// The config contract (docs/design.md): one schema that is at once the types, the
 // defaults and the validation, so the three cannot drift apart. Every object is
 // strict because a misspelt key that is silently ignored leaves a default in force
 // that the operator thinks they changed.

@@ -2,10 +2,10 @@
 // metrics, the end of the request's span (while tracing is on) and the access log
 // line.
 //
-// A hit, from memory or Redis, is logged only at debug (at info, a Redis hit's log
-// line was a tenth of its cost). A memory hit costs microseconds, so it is only
-// counted; a Redis hit is observed in the duration histogram like every other
-// reply, so a slow Redis shows there. The level is asked per reply, so a SIGHUP
+// A hit, from memory or Redis, is logged only at debug (at info, the log line is
+// a sizeable part of a Redis hit's cost). A memory hit costs microseconds, so it
+// is only counted; a Redis hit is observed in the duration histogram like every
+// other reply, so a slow Redis shows there. The level is asked per reply, so a SIGHUP
 // that changes log.level takes effect.
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';

@@ -1,6 +1,6 @@
 // Parsed requests by their exact spelling (read-parser.ts): two generations of
 // Map, an approximate LRU that costs a hit one Map lookup (lru-cache's get, with
-// its bookkeeping, was most of what a second lookup per hit cost). A spelling
+// its bookkeeping, is most of what a second lookup per hit costs). A spelling
 // found in the old generation moves to the young one; when the young one is full
 // (half the entries or half the bytes), it becomes the old one and the old one is
 // dropped. So at most maxEntries spellings and about maxBytes are held.

@@ -24,7 +24,7 @@ export interface LatestAnswer {
 
 /**
  * The share of the bound after which a read of the key starts a background
- * refresh. At half the bound a hot key cost its node two calls per bound where
+ * refresh. At half the bound a hot key costs its node two calls per bound where
  * one would do (the wallet bench: node calls 1.05 × an oracle's with the same
  * window; 1.01 at 0.9). A refresh still in flight when the bound ends is joined
  * by the readers who find the entry expired, so it costs no second call.

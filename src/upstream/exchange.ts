@@ -1,8 +1,8 @@
 // One HTTP exchange with a node through undici's dispatch API: the answer's
 // status, headers and whole body (decoded as its Content-Encoding says), or why
 // there is none. request() wraps the same dispatch in a body stream and an
-// AbortSignal per call, which were about a tenth of a forwarded read's CPU; a
-// node's answer is read whole anyway.
+// AbortSignal per call, which cost every forwarded read measurable CPU; a node's
+// answer is read whole anyway.
 //
 // Everything an answer holds is bounded while it arrives: the answer cap on the
 // wire and again decoded (a compressed answer is decoded as a stream, so a small
