@@ -45,7 +45,25 @@ const EXCHANGE = Symbol('ledger-proxy.exchange');
 type WithExchange = IncomingMessage & { [EXCHANGE]?: Exchange };
 
 export function openExchange(req: IncomingMessage, res: ServerResponse, endpoint: string, requestId: string): Exchange {
-  const exchange: Exchange = { req, res, startedAt: performance.now(), endpoint, requestId, edgeHeaders: undefined, cache: 'BYPASS', accounted: false };
+  // Every field from the start, in one order: every exchange has one shape, so the
+  // writer and the accounting read them through monomorphic property accesses.
+  const exchange: Exchange = {
+    req,
+    res,
+    startedAt: performance.now(),
+    endpoint,
+    requestId,
+    edgeHeaders: undefined,
+    cache: 'BYPASS',
+    tier: undefined,
+    upstream: undefined,
+    bytes: undefined,
+    reason: undefined,
+    tenant: undefined,
+    client: undefined,
+    accounted: false,
+    trace: undefined,
+  };
   (req as WithExchange)[EXCHANGE] = exchange;
   return exchange;
 }

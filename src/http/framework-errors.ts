@@ -1,5 +1,7 @@
 // Fastify's and Node's own errors, turned into node-shaped ones (SPEC §7: a
 // framework's error JSON or HTML never reaches a client; 411/413/415 become 400).
+// Messages are the proxy's own, chosen by the error's code: a library's message
+// text is not a stable contract and never reaches a client.
 import type { IncomingMessage } from 'node:http';
 import { NodeError } from '../errors.js';
 
@@ -16,15 +18,17 @@ export function fromFrameworkError(err: unknown, bodyLimitBytes: number): NodeEr
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return NodeError.badRequest(`request body is larger than the limit of ${bodyLimitBytes} bytes`);
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return NodeError.badRequest('unsupported request content type');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return NodeError.badRequest('request body length does not match its content-length');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return NodeError.badRequest(`invalid request body: ${e.message ?? e.code}`);
+      return NodeError.badRequest('request body is empty where JSON is expected');
     case 'FST_ERR_BAD_URL':
     case 'FST_ERR_INVALID_URL':
-      return NodeError.badRequest(`malformed request URL: ${e.message ?? e.code}`);
+      return NodeError.badRequest('malformed request URL');
   }
   const status = e.statusCode ?? 500;
-  if (status >= 400 && status < 500) return NodeError.badRequest(`bad request: ${e.message ?? 'malformed request'}`);
+  if (status >= 400 && status < 500) return NodeError.badRequest(`malformed request${e.code === undefined ? '' : ` (${e.code})`}`);
   return NodeError.from(err);
 }
 
@@ -39,7 +43,7 @@ export function fromClientError(err: { code?: string; message?: string }): NodeE
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return NodeError.badRequest('request was not received in time');
   }
-  return NodeError.badRequest(`malformed HTTP request (${err.code ?? err.message ?? 'parse error'})`);
+  return NodeError.badRequest(`malformed HTTP request${err.code === undefined ? '' : ` (${err.code})`}`);
 }
 
 /** What fastify answers for a route it does not have, node-shaped: an input error, without ledger headers. */

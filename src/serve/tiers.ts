@@ -47,6 +47,8 @@ export class CacheTiers {
     // The tier counts the body's length: it must not be a view that keeps more alive.
     const answer = ownsItsBytes(given.body) ? given : { ...given, body: ownedCopy(given.body) };
     memory.set(key, answer);
+    // An answer the tier did not keep (larger than its share) is not compressed either.
+    if (memory.get(key) !== answer) return;
     void withGzip(answer).then(
       (compressed) => {
         // Only if the entry is still the one compressed (not evicted or replaced).
