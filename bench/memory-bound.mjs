@@ -9,12 +9,11 @@
 //
 // Prints one line per size and writes bench/results/memory-bound.json.
 import { readFileSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { memoryShares } from '../dist/config/memory-shares.js';
 import { startSim } from '../dist/sim/index.js';
-import { startCliProxy } from './lib/cli-proxy.mjs';
+import { freePort, startCliProxy } from './lib/cli-proxy.mjs';
 import { peakBetween, residentBytes, sampleRss, soak, SOAK_FIRST_VERSION, statedOverheadBytes } from './lib/soak.mjs';
 
 const MiB = 1024 * 1024;
@@ -41,14 +40,6 @@ const minMs = Number(values['min-seconds']) * 1000;
 const maxMs = Number(values['max-minutes']) * 60_000;
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
 const overhead = statedOverheadBytes(readme);
-
-async function freePort() {
-  const server = net.createServer();
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 async function tierBytes(adminPort) {
   const res = await fetch(`http://127.0.0.1:${adminPort}/metrics`);

@@ -13,7 +13,8 @@ import { pinned } from './child.mjs';
 
 const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
 
-async function freePort() {
+/** A port free on 127.0.0.1 right now. */
+export async function freePort() {
   const server = net.createServer();
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address();
