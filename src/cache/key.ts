@@ -1,8 +1,9 @@
-// The cache key of a pinned answer (DESIGN "Cache keys and entries"): (generation,
-// vendor, chain id, route, format, N, canonical request), hashed with SHA-256 for
-// shared stores. A purge of everything moves the generation (generation.ts), so
-// every entry of the old one is never looked up again, with no scan of Redis. The chain id is in it so two chains never share an entry (SPEC
-// §8), even on one Redis with one key prefix, and a devnet reset starts afresh.
+// The cache key of a pinned answer (docs/design.md "Cache keys and entries"):
+// (generation, vendor, chain id, route, format, N, canonical request), hashed with
+// SHA-256 for shared stores. A purge of everything moves the generation
+// (generation.ts), so no entry of the old one is looked up again, with no scan of
+// Redis. The chain id is in it so two chains never share an entry (SPEC §8), even
+// on one Redis with one key prefix, and a devnet reset starts afresh.
 import { createHash } from 'node:crypto';
 import type { ReadRequest } from '../wire/read-request.js';
 

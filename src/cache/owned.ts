@@ -14,8 +14,3 @@ export function ownedCopy(buf: Buffer): Buffer {
   buf.copy(copy);
   return copy;
 }
-
-/** `buf` itself when it owns its bytes, else an owned copy. */
-export function owned(buf: Buffer): Buffer {
-  return ownsItsBytes(buf) ? buf : ownedCopy(buf);
-}
