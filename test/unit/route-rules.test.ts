@@ -18,6 +18,7 @@ function madeUpRoute(rules: Partial<ReadRoute> = {}): ReadRoute {
     family: 'made_up',
     pin: 'path',
     deterministic404: [],
+    notYet404: [],
     pruneBy: 'height',
     pruneAt: (req) => BigInt(req.identity),
     routingVersion: () => null,
