@@ -29,6 +29,7 @@ export interface FillLock {
 /**
  * What a filler tells the instances waiting for its fill (SPEC §8): the answer it
  * got, and whether it was stored (cacheable) or is a one-off to relay as is.
- * 'gave-up': the filler has no answer to share; a waiter then asks a node itself.
+ * 'gave-up': the filler has no answer to share (none came, or it said only that
+ * the node had not reached the item yet); a waiter then asks a node itself.
  */
 export type FillOutcome = { answer: StoredAnswer; stored: boolean } | 'gave-up';

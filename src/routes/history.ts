@@ -14,7 +14,7 @@ interface Target {
 }
 
 /** A path route's rules: how its prune line, its routing and its answer's version are found. */
-type PathRules = Pick<RouteDescriptor, 'pruneBy' | 'pruneAt' | 'routingVersion' | 'answerVersion' | 'notFinal'>;
+type PathRules = Pick<RouteDescriptor, 'pruneBy' | 'pruneAt' | 'routingVersion' | 'answerVersion' | 'notFinal' | 'notYet404'>;
 
 function pathGet(route: Pick<RouteDescriptor, 'name' | 'family' | 'url'> & PathRules, target: (raw: RawRead) => Target): RouteDescriptor {
   const descriptor: RouteDescriptor = {
@@ -39,12 +39,13 @@ const pathHeight = (req: ReadRequest): bigint | null => (req.item !== undefined 
 const none = (): null => null;
 
 /** A path that names a version: it is the prune line, the routing and the answer's version. */
-const BY_PATH_VERSION: PathRules = { pruneBy: 'version', pruneAt: pathVersion, routingVersion: pathVersion, answerVersion: pathVersion };
+const BY_PATH_VERSION: Omit<PathRules, 'notYet404'> = { pruneBy: 'version', pruneAt: pathVersion, routingVersion: pathVersion, answerVersion: pathVersion };
 
 const withTransactions = (raw: RawRead): ReadonlyArray<readonly [string, string | undefined]> => [['with_transactions', withTransactionsParam(raw) ? 'true' : undefined]];
 
 export const historyRoutes: readonly RouteDescriptor[] = [
-  pathGet({ name: 'txn_by_version', family: 'transactions', url: '/v1/transactions/by_version/:txn_version', ...BY_PATH_VERSION }, (raw) => {
+  // Beyond the latest version a node answers transaction_not_found.
+  pathGet({ name: 'txn_by_version', family: 'transactions', url: '/v1/transactions/by_version/:txn_version', ...BY_PATH_VERSION, notYet404: ['transaction_not_found'] }, (raw) => {
     const version = u64Param(raw, 'txn_version');
     return { path: `/v1/transactions/by_version/${version}`, identity: String(version), item: { version } };
   }),
@@ -60,6 +61,8 @@ export const historyRoutes: readonly RouteDescriptor[] = [
       answerVersion: (_req, answer) => transactionVersion(answer),
       // by_hash looks in the mempool first: a pending transaction's answer will change.
       notFinal: (answer) => (isPending(answer) ? 'pending transaction' : undefined),
+      // A hash the node does not know yet may be committed the next moment.
+      notYet404: ['transaction_not_found'],
     },
     (raw) => {
       const hash = hashParam(raw, 'txn_hash');
@@ -75,13 +78,15 @@ export const historyRoutes: readonly RouteDescriptor[] = [
       pruneAt: pathHeight,
       routingVersion: none,
       answerVersion: (_req, answer) => blockVersion(answer),
+      // Above the latest block, or a block not complete yet.
+      notYet404: ['block_not_found'],
     },
     (raw) => {
       const height = u64Param(raw, 'block_height');
       return { path: `/v1/blocks/by_height/${height}`, identity: String(height), item: { height }, query: withTransactions(raw) };
     },
   ),
-  pathGet({ name: 'block_by_version', family: 'blocks', url: '/v1/blocks/by_version/:version', ...BY_PATH_VERSION }, (raw) => {
+  pathGet({ name: 'block_by_version', family: 'blocks', url: '/v1/blocks/by_version/:version', ...BY_PATH_VERSION, notYet404: ['version_not_found', 'block_not_found'] }, (raw) => {
     const version = u64Param(raw, 'version');
     return { path: `/v1/blocks/by_version/${version}`, identity: String(version), item: { version }, query: withTransactions(raw) };
   }),

@@ -24,11 +24,13 @@ export interface RouteDescriptor extends ReadRoute {
 
 /**
  * The rules of a route pinned by `?ledger_version=N`: N is the version its answer
- * belongs to, the prune line a node answers 410 below, and what routes the call
- * to a node that holds it. A latest read names none of them.
+ * belongs to, the prune line a node answers 410 below, what routes the call
+ * to a node that holds it, and the 404 a node answers for an N it has not
+ * reached. A latest read names none of them.
  */
 export const BY_LEDGER_VERSION = {
   pin: 'version',
+  notYet404: ['version_not_found'],
   pruneBy: 'version',
   pruneAt: (req: ReadRequest): bigint | null => req.version,
   routingVersion: (req: ReadRequest): bigint | null => req.version,

@@ -2,7 +2,8 @@
 // Redis is asked first; then, with the fill lock on, one instance takes a short
 // lock and asks a node while the others wait for the outcome it publishes. This
 // module owns the lock, the wait and the publish; the caller says how to ask a
-// node and whether the answer is stored.
+// node, whether the answer is stored, and whether it is a "not yet", which
+// another instance's waiters never take (they ask a node themselves).
 import type { FillLock, FillOutcome } from '../cache/store.js';
 import { ERROR_CONTENT_TYPE, errorBody, NodeError } from '../errors.js';
 import { ATTR, SPAN, SpanKind, type TraceScope } from '../tracing/scope.js';
@@ -26,6 +27,17 @@ export interface Filled {
   upstream?: string;
   /** another instance's one-off answer, relayed */
   relayed?: true;
+  /** a "not yet" answer from this instance's node call (never from another instance) */
+  notYet?: NotYet;
+}
+
+/**
+ * A "not yet" answer (policy.ts isNotYet): when the node call that got it was
+ * sent, as the caller counts its reads and sends (a sequence, not a time), so
+ * the reads that came after it know to ask again.
+ */
+export interface NotYet {
+  sent: number;
 }
 
 /** What the caller's node call gave. */
@@ -39,6 +51,8 @@ export interface NodeFill {
    * reply. True once it is stored (Redis has it), false when it is not.
    */
   verifying?: Promise<boolean>;
+  /** a "not yet" answer: published to another instance's waiters as 'gave-up', never as the answer */
+  notYet?: NotYet;
 }
 
 const NOTHING_WRITTEN: Promise<void> = Promise.resolve();
@@ -95,7 +109,12 @@ export class FillCoordinator {
       publish(store, key, lock, err instanceof NodeError ? { answer: errorAnswer(err), stored: false } : 'gave-up', NOTHING_WRITTEN);
       throw err;
     }
-    if (node.verifying !== undefined) publishChecked(store, key, lock, node.answer, node.verifying);
+    // A waiter on another instance found this lock taken, so it may have come
+    // after this call was sent, and only clocks compared across machines could
+    // tell: a "not yet" is no answer for it. It is told to ask a node itself,
+    // and the answer is never kept at the outcome key.
+    if (node.notYet !== undefined) publish(store, key, lock, 'gave-up', NOTHING_WRITTEN);
+    else if (node.verifying !== undefined) publishChecked(store, key, lock, node.answer, node.verifying);
     else publish(store, key, lock, { answer: node.answer, stored: node.written !== undefined }, node.written ?? NOTHING_WRITTEN);
     return asked(node);
   }
@@ -117,7 +136,7 @@ async function tracedGet(store: SharedStore, key: string, trace: TraceScope): Pr
 }
 
 function asked(node: NodeFill): Filled {
-  return { answer: node.answer, upstream: node.upstream };
+  return { answer: node.answer, upstream: node.upstream, notYet: node.notYet };
 }
 
 /**

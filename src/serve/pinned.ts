@@ -3,7 +3,9 @@
 //   → stored in both tiers when the answer is immutable (with cache.verify, once
 //   a second node agreed, after the reply).
 // Synchronous on a memory hit: the hot path takes no async hop and allocates
-// nothing but its result.
+// nothing but its result. A "not yet" answer (policy.ts isNotYet) answers only
+// the reads that were waiting when its node call was sent; one that joined the
+// fill after that asks again.
 import type { Logger } from 'pino';
 import type { CacheGeneration } from '../cache/generation.js';
 import { NodeError } from '../errors.js';
@@ -12,7 +14,7 @@ import type { ReadRequest, StoredAnswer } from '../wire/read-request.js';
 import type { FillCoordinator, Filled, NodeFill } from './fill.js';
 import { KeyMemo } from './key-memo.js';
 import { endLookup, lookupSpan, tracedLookup, underLookup } from './lookup-span.js';
-import { cacheability } from './policy.js';
+import { cacheability, isNotYet } from './policy.js';
 import type { NodeReader, ReadContext } from './ports.js';
 import { type ReadResult, readResult } from './read-result.js';
 import { SingleFlight } from './single-flight.js';
@@ -38,12 +40,22 @@ export interface PinnedReadsDeps {
 export class PinnedReads {
   private readonly flights = new SingleFlight<Filled>();
   private readonly keys: KeyMemo;
+  /**
+   * Orders the start of each read past the memory tier against the sending of
+   * each node call: a sequence within this process, no clock.
+   */
+  private sequence = 0;
 
   constructor(private readonly o: PinnedReadsDeps) {
     this.keys = new KeyMemo(o.vendor);
   }
 
   read(req: ReadRequest, chain: number, context?: ReadContext): Promise<ReadResult> | ReadResult {
+    return this.readSince(req, chain, context, undefined);
+  }
+
+  /** `began`: for a read that asks again, where in the sequence it first began waiting. */
+  private readSince(req: ReadRequest, chain: number, context: ReadContext | undefined, began: number | undefined): Promise<ReadResult> | ReadResult {
     const pruned = this.prunedError(req);
     if (pruned !== undefined) throw pruned;
     const key = this.keys.text(req, chain, this.o.generation.current);
@@ -60,9 +72,11 @@ export class PinnedReads {
       memory.delete(key);
     }
     const forNode = lookup === undefined || context === undefined ? context : underLookup(context, lookup);
+    const start = began ?? ++this.sequence;
     const { promise, shared } = this.flights.do(key, () => this.fill(key, chain, req, forNode));
     const result = promise.then(
-      (filled) => this.served(req, filled, shared),
+      // A "not yet" from a call sent before this read began may be out of date: it asks again.
+      (filled) => (filled.notYet !== undefined && filled.notYet.sent < start ? this.readSince(req, chain, context, start) : this.served(req, filled, shared)),
       // The read this one joined was refused a node call for its own tenant: this one asks for itself.
       (err: unknown) => {
         if (shared && err instanceof NodeError && err.reason === 'rate_limited') return this.read(req, chain, context);
@@ -120,6 +134,8 @@ export class PinnedReads {
 
   /** Asks a node, and stores its answer when it is immutable (`keyed.since`: the tiers' purges when the read began). */
   private async fromNode(req: ReadRequest, chain: number, keyed: { key: string; shared: string; since: number }, deadlineAt: number, context: ReadContext | undefined): Promise<NodeFill> {
+    // Counted before the call: a read that comes while the call waits for a node's budget asks again, which is never wrong.
+    const sent = ++this.sequence;
     const answer = await this.o.nodes.read(req, deadlineAt, context);
     let verdict = cacheability(req, answer);
     const at = verdict.cacheable ? req.route.answerVersion(req, answer) : null;
@@ -127,7 +143,7 @@ export class PinnedReads {
     const stored = storedAnswer(answer, at ?? 0n);
     if (!verdict.cacheable) {
       this.o.logger.debug({ reqId: context?.requestId, route: req.route.name, version: req.version === null ? undefined : String(req.version), reason: verdict.reason }, 'answer not cached');
-      return { answer: stored, upstream: answer.upstream };
+      return { answer: stored, upstream: answer.upstream, notYet: isNotYet(req, answer) ? { sent } : undefined };
     }
     // An answer from after a chain change is not stored under the old chain's key.
     if (this.o.nodes.chainId() !== chain) return { answer: stored, upstream: answer.upstream };

@@ -1,6 +1,7 @@
 // SPEC §7 and SPEC-wallet-reads §4: which node answers are immutable, and so
-// cacheable. The one place that decides it, from the rules each route's
-// descriptor carries (which 200s are final, which 404s are facts).
+// cacheable, and which say only that the node has not reached the item yet. The
+// one place that decides it, from the rules each route's descriptor carries
+// (which 200s are final, which 404s are facts, which mean "not yet").
 import type { NodeAnswer } from '../upstream/answer.js';
 import type { ReadRequest } from '../wire/read-request.js';
 
@@ -22,4 +23,13 @@ export function cacheability(req: ReadRequest, answer: NodeAnswer): Cacheability
     return answer.vmErrorCode === OUT_OF_GAS ? { cacheable: false, reason: 'out of gas depends on the node gas limit' } : CACHEABLE;
   }
   return { cacheable: false, reason: `status ${answer.status} ${answer.errorCode ?? ''}`.trim() };
+}
+
+/**
+ * A 404 that says the node had not reached the item when it was asked (a version,
+ * block or transaction above its latest): it may be answered otherwise by now, so
+ * it answers only the reads that were waiting when the call was sent.
+ */
+export function isNotYet(req: ReadRequest, answer: NodeAnswer): boolean {
+  return answer.status === 404 && answer.errorCode !== undefined && req.route.notYet404.includes(answer.errorCode);
 }

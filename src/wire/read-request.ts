@@ -20,6 +20,12 @@ export interface ReadRoute {
   readonly pin: 'version' | 'path';
   /** 404 error codes that are facts about the item at N, cached like a 200 */
   readonly deterministic404: readonly string[];
+  /**
+   * 404 error codes that say the node has not reached the item yet (a version, a
+   * block or a transaction above its latest): never stored, and an answer only
+   * for the reads already waiting when the node call that got it was sent.
+   */
+  readonly notYet404: readonly string[];
   /** a 400 invalid_input is a fact about the request at N (a view that aborts) */
   readonly cachesInvalidInput?: boolean;
   /** what pruneAt() names: a ledger version, or a block height (a block by height) */

@@ -1,9 +1,10 @@
-// Which answers of the wallet routes are facts (SPEC-wallet-reads §4), and the
-// version a path route's entry belongs to.
+// Which answers of the wallet routes are facts (SPEC-wallet-reads §4), which say
+// only that the node has not reached the item yet, and the version a path
+// route's entry belongs to.
 import { describe, expect, it } from 'vitest';
 import type { RawRead } from '../../src/routes/route.js';
 import { readRoutes, routeMatcher } from '../../src/routes/table.js';
-import { cacheability } from '../../src/serve/policy.js';
+import { cacheability, isNotYet } from '../../src/serve/policy.js';
 import type { NodeAnswer } from '../../src/upstream/answer.js';
 import { vendorNames } from '../../src/wire/vendor.js';
 
@@ -60,5 +61,22 @@ describe('wallet route cache policy', () => {
     expect(itemVersion(get('/v1/blocks/by_height/3'), { ...bcs(Buffer.alloc(60)), ledger })).toBe(40n);
     expect(itemVersion(get('/v1/blocks/by_height/3'), bcs(Buffer.alloc(60)))).toBeNull();
     expect(cacheability(get(`/v1/transactions/by_hash/${HASH}`), bcs(Buffer.from([1, 0]))).cacheable).toBe(false);
+  });
+
+  it.each([
+    ['/v1/accounts/0x1?ledger_version=5', json(404, {}, 'version_not_found'), true],
+    ['/v1/accounts/0x1/resource/0x1::a::B?ledger_version=5', json(404, {}, 'resource_not_found'), false],
+    ['/v1/accounts/0x1?ledger_version=5', json(410, {}, 'version_pruned'), false],
+    ['/v1/transactions/by_version/9', json(404, {}, 'transaction_not_found'), true],
+    ['/v1/transactions/by_version/9', json(410, {}, 'version_pruned'), false],
+    [`/v1/transactions/by_hash/${HASH}`, json(404, {}, 'transaction_not_found'), true],
+    [`/v1/transactions/by_hash/${HASH}`, json(200, { type: 'pending_transaction', hash: HASH }), false],
+    ['/v1/blocks/by_height/3', json(404, {}, 'block_not_found'), true],
+    ['/v1/blocks/by_height/3', json(410, {}, 'block_pruned'), false],
+    ['/v1/blocks/by_version/12', json(404, {}, 'version_not_found'), true],
+    ['/v1/blocks/by_version/12', json(404, {}, 'block_not_found'), true],
+    ['/v1/blocks/by_version/12', json(500, {}, 'internal_error'), false],
+  ] as const)('not yet: %s %j → %s', (url, answer, expected) => {
+    expect(isNotYet(get(url), answer)).toBe(expected);
   });
 });

@@ -10,6 +10,7 @@ import { Watermark } from '../../src/ledger/watermark.js';
 import { ReadThrough, type NodeReader } from '../../src/serve/read-through.js';
 import type { NodeAnswer } from '../../src/upstream/answer.js';
 import type { AnswerFacts, ReadRequest, ReadRoute } from '../../src/wire/read-request.js';
+import { until } from '../helpers/until.js';
 
 /** A route named by a number in its path: a height when `byHeight`, else nothing prunable; its answer's version is in its body. */
 function madeUpRoute(rules: Partial<ReadRoute> = {}): ReadRoute {
@@ -18,6 +19,7 @@ function madeUpRoute(rules: Partial<ReadRoute> = {}): ReadRoute {
     family: 'made_up',
     pin: 'path',
     deterministic404: [],
+    notYet404: [],
     pruneBy: 'height',
     pruneAt: (req) => BigInt(req.identity),
     routingVersion: () => null,
@@ -46,6 +48,21 @@ function nodes(body: () => string, oldest: { value: bigint }): NodeReader & { re
   };
   return reader;
 }
+
+/** Nodes whose every read waits for the test to answer it (answers[i] answers the i-th read). */
+function answeredByHand(): NodeReader & { answers: Array<(answer: NodeAnswer) => void> } {
+  const answers: Array<(answer: NodeAnswer) => void> = [];
+  return { ...nodes(() => '1', { value: 0n }), answers, read: () => new Promise((resolve) => answers.push(resolve)) };
+}
+
+const notFound = (code: string): NodeAnswer => ({
+  upstream: 'n',
+  status: 404,
+  contentType: 'application/json',
+  body: Buffer.from(JSON.stringify({ message: 'not found', error_code: code, vm_error_code: null })),
+  ledger: null,
+  errorCode: code,
+});
 
 function reads(node: NodeReader): ReadThrough {
   const logger = pino({ level: 'silent' });
@@ -98,6 +115,28 @@ describe('a route is served by the rules in its descriptor', () => {
     await read.read(request(unversioned, 2));
     expect((await read.read(request(unversioned, 2))).cache).toBe('MISS');
     expect(node.reads).toBe(4);
+  });
+
+  it('its not-yet 404s: one answers the read whose call got it, never a read that came after the call was sent', async () => {
+    const node = answeredByHand();
+    const read = reads(node);
+    const route = madeUpRoute({ notYet404: ['not_there_yet'] });
+    const first = read.read(request(route, 1));
+    expect(node.answers, 'the first read has sent its call').toHaveLength(1);
+    const later = read.read(request(route, 1));
+    node.answers[0](notFound('not_there_yet'));
+    expect(await first).toMatchObject({ status: 404, cache: 'MISS' });
+    await until(() => node.answers.length === 2, 1000, 'the later read asking a node itself');
+    node.answers[1]({ upstream: 'n', status: 200, contentType: 'application/json', body: Buffer.from('7'), ledger: null });
+    expect(await later).toMatchObject({ status: 200, cache: 'MISS' });
+
+    // A 404 the descriptor does not call "not yet" is shared with the read that joined, as any one-off.
+    const asking = read.read(request(route, 2));
+    const joining = read.read(request(route, 2));
+    node.answers[2](notFound('gone_elsewhere'));
+    expect(await asking).toMatchObject({ status: 404, cache: 'MISS' });
+    expect(await joining).toMatchObject({ status: 404, cache: 'COALESCED' });
+    expect(node.answers).toHaveLength(3);
   });
 
   it('its not-ready refusal comes before anything else', () => {
