@@ -5,7 +5,7 @@ import { Counter, Histogram, type Registry } from 'prom-client';
 
 export const UPSTREAM_OUTCOMES = ['ok', 'node_error', 'failed'] as const;
 export const SHED_REASONS = ['overload', 'budget', 'answer_bytes'] as const;
-const MISBEHAVING_REASONS = ['ahead', 'behind'] as const;
+const MISBEHAVING_REASONS = ['ahead', 'behind', 'unfinished'] as const;
 
 export class UpstreamMetrics {
   private readonly calls: Counter<'upstream' | 'outcome'>;
@@ -35,7 +35,7 @@ export class UpstreamMetrics {
     });
     this.misbehaviours = new Counter({
       name: 'ledger_proxy_upstream_misbehaving_total',
-      help: 'Node answers whose ledger snapshot the node could not have sent, by node and reason (ahead: beyond its own probe and rate; behind: a latest answer below a version it already reported); the answer is not used',
+      help: 'Node answers not used as they came, by node and reason (ahead: a ledger snapshot beyond its own probe and rate; behind: a latest answer below a version it already reported; unfinished: a passthrough answer not delivered whole by routing.deadlineMs, cut off)',
       labelNames: ['upstream', 'reason'],
       registers,
       collect() {

@@ -1,6 +1,7 @@
 // What the public server knows of its connections, and what it does with them
-// that Node does not: a graceful drain, and a reply to bytes the parser refused
-// sent after the reply of the request before them.
+// that Node does not: a graceful drain, a reply to bytes the parser refused sent
+// after the reply of the request before them, and a connection whose reply ends
+// it read no further.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
@@ -18,6 +19,8 @@ export class Connections {
   private readonly sockets = new Set<Duplex>();
   /** the latest reply begun on each connection */
   private readonly replying = new WeakMap<Duplex, ServerResponse>();
+  /** connections whose reply in progress is their last (endWith) */
+  private readonly ending = new WeakSet<Duplex>();
 
   /** A connection opened: it is known until it closes. */
   open(socket: Duplex): void {
@@ -25,9 +28,36 @@ export class Connections {
     socket.once('close', () => this.sockets.delete(socket));
   }
 
-  track(req: IncomingMessage, res: ServerResponse): void {
+  /**
+   * A request was parsed: its reply is the one in progress on its connection.
+   * False for a request parsed after a reply that ends the connection: it is
+   * not answered, and nothing is done for it.
+   */
+  track(req: IncomingMessage, res: ServerResponse): boolean {
+    if (this.ending.has(req.socket)) return false;
     if (this.draining) res.setHeader('connection', 'close');
     this.replying.set(req.socket, res);
+    return true;
+  }
+
+  /**
+   * `res` is the last reply on its connection: what follows its request's head
+   * cannot be framed (an unknown transfer coding) or is left unread (a body over
+   * the limit), so nothing after it is a request. Reading stops; a request the
+   * parser already took from the same bytes is dropped unanswered, bytes it
+   * refuses get no reply of their own, and the connection closes once the reply
+   * is written.
+   */
+  endWith(res: ServerResponse): void {
+    const socket = res.req.socket;
+    this.ending.add(socket);
+    socket.pause();
+    res.once('finish', () => closeWhenWritten(socket));
+  }
+
+  /** Whether the reply in progress on `socket` is its last (endWith). */
+  isEnding(socket: Duplex): boolean {
+    return this.ending.has(socket);
   }
 
   /** From now on every reply closes its connection, those in progress included. */
@@ -77,6 +107,11 @@ const IDLE_SWEEP_MS = 25;
  * close" nothing, and the connection ends.
  */
 export function answerClientError(err: { code?: string }, socket: Duplex, connections: Connections): void {
+  // After a reply that ends the connection nothing is a request: no second reply, and the connection closes once that reply is written.
+  if (connections.isEnding(socket)) {
+    if (connections.inFlight(socket) === undefined) closeWhenWritten(socket);
+    return;
+  }
   let done = false;
   const finish = (): void => {
     if (done) return;
@@ -93,4 +128,12 @@ export function answerClientError(err: { code?: string }, socket: Duplex, connec
   } else {
     finish();
   }
+}
+
+/** Ends `socket` once what was written to it is flushed, then destroys it: the client may never close its side. */
+function closeWhenWritten(socket: Duplex): void {
+  if (socket.destroyed) return;
+  if (socket.writableFinished) return void socket.destroy();
+  socket.once('finish', () => socket.destroy());
+  if (!socket.writableEnded) socket.end();
 }

@@ -8,6 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { NodeError } from '../errors.js';
 import type { Accounting } from './accounting.js';
 import { readBody } from './body.js';
+import type { Connections } from './connections.js';
 import type { Edge } from './edge.js';
 import { type Exchange, openExchange } from './exchange.js';
 import { framingError } from './framing.js';
@@ -27,6 +28,8 @@ export interface EntryDeps {
   edge: Edge;
   account: Accounting;
   bodyLimitBytes: number;
+  /** the server's connections: a reply that ends one is the last thing done on it */
+  connections: Pick<Connections, 'endWith'>;
   /** while tracing is on (tracing.otlpEndpoint): every request gets a span */
   tracing?: Tracing;
 }
@@ -43,9 +46,15 @@ export interface PublicEntry {
 
 /** `next`: fastify's handler, for everything that is not a cached route. */
 export function publicEntry(deps: EntryDeps, next: Handler): PublicEntry {
-  const { requestIds, parser, responder, edge, account, bodyLimitBytes, tracing } = deps;
+  const { requestIds, parser, responder, edge, account, bodyLimitBytes, connections, tracing } = deps;
 
   const delegate = (exchange: Exchange): void => delegated(deps, next, exchange);
+
+  /** An error reply after which nothing more is read from the connection: the rest of what the client sent cannot be taken for a request. */
+  const refuseAndEnd = (exchange: Exchange, err: NodeError): void => {
+    connections.endWith(exchange.res);
+    responder.refuse(exchange, err, true);
+  };
 
   const serve = (exchange: Exchange, method: string, url: string, body: Buffer): void => {
     const parsed = parser.parse(exchange.req, method, url, body);
@@ -68,7 +77,8 @@ export function publicEntry(deps: EntryDeps, next: Handler): PublicEntry {
     const refused = framingError(req) ?? edge.admit(exchange);
     if (refused !== null) {
       if (cached) exchange.endpoint = parser.familyOf(method, url);
-      return responder.refuse(exchange, refused, refused.status === 501);
+      // A body in a transfer coding the proxy cannot undo has no known end: nothing after the head is read.
+      return refused.reason === 'not_implemented' ? refuseAndEnd(exchange, refused) : responder.refuse(exchange, refused);
     }
     if (!cached) return delegate(exchange);
     if (method === 'GET') return serve(exchange, method, url, EMPTY);
@@ -77,7 +87,7 @@ export function publicEntry(deps: EntryDeps, next: Handler): PublicEntry {
       if (body === null) return;
       if (body instanceof NodeError) {
         exchange.endpoint = parser.familyOf(method, url);
-        return responder.refuse(exchange, body, true);
+        return refuseAndEnd(exchange, body);
       }
       serve(exchange, method, url, body);
     });
@@ -87,7 +97,7 @@ export function publicEntry(deps: EntryDeps, next: Handler): PublicEntry {
     const exchange = openExchange(req, res, 'other', requestIds.of(req));
     if (tracing !== undefined) openRequestSpan(tracing, exchange);
     edge.open(exchange);
-    responder.refuse(exchange, err, true);
+    refuseAndEnd(exchange, err);
   };
 
   return { handle, refuse };

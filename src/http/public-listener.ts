@@ -80,8 +80,11 @@ export async function buildPublicListener(deps: PublicListenerDeps): Promise<Pub
     requestTimeoutMs: config.server.requestTimeoutMs,
     trustProxy: config.server.trustProxy,
     writer,
-    entry: (next) =>
-      publicEntry({ requestIds: new RequestIds(config.server.trustRequestId), parser, responder, edge, account, bodyLimitBytes: config.server.bodyLimitBytes, tracing: deps.tracing }, next),
+    entry: (next, connections) =>
+      publicEntry(
+        { requestIds: new RequestIds(config.server.trustRequestId), parser, responder, edge, account, bodyLimitBytes: config.server.bodyLimitBytes, connections, tracing: deps.tracing },
+        next,
+      ),
     passthrough: config.passthrough ? (app) => registerPassthrough(app, { forward: deps.forward, writer }) : undefined,
   });
   return { http, tenants, limits };

@@ -20,8 +20,8 @@ export interface HttpServerOptions {
   requestTimeoutMs: number;
   trustProxy: boolean | number | string;
   writer: ReplyWriter;
-  /** the public entry, given fastify's handler for what it does not answer itself */
-  entry(next: Handler): PublicEntry;
+  /** the public entry, given fastify's handler for what it does not answer itself, and the server's connections */
+  entry(next: Handler, connections: Connections): PublicEntry;
   /** registers the passthrough of other /v1 routes, when enabled */
   passthrough?: (app: FastifyInstance) => Promise<void> | void;
 }
@@ -49,7 +49,7 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
     clientErrorHandler: (err, socket) => answerClientError(err as { code?: string }, socket, connections),
     requestTimeout: options.requestTimeoutMs,
     serverFactory: serverFactory(connections, (next) => {
-      entry = options.entry(next);
+      entry = options.entry(next, connections);
       return entry.handle;
     }),
   });
@@ -90,8 +90,7 @@ function serverFactory(connections: Connections, entry: (next: Handler) => Handl
     const opts = options as { http?: ServerOptions; keepAliveTimeout: number; requestTimeout: number; connectionTimeout: number; maxRequestsPerSocket: number };
     const handle = entry(handler as Handler);
     const server = createServer({ ...opts.http, connectionsCheckingInterval: checkingIntervalMs(opts.requestTimeout) }, (req, res) => {
-      connections.track(req, res);
-      handle(req, res);
+      if (connections.track(req, res)) handle(req, res);
     });
     server.on('connection', (socket: Duplex) => connections.open(socket));
     server.keepAliveTimeout = opts.keepAliveTimeout;

@@ -84,8 +84,8 @@ export function assetParam(raw: RawRead, name: string): string {
   return structTagParam(raw, name);
 }
 
-// Rust's u16::from_str: digits with an optional leading '+'.
-const U16 = /^\+?[0-9]{1,16}$/;
+// Rust's u16::from_str: digits with an optional leading '+', leading zeros of any length.
+const U16 = /^\+?[0-9]+$/;
 
 /** ?limit, as the node reads it (a u16); it stays in the key as sent, since pages depend on the node's maximum. */
 export function limitParam(raw: RawRead): string | undefined {

@@ -12,9 +12,11 @@ export type SimFaultMode = 'hang' | 'slow' | 'html' | 'reset' | 'status500' | 's
  * headerAhead: the answer with its ledger version header `versions` ahead (default: u64 max);
  * headerBehind: the answer with its seven ledger headers those of `versions` (default 1000) before the data;
  * wrongBody: the answer with other data, its status and headers unchanged: a JSON body's first digit
- * changed (a space added when it has none), another body's last byte.
+ * changed (a space added when it has none), another body's last byte;
+ * endlessBody: the answer's headers and body, chunked, then `bytes` of spaces (default 1 KiB) every
+ * 10 ms, never ending, until the client leaves.
  */
-export type SimHostileMode = 'gzipBomb' | 'hugeBody' | 'headerAhead' | 'headerBehind' | 'wrongBody';
+export type SimHostileMode = 'gzipBomb' | 'hugeBody' | 'headerAhead' | 'headerBehind' | 'wrongBody' | 'endlessBody';
 
 export interface SimFault {
   mode: SimFaultMode;
@@ -27,7 +29,7 @@ export interface SimFault {
   routes?: SimRoute[];
   /** only the next N matching requests are faulted (default: all until clear()) */
   count?: number;
-  /** gzipBomb: decoded size; hugeBody: body size */
+  /** gzipBomb: decoded size; hugeBody: body size; endlessBody: bytes per piece */
   bytes?: number;
   /** headerAhead, headerBehind: how many versions the ledger headers are off */
   versions?: bigint;
@@ -39,7 +41,21 @@ export interface SimFaults {
 }
 
 /** Every mode, in the order the sim CLI's --help lists them. */
-export const SIM_FAULT_MODES: readonly SimFaultMode[] = ['hang', 'slow', 'html', 'reset', 'status500', 'status429', 'empty', 'gzipBomb', 'hugeBody', 'headerAhead', 'headerBehind', 'wrongBody'];
+export const SIM_FAULT_MODES: readonly SimFaultMode[] = [
+  'hang',
+  'slow',
+  'html',
+  'reset',
+  'status500',
+  'status429',
+  'empty',
+  'gzipBomb',
+  'hugeBody',
+  'headerAhead',
+  'headerBehind',
+  'wrongBody',
+  'endlessBody',
+];
 
 export const SIM_DEFAULT_SLOW_MS = 1000;
 

@@ -10,11 +10,13 @@ import { writeHead, writeReply } from './http-io.js';
 import { simLedgerHeaders } from './ledger-headers.js';
 import type { SimContext, SimReply } from './reply.js';
 
-export const SIM_HOSTILE_MODES: readonly SimHostileMode[] = ['gzipBomb', 'hugeBody', 'headerAhead', 'headerBehind', 'wrongBody'];
+export const SIM_HOSTILE_MODES: readonly SimHostileMode[] = ['gzipBomb', 'hugeBody', 'headerAhead', 'headerBehind', 'wrongBody', 'endlessBody'];
 
 const GZIP_BOMB_BYTES = 1024 * 1024 * 1024;
 const HUGE_BODY_BYTES = 200 * 1000 * 1000;
 const BEHIND_VERSIONS = 1000n;
+const ENDLESS_PIECE_BYTES = 1024;
+const ENDLESS_EVERY_MS = 10;
 
 /** One gzip member of this many zeros; members in a row decode as one body. */
 const BOMB_MEMBER_BYTES = 1024 * 1024;
@@ -38,6 +40,8 @@ export function writeHostile(res: ServerResponse, fault: SimFault & { mode: SimH
       return writeHuge(res, out, fault.bytes ?? HUGE_BODY_BYTES);
     case 'wrongBody':
       return writeReply(res, { ...out, body: wrongBody(out) }, gzip);
+    case 'endlessBody':
+      return writeEndless(res, out, fault.bytes ?? ENDLESS_PIECE_BYTES);
   }
 }
 
@@ -112,4 +116,22 @@ function writeRepeated(res: ServerResponse, piece: Buffer, total: number): void 
     if (!res.destroyed) res.end();
   };
   more();
+}
+
+/**
+ * The answer, then spaces (JSON whitespace: the body never stops being a valid
+ * prefix) a piece every ENDLESS_EVERY_MS, for as long as the client reads: a
+ * node that never finishes its answer. Chunked: no length is ever reached.
+ */
+function writeEndless(res: ServerResponse, out: SimReply, bytes: number): void {
+  const piece = Buffer.alloc(bytes, 0x20);
+  writeHead(res, out.status, out.headers, null);
+  res.write(out.body);
+  const timer = setInterval(() => {
+    if (res.destroyed) return clearInterval(timer);
+    // A client that is not reading gets no more: the node waits, as a node's socket would.
+    if (res.writableNeedDrain) return;
+    res.write(piece);
+  }, ENDLESS_EVERY_MS);
+  res.once('close', () => clearInterval(timer));
 }

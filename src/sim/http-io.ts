@@ -66,9 +66,10 @@ export function writeReply(res: ServerResponse, out: SimReply, gzip: boolean): v
   res.end(body);
 }
 
-/** The status line and headers of a reply whose body of `length` bytes the caller writes. */
-export function writeHead(res: ServerResponse, status: number, headers: Record<string, string>, length: number): void {
-  const all: Record<string, string> = { ...headers, 'content-length': String(length) };
+/** The status line and headers of a reply whose body of `length` bytes (null: chunked, of no length known) the caller writes. */
+export function writeHead(res: ServerResponse, status: number, headers: Record<string, string>, length: number | null): void {
+  const all: Record<string, string> = { ...headers };
+  if (length !== null) all['content-length'] = String(length);
   res.sendDate = false;
   all.date = new Date().toUTCString();
   if (res.shouldKeepAlive) {

@@ -7,7 +7,8 @@ import { addressBytes } from '../wire/address.js';
 import { simHash } from './tables.js';
 
 export const SIM_MAX_PAGE_SIZE = 9999;
-const U16 = /^\+?[0-9]{1,16}$/;
+// Rust's u16::from_str: digits with an optional leading '+', leading zeros of any length.
+const U16 = /^\+?[0-9]+$/;
 
 /** ?limit: null when absent; not a u16 → 400 without ledger headers (the query does not parse). */
 export function pageLimit(query: URLSearchParams): number | null {

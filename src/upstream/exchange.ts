@@ -8,11 +8,13 @@
 // wire and again decoded (a compressed answer is decoded as a stream, so a small
 // body that inflates without end is abandoned at the cap, not decoded whole),
 // the proxy-wide budget of answer bytes in flight, and the exchange's deadline,
-// which runs until the last decoded byte.
+// which runs until the last decoded byte; a streamed answer's delivery deadline
+// runs until its last byte arrives, but not while its reader is not reading.
 import { Readable, type Transform } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Dispatcher } from 'undici';
 import type { AnswerBytes } from './answer-bytes.js';
+import { Countdown } from './countdown.js';
 import { AnswerBytesExhausted, AnswerTooLarge, AnswerUndecodable, ExchangeTimeout } from './exchange-errors.js';
 
 export { AnswerBytesExhausted, AnswerTooLarge, AnswerUndecodable, ExchangeTimeout } from './exchange-errors.js';
@@ -44,6 +46,11 @@ export interface ExchangeLimits {
    * whole: they are judged (and small).
    */
   stream?: boolean;
+  /**
+   * A streamed answer must be whole within `withinMs` of the exchange's start, not counting
+   * the time its reader was not reading: past it the stream is destroyed with `error()`.
+   */
+  delivery?: { withinMs: number; error: () => Error };
 }
 
 /** Decoders by Content-Encoding; their output arrives in chunks of this size. */
@@ -98,6 +105,9 @@ class AnswerReader {
   private decoder: Transform | undefined;
   /** the body streamed on, once the headers said to (limits.stream) */
   private streamed: Readable | undefined;
+  /** the streamed answer's delivery deadline (limits.delivery), running while its reader reads */
+  private delivering: Countdown | undefined;
+  private readonly startedAt: number; // performance.now(), when a delivery deadline counts from it
   private readonly maxBytes: number;
   private readonly timer: NodeJS.Timeout;
 
@@ -107,6 +117,7 @@ class AnswerReader {
     private readonly reject: (err: Error) => void,
   ) {
     this.maxBytes = limits.maxBytes ?? Number.POSITIVE_INFINITY;
+    this.startedAt = limits.delivery === undefined ? 0 : performance.now();
     this.timer = setTimeout(() => this.cut(new ExchangeTimeout()), limits.timeoutMs);
   }
 
@@ -166,22 +177,33 @@ class AnswerReader {
   private streamOn(): void {
     const stream = new Readable({
       read: () => {
-        if (this.controller?.paused) this.controller.resume();
+        if (!this.controller?.paused) return;
+        this.controller.resume();
+        this.delivering?.resume();
       },
-      // The reader went away (the client left): the exchange ends with it.
+      // The reader went away (the client left), or the node was too slow: the exchange ends with it.
       destroy: (err, done) => {
+        this.delivering?.stop();
         if (!stream.readableEnded) this.controller?.abort(err ?? new Error('the answer was not read to its end'));
         done(err);
       },
     });
     this.streamed = stream;
+    const delivery = this.limits.delivery;
+    if (delivery !== undefined) {
+      this.delivering = new Countdown(delivery.withinMs - (performance.now() - this.startedAt), () => stream.destroy(delivery.error()));
+    }
     this.settle();
     this.resolve({ status: this.status, headers: this.headers, body: EMPTY, stream });
   }
 
   private received(c: Controller, chunk: Buffer): void {
     if (this.streamed !== undefined) {
-      if (!this.streamed.push(chunk)) c.pause();
+      // The reader is behind: the node waits, and so does its deadline.
+      if (!this.streamed.push(chunk)) {
+        c.pause();
+        this.delivering?.pause();
+      }
       return;
     }
     if (this.settled) return;
@@ -220,6 +242,8 @@ class AnswerReader {
 
   private ended(): void {
     if (this.streamed !== undefined) {
+      // The node delivered it all; what the reader has yet to read is not the node's time.
+      this.delivering?.stop();
       this.streamed.push(null);
       return;
     }

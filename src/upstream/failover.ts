@@ -38,6 +38,8 @@ export interface FailoverOptions {
   onShed?: (reason: ShedReason) => void;
   /** told of every call to a node, for metrics */
   onCall?: (upstream: string, outcome: 'ok' | 'node_error' | 'failed', seconds: number) => void;
+  /** told of every streamed answer its node did not finish by the deadline, for metrics */
+  onUnfinished?: (upstream: string) => void;
 }
 
 /** How one call is routed and retried. */
@@ -198,9 +200,13 @@ export class Failover {
       if (own === undefined) return this.failed(node, err, call, attempts, seconds());
       answer = own;
     }
-    // A streamed answer holds its slot of the node's budget until its last byte is passed on (or its reader leaves).
-    if (answer.stream !== undefined) answer.stream.once('close', () => lease.release());
-    else lease.release();
+    // A streamed answer holds its slot of the node's budget until its last byte is passed on (or its reader leaves, or its deadline passes).
+    if (answer.stream !== undefined) {
+      answer.stream.once('close', () => lease.release());
+      answer.stream.once('error', (err) => this.unfinished(node, err, call));
+    } else {
+      lease.release();
+    }
     this.o.onCall?.(node.name, answer.status >= 500 ? 'node_error' : 'ok', seconds());
     if (answer.ledger !== null) this.o.nodes.observeAnswer(node, answer.ledger);
     if (node.quarantined) {
@@ -247,6 +253,17 @@ export class Failover {
     attempts.push(cause instanceof NodeError ? cause.message : `${node.label}: failed`);
     this.logUnexpected(node, cause, call);
     return null;
+  }
+
+  /** A streamed answer its node did not finish by the deadline: counted against the node and logged, once. */
+  private unfinished(node: NodeState, err: Error, call: NodeCall): void {
+    if (!(err instanceof NodeError && err.reason === 'deadline')) return;
+    this.o.onUnfinished?.(node.name);
+    const reqId = call.headers?.['x-request-id'];
+    this.o.logger.warn(
+      { reqId, upstream: node.name },
+      "upstream misbehaving: it did not deliver a passthrough answer whole by the deadline (routing.deadlineMs); the answer is cut off and the node's call ended",
+    );
   }
 
   /** A failure the node client does not name: its message and code at warn, its stack at debug, with the request's id. */

@@ -23,6 +23,12 @@ export interface NodeCall {
    * the answer keeps the node's headers. Errors must still be node-shaped.
    */
   passthrough?: boolean;
+  /**
+   * A passthrough answer must be whole by then (epoch ms), the time the client
+   * was not reading it not counted; past it the answer's stream ends with a
+   * NodeError whose reason is 'deadline', and the node's call is aborted.
+   */
+  deliverBy?: number;
   /** a probe: the answer says which vendor's ledger headers it carries */
   probe?: boolean;
   /** the proxy-wide budget of answer bytes in flight this answer counts against (absent for a probe: its answer is small, and it must not fail for the reads' load) */
@@ -107,6 +113,7 @@ export class NodeClient {
           head: call.method === 'HEAD',
           // A passthrough success goes on to the client as it arrives: it is neither judged nor kept.
           stream: call.passthrough === true,
+          delivery: call.deliverBy === undefined ? undefined : { withinMs: call.deliverBy - Date.now(), error: () => this.unfinished() },
         },
       ));
     } catch (err) {
@@ -116,6 +123,11 @@ export class NodeClient {
     if (stream !== undefined) answer.stream = stream;
     if (call.probe) answer.vendor = vendorOfHeaders(headers);
     return answer;
+  }
+
+  /** A streamed answer not whole by its deadline: the node's, since the client's reading is not counted. */
+  private unfinished(): NodeError {
+    return NodeError.unavailable(`upstream ${this.label}: did not deliver its whole answer within the deadline (routing.deadlineMs)`, 'deadline');
   }
 
   /** Why the exchange gave no answer, in the proxy's own words; the transport's error is kept as the cause, for the log. */

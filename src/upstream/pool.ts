@@ -56,8 +56,8 @@ export interface PoolOptions {
   onStepBack?: () => void;
   /** told when an established chain is replaced (a devnet reset) */
   onChainChange?: (from: number, to: number) => void;
-  /** told of every implausible snapshot a node answered, for metrics */
-  onMisbehaving?: (upstream: string, reason: Misbehaviour) => void;
+  /** told of every implausible snapshot a node answered, and of every passthrough answer it did not finish by the deadline ('unfinished'), for metrics */
+  onMisbehaving?: (upstream: string, reason: Misbehaviour | 'unfinished') => void;
   /** told of every node state change, for metrics */
   onTransition?: (upstream: string, state: NodeTransition) => void;
   /** the vendor the nodes must bear out (or that they name, with vendor: auto) */
@@ -114,6 +114,7 @@ export class UpstreamPool {
       logger: options.logger,
       onShed: options.onShed,
       onCall: options.onCall,
+      onUnfinished: (upstream) => options.onMisbehaving?.(upstream, 'unfinished'),
     });
   }
 
@@ -159,8 +160,10 @@ export class UpstreamPool {
     if (this.set.chainId() === undefined) throw NodeError.notReady(this.notReadyReason());
     // A version every node has pruned is the node's to judge (it may not even be a read route).
     const version = route.minVersion !== undefined && !this.isPruned(route.minVersion) ? route.minVersion : null;
-    const plan = { version, idempotent: route.idempotent, latest: false, deadline: Date.now() + this.deadlineMs, priority: route.priority, trace: route.trace };
-    return this.admitted(() => this.failover.run(call, plan), route.priority);
+    const deadline = Date.now() + this.deadlineMs;
+    const plan = { version, idempotent: route.idempotent, latest: false, deadline, priority: route.priority, trace: route.trace };
+    // The answer ends within the deadline too: it streams on after the call returns.
+    return this.admitted(() => this.failover.run({ ...call, deliverBy: deadline }, plan), route.priority);
   }
 
   /**

@@ -46,7 +46,7 @@ describe('proxy errors: raw_item', () => {
 
   it('ledger_version that is not a u64 → 400, no ledger headers, node not called', async () => {
     const { node, url } = await simBehindProxy();
-    const versions = ['-1', '%2B5', '+5', '1.0', 'abc', '18446744073709551616', '', '0x10', '1e3', '%201'];
+    const versions = ['-1', '%2B5', '+5', '1.0', 'abc', '18446744073709551616', `${'0'.repeat(40)}18446744073709551616`, '', '0x10', '1e3', '%201'];
     for (const v of versions) {
       const reply = await rawItem(url, hex(PRESENT), { version: v });
       expectInputError(reply, 'ledger_version', `ledger_version=${v}`);
@@ -58,9 +58,23 @@ describe('proxy errors: raw_item', () => {
     });
     expectInputError(twice, 'ledger_version', 'ledger_version twice');
     expect(served(node)).toBe(0);
-    // The largest u64 is one (the node has not reached it).
-    const max = await rawItem(url, hex(PRESENT), { version: '18446744073709551615' });
-    expect(errorBodyOf(max, 404).error_code).toBe('version_not_found');
+    // The largest u64 is one (the node has not reached it), however many zeros lead it.
+    for (const version of ['18446744073709551615', `${'0'.repeat(40)}18446744073709551615`]) {
+      const max = await rawItem(url, hex(PRESENT), { version });
+      expect(errorBodyOf(max, 404, version).error_code, version).toBe('version_not_found');
+    }
+  });
+
+  it('leading zeros of any length are the same version, as a node reads them: one node call, one entry', async () => {
+    const { node, url } = await simBehindProxy();
+    const first = await rawItem(url, hex(PRESENT), { version: `${'0'.repeat(70)}990` });
+    expect([first.status, first.headers['x-cache']]).toEqual([200, 'MISS']);
+    expect(first.body).toEqual(simTableItem(HANDLE, PRESENT, 990n));
+    // The node is asked for the number, not the spelling.
+    expect(node.counters.requests.filter((r) => r.url.includes('/raw_item')).map((r) => r.url)).toEqual([`/v1/tables/${HANDLE}/raw_item?ledger_version=990`]);
+    const again = await rawItem(url, hex(PRESENT), { version: 990 });
+    expect([again.status, again.headers['x-cache']]).toEqual([200, 'HIT']);
+    expect(node.counters.byRoute.raw_item).toBe(1);
   });
 
   it('wrong or missing content type → 400 naming the content type, node not called', async () => {
@@ -169,7 +183,8 @@ describe('proxy errors: raw_item', () => {
     const body = JSON.stringify({ key: hex(PRESENT) });
     const accepts: Array<string | undefined> = ['application/json', undefined, '*/*', 'text/html', 'application/*', 'application/json, application/x-bcs', 'application/json;q=0.1, application/x-bcs'];
     for (const accept of accepts) {
-      for (const version of ['', '?ledger_version=1000']) {
+      // A version with a long run of leading zeros is a version: the Accept rule answers, as on a node.
+      for (const version of ['', '?ledger_version=1000', `?ledger_version=${'0'.repeat(70)}1`]) {
         const headers: Record<string, string> = { 'content-type': 'application/json' };
         if (accept !== undefined) headers.accept = accept;
         const reply = await rawItemBody(url, body, headers, `/v1/tables/${HANDLE}/raw_item${version}`);

@@ -136,6 +136,22 @@ describe('simulated node controls', () => {
       expect(answer.body.length).toBe(3 * 1024 * 1024 + 5);
     });
 
+    it("'endlessBody' sends the answer, then spaces a piece at a time, and never ends", async () => {
+      sim.faults.set({ mode: 'endlessBody', bytes: 100 });
+      const res = await request(sim.url + '/v1/view', VIEW);
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['content-length']).toBeUndefined();
+      expect(res.headers['x-node-ledger-version']).toBe('1000');
+      let received = Buffer.alloc(0);
+      for await (const chunk of res.body) {
+        received = Buffer.concat([received, chunk as Buffer]);
+        // The answer and several pieces came, and it goes on.
+        if (received.length >= 5 + 5 * 100) break;
+      }
+      expect(received.subarray(0, 5).toString()).toBe('["3"]');
+      expect(received.subarray(5).every((b) => b === 0x20)).toBe(true);
+    });
+
     it("'headerAhead' moves only the ledger version header: to u64 max, or by versions", async () => {
       sim.faults.set({ mode: 'headerAhead' });
       const far = await call(sim, '/v1/view', VIEW);

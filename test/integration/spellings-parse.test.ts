@@ -6,6 +6,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Connections } from '../../src/http/connections.js';
 import { Cors } from '../../src/http/cors.js';
 import { NodeCosts } from '../../src/http/costs.js';
 import { Edge } from '../../src/http/edge.js';
@@ -55,7 +56,7 @@ async function serve(
     trustedPeer: () => false,
     headroom: () => 1,
   });
-  const entry = publicEntry({ requestIds: new RequestIds(true), parser, responder, edge, account, bodyLimitBytes: 1024 * 1024 }, next);
+  const entry = publicEntry({ requestIds: new RequestIds(true), parser, responder, edge, account, bodyLimitBytes: 1024 * 1024, connections: new Connections() }, next);
   const server = createServer(entry.handle);
   servers.push(server);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

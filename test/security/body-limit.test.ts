@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import type { SimNode } from '../../src/sim/index.js';
 import { proxy, sim, QUIET_ROUTING } from '../helpers/proxy.js';
-import { chunked, expectNodeErrorBody, httpRequest, rawHttp, type RawReply } from '../helpers/raw-socket.js';
+import { chunked, expectNodeErrorBody, httpRequest, rawExchange, rawHttp, rawReplies, type RawReply } from '../helpers/raw-socket.js';
 
 const LIMIT = 1024;
 
@@ -76,5 +76,19 @@ describe('the body limit holds on every route', () => {
       expect(performance.now() - started, label).toBeLessThan(2000);
     }
     expect(reached(node)).toEqual([]);
+  });
+
+  it('on a cached route, the 400 ends its connection: a request pipelined after the unread body gets no reply and reaches no node', async () => {
+    const { node, url } = await setup();
+    const over = httpRequest('POST /v1/view?ledger_version=990 HTTP/1.1', ['host: x', 'connection: keep-alive', 'content-type: application/json'], bodyOf('view', LIMIT + 1));
+    const pipelined = 'GET /v1/accounts/0x77/transactions HTTP/1.1\r\nhost: x\r\n\r\n';
+    const outcome = await rawExchange(Number(new URL(url).port), Buffer.concat([over, Buffer.from(pipelined)]), { untilClose: true, timeoutMs: 3000 });
+    expect(outcome.timedOut, 'the proxy closed the connection').toBe(false);
+    const replies = rawReplies(outcome.received, true);
+    expect(replies.map((r) => r.status)).toEqual([400]);
+    expect(replies[0]!.headers.connection).toBe('close');
+    // A passthrough sent after it reaches the node after anything forwarded before it.
+    await rawHttp(url, 'GET /v1/accounts/0x88/transactions HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n');
+    expect(reached(node)).toEqual(['GET /v1/accounts/0x88/transactions (0 bytes)']);
   });
 });

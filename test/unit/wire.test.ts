@@ -16,8 +16,14 @@ describe('u64', () => {
     ['0', 0n],
     ['007', 7n],
     ['18446744073709551615', 18446744073709551615n],
+    // Leading zeros of any length mean the same number, as in Rust's u64::from_str.
+    ['0'.repeat(70) + '1', 1n],
+    ['0'.repeat(100), 0n],
+    ['0'.repeat(40) + '18446744073709551615', 18446744073709551615n],
   ])('accepts %s', (text, value) => expect(parseU64(text)).toBe(value));
-  it.each(['-1', '+5', '1.0', 'abc', '18446744073709551616', '', ' 1', '1e3', '0x10'])('refuses %j', (text) => expect(parseU64(text)).toBeNull());
+  it.each(['-1', '+5', '1.0', 'abc', '18446744073709551616', '0'.repeat(40) + '18446744073709551616', '1' + '0'.repeat(20), '0'.repeat(70) + '1x', '', ' 1', '1e3', '0x10'])('refuses %j', (text) =>
+    expect(parseU64(text)).toBeNull(),
+  );
 });
 
 describe('media type', () => {
