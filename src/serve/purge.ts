@@ -83,6 +83,13 @@ export class CachePurge {
         const purged = scope.scope === 'all' ? await shared.purgeAll() : scope.scope === 'family' ? await shared.purgeRange(scope.family, scope.from, scope.to) : await shared.purgeKey(key!);
         if (scope.scope !== 'all') done.redisEntries = purged.deleted;
         done.announced = purged.announced;
+        if (purged.widened !== undefined && scope.scope === 'family') {
+          const { fromVersion, toVersion } = purged.widened;
+          this.o.logger.warn(
+            { family: scope.family, fromVersion, toVersion },
+            'cache purge: the family had many range purges on record, now one over these versions: every entry of it in them from before is read afresh',
+          );
+        }
       } catch (err) {
         done.redis = 'failed';
         this.o.logger.warn({ scope: scope.scope, err: (err as Error).message }, 'cache purge: redis did not answer; its entries are not purged');
