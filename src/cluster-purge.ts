@@ -4,7 +4,8 @@
 // then the others purge their memory, taking the generation the first moved to,
 // so no worker reads the old one after the answer. Each worker is waited for
 // within a bound: one that is silent is named in the answer, never waited on
-// for ever.
+// for ever. A request is parsed by the workers, with the vendor their nodes
+// named: the primary asks no node.
 import type { Worker } from 'node:cluster';
 import { type ErrorCode, type ErrorStatus, NodeError } from './errors.js';
 import type { PurgeReport } from './http/purge.js';
@@ -41,6 +42,9 @@ export async function purgeWorkers(channel: WorkerChannel, scope: PurgeScope, re
     workers: { answered: done.length, unanswered },
   };
   if (lead?.redisEntries !== undefined) report.redisEntries = lead.redisEntries;
+  // What a request named, as a worker parsed it with the vendor the nodes named.
+  const named = done.find((d) => d.named !== undefined)?.named;
+  if (named !== undefined) report.named = named;
   if (scope.scope === 'all' && lead?.generation !== undefined) report.generation = lead.generation;
   return report;
 }

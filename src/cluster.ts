@@ -18,7 +18,7 @@ import type { Config } from './config/index.js';
 import { buildAdminServer, type Readiness } from './http/admin.js';
 import { ledgerHeaderNames } from './ledger/headers.js';
 import { purgeCounter } from './metrics.js';
-import { readRoutes, routeMatcher } from './routes/table.js';
+import { readRoutes } from './routes/table.js';
 import { vendorNames } from './wire/vendor.js';
 import { clusterMetrics, WorkerChannel } from './worker-channel.js';
 
@@ -104,7 +104,8 @@ function adminFor(config: Config, logger: Logger, channel: WorkerChannel, count:
   // The purges are counted here, where they are asked for, and added to the workers' metrics.
   const own = new Registry();
   const purges = purgeCounter([own]);
-  // The primary does not probe the nodes: under vendor: auto it parses a purged request as the default vendor's.
+  // The primary does not probe the nodes, so under vendor: auto it knows no vendor:
+  // a purged request is parsed by the workers, and the route families are the same whatever the vendor.
   const vendor = vendorNames(config.vendor === 'auto' ? 'node' : config.vendor);
   const routes = readRoutes(vendor);
   return buildAdminServer({
@@ -120,7 +121,6 @@ function adminFor(config: Config, logger: Logger, channel: WorkerChannel, count:
     headerNames: ledgerHeaderNames(vendor.headerPrefix),
     purge: {
       run: (scope) => purgeWorkers(channel, scope, config.cache.redis !== undefined),
-      routes: routeMatcher(routes),
       families: new Set(routes.map((r) => r.family)),
       logger,
       counted: (scope) => purges.labels(scope).inc(),

@@ -12,7 +12,7 @@ import type { ReadRequest } from '../wire/read-request.js';
  * old entries are simply never looked up again instead of being misread, and
  * releases sharing one Redis during an upgrade do not overwrite each other's.
  */
-const KEY_SCHEME = 'lp4';
+const KEY_SCHEME = 'lp5';
 
 /**
  * The unambiguous serialisation: every field but the last is either

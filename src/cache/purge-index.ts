@@ -5,6 +5,9 @@
 // <generation>:<family>:<hour>`). A set expires once every entry written into it
 // has (no entry lives longer than maxTtlSeconds), so the index holds at most the
 // entries written in the last maxTtlSeconds, whether or not the nodes prune.
+// Redis may evict a set under maxmemory like any other key: the index frees what
+// it still holds at once, and the purge's record (purge-records.ts) keeps every
+// entry it names from being read again, the index's or not.
 import type { RedisCommands } from './redis-commands.js';
 
 /** A set per hour of writing, or fewer, longer ones when maxTtlSeconds is long. */

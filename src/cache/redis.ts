@@ -1,11 +1,12 @@
 // The shared tier: pinned answers in Redis (single node or Cluster), binary-encoded
 // (codec.ts), with the fill lock (fill-lock.ts) and the fill channel
 // (fill-channel.ts) the read path uses across instances, and the purges that
-// reach every instance (purge-channel.ts, purge-index.ts). It FAILS OPEN: Redis
-// being down, slow or restarting costs a miss, never an error to a client.
+// reach every instance (purge-channel.ts, purge-index.ts, purge-records.ts). It
+// FAILS OPEN: Redis being down, slow or restarting costs a miss, never an error
+// to a client.
 import { LRUCache } from 'lru-cache';
 import type { StoredAnswer } from '../wire/read-request.js';
-import { type EntryFault, encodeAnswer, readEntry } from './codec.js';
+import { type EntryFault, encodeAnswer, entryFamily, entryPurges, readEntry } from './codec.js';
 import { FillChannel } from './fill-channel.js';
 import { tryFillLock } from './fill-lock.js';
 import { CacheGeneration } from './generation.js';
@@ -51,7 +52,7 @@ export class RedisStore implements AnswerStore {
     const subscriber = redisClient(options, 'fill-channel');
     this.#fills = new FillChannel(this.#commands, subscriber);
     this.generation = options.generation ?? new CacheGeneration();
-    this.#purges = new PurgeChannel(this.#commands, subscriber.redis, this.generation);
+    this.#purges = new PurgeChannel(this.#commands, subscriber.redis, this.generation, options.maxTtlSeconds);
     this.#index = options.maxTtlSeconds === undefined ? undefined : new PurgeIndex(this.#commands, options.maxTtlSeconds);
   }
 
@@ -90,9 +91,15 @@ export class RedisStore implements AnswerStore {
     }
     if (raw === null) return undefined;
     const answer = readEntry(raw);
-    if (typeof answer !== 'string') return answer;
-    this.#corrupt(key, answer, raw.length);
-    return undefined;
+    if (typeof answer === 'string') {
+      this.#corrupt(key, answer, raw.length);
+      return undefined;
+    }
+    // Named by a range purge made since it was written: gone, whether or not the index still had it.
+    const records = this.#purges.records;
+    const purges = entryPurges(raw);
+    if (purges < records.newest && records.names(purges, entryFamily(raw), answer.version)) return undefined;
+    return answer;
   }
 
   /**
@@ -113,7 +120,9 @@ export class RedisStore implements AnswerStore {
   /**
    * ttlSeconds undefined or Infinity = no expiry; otherwise rounded up to whole
    * seconds (Redis EX). A ttl that is not positive stores nothing: it has expired.
-   * `family`: the answer's route family, under which it is indexed for purges (maxTtlSeconds).
+   * `family`: the answer's route family, under which it is indexed for purges
+   * (maxTtlSeconds) and which its mark names, with the purges known here now
+   * (purge-records.ts).
    */
   async set(key: string, answer: StoredAnswer, ttlSeconds?: number, family?: string): Promise<void> {
     if (ttlSeconds !== undefined && !(ttlSeconds > 0)) return;
@@ -121,7 +130,7 @@ export class RedisStore implements AnswerStore {
     if (!commands.usable('set')) return;
     let value: Buffer;
     try {
-      value = encodeAnswer(answer);
+      value = encodeAnswer(answer, { family: family ?? '', purges: this.#purges.purges });
     } catch (err) {
       commands.fail('encode', err);
       return;
@@ -176,8 +185,9 @@ export class RedisStore implements AnswerStore {
 
   /**
    * Deletes the indexed entries of `family` with versions in [from, to] (to null:
-   * no upper bound) and tells the other processes; `deleted`: how many there
-   * were. Rejects when Redis fails.
+   * no upper bound), records the range so that no entry it names is read again,
+   * the index's or not (purge-records.ts), and tells the other processes;
+   * `deleted`: how many the index held. Rejects when Redis fails.
    */
   async purgeRange(family: string, from: bigint, to: bigint | null): Promise<Announcement & { deleted: number }> {
     if (!this.#commands.usable('purge')) throw new Error('redis is not connected');

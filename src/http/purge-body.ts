@@ -4,8 +4,9 @@
 //   {"request": {"method": "POST", "path": "/v1/view?ledger_version=N", "body": "…",
 //                "headers": {"content-type": "…", "accept": "…"}}}   or "bodyHex": "0x…"
 // It becomes a PurgeScope, plain JSON that crosses to the workers, which each
-// process turns into the CacheScope it purges: a request is parsed by the proxy's
-// one parser (read-parser.ts), so it names the very key a read of it would.
+// process turns into the CacheScope it purges: a request is parsed there, by the
+// proxy's one parser (read-parser.ts) with the routes of the vendor the nodes
+// named, so it names the very key a read of it would.
 import { NodeError } from '../errors.js';
 import type { RouteMatcher } from '../routes/table.js';
 import type { CacheScope } from '../serve/read-through.js';
@@ -26,8 +27,12 @@ export type PurgeScope = { scope: 'all' } | { scope: 'family'; family: string; f
 
 const refused = (why: string): NodeError => NodeError.badRequest(`cache purge: ${why}`);
 
-/** The scope a purge body asks for, or the 400 that says what is wrong with it. `families`: every cached route family. */
-export function purgeScopeOf(body: Buffer, families: ReadonlySet<string>, routes: RouteMatcher): PurgeScope | NodeError {
+/**
+ * The scope a purge body asks for, or the 400 that says what is wrong with it.
+ * `families`: every cached route family. A request is checked for its shape here;
+ * whether the proxy caches it is for cacheScopeOf to say, where it is purged.
+ */
+export function purgeScopeOf(body: Buffer, families: ReadonlySet<string>): PurgeScope | NodeError {
   let parsed: unknown;
   try {
     parsed = JSON.parse(body.toString('utf8'));
@@ -41,10 +46,7 @@ export function purgeScopeOf(body: Buffer, families: ReadonlySet<string>, routes
   if (asked[0] === 'all') return o.all === true && Object.keys(o).length === 1 ? { scope: 'all' } : refused('"all" must be true, alone');
   if (asked[0] === 'family') return familyScope(o, families);
   const request = requestOf(o);
-  if (request instanceof NodeError) return request;
-  const scope: PurgeScope = { scope: 'request', request };
-  const read = cacheScopeOf(scope, routes);
-  return read instanceof NodeError ? read : scope;
+  return request instanceof NodeError ? request : { scope: 'request', request };
 }
 
 /** The CacheScope a process purges: a request parsed into its canonical read, or the 400 it is refused with. */

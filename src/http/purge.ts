@@ -19,9 +19,11 @@ export interface PurgeReport extends Omit<PurgeDone, 'redis' | 'announced'> {
 }
 
 export interface PurgeRouteDeps {
-  /** runs a purge: in this process, or through the primary in every worker */
+  /**
+   * runs a purge: in this process, or through the primary in every worker. A
+   * request is parsed there, by the vendor the nodes named (a primary knows none).
+   */
   run(scope: PurgeScope): Promise<PurgeReport | NodeError>;
-  routes: RouteMatcher;
   /** every cached route family */
   families: ReadonlySet<string>;
   logger: Logger;
@@ -36,15 +38,15 @@ export interface PurgeReply {
 
 /** The admin's purge, answered: what was purged, or the 400 (or 503 not ready) that says why nothing was. */
 export async function purgeReply(body: Buffer, deps: PurgeRouteDeps): Promise<PurgeReply | NodeError> {
-  const scope = purgeScopeOf(body, deps.families, deps.routes);
+  const scope = purgeScopeOf(body, deps.families);
   if (scope instanceof NodeError) return scope;
   const report = await deps.run(scope);
   if (report instanceof NodeError) return report;
   deps.counted(scope.scope);
   // In this order; an absent count is left out (JSON has no undefined). The
   // purge's number among Redis's (PurgeDone.announced) is the workers' business.
-  const { generation, memoryEntries, redis, redisEntries, workers } = report;
-  const purged = { ...described(scope, deps.routes), generation, memoryEntries, redis, redisEntries, workers };
+  const { generation, memoryEntries, redis, redisEntries, workers, named } = report;
+  const purged = { ...described(scope, named), generation, memoryEntries, redis, redisEntries, workers };
   const unanswered = report.workers?.unanswered ?? [];
   const incomplete = report.redis === 'failed' || report.redis === 'unknown' || unanswered.length > 0;
   if (!incomplete) {
@@ -72,25 +74,30 @@ export function localPurges(
 ): { here: (scope: PurgeScope, order: PurgeOrder) => Promise<PurgeDone | NodeError>; route: PurgeRouteDeps } {
   const matcher = routeMatcher(routes);
   const here = (scope: PurgeScope, order: PurgeOrder): Promise<PurgeDone | NodeError> => purgeHere(purge, matcher, scope, order);
-  return { here, route: { run: (scope) => here(scope, { shared: true }), routes: matcher, families: new Set(routes.map((r) => r.family)), logger, counted } };
+  return { here, route: { run: (scope) => here(scope, { shared: true }), families: new Set(routes.map((r) => r.family)), logger, counted } };
 }
 
-/** A purge run in this process (`order.shared`: Redis too), for the admin listener or a worker. */
+/**
+ * A purge run in this process (`order.shared`: Redis too), for the admin listener
+ * or a worker. A request is parsed here, by the routes of the vendor the nodes
+ * named, into the key its reads use; not before the nodes have named it.
+ */
 export async function purgeHere(purge: CachePurge, routes: RouteMatcher, scope: PurgeScope, order: PurgeOrder): Promise<PurgeDone | NodeError> {
+  const refused = scope.scope === 'request' ? purge.requestRefusal() : undefined;
+  if (refused !== undefined) return refused;
   const parsed = cacheScopeOf(scope, routes);
   if (parsed instanceof NodeError) return parsed;
   try {
-    return await purge.run(parsed, order);
+    const done = await purge.run(parsed, order);
+    return parsed.scope === 'request' ? { ...done, named: { family: parsed.read.route.family, version: versionOf(parsed.read) } } : done;
   } catch (err) {
     return NodeError.from(err);
   }
 }
 
-/** What the purge named, for the answer and the log line: never a request's path or body, only its family and version. */
-function described(scope: PurgeScope, routes: RouteMatcher): Record<string, unknown> {
+/** What the purge named, for the answer and the log line: never a request's path or body, only its family and version (`named`, as parsed where it ran). */
+function described(scope: PurgeScope, named: PurgeDone['named']): Record<string, unknown> {
   if (scope.scope === 'all') return { scope: 'all' };
   if (scope.scope === 'family') return { scope: 'family', family: scope.family, fromVersion: scope.fromVersion, ...(scope.toVersion === null ? {} : { toVersion: scope.toVersion }) };
-  const parsed = cacheScopeOf(scope, routes);
-  if (parsed instanceof NodeError || parsed.scope !== 'request') return { scope: 'request' };
-  return { scope: 'request', family: parsed.read.route.family, version: versionOf(parsed.read) };
+  return { scope: 'request', family: named?.family, version: named?.version };
 }

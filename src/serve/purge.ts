@@ -34,6 +34,8 @@ export interface PurgeDone {
   generation?: number;
   /** its number among the purges of that Redis, when this process purged Redis */
   announced?: number;
+  /** a request's purge: the family and version of the entry it named, as this process parsed it (http/purge.ts) */
+  named?: { family: string; version?: string };
 }
 
 /** How the process that purges Redis is told to, and how the others are told what it did. */
@@ -83,6 +85,13 @@ export class CachePurge {
         const purged = scope.scope === 'all' ? await shared.purgeAll() : scope.scope === 'family' ? await shared.purgeRange(scope.family, scope.from, scope.to) : await shared.purgeKey(key!);
         if (scope.scope !== 'all') done.redisEntries = purged.deleted;
         done.announced = purged.announced;
+        if (purged.widened !== undefined && scope.scope === 'family') {
+          const { fromVersion, toVersion } = purged.widened;
+          this.o.logger.warn(
+            { family: scope.family, fromVersion, toVersion },
+            'cache purge: the family had many range purges on record, now one over these versions: every entry of it in them from before is read afresh',
+          );
+        }
       } catch (err) {
         done.redis = 'failed';
         this.o.logger.warn({ scope: scope.scope, err: (err as Error).message }, 'cache purge: redis did not answer; its entries are not purged');
@@ -143,10 +152,20 @@ export class CachePurge {
     return memory.purge((text: string, answer: StoredAnswer) => answer.version >= from && (to === null || answer.version <= to) && names.has(routeNameOfKey(text) ?? ''));
   }
 
-  /** The key text of a pinned request on the nodes' chain, in the current generation. */
+  /**
+   * Why a request cannot be purged yet: the nodes have not said the chain its
+   * key names, nor (vendor: auto) the vendor it is parsed and keyed by; the
+   * chain is known only once the vendor is. undefined once they have.
+   */
+  requestRefusal(): NodeError | undefined {
+    if (this.o.nodes.chainId() !== undefined) return undefined;
+    return NodeError.notReady(this.o.nodes.notReadyReason?.() ?? 'the chain the nodes are on is not known yet');
+  }
+
+  /** The key text of a pinned request on the nodes' chain, with the vendor they named, in the current generation. */
   private keyOf(read: ReadRequest): string {
     const chain = this.o.nodes.chainId();
-    if (chain === undefined) throw NodeError.notReady(this.o.nodes.notReadyReason?.() ?? 'the chain the nodes are on is not known yet');
+    if (chain === undefined) throw this.requestRefusal()!;
     return cacheKeyText(this.o.vendor.vendor, chain, read, read.version, this.o.generation.current);
   }
 }

@@ -188,6 +188,20 @@ describe('POST /cache/purge', () => {
     await expectServed(node, () => view(a.url, 990), 'HIT memory', 'and that one was');
   });
 
+  it('a request before the nodes have named their vendor and chain: 503 not ready, whatever it is, and nothing counted', async () => {
+    // Nothing listens there: no node answers, so no vendor and no chain is known.
+    const silent = `http://127.0.0.1:${await freePort()}`;
+    const p = await proxy([{ url: silent }], { admin: { host: '127.0.0.1', port: await freePort() }, routing: { probeIntervalMs: 50 }, cache: { memory: { maxBytes: 1_000_000 } } });
+    const admin = p.app.adminUrl()!;
+    // The view's media types are the vendor's: until the nodes name it, no request can be told good or bad.
+    for (const type of ['application/json', 'application/x.aptos.view_function+bcs']) {
+      const reply = await purge(admin, { request: { method: 'POST', path: '/v1/view?ledger_version=990', body: '{}', headers: { 'content-type': type } } });
+      expectStatus(reply, 503, type);
+      expect(reply.json().message, type).toMatch(/^not ready: /);
+    }
+    expect(await purges({ ...p, admin })).toMatchObject({ request: 0 });
+  });
+
   it('bad bodies get a node-shaped 400, purge nothing and are not counted', async () => {
     const node = await sim();
     const a = await purgeable(node);

@@ -3,7 +3,7 @@
 // in Redis (SPEC §7, DESIGN "Cache keys and entries").
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { decodeAnswer, FORMAT_V3 } from '../../src/cache/codec.js';
+import { decodeAnswer, FORMAT_V4 } from '../../src/cache/codec.js';
 import { BALANCE, balanceAt, cacheOf, expectStatus, hex, itemAt, OWNER, PRESENT, redisEntryKeys, served, tally, warmConnections } from '../helpers/cache.js';
 import { MAX_TTL_SECONDS, PREFIX, redisProxy } from '../helpers/redis-cache.js';
 import { until } from '../helpers/until.js';
@@ -179,15 +179,15 @@ describe('entries in Redis', () => {
     for (const key of keys) {
       expect(key, 'prefix + a hash, no client input').toMatch(/^test:[0-9a-f]{64}$/);
       const raw = (await client.getBuffer(key))!;
-      expect(raw[0], 'format byte').toBe(FORMAT_V3);
+      expect(raw[0], 'format byte').toBe(FORMAT_V4);
       expect(() => JSON.parse(raw.toString('utf8')), 'not JSON').toThrow();
       const answer = decodeAnswer(raw);
       expect(answer, 'decodes').toBeDefined();
       expect(answer!.status).toBe(200);
       // The body is stored as its own bytes before the 4-byte checksum, not base64.
       expect(raw.subarray(raw.length - 4 - answer!.body.length, raw.length - 4).equals(answer!.body)).toBe(true);
-      // A few header bytes (status, version, gas, content type) and the body: no text encoding around it.
-      expect(raw.length, 'entry size').toBeLessThanOrEqual(answer!.body.length + 64);
+      // A few header bytes (status, version, purge mark, gas, content type) and the body: no text encoding around it.
+      expect(raw.length, 'entry size').toBeLessThanOrEqual(answer!.body.length + 80);
       found.push({ version: answer!.version, body: answer!.body, gas: answer!.gasUsed, type: answer!.contentType });
 
       const ttl = await client.ttl(key);

@@ -1,11 +1,14 @@
 // The Redis side of a purge, on RedisStore against its own redis-server (and a
 // one-node Redis Cluster): the index deletes exactly the versions in range, past
-// 2^53 and across batches; its sets expire; a lost purge hash is written back
-// with the generation the processes have; one store's purges reach another's
-// listener.
+// 2^53 and across batches; its sets expire; a range purge's record refuses what
+// the index lost, is folded past its bound and written back into a lost hash; a
+// lost purge hash is written back with the generation the processes have; one
+// store's purges reach another's listener.
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
+import { encodeAnswer } from '../../src/cache/codec.js';
 import { CacheGeneration } from '../../src/cache/generation.js';
+import { MAX_RECORDS_PER_FAMILY } from '../../src/cache/purge-records.js';
 import { RedisStore, type RedisStoreOptions } from '../../src/cache/redis.js';
 import type { PurgeNotice } from '../../src/cache/purge-channel.js';
 import type { StoredAnswer } from '../../src/wire/read-request.js';
@@ -104,6 +107,66 @@ describe('RedisStore purges', () => {
     await b.whenReady(1000);
     expect(await client.hget(`${prefix}purge`, 'generation')).toBe('1');
     expect((await c.purgeAll()).generation, 'the next purge moves past every generation in use').toBe(2);
+  });
+
+  it('refuses an entry a range purge names that the index lost; a lost hash gets the records back from a store that has them', async () => {
+    const prefix = `p${++prefixes}:`;
+    const a = await store({ url: server.url }, prefix);
+    const b = await store({ url: server.url }, prefix);
+    const client = inspector(server.url);
+    // Entries written before the purge (their writer knew of no purge), which no index set holds.
+    const before = { family: 'view', purges: 0 };
+    await client.set(`${prefix}named`, encodeAnswer(answerAt(5n), before));
+    await client.set(`${prefix}outside`, encodeAnswer(answerAt(50n), before));
+    await client.set(`${prefix}other`, encodeAnswer(answerAt(5n), { family: 'accounts', purges: 0 }));
+
+    expect((await a.purgeRange('view', 0n, 9n)).deleted).toBe(0);
+    expect(await a.get('named'), 'named by the purge').toBeUndefined();
+    await until(async () => (await b.get('named')) === undefined, 2000, 'B heard the purge');
+    for (const s of [a, b]) {
+      expect(await s.get('outside'), 'above the range').toBeDefined();
+      expect(await s.get('other'), 'another family').toBeDefined();
+    }
+    await a.set('named', answerAt(5n), 60, 'view');
+    expect(await b.get('named'), 'written since the purge').toBeDefined();
+
+    // The hash is lost (eviction): a store started now knows of no purge, until one that does writes it back.
+    await client.set(`${prefix}named`, encodeAnswer(answerAt(5n), before));
+    await client.del(`${prefix}purge`);
+    const c = await store({ url: server.url }, prefix);
+    expect(await c.get('named'), 'C, on the lost hash').toBeDefined();
+    await b.whenReady(1000);
+    expect(await client.hgetall(`${prefix}purge`)).toMatchObject({ purges: '1', 'range:1': expect.stringMatching(/^\d+ view 0 9$/) });
+    await c.whenReady(1000);
+    expect(await c.get('named'), 'C, once the records are back').toBeUndefined();
+  });
+
+  it('folds the range records of a family past its bound into one, which still names every entry they did', async () => {
+    const prefix = `p${++prefixes}:`;
+    const s = await store({ url: server.url }, prefix);
+    const client = inspector(server.url);
+    const ranges = Array.from({ length: MAX_RECORDS_PER_FAMILY }, (_, i) => [BigInt(100 + i * 10), BigInt(105 + i * 10)] as const);
+    for (const [from, to] of ranges) expect((await s.purgeRange('view', from, to)).widened).toBeUndefined();
+    await s.purgeRange('blocks', 0n, null);
+    const folding = await s.purgeRange('view', 0n, 1n);
+    const top = String(ranges.at(-1)![1]);
+    expect(folding.widened).toEqual({ fromVersion: '0', toVersion: top });
+    const fields = Object.entries(await client.hgetall(`${prefix}purge`)).filter(([field]) => field.startsWith('range:'));
+    expect(fields.map(([, value]) => value.replace(/^\d+ /, ''))).toEqual(['blocks 0 -', `view 0 ${top}`]);
+
+    const before = { family: 'view', purges: 0 };
+    for (const [key, version] of [
+      ['first', 100n],
+      ['last', ranges.at(-1)![1]],
+      ['between', 107n],
+      ['above', ranges.at(-1)![1] + 1n],
+    ] as const) {
+      await client.set(`${prefix}${key}`, encodeAnswer(answerAt(version), before));
+    }
+    expect(await s.get('first')).toBeUndefined();
+    expect(await s.get('last')).toBeUndefined();
+    expect(await s.get('between'), 'between two ranges: read afresh, once folded').toBeUndefined();
+    expect(await s.get('above')).toBeDefined();
   });
 
   it('works on a Redis Cluster', async () => {

@@ -2,7 +2,7 @@
 // open while the server is killed, restarted or stalled.
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { decodeAnswer, FORMAT_V3 } from '../../src/cache/codec.js';
+import { decodeAnswer, FORMAT_V4 } from '../../src/cache/codec.js';
 import { RedisStore, type RedisStoreOptions } from '../../src/cache/redis.js';
 import type { FillLock } from '../../src/cache/store.js';
 import type { StoredAnswer } from '../../src/wire/read-request.js';
@@ -62,7 +62,7 @@ describe('RedisStore in Redis', () => {
     const redis = server.client();
     expect(await redis.keys(`${prefix}*`)).toEqual([`${prefix}abc`]);
     const raw = (await redis.getBuffer(`${prefix}abc`))!;
-    expect(raw[0]).toBe(FORMAT_V3);
+    expect(raw[0]).toBe(FORMAT_V4);
     expect(() => JSON.parse(raw.toString('utf8'))).toThrow();
     expect(raw.subarray(raw.length - 4 - sample.body.length, raw.length - 4).equals(sample.body)).toBe(true);
     expect(decodeAnswer(raw)).toEqual(sample);

@@ -1,12 +1,14 @@
 // A cache purge with server.workers: 2, through the built CLI: the primary serves
 // the admin listener, so it orders the purge of both workers' memory tiers, and of
 // Redis once; a worker that does not answer is named in the answer after a bound,
-// not waited for. The purge is counted once, on the primary's /metrics.
+// not waited for; a request is parsed by the workers, with the vendor the nodes
+// named. The purge is counted once, on the primary's /metrics.
 import { request } from 'undici';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import type { SimNode } from '../../src/sim/index.js';
-import { BALANCE, OWNER, served } from '../helpers/cache.js';
+import { SIM_MODULE_ADDRESS, type SimNode } from '../../src/sim/index.js';
+import { encodeViewRequest } from '../../src/wire/view-bcs.js';
+import { BALANCE, hex, OWNER, served, u64le } from '../helpers/cache.js';
 import { type Cli, configFile, startCli, useCliBuild } from '../helpers/cli.js';
 import { freePort } from '../helpers/free-port.js';
 import { sim } from '../helpers/proxy.js';
@@ -68,15 +70,27 @@ async function read(url: string): Promise<string> {
   return `${res.headers['x-cache']}${res.headers['x-cache-tier'] ? ` ${res.headers['x-cache-tier']}` : ''}`;
 }
 
+/** The body of 0x1::sim::add(2, 40) as BCS, the way the Aptos SDK sends a view. */
+const ADD_BCS = Buffer.from(encodeViewRequest({ address: SIM_MODULE_ADDRESS, module: 'sim', function: 'add', typeArgs: [], args: [u64le(2n), u64le(40n)] }));
+const APTOS_BCS = 'application/x.aptos.view_function+bcs';
+
+/** view@990 with a BCS body in the aptos nodes' media type, as read() does: resolves with its X-Cache (and tier). */
+async function readBcs(url: string): Promise<string> {
+  const res = await request(`${url}/v1/view?ledger_version=990`, { method: 'POST', reset: true, headers: { 'content-type': APTOS_BCS, accept: 'application/json' }, body: ADD_BCS });
+  expect(await res.body.text()).toBe('["42"]');
+  expect(res.statusCode).toBe(200);
+  return `${res.headers['x-cache']}${res.headers['x-cache-tier'] ? ` ${res.headers['x-cache-tier']}` : ''}`;
+}
+
 /**
  * Reads until `count` replies did not come from a worker's memory tier: each
  * worker's first read of the key (a MISS, or a Redis hit), after which it holds it.
  */
-async function readUntilNotFromMemory(url: string, count: number): Promise<void> {
+async function readUntilNotFromMemory(url: string, count: number, reader = read): Promise<void> {
   let seen = 0;
   await until(
     async () => {
-      if ((await read(url)) !== 'HIT memory') seen++;
+      if ((await reader(url)) !== 'HIT memory') seen++;
       return seen >= count;
     },
     15_000,
@@ -126,6 +140,23 @@ describe('a cache purge with server.workers: 2', () => {
     }
     // Each worker reads the key afresh once: from the node, or from Redis after the other filled it.
     await readUntilNotFromMemory(cli.url, 2);
+    expect(served(node), 'one more node call between both workers').toBe(2);
+  });
+
+  it('purges a request keyed with the vendor the nodes named (vendor: auto), which the primary does not know', async () => {
+    const node = await sim({ vendor: 'aptos' });
+    const { admin, cli } = await startWorkers(node, redis.url);
+    await readUntilNotFromMemory(cli.url, 2, readBcs);
+    expect(served(node), 'one node call: the other worker found it in Redis').toBe(1);
+
+    const request = { method: 'POST', path: '/v1/view?ledger_version=990', bodyHex: hex(ADD_BCS), headers: { 'content-type': APTOS_BCS, accept: 'application/json' } };
+    const reply = await json(`${admin}/cache/purge`, { request });
+    expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+    expect(reply.body).toEqual({
+      purged: { scope: 'request', family: 'view', version: '990', memoryEntries: 2, redis: 'purged', redisEntries: 1, workers: { answered: 2, unanswered: [] } },
+    });
+    // Each worker reads the key afresh once: from the node, or from Redis after the other filled it.
+    await readUntilNotFromMemory(cli.url, 2, readBcs);
     expect(served(node), 'one more node call between both workers').toBe(2);
   });
 
