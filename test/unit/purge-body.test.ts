@@ -3,10 +3,9 @@
 import { describe, expect, it } from 'vitest';
 import { NodeError } from '../../src/errors.js';
 import { purgeScopeOf } from '../../src/http/purge-body.js';
-import { routeMatcher } from '../../src/routes/table.js';
 
 const FAMILIES = new Set(['view', 'raw_item']);
-const scopeOf = (body: unknown) => purgeScopeOf(Buffer.from(JSON.stringify(body)), FAMILIES, routeMatcher([]));
+const scopeOf = (body: unknown) => purgeScopeOf(Buffer.from(JSON.stringify(body)), FAMILIES);
 
 describe('purge body versions', () => {
   it('leading zeros of any length name the same version', () => {
