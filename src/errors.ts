@@ -24,6 +24,8 @@ export const ERROR_CODES = [
   'web_framework_error',
   'bcs_not_supported',
   'api_disabled',
+  // A node shedding load (aptos-core's memory admission gate): 503, retry shortly.
+  'overloaded',
   // The proxy's own, at the edge (SPEC-edge §2–3): a node never answers these.
   'unauthorized',
   'forbidden',
@@ -58,6 +60,7 @@ export type ErrorReason =
   | 'node_timeout'
   | 'node_broken'
   | 'overloaded'
+  | 'node_shedding'
   | 'node_budget'
   | 'deadline'
   | 'rate_limited'
@@ -92,6 +95,14 @@ export class NodeError extends Error {
   /** The proxy could not get an answer from a node; `reason` says why. */
   static unavailable(message: string, reason: ErrorReason = 'no_node', headers: Record<string, string> = {}): NodeError {
     return new NodeError(503, 'internal_error', message, null, reason, headers);
+  }
+
+  /**
+   * Every node that could answer is shedding load (each answered `overloaded`,
+   * or is backing off after it did): the nodes' own code, and when to come back.
+   */
+  static nodesShedding(message: string, retryAfterSeconds: number): NodeError {
+    return new NodeError(503, 'overloaded', message, null, 'node_shedding', { 'retry-after': String(retryAfterSeconds) });
   }
 
   /** Nothing is served before the chain is known (SPEC §8): the one not-ready reply. */

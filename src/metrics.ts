@@ -45,6 +45,7 @@ const PROXY_ERROR_REASONS: readonly ErrorReason[] = [
   'node_timeout',
   'node_broken',
   'overloaded',
+  'node_shedding',
   'node_budget',
   'rate_limited',
   'unauthorized',
@@ -93,7 +94,7 @@ export class Metrics {
     this.coalesced = new Counter({ name: 'ledger_proxy_coalesced_total', help: 'Requests that shared another identical request’s node call', labelNames: ['endpoint'], registers });
     this.proxyErrors = new Counter({
       name: 'ledger_proxy_errors_total',
-      help: 'Error replies the proxy made itself (not a node error relayed), by reason: bad_input, not_ready, pruned, rate_limited, no_node, …',
+      help: 'Error replies the proxy made itself (not a node error relayed), by reason: bad_input, not_ready, pruned, rate_limited, no_node, node_shedding, …',
       labelNames: ['reason'],
       registers,
     });

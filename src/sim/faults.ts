@@ -45,7 +45,21 @@ export interface SimFaults {
 }
 
 /** Every mode, in the order the sim CLI's --help lists them. */
-export const SIM_FAULT_MODES: readonly SimFaultMode[] = ['hang', 'slow', 'html', 'reset', 'status500', 'status429', 'empty', 'overloaded', 'gzipBomb', 'hugeBody', 'headerAhead', 'headerBehind', 'wrongBody'];
+export const SIM_FAULT_MODES: readonly SimFaultMode[] = [
+  'hang',
+  'slow',
+  'html',
+  'reset',
+  'status500',
+  'status429',
+  'empty',
+  'overloaded',
+  'gzipBomb',
+  'hugeBody',
+  'headerAhead',
+  'headerBehind',
+  'wrongBody',
+];
 
 /** The path a node's load shedding lets through: its health check, so liveness probes still pass. */
 const SHEDDING_EXEMPT = /\/-\/healthy$/;

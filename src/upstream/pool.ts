@@ -13,7 +13,7 @@ import type { ReadRequest } from '../wire/read-request.js';
 import type { NodeAnswer } from './answer.js';
 import { AnswerBytes } from './answer-bytes.js';
 import { PRIORITY_SHARE, type Priority, type ShedFirst } from './budgets.js';
-import { type Call, Failover, RETRY_SOON, type ShedReason } from './failover.js';
+import { type Call, type CallOutcome, Failover, RETRY_SOON, type ShedReason } from './failover.js';
 import type { ProbeSchedule } from './health.js';
 import { NodeLeases } from './lease.js';
 import { NodeSet } from './node-set.js';
@@ -51,7 +51,7 @@ export interface PoolOptions {
   /** told of every read shed, by reason, for metrics */
   onShed?: (reason: ShedReason) => void;
   /** told of every call to a node, for metrics */
-  onCall?: (upstream: string, outcome: 'ok' | 'node_error' | 'failed', seconds: number) => void;
+  onCall?: (upstream: string, outcome: CallOutcome, seconds: number) => void;
   /** told of every latest reply below a version already reported (a failover) */
   onStepBack?: () => void;
   /** told when an established chain is replaced (a devnet reset) */

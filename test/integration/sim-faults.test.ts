@@ -87,7 +87,10 @@ describe('simulated node controls', () => {
     it("'overloaded' answers as a node's memory admission gate: 503 overloaded, plain JSON, on every path but /-/healthy", async () => {
       sim.faults.set({ mode: 'overloaded', count: 3 });
       const shedBody = { message: 'Server is shedding load; please retry shortly', error_code: 'overloaded', vm_error_code: null };
-      for (const [path, init] of [['/v1', {}], ['/v1/view', VIEW]] as const) {
+      for (const [path, init] of [
+        ['/v1', {}],
+        ['/v1/view', VIEW],
+      ] as const) {
         const shed = await call(sim, path, { ...init, headers: { ...('headers' in init ? init.headers : {}), 'accept-encoding': 'gzip', origin: 'https://wallet.example' } });
         expect([shed.status, shed.headers['content-type'], JSON.parse(shed.body.toString())], path).toEqual([503, 'application/json', shedBody]);
         expect(shed.headers['x-node-ledger-version'], path).toBeUndefined();
