@@ -51,6 +51,7 @@ export type ErrorStatus = (typeof ERROR_STATUSES)[number] | (typeof PROXY_ERROR_
 export type ErrorReason =
   | 'node'
   | 'bad_input'
+  | 'undecodable'
   | 'not_found'
   | 'not_implemented'
   | 'pruned'
@@ -90,6 +91,14 @@ export class NodeError extends Error {
   /** Malformed client input: a node answers these with 400 web_framework_error. */
   static badRequest(message: string): NodeError {
     return new NodeError(400, 'web_framework_error', message, null, 'bad_input');
+  }
+
+  /**
+   * Input a node refuses in its handler, after reading its ledger (a BCS view
+   * body that does not decode): 400 invalid_input, with the ledger headers.
+   */
+  static refusedAtLedger(message: string): NodeError {
+    return new NodeError(400, 'invalid_input', message, null, 'undecodable');
   }
 
   /** The proxy could not get an answer from a node; `reason` says why. */

@@ -38,6 +38,7 @@ export function purgeCounter(registers: Registry[]): Counter<'scope'> {
 }
 const PROXY_ERROR_REASONS: readonly ErrorReason[] = [
   'bad_input',
+  'undecodable',
   'not_ready',
   'pruned',
   'no_node',
