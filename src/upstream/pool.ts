@@ -85,6 +85,8 @@ export interface CallFor {
   readonly requestId?: string;
   readonly priority?: Priority;
   readonly trace?: TraceScope;
+  /** the client's SDK header (x-aptos-client): a node's operators see which SDK called */
+  readonly sdkClient?: { readonly name: string; readonly value: string };
 }
 
 export class UpstreamPool {
@@ -244,10 +246,12 @@ export class UpstreamPool {
   }
 }
 
-/** A read as a node call: its Accept, its body and the request id it is made for. */
+/** A read as a node call: its Accept, its body, and the request id and SDK it is made for (a shared call: the first caller's). */
 function readCall(req: ReadRequest, context: CallFor | undefined): Call {
   const headers: Record<string, string> = { accept: req.accept };
   if (req.contentType !== undefined) headers['content-type'] = req.contentType;
   if (context?.requestId !== undefined) headers['x-request-id'] = context.requestId;
+  const sdk = context?.sdkClient;
+  if (sdk !== undefined) headers[sdk.name] = sdk.value;
   return { method: req.method, path: req.path, headers, body: req.method === 'POST' ? req.body : undefined };
 }
