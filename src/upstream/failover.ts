@@ -16,7 +16,7 @@ import type { NodeCall } from './node-client.js';
 import type { NodeSet, SnapshotVerdict } from './node-set.js';
 import { BrokenCircuitError, CountedFailure, type NodeState, type ProbeRecord } from './node-state.js';
 import { betterFallback, firstUseful, isNodeSpecific } from './outcomes.js';
-import { isOverloaded, shedBackOffMs, sheddingError } from './shedding.js';
+import { isOverloaded, NodeShedding, shedBackOffMs, sheddingError } from './shedding.js';
 
 export type ShedReason = 'overload' | 'budget' | 'answer_bytes';
 
@@ -200,10 +200,11 @@ export class Failover {
     try {
       // Through the node's circuit: a transport failure, a 5xx or an implausible
       // snapshot counts against it, a success closes a half-open one; a hedge we
-      // cancel counts as nothing.
+      // cancel, or load shedding, counts as nothing.
       answer = await node.guard(() => this.judged(node, call, plan, probedAtSend));
     } catch (err) {
       lease.release();
+      if (err instanceof NodeShedding) return this.shedding(node, err, attempts, seconds());
       const own = err instanceof CountedFailure ? (err.answer as NodeAnswer | undefined) : undefined;
       if (own === undefined) return this.failed(node, err, call, attempts, seconds());
       answer = own;
@@ -211,12 +212,6 @@ export class Failover {
     // A streamed answer holds its slot of the node's budget until its last byte is passed on (or its reader leaves).
     if (answer.stream !== undefined) answer.stream.once('close', () => lease.release());
     else lease.release();
-    if (isOverloaded(answer)) {
-      node.shed(shedBackOffMs(answer.retryAfterMs, this.s.probeIntervalMs));
-      this.o.onCall?.(node.name, 'overloaded', seconds());
-      attempts.push(`${node.label}: shedding load (overloaded)`);
-      return null;
-    }
     this.o.onCall?.(node.name, answer.status >= 500 ? 'node_error' : 'ok', seconds());
     if (answer.ledger !== null) this.o.nodes.observeAnswer(node, answer.ledger);
     if (node.quarantined) {
@@ -227,7 +222,7 @@ export class Failover {
     return answer;
   }
 
-  /** The node's answer, judged: a 5xx or an implausible snapshot is thrown as a CountedFailure; load shedding is neither. */
+  /** The node's answer, judged: a 5xx or an implausible snapshot is thrown as a CountedFailure, load shedding as NodeShedding. */
   private async judged(node: NodeState, call: NodeCall, plan: CallPlan, probedAtSend: ProbeRecord | null): Promise<NodeAnswer> {
     let got: NodeAnswer;
     try {
@@ -236,11 +231,19 @@ export class Failover {
       // A hedge we cancelled, or an answer shed for the proxy's own load, says nothing of the node.
       throw call.signal?.aborted || isShed(err) ? err : new CountedFailure(err);
     }
-    if (isOverloaded(got)) return got;
+    if (isOverloaded(got)) throw new NodeShedding(got.retryAfterMs);
     const verdict = await this.o.nodes.judge(node, got, { latest: plan.latest, probedAtSend, receivedAt: node.clock(), timeoutMs: call.timeoutMs });
     if (verdict !== null) throw new CountedFailure(new ImplausibleAnswer(verdict));
     if (got.status >= 500) throw new CountedFailure(null, got);
     return got;
+  }
+
+  /** The node shed load: it is left alone for a moment, without blame, and the call goes on to another node. */
+  private shedding(node: NodeState, shed: NodeShedding, attempts: string[], seconds: number): null {
+    node.shed(shedBackOffMs(shed.retryAfterMs, this.s.probeIntervalMs));
+    this.o.onCall?.(node.name, 'overloaded', seconds);
+    attempts.push(`${node.label}: shedding load (overloaded)`);
+    return null;
   }
 
   /** A call that got no answer to use: why, in `attempts`; a shed call ends the read. */

@@ -24,7 +24,7 @@ export function shedBackOffMs(retryAfterMs: number | undefined, probeIntervalMs:
   return retryAfterMs !== undefined ? Math.min(retryAfterMs, MAX_BACK_OFF_MS) : Math.min(probeIntervalMs, DEFAULT_BACK_OFF_MS);
 }
 
-/** A probe the node answered `overloaded`: no answer, and no failure. */
+/** The node answered `overloaded`, thrown through its circuit: neither a failure nor a success. */
 export class NodeShedding extends Error {
   constructor(readonly retryAfterMs: number | undefined) {
     super('the node is shedding load');

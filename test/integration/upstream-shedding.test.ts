@@ -130,6 +130,21 @@ describe('a node shedding load (503 overloaded)', () => {
     expect(app.pool.nodes[0].circuit()).toBe('closed');
   });
 
+  it('load shedding counts neither against the circuit nor for it: failures around it still add up', async () => {
+    const { first, url, app } = await pair({ breaker: { failureThreshold: 2, openMs: 10_000 } });
+    const state = app.pool.nodes[0];
+    first.faults.set({ mode: 'status500', routes: ['raw_item'], count: 1 });
+    expect((await freshRead(url)).status).toBe(200);
+    first.faults.set({ mode: 'overloaded', routes: ['raw_item'], count: 1 });
+    expect((await freshRead(url)).status).toBe(200);
+    expect(state.circuit()).toBe('closed');
+    await until(() => !state.shedding, 3000, 'the back-off over');
+    first.faults.set({ mode: 'status500', routes: ['raw_item'], count: 1 });
+    expect((await freshRead(url)).status).toBe(200);
+    expect(calls(first), 'the node was asked each time').toBe(3);
+    expect(state.circuit(), 'two failures in a row, the shed answer between them not counted').toBe('open');
+  });
+
   it('a probe that gets overloaded marks nothing down: no failure, no down transition, the last snapshot kept', async () => {
     const { first, app } = await pair({ probeIntervalMs: 50 });
     const state = app.pool.nodes[0];
