@@ -24,6 +24,8 @@ export const ERROR_CODES = [
   'web_framework_error',
   'bcs_not_supported',
   'api_disabled',
+  // A node shedding load (aptos-core's memory admission gate): 503, retry shortly.
+  'overloaded',
   // The proxy's own, at the edge (SPEC-edge §2–3): a node never answers these.
   'unauthorized',
   'forbidden',
@@ -49,6 +51,7 @@ export type ErrorStatus = (typeof ERROR_STATUSES)[number] | (typeof PROXY_ERROR_
 export type ErrorReason =
   | 'node'
   | 'bad_input'
+  | 'undecodable'
   | 'not_found'
   | 'not_implemented'
   | 'pruned'
@@ -58,6 +61,7 @@ export type ErrorReason =
   | 'node_timeout'
   | 'node_broken'
   | 'overloaded'
+  | 'node_shedding'
   | 'node_budget'
   | 'deadline'
   | 'rate_limited'
@@ -89,9 +93,25 @@ export class NodeError extends Error {
     return new NodeError(400, 'web_framework_error', message, null, 'bad_input');
   }
 
+  /**
+   * Input a node refuses in its handler, after reading its ledger (a BCS view
+   * body that does not decode): 400 invalid_input, with the ledger headers.
+   */
+  static refusedAtLedger(message: string): NodeError {
+    return new NodeError(400, 'invalid_input', message, null, 'undecodable');
+  }
+
   /** The proxy could not get an answer from a node; `reason` says why. */
   static unavailable(message: string, reason: ErrorReason = 'no_node', headers: Record<string, string> = {}): NodeError {
     return new NodeError(503, 'internal_error', message, null, reason, headers);
+  }
+
+  /**
+   * Every node that could answer is shedding load (each answered `overloaded`,
+   * or is backing off after it did): the nodes' own code, and when to come back.
+   */
+  static nodesShedding(message: string, retryAfterSeconds: number): NodeError {
+    return new NodeError(503, 'overloaded', message, null, 'node_shedding', { 'retry-after': String(retryAfterSeconds) });
   }
 
   /** Nothing is served before the chain is known (SPEC §8): the one not-ready reply. */

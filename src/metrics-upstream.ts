@@ -3,7 +3,7 @@
 // reads that stepped back, and reads shed rather than queued.
 import { Counter, Histogram, type Registry } from 'prom-client';
 
-export const UPSTREAM_OUTCOMES = ['ok', 'node_error', 'failed'] as const;
+export const UPSTREAM_OUTCOMES = ['ok', 'node_error', 'overloaded', 'failed'] as const;
 export const SHED_REASONS = ['overload', 'budget', 'answer_bytes'] as const;
 const MISBEHAVING_REASONS = ['ahead', 'behind', 'unfinished'] as const;
 
@@ -19,7 +19,7 @@ export class UpstreamMetrics {
   constructor(registers: Registry[], upstreams: () => ReadonlyArray<{ name: string }>) {
     this.calls = new Counter({
       name: 'ledger_proxy_upstream_requests_total',
-      help: 'Calls to nodes, by node and outcome (ok, node_error, failed)',
+      help: 'Calls to nodes, by node and outcome (ok, node_error, overloaded: the node shed load, failed)',
       labelNames: ['upstream', 'outcome'],
       registers,
       collect() {
@@ -44,7 +44,7 @@ export class UpstreamMetrics {
     });
     this.transitions = new Counter({
       name: 'ledger_proxy_upstream_transitions_total',
-      help: 'Node state changes, by node and new state (down, up, breaker_open, breaker_closed, quarantined, released, lagging, caught_up; chain_adopted with no node)',
+      help: 'Node state changes, by node and new state (down, up, breaker_open, breaker_closed, quarantined, released, lagging, caught_up, shedding, admitting; chain_adopted with no node)',
       labelNames: ['upstream', 'state'],
       registers,
     });

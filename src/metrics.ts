@@ -38,6 +38,7 @@ export function purgeCounter(registers: Registry[]): Counter<'scope'> {
 }
 const PROXY_ERROR_REASONS: readonly ErrorReason[] = [
   'bad_input',
+  'undecodable',
   'not_ready',
   'pruned',
   'no_node',
@@ -45,6 +46,7 @@ const PROXY_ERROR_REASONS: readonly ErrorReason[] = [
   'node_timeout',
   'node_broken',
   'overloaded',
+  'node_shedding',
   'node_budget',
   'rate_limited',
   'unauthorized',
@@ -93,7 +95,7 @@ export class Metrics {
     this.coalesced = new Counter({ name: 'ledger_proxy_coalesced_total', help: 'Requests that shared another identical request’s node call', labelNames: ['endpoint'], registers });
     this.proxyErrors = new Counter({
       name: 'ledger_proxy_errors_total',
-      help: 'Error replies the proxy made itself (not a node error relayed), by reason: bad_input, not_ready, pruned, rate_limited, no_node, …',
+      help: 'Error replies the proxy made itself (not a node error relayed), by reason: bad_input, not_ready, pruned, rate_limited, no_node, node_shedding, …',
       labelNames: ['reason'],
       registers,
     });

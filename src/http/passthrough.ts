@@ -12,6 +12,7 @@ import type { TraceScope } from '../tracing/scope.js';
 import { parseU64 } from '../wire/u64.js';
 import { exchangeOf } from './exchange.js';
 import type { ReplyWriter } from './reply.js';
+import { sdkClientOf } from './sdk-client.js';
 
 /** A passthrough request as a node gets it: path (with the query) under /v1, and the client's end-to-end headers. */
 export interface PassthroughCall {
@@ -39,6 +40,8 @@ export interface PassthroughDeps {
    */
   forward(call: PassthroughCall, minVersion: bigint | undefined, priority: Priority | undefined, trace?: TraceScope): Promise<PassthroughAnswer>;
   writer: ReplyWriter;
+  /** the name of the client's SDK header (x-<vendor>-client): it goes on only when well-formed (sdk-client.ts) */
+  sdkClientHeader?(): string;
 }
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
@@ -115,6 +118,8 @@ export function registerPassthrough(app: FastifyInstance, deps: PassthroughDeps)
     const headers = clientHeaders(request.headers);
     // The node sees the request's id as the proxy gave it, not a client's it did not keep.
     if (exchange !== undefined) headers['x-request-id'] = exchange.requestId;
+    const sdkHeader = deps.sdkClientHeader?.();
+    if (sdkHeader !== undefined && sdkClientOf(request.headers, sdkHeader) === undefined) delete headers[sdkHeader];
     let answer: PassthroughAnswer;
     try {
       answer = await deps.forward({ method, path: request.url, headers, body }, pinnedVersion(request.query), exchange?.tenant?.priority, exchange?.trace);

@@ -19,11 +19,13 @@ import { Cors } from './cors.js';
 import { NodeCosts } from './costs.js';
 import { Edge } from './edge.js';
 import { publicEntry } from './entry.js';
+import type { Exchange } from './exchange.js';
 import { Limits } from './limits.js';
 import { type PassthroughDeps, registerPassthrough } from './passthrough.js';
 import { ReadParser, spellingBytesFor } from './read-parser.js';
 import { ReplyWriter } from './reply.js';
 import { RequestIds } from './request-id.js';
+import { type SdkClient, sdkClientOf } from './sdk-client.js';
 import { ReadResponder } from './responder.js';
 import { buildHttpServer } from './server.js';
 import { TenantDirectory } from './tenants.js';
@@ -74,7 +76,9 @@ export async function buildPublicListener(deps: PublicListenerDeps): Promise<Pub
   });
   const account = requestAccounting(metrics, logger, clientAddress, (exchange) => edge.settle(exchange));
   const parser = new ReadParser(routeMatcher(deps.routes), spellingBytesFor(config.cache.memory.maxBytes));
-  const responder = new ReadResponder({ read: deps.read, nodeCallRefusal: (exchange) => edge.nodeWorkRefusal(exchange), parser, writer, account });
+  const sdkClientHeader = (): string => deps.headerNames.client;
+  const sdkClient = (exchange: Exchange): SdkClient | undefined => sdkClientOf(exchange.req.headers, sdkClientHeader());
+  const responder = new ReadResponder({ read: deps.read, nodeCallRefusal: (exchange) => edge.nodeWorkRefusal(exchange), sdkClient, parser, writer, account });
   const http = await buildHttpServer({
     bodyLimitBytes: config.server.bodyLimitBytes,
     requestTimeoutMs: config.server.requestTimeoutMs,
@@ -85,7 +89,7 @@ export async function buildPublicListener(deps: PublicListenerDeps): Promise<Pub
         { requestIds: new RequestIds(config.server.trustRequestId), parser, responder, edge, account, bodyLimitBytes: config.server.bodyLimitBytes, connections, tracing: deps.tracing },
         next,
       ),
-    passthrough: config.passthrough ? (app) => registerPassthrough(app, { forward: deps.forward, writer }) : undefined,
+    passthrough: config.passthrough ? (app) => registerPassthrough(app, { forward: deps.forward, writer, sdkClientHeader }) : undefined,
   });
   return { http, tenants, limits };
 }

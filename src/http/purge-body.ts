@@ -57,6 +57,7 @@ export function cacheScopeOf(scope: PurgeScope, routes: RouteMatcher): CacheScop
   const read = parseRead(routes, method, path, headers, parseHexBytes(bodyHex) ?? Buffer.alloc(0));
   if (read === undefined) return refused(`${method} ${path.split('?', 1)[0]} is not a cached route`);
   if (read instanceof NodeError) return refused(`the request is one the proxy refuses (${read.code}): ${read.message}`);
+  if (read.refusedAtLedger !== undefined) return refused(`the request is one the proxy refuses (invalid_input): ${read.refusedAtLedger}`);
   if (read.version === null && read.route.pin === 'version') {
     return refused('the request names no ledger_version: a latest read is stored under the version it was read at; purge that version, or by family and version range');
   }

@@ -10,12 +10,15 @@ import type { Accounting } from './accounting.js';
 import type { Exchange } from './exchange.js';
 import type { Parsed, ReadParser } from './read-parser.js';
 import type { ReplyWriter } from './reply.js';
+import type { SdkClient } from './sdk-client.js';
 
 export interface ResponderDeps {
   /** the read path (ReadThrough.read): synchronous on a memory hit; throws or rejects with the proxy's own errors */
   read(req: ReadRequest, context: ReadContext): ReadResult | Promise<ReadResult>;
   /** the refusal of a node call for this exchange (its tenant's node units are spent), or null */
   nodeCallRefusal(exchange: Exchange): NodeError | null;
+  /** the client's SDK header to pass on to the node calls made for the exchange (sdk-client.ts) */
+  sdkClient?(exchange: Exchange): SdkClient | undefined;
   parser: ReadParser;
   writer: ReplyWriter;
   account: Accounting;
@@ -60,11 +63,11 @@ export class ReadResponder {
   }
 }
 
-/** A read's context as serve/ sees it: the exchange's request id, its tenant's priority and node units, its span. */
+/** A read's context as serve/ sees it: the exchange's request id, its tenant's priority and node units, its span, its SDK. */
 class ExchangeContext implements ReadContext {
   constructor(
     private readonly exchange: Exchange,
-    private readonly deps: Pick<ResponderDeps, 'nodeCallRefusal'>,
+    private readonly deps: Pick<ResponderDeps, 'nodeCallRefusal' | 'sdkClient'>,
   ) {}
 
   get requestId(): string {
@@ -77,6 +80,10 @@ class ExchangeContext implements ReadContext {
 
   get trace(): ReadContext['trace'] {
     return this.exchange.trace;
+  }
+
+  get sdkClient(): SdkClient | undefined {
+    return this.deps.sdkClient?.(this.exchange);
   }
 
   nodeCallRefusal(): NodeError | null {

@@ -13,6 +13,8 @@ export interface LedgerHeaderNames {
   oldestBlockHeight: string;
   gasUsed: string;
   cursor: string;
+  /** the SDK a client names itself by (x-aptos-client), passed on to nodes */
+  client: string;
 }
 
 /** Lower-case header names for a prefix such as "x-node-". */
@@ -27,6 +29,7 @@ export function ledgerHeaderNames(prefix: string): LedgerHeaderNames {
     oldestBlockHeight: `${prefix}oldest-block-height`,
     gasUsed: `${prefix}gas-used`,
     cursor: `${prefix}cursor`,
+    client: `${prefix}client`,
   };
 }
 

@@ -98,10 +98,11 @@ export function parseView(raw: RawRead, vendor: VendorNames): ReadRequest {
     accept: format === 'bcs' ? BCS_TYPE : JSON_TYPE,
   };
   if (type === vendor.viewBcsMediaType) {
-    if (decodeViewRequest(raw.body) === null) {
-      throw NodeError.badRequest('parse request payload error: the body is not a BCS view function request');
-    }
-    return { ...common, identity: `bcs\n${raw.body.toString('hex')}`, contentType: vendor.viewBcsMediaType };
+    const read: ReadRequest = { ...common, identity: `bcs\n${raw.body.toString('hex')}`, contentType: vendor.viewBcsMediaType };
+    // A node takes any bytes here and decodes them in its handler, after reading its ledger.
+    const { reason } = decodeViewRequest(raw.body);
+    if (reason !== undefined) read.refusedAtLedger = `Failed to deserialize input into ViewRequest: ${reason}`;
+    return read;
   }
   if (type !== JSON_TYPE) {
     throw NodeError.badRequest(`unsupported content type '${raw.contentType ?? 'none'}': view takes ${JSON_TYPE} or ${vendor.viewBcsMediaType}`);

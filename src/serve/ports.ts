@@ -18,6 +18,8 @@ export interface ReadContext {
    * the lookup's for the node calls it makes (they carry its traceparent)
    */
   readonly trace?: TraceScope;
+  /** the client's SDK header (x-aptos-client), when well-formed: the node calls made for the read carry it */
+  readonly sdkClient?: { readonly name: string; readonly value: string };
   /** null when the request may make a node call; else the refusal (its tenant's node units are spent) */
   nodeCallRefusal(): NodeError | null;
 }

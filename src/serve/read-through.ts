@@ -55,6 +55,7 @@ const VERIFY_OFF: VerifySettings = { mode: 'off', sampleRatio: 0 };
 
 export class ReadThrough {
   private readonly nodes: NodeReader;
+  private readonly watermark: Watermark;
   private readonly pinned: PinnedReads;
   private readonly latest: LatestReads;
   /** purges of this process's tiers, and of Redis when ordered */
@@ -62,6 +63,7 @@ export class ReadThrough {
 
   constructor(o: ReadThroughOptions) {
     this.nodes = o.nodes;
+    this.watermark = o.watermark;
     const settings = o.redisSettings;
     const shared = o.redis !== undefined && settings !== undefined ? { store: o.redis, settings } : undefined;
     const tiers = new CacheTiers(o.memory, shared?.store, settings?.maxTtlSeconds ?? 0, o.pruneClock);
@@ -80,7 +82,22 @@ export class ReadThrough {
    */
   read(req: ReadRequest, context?: ReadContext): Promise<ReadResult> | ReadResult {
     const chain = this.chain();
+    if (req.refusedAtLedger !== undefined) throw this.refusedAtLedger(req, req.refusedAtLedger);
     return req.version === null && req.route.pin === 'version' ? this.latest.read(req, chain, context) : this.pinned.read(req, chain, context);
+  }
+
+  /**
+   * Input a node refuses once it has read its ledger (a BCS view body that does
+   * not decode): what the node answers, without asking one. Its version checks
+   * come first: 410 below every node's history, 404 beyond the newest version
+   * the proxy knows a node has.
+   */
+  private refusedAtLedger(req: ReadRequest, message: string): NodeError {
+    const at = req.version;
+    if (at !== null && this.nodes.isPruned(at)) return NodeError.pruned(at);
+    const latest = this.watermark.current();
+    if (at !== null && latest !== null && at > latest.ledgerVersion) return NodeError.versionNotFound(at, latest.ledgerVersion);
+    return NodeError.refusedAtLedger(message);
   }
 
   /** The chain to key entries under; a read while it is not known is refused. */

@@ -3,7 +3,11 @@
 // the hostile modes (a node that answers, but not as a node should) are in hostile.ts.
 import type { SimRoute } from './routes.js';
 
-export type SimFaultMode = 'hang' | 'slow' | 'html' | 'reset' | 'status500' | 'status429' | 'empty' | SimHostileMode;
+/**
+ * overloaded: a node shedding load (aptos-core's memory admission gate): 503
+ * `overloaded` as plain JSON, no ledger headers, on every path but `/-/healthy`.
+ */
+export type SimFaultMode = 'hang' | 'slow' | 'html' | 'reset' | 'status500' | 'status429' | 'empty' | 'overloaded' | SimHostileMode;
 
 /**
  * A node that answers, but with something a proxy must not take as it comes:
@@ -33,6 +37,8 @@ export interface SimFault {
   bytes?: number;
   /** headerAhead, headerBehind: how many versions the ledger headers are off */
   versions?: bigint;
+  /** overloaded: a Retry-After to send, in seconds (a node's gate sends none) */
+  retryAfterSeconds?: number;
 }
 
 export interface SimFaults {
@@ -49,6 +55,7 @@ export const SIM_FAULT_MODES: readonly SimFaultMode[] = [
   'status500',
   'status429',
   'empty',
+  'overloaded',
   'gzipBomb',
   'hugeBody',
   'headerAhead',
@@ -56,6 +63,9 @@ export const SIM_FAULT_MODES: readonly SimFaultMode[] = [
   'wrongBody',
   'endlessBody',
 ];
+
+/** The path a node's load shedding lets through: its health check, so liveness probes still pass. */
+const SHEDDING_EXEMPT = /\/-\/healthy$/;
 
 export const SIM_DEFAULT_SLOW_MS = 1000;
 
@@ -70,6 +80,9 @@ export class SimFaultInjector implements SimFaults {
     if (fault.delayMs !== undefined && !(fault.delayMs >= 0)) throw new RangeError(`delayMs must be >= 0: ${fault.delayMs}`);
     if (fault.bytes !== undefined && !(Number.isSafeInteger(fault.bytes) && fault.bytes >= 0)) throw new RangeError(`bytes must be a whole number >= 0: ${fault.bytes}`);
     if (fault.versions !== undefined && fault.versions < 0n) throw new RangeError(`versions must be >= 0: ${fault.versions}`);
+    if (fault.retryAfterSeconds !== undefined && !(Number.isSafeInteger(fault.retryAfterSeconds) && fault.retryAfterSeconds >= 0)) {
+      throw new RangeError(`retryAfterSeconds must be a whole number >= 0: ${fault.retryAfterSeconds}`);
+    }
     this.#active = { ...fault, routes: fault.routes && [...fault.routes], remaining: fault.count ?? Infinity };
   }
 
@@ -77,10 +90,11 @@ export class SimFaultInjector implements SimFaults {
     this.#active = null;
   }
 
-  /** The fault for this request, if any; consumes one of `count`. */
-  take(route: SimRoute): SimFault | null {
+  /** The fault for this request (`path`: without the query), if any; consumes one of `count`. */
+  take(route: SimRoute, path = ''): SimFault | null {
     const fault = this.#active;
     if (fault === null || (fault.routes !== undefined && !fault.routes.includes(route))) return null;
+    if (fault.mode === 'overloaded' && SHEDDING_EXEMPT.test(path)) return null;
     fault.remaining--;
     if (fault.remaining <= 0) this.#active = null;
     return fault;

@@ -175,7 +175,7 @@ class SimServer implements SimNode {
     };
     const gzip = this.#gzip && acceptsGzip(req.headers['accept-encoding']);
     const answer = (): SimReply => this.#answer(request, read);
-    const fault = this.faults.take(route);
+    const fault = this.faults.take(route, path);
     if (fault === null) writeReply(res, answer(), gzip);
     else this.#applyFault(fault, req, res, answer, gzip);
   }
@@ -225,6 +225,12 @@ class SimServer implements SimNode {
         return writeReply(res, reply(429, 'text/plain', Buffer.from('Too Many Requests'), { 'retry-after': '1' }), false);
       case 'empty':
         return writeReply(res, { status: 503, headers: {}, body: Buffer.alloc(0) }, false);
+      case 'overloaded': {
+        // Shed before the request reaches the API: no ledger headers, no CORS, not compressed.
+        const shed = errorReply(new SimError(503, 'overloaded', 'Server is shedding load; please retry shortly'), this.#ctx);
+        if (fault.retryAfterSeconds !== undefined) shed.headers['retry-after'] = String(fault.retryAfterSeconds);
+        return writeReply(res, shed, false);
+      }
     }
   }
 }

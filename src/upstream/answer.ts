@@ -19,6 +19,8 @@ export interface NodeAnswer {
   errorCode?: string;
   /** the vm_error_code of a JSON error body */
   vmErrorCode?: number | null;
+  /** an error answer's Retry-After, in ms from when it arrived (delta seconds or an HTTP date) */
+  retryAfterMs?: number;
   /**
    * The body parsed, for a 200 JSON answer of a read: parsed once, to check it, and
    * read by the cache policy instead of parsing it again (a block can be megabytes).

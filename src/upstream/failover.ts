@@ -2,7 +2,8 @@
 // its budget, lease.ts) until one answers usefully, the attempts run out or the
 // deadline passes; a latest read may be hedged on a second node. An answer whose
 // snapshot its node could not have sent (plausibility.ts) is not used: the call
-// goes on to another node, as after a broken answer.
+// goes on to another node, as after a broken answer. A node shedding load
+// (shedding.ts) is left alone for a moment, without blame, and the call goes on.
 import type { Logger } from 'pino';
 import { NodeError } from '../errors.js';
 import type { TraceScope } from '../tracing/scope.js';
@@ -15,6 +16,7 @@ import type { NodeCall } from './node-client.js';
 import type { NodeSet, SnapshotVerdict } from './node-set.js';
 import { BrokenCircuitError, CountedFailure, type NodeState, type ProbeRecord } from './node-state.js';
 import { betterFallback, firstUseful, isNodeSpecific } from './outcomes.js';
+import { isOverloaded, NodeShedding, shedBackOffMs, sheddingError } from './shedding.js';
 
 export type ShedReason = 'overload' | 'budget' | 'answer_bytes';
 
@@ -23,6 +25,8 @@ export interface FailoverSettings {
   deadlineMs: number;
   maxAttempts: number;
   hedgeAfterMs: number;
+  /** routing.probeIntervalMs: how long a node that sheds load without a Retry-After is left alone (at most a second) */
+  probeIntervalMs: number;
   /** how long a call waits for a node's budget (shedding.budgetWaitMs) */
   budgetWaitMs: number;
 }
@@ -37,10 +41,13 @@ export interface FailoverOptions {
   /** told of every call shed, by reason, for metrics */
   onShed?: (reason: ShedReason) => void;
   /** told of every call to a node, for metrics */
-  onCall?: (upstream: string, outcome: 'ok' | 'node_error' | 'failed', seconds: number) => void;
+  onCall?: (upstream: string, outcome: CallOutcome, seconds: number) => void;
   /** told of every streamed answer its node did not finish by the deadline, for metrics */
   onUnfinished?: (upstream: string) => void;
 }
+
+/** How a call to a node went: answered, answered its own 5xx, shed load (`overloaded`), or no answer. */
+export type CallOutcome = 'ok' | 'node_error' | 'overloaded' | 'failed';
 
 /** How one call is routed and retried. */
 export interface CallPlan {
@@ -88,6 +95,7 @@ export class Failover {
     const maxAttempts = plan.idempotent ? this.s.maxAttempts : 1;
     const tried = new Set<NodeState>(plan.exclude);
     const attempts: string[] = [];
+    const startedAt = Date.now();
     let fallback: NodeAnswer | null = null;
     for (let attempt = 0; attempt < maxAttempts; attempt++) {
       const remaining = plan.deadline - Date.now();
@@ -114,6 +122,8 @@ export class Failover {
     // A node's own JSON error (500, version_not_found, version_pruned) is passed
     // through when no other node did better.
     if (fallback !== null) return fallback;
+    const shedding = sheddingError(this.o.nodes.nodes, startedAt, attempts);
+    if (shedding !== null) throw shedding;
     if (attempts.length === 0) attempts.push('no upstream is available');
     throw NodeError.unavailable(`no upstream could answer: ${attempts.join('; ')}`);
   }
@@ -192,10 +202,11 @@ export class Failover {
     try {
       // Through the node's circuit: a transport failure, a 5xx or an implausible
       // snapshot counts against it, a success closes a half-open one; a hedge we
-      // cancel counts as nothing.
+      // cancel, or load shedding, counts as nothing.
       answer = await node.guard(() => this.judged(node, call, plan, probedAtSend));
     } catch (err) {
       lease.release();
+      if (err instanceof NodeShedding) return this.shedding(node, err, attempts, seconds());
       const own = err instanceof CountedFailure ? (err.answer as NodeAnswer | undefined) : undefined;
       if (own === undefined) return this.failed(node, err, call, attempts, seconds());
       answer = own;
@@ -217,7 +228,7 @@ export class Failover {
     return answer;
   }
 
-  /** The node's answer, judged: a 5xx or an implausible snapshot is thrown as a CountedFailure. */
+  /** The node's answer, judged: a 5xx or an implausible snapshot is thrown as a CountedFailure, load shedding as NodeShedding. */
   private async judged(node: NodeState, call: NodeCall, plan: CallPlan, probedAtSend: ProbeRecord | null): Promise<NodeAnswer> {
     let got: NodeAnswer;
     try {
@@ -226,10 +237,19 @@ export class Failover {
       // A hedge we cancelled, or an answer shed for the proxy's own load, says nothing of the node.
       throw call.signal?.aborted || isShed(err) ? err : new CountedFailure(err);
     }
+    if (isOverloaded(got)) throw new NodeShedding(got.retryAfterMs);
     const verdict = await this.o.nodes.judge(node, got, { latest: plan.latest, probedAtSend, receivedAt: node.clock(), timeoutMs: call.timeoutMs });
     if (verdict !== null) throw new CountedFailure(new ImplausibleAnswer(verdict));
     if (got.status >= 500) throw new CountedFailure(null, got);
     return got;
+  }
+
+  /** The node shed load: it is left alone for a moment, without blame, and the call goes on to another node. */
+  private shedding(node: NodeState, shed: NodeShedding, attempts: string[], seconds: number): null {
+    node.shed(shedBackOffMs(shed.retryAfterMs, this.s.probeIntervalMs));
+    this.o.onCall?.(node.name, 'overloaded', seconds);
+    attempts.push(`${node.label}: shedding load (overloaded)`);
+    return null;
   }
 
   /** A call that got no answer to use: why, in `attempts`; a shed call ends the read. */

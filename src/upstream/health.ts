@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { parseLedgerInfoJson, type LedgerInfo } from '../ledger/info.js';
 import { NodeError } from '../errors.js';
 import { CountedFailure, type NodeHealth, type NodeState } from './node-state.js';
+import { isOverloaded, NodeShedding, shedBackOffMs } from './shedding.js';
 
 /** When probe rounds run: a timer in production; a test may run each round itself. */
 export interface ProbeSchedule {
@@ -82,7 +83,9 @@ export class Prober {
    * closed, a failure counts like a failed call but a success does not reset the
    * count (GET /v1 answering says little about reads: a node failing every read
    * must still trip after failureThreshold); open and due for a trial, the probe
-   * is the trial; open otherwise, nothing.
+   * is the trial; open otherwise, nothing. A node shedding load (`overloaded`)
+   * gives no snapshot and no failure: it is left alone for a moment (shedding.ts),
+   * and a trial it answers so is passed (the node answers).
    */
   private async ask(node: NodeState, sentAt: number): Promise<LedgerInfo | null> {
     const circuit = node.circuit();
@@ -91,20 +94,28 @@ export class Prober {
       let info: LedgerInfo | null = null;
       try {
         const answer = await node.client.call({ method: 'GET', path: '/v1', timeoutMs: this.o.timeoutMs, headers: { accept: 'application/json' }, probe: true });
+        // GET /v1 is not exempt from a node's load shedding: no answer, and no failure.
+        if (isOverloaded(answer)) throw new NodeShedding(answer.retryAfterMs);
         info = answer.status === 200 ? parseLedgerInfoJson(answer.json ?? null) : null;
         if (info === null) throw new Error(`GET /v1 answered HTTP ${answer.status} without a ledger info`);
         vendor = answer.vendor ?? null;
       } catch (err) {
-        throw new CountedFailure(err);
+        throw err instanceof NodeShedding ? err : new CountedFailure(err);
       }
       return info;
     };
     try {
       const info = circuit === 'half-open' ? await node.guard(get) : await get();
       this.failures.delete(node);
+      node.admitted(sentAt);
       this.o.onSnapshot(node, info, sentAt, vendor);
       return info;
     } catch (err) {
+      if (err instanceof NodeShedding) {
+        this.failures.set(node, 'shedding load (overloaded)');
+        node.shed(shedBackOffMs(err.retryAfterMs, this.o.intervalMs));
+        return null;
+      }
       const cause = err instanceof CountedFailure ? err.cause : err;
       // NodeError messages are the proxy's own; anything else is named, not quoted.
       const why = cause instanceof NodeError || (cause instanceof Error && cause.message.startsWith('GET /v1')) ? cause.message : 'the probe failed';

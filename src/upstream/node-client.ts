@@ -191,6 +191,8 @@ export class NodeClient {
     }
     answer.errorCode = error!.code;
     answer.vmErrorCode = error!.vmErrorCode;
+    const retryAfter = retryAfterMs(firstHeader(headers['retry-after']));
+    if (retryAfter !== undefined) answer.retryAfterMs = retryAfter;
     return answer;
   }
 
@@ -206,6 +208,15 @@ export class NodeClient {
 
 function firstHeader(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
+}
+
+/** A Retry-After (RFC 9110 §10.2.3: delta seconds or an HTTP date) in ms from now; undefined when absent or unreadable. */
+function retryAfterMs(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const text = value.trim();
+  if (/^\d{1,9}$/.test(text)) return Number(text) * 1000;
+  const at = Date.parse(text);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }
 
 const NOT_JSON = Symbol('not JSON');

@@ -203,6 +203,7 @@ export class NodeSet {
 
   private follow(node: NodeState): void {
     node.onCircuitChange((open) => this.transitions.circuit(node, open));
+    node.onSheddingChange((shedding, backOffMs) => this.transitions.shedding(node, shedding, backOffMs));
   }
 
   /** Keeps `info` as the node's snapshot when it is newer, or of another chain. */

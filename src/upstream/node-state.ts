@@ -58,6 +58,10 @@ export class NodeState {
   otherChain = false;
   /** until when (ms) the node is quarantined for answering implausible ledger versions; 0: it is not */
   misbehavingUntil = 0;
+  /** until when (ms) the node is left alone because it is shedding load (it answered `overloaded`); 0: it is not */
+  sheddingUntil = 0;
+  /** when the node last answered `overloaded` (ms) */
+  shedAt = Number.NEGATIVE_INFINITY;
   private readonly policy: CircuitBreakerPolicy;
   /** when the circuit last opened (cockatiel keeps it to itself) */
   private openedAt = 0;
@@ -65,6 +69,7 @@ export class NodeState {
   private tokens: number;
   private refilledAt: number;
   private circuitListener: ((open: boolean) => void) | undefined;
+  private sheddingListener: ((shedding: boolean, backOffMs: number) => void) | undefined;
 
   constructor(
     readonly client: NodeClient,
@@ -98,6 +103,11 @@ export class NodeState {
   /** Told when the circuit opens (true) and when it closes again (false). */
   onCircuitChange(listener: (open: boolean) => void): void {
     this.circuitListener = listener;
+  }
+
+  /** Told when the node starts shedding load (true, with its back-off) and when a probe passes its admission again (false). */
+  onSheddingChange(listener: (shedding: boolean, backOffMs: number) => void): void {
+    this.sheddingListener = listener;
   }
 
   /** The clock the node's times are on. */
@@ -206,9 +216,35 @@ export class NodeState {
     await this.guard(() => Promise.reject(new CountedFailure(null))).catch(() => undefined);
   }
 
-  /** Can this node take a call now? (Half-open while its trial is running: no.) */
+  /** Is the node backing off because it shed load? */
+  get shedding(): boolean {
+    return this.sheddingUntil > this.now();
+  }
+
+  /**
+   * The node answered `overloaded`: it takes no calls for `ms`. Not a failure: its
+   * circuit, health and chain are left as they are.
+   */
+  shed(ms: number): void {
+    const now = this.now();
+    this.shedAt = now;
+    this.sheddingUntil = Math.max(this.sheddingUntil, now + ms);
+    this.sheddingListener?.(true, ms);
+  }
+
+  /**
+   * A probe sent at `sentAt` got the node's ledger: a back-off that began before
+   * the probe was sent is over (the probe passed the node's admission itself).
+   */
+  admitted(sentAt: number): void {
+    if (this.sheddingUntil === 0 || sentAt < this.shedAt) return;
+    this.sheddingUntil = 0;
+    this.sheddingListener?.(false, 0);
+  }
+
+  /** Can this node take a call now? (Half-open while its trial is running, or shedding load: no.) */
   available(): boolean {
-    if (this.quarantined) return false;
+    if (this.quarantined || this.shedding) return false;
     return this.policy.state === CircuitState.Closed || this.trialDue();
   }
 

@@ -13,7 +13,7 @@ import type { ReadRequest } from '../wire/read-request.js';
 import type { NodeAnswer } from './answer.js';
 import { AnswerBytes } from './answer-bytes.js';
 import { PRIORITY_SHARE, type Priority, type ShedFirst } from './budgets.js';
-import { type Call, Failover, RETRY_SOON, type ShedReason } from './failover.js';
+import { type Call, type CallOutcome, Failover, RETRY_SOON, type ShedReason } from './failover.js';
 import type { ProbeSchedule } from './health.js';
 import { NodeLeases } from './lease.js';
 import { NodeSet } from './node-set.js';
@@ -51,7 +51,7 @@ export interface PoolOptions {
   /** told of every read shed, by reason, for metrics */
   onShed?: (reason: ShedReason) => void;
   /** told of every call to a node, for metrics */
-  onCall?: (upstream: string, outcome: 'ok' | 'node_error' | 'failed', seconds: number) => void;
+  onCall?: (upstream: string, outcome: CallOutcome, seconds: number) => void;
   /** told of every latest reply below a version already reported (a failover) */
   onStepBack?: () => void;
   /** told when an established chain is replaced (a devnet reset) */
@@ -85,6 +85,8 @@ export interface CallFor {
   readonly requestId?: string;
   readonly priority?: Priority;
   readonly trace?: TraceScope;
+  /** the client's SDK header (x-aptos-client): a node's operators see which SDK called */
+  readonly sdkClient?: { readonly name: string; readonly value: string };
 }
 
 export class UpstreamPool {
@@ -247,10 +249,12 @@ export class UpstreamPool {
   }
 }
 
-/** A read as a node call: its Accept, its body and the request id it is made for. */
+/** A read as a node call: its Accept, its body, and the request id and SDK it is made for (a shared call: the first caller's). */
 function readCall(req: ReadRequest, context: CallFor | undefined): Call {
   const headers: Record<string, string> = { accept: req.accept };
   if (req.contentType !== undefined) headers['content-type'] = req.contentType;
   if (context?.requestId !== undefined) headers['x-request-id'] = context.requestId;
+  const sdk = context?.sdkClient;
+  if (sdk !== undefined) headers[sdk.name] = sdk.value;
   return { method: req.method, path: req.path, headers, body: req.method === 'POST' ? req.body : undefined };
 }

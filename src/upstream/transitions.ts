@@ -1,18 +1,19 @@
 // Node state changes, each logged once when it happens (never once per probe) and
 // counted: a node going down and coming up, its circuit opening and closing, its
 // quarantine (another chain, or misbehaving) and release, falling behind and
-// catching up, and a new chain adopted. Changes for the worse are logged at warn,
+// catching up, shedding load and admitting again, and a new chain adopted. Changes for the worse are logged at warn,
 // changes for the better at info, each with the node's name.
 import type { Logger } from 'pino';
 import type { NodeHealth, NodeState } from './node-state.js';
 
-export type NodeTransition = 'down' | 'up' | 'breaker_open' | 'breaker_closed' | 'quarantined' | 'released' | 'lagging' | 'caught_up' | 'chain_adopted';
+export type NodeTransition = 'down' | 'up' | 'breaker_open' | 'breaker_closed' | 'quarantined' | 'released' | 'lagging' | 'caught_up' | 'shedding' | 'admitting' | 'chain_adopted';
 
 /** What was last logged of one node. */
 interface Seen {
   up?: boolean;
   quarantine?: 'chain' | 'misbehaving' | null;
   lagging?: boolean;
+  shedding?: boolean;
 }
 
 export class NodeTransitions {
@@ -68,6 +69,15 @@ export class NodeTransitions {
     if (lagging)
       this.warn(node, 'lagging', { version: String(node.ledger?.ledgerVersion) }, 'upstream lagging: further behind the most advanced node than routing.maxLagVersions; it takes no latest reads');
     else this.info(node, 'caught_up', { version: String(node.ledger?.ledgerVersion) }, 'upstream caught up: within routing.maxLagVersions of the most advanced node again');
+  }
+
+  /** The node answered `overloaded` (`backOffMs`: how long it is left alone), or a probe passed its admission again. */
+  shedding(node: NodeState, shedding: boolean, backOffMs: number): void {
+    const seen = this.of(node);
+    if ((seen.shedding ?? false) === shedding) return;
+    seen.shedding = shedding;
+    if (shedding) this.warn(node, 'shedding', { backOffMs }, 'upstream shedding load: it answered overloaded; it takes no calls for a moment, its health is unchanged');
+    else this.info(node, 'admitting', {}, 'upstream admitting again: a probe passed its load shedding');
   }
 
   /** Every answering node reported a new chain for long enough: it is adopted. */

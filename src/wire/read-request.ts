@@ -92,6 +92,12 @@ export interface ReadRequest {
   contentType?: string;
   /** the Accept header to send to a node */
   accept: string;
+  /**
+   * Input a node refuses only once it has read its ledger (a BCS view body that
+   * does not decode): the message of its 400 invalid_input. The read path answers
+   * it without a node call, after the version checks a node makes first.
+   */
+  refusedAtLedger?: string;
 }
 
 /** What a node (or the cache) answered: enough to replay the reply byte for byte. */

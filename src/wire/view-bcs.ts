@@ -1,7 +1,8 @@
 // SPEC §3: the BCS view request body, {module: {address, name}, function, ty_args, args}.
 import { bcs, type BcsType } from '@mysten/bcs';
-import { toHex } from './hex.js';
+import { BcsReader, BcsUndecodable } from './bcs-reader.js';
 import { isIdentifier } from './function-id.js';
+import { toHex } from './hex.js';
 import type { TypeTag } from './move-type.js';
 
 const Address = bcs.fixedArray(32, bcs.u8());
@@ -60,21 +61,58 @@ const SIMPLE: Record<string, TypeTag['kind']> = {
   Signer: 'signer',
 };
 
-function fromBcsTag(value: BcsTypeTag): TypeTag | null {
-  const variant = (value as { $kind?: string }).$kind ?? Object.keys(value)[0];
-  if (variant in SIMPLE) return { kind: SIMPLE[variant] } as TypeTag;
-  if (variant === 'Vector') {
-    const of = fromBcsTag(value.Vector as BcsTypeTag);
-    return of && { kind: 'vector', of };
+/** The BCS tag of each TypeTag variant: its index in TypeTagBcs. */
+const BY_TAG: ReadonlyArray<TypeTag['kind']> = ['bool', 'u8', 'u64', 'u128', 'address', 'signer', 'vector', 'struct', 'u16', 'u32', 'u256'];
+/** Type arguments nested deeper than this are refused, as in their string form (move-type.ts). */
+const MAX_TYPE_DEPTH = 8;
+
+function identifier(r: BcsReader, what: string): string {
+  const name = r.text(what);
+  if (!isIdentifier(name)) throw new BcsUndecodable(`${what} is not a Move identifier`);
+  return name;
+}
+
+function readTypeTag(r: BcsReader, depth: number): TypeTag {
+  if (depth > MAX_TYPE_DEPTH) throw new BcsUndecodable(`the type arguments nest deeper than ${MAX_TYPE_DEPTH}`);
+  const tag = r.uleb('the type arguments');
+  const kind = BY_TAG[tag];
+  if (kind === undefined) throw new BcsUndecodable(`a type argument has the unknown tag ${tag}`);
+  if (kind === 'vector') return { kind, of: readTypeTag(r, depth + 1) };
+  if (kind !== 'struct') return { kind } as TypeTag;
+  const address = toHex(r.fixed(32, 'the type arguments'));
+  const module = identifier(r, 'the module name of a type argument');
+  const name = identifier(r, 'the struct name of a type argument');
+  return { kind, address, module, name, typeArgs: r.sequence('the type arguments', () => readTypeTag(r, depth + 1)) };
+}
+
+/** A BCS view request body, decoded, or why it does not decode (the proxy's words). */
+export type ViewDecoding = { request: ViewRequest; reason?: undefined } | { request?: undefined; reason: string };
+
+/**
+ * Decodes a BCS view request: exactly one well-formed request (no bytes left
+ * over, lengths in their shortest form, names that are Move identifiers, known
+ * type tags), else why not.
+ */
+export function decodeViewRequest(bytes: Uint8Array): ViewDecoding {
+  const r = new BcsReader(bytes);
+  let request: ViewRequest;
+  try {
+    const address = toHex(r.fixed(32, 'the module address'));
+    const module = identifier(r, 'the module name');
+    const fn = identifier(r, 'the function name');
+    const typeArgs = r.sequence('the type arguments', () => readTypeTag(r, 0));
+    const args = r.sequence('the arguments', () => r.byteVector('the arguments'));
+    if (r.left > 0) throw new BcsUndecodable(r.left === 1 ? '1 byte follows the request' : `${r.left} bytes follow the request`);
+    request = { address, module, function: fn, typeArgs, args };
+  } catch (err) {
+    if (err instanceof BcsUndecodable) return { reason: err.message };
+    throw err;
   }
-  if (variant === 'Struct') {
-    const s = value.Struct as { address: number[]; module: string; name: string; typeArgs: BcsTypeTag[] };
-    if (!isIdentifier(s.module) || !isIdentifier(s.name)) return null;
-    const typeArgs = s.typeArgs.map(fromBcsTag);
-    if (typeArgs.some((t) => t === null)) return null;
-    return { kind: 'struct', address: toHex(Uint8Array.from(s.address)), module: s.module, name: s.name, typeArgs: typeArgs as TypeTag[] };
+  // One request has one encoding, so one cache key: the bytes are exactly its encoding.
+  if (!Buffer.from(encodeViewRequest(request)).equals(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))) {
+    return { reason: 'the bytes are not the canonical encoding of the request' };
   }
-  return null;
+  return { request };
 }
 
 function toBcsTag(tag: TypeTag): BcsTypeTag {
@@ -95,32 +133,6 @@ function toBcsTag(tag: TypeTag): BcsTypeTag {
       return { [variant]: true };
     }
   }
-}
-
-/**
- * Decodes a BCS view request. Null when the bytes are not exactly one well-formed
- * request (trailing bytes, bad identifiers, unknown type tags, non-canonical lengths).
- */
-export function decodeViewRequest(bytes: Uint8Array): ViewRequest | null {
-  let parsed: ReturnType<typeof ViewRequestBcs.parse>;
-  try {
-    parsed = ViewRequestBcs.parse(bytes);
-  } catch {
-    return null;
-  }
-  if (!isIdentifier(parsed.module.name) || !isIdentifier(parsed.function)) return null;
-  const typeArgs = parsed.tyArgs.map((t: BcsTypeTag) => fromBcsTag(t));
-  if (typeArgs.some((t: TypeTag | null) => t === null)) return null;
-  const request: ViewRequest = {
-    address: toHex(Uint8Array.from(parsed.module.address)),
-    module: parsed.module.name,
-    function: parsed.function,
-    typeArgs: typeArgs as TypeTag[],
-    args: parsed.args,
-  };
-  // Re-encoding must give the same bytes back: this refuses trailing bytes and
-  // non-canonical encodings, so one request has one cache key.
-  return Buffer.from(encodeViewRequest(request)).equals(Buffer.from(bytes)) ? request : null;
 }
 
 export function encodeViewRequest(request: ViewRequest): Uint8Array {

@@ -227,6 +227,7 @@ describe('POST /cache/purge', () => {
       [{ request: { ...view990, path: '/v1/estimate_gas_price', method: 'GET' } }, /not a cached route/],
       [{ request: { ...view990, body: '{}', headers: { authorization: 'Bearer x' } } }, /content-type and accept only/],
       [{ request: { ...view990, bodyHex: 'zz' } }, /"request.bodyHex" must be hex/],
+      [{ request: { ...view990, bodyHex: '010203', headers: { 'content-type': 'application/x.node.view_function+bcs' } } }, /refuses \(invalid_input\): Failed to deserialize input into ViewRequest/],
     ];
     for (const [body, message] of bad) {
       const reply = await purge(a.admin, body);

@@ -64,27 +64,51 @@ describe('proxy errors: view', () => {
     expect(served(node)).toBe(0);
   });
 
-  it('a bad BCS body → 400, node not called', async () => {
+  it("a BCS body that does not decode → 400 invalid_input with the ledger headers, as a node's handler answers it; node not called", async () => {
     const { node, url } = await simBehindProxy();
     const bcs = { 'content-type': 'application/x.node.view_function+bcs', accept: 'application/json' };
     const good = Buffer.from(encodeViewRequest({ address: SIM_MODULE_ADDRESS, module: 'sim', function: 'add', typeArgs: [], args: [u64le(1n), u64le(2n)] }));
-    const bodies: Array<[string, Buffer]> = [
-      ['empty', Buffer.alloc(0)],
-      ['two bytes', Buffer.from([1, 2])],
-      ['truncated', good.subarray(0, good.length - 3)],
-      ['trailing byte', Buffer.concat([good, Buffer.from([0])])],
-      ['json', Buffer.from(addBody('0x1::sim::add'))],
-      ['bad function name', Buffer.from(encodeViewRequest({ address: SIM_MODULE_ADDRESS, module: 'sim', function: 'add', typeArgs: [], args: [] })).fill(0x2d, 37, 38)],
+    const noArgs = Buffer.from(encodeViewRequest({ address: SIM_MODULE_ADDRESS, module: 'sim', function: 'add', typeArgs: [], args: [] }));
+    const bodies: Array<[string, Buffer, string]> = [
+      ['empty', Buffer.alloc(0), 'the body ends inside the module address'],
+      ['two bytes', Buffer.from([1, 2]), 'the body ends inside the module address'],
+      ['truncated', good.subarray(0, good.length - 3), 'the body ends inside the arguments'],
+      // What the Python SDK's view_bcs can send: an argument count that claims more bytes than follow.
+      ['argument count beyond the body', Buffer.concat([noArgs.subarray(0, -1), Buffer.from([2, 8, 1, 0, 0, 0])]), 'the body ends inside the arguments'],
+      ['trailing byte', Buffer.concat([good, Buffer.from([0])]), '1 byte follows the request'],
+      ['json', Buffer.from(addBody('0x1::sim::add')), 'the body ends inside the module name'],
+      ['bad function name', Buffer.from(noArgs).fill(0x2d, 37, 38), 'the function name is not a Move identifier'],
     ];
-    for (const [label, body] of bodies) {
-      expectInputError(await postView(url, body, bcs), 'not a BCS view function request', label);
+    for (const [label, body, reason] of bodies) {
+      const reply = await postView(url, body, bcs);
+      expect(errorBodyOf(reply, 400, label), label).toEqual({ message: `Failed to deserialize input into ViewRequest: ${reason}`, error_code: 'invalid_input', vm_error_code: null });
+      expect(ledgerHeaders(reply), label).toEqual(simHeaders(1000n, 0n));
+      expect(reply.headers['x-cache'], label).toBe('BYPASS');
     }
+    const truncated = good.subarray(0, good.length - 3);
+    // The node's version checks come first: 404 beyond its latest, 410 below its history; at a version it has, the 400.
+    const future = await postView(url, truncated, bcs, '?ledger_version=2000');
+    expect(errorBodyOf(future, 404)).toEqual({ message: 'Ledger version(2000) not found, latest version is 1000', error_code: 'version_not_found', vm_error_code: null });
+    expect(ledgerHeaders(future)).toEqual(simHeaders(1000n, 0n));
+    expect(errorBodyOf(await postView(url, truncated, bcs, '?ledger_version=0990'), 400).error_code).toBe('invalid_input');
+    // A ledger_version that is not a u64 is refused before any of it, without ledger headers.
+    expectInputError(await postView(url, truncated, bcs, '?ledger_version=x'), 'ledger_version');
     expect(served(node)).toBe(0);
+
+    node.ledger.advance(500);
+    node.ledger.pruneTo(1200n);
+    // The proxy learns of the prune from an answer, then answers the 410 itself.
+    expect((await viewJson(url, '0x1::sim::add', ['1', '2'])).status).toBe(200);
+    const pruned = await postView(url, truncated, bcs, '?ledger_version=1100');
+    expect(errorBodyOf(pruned, 410)).toEqual({ message: 'Ledger version(1100) has been pruned', error_code: 'version_pruned', vm_error_code: null });
+    expect(ledgerHeaders(pruned)).toEqual(simHeaders(1500n, 1200n));
+    expect(node.counters.byRoute.view).toBe(1);
+
     // The good one is served.
     const ok = await postView(url, good, bcs);
     expect(ok.status).toBe(200);
     expect(ok.json()).toEqual(['3']);
-    expect(node.counters.byRoute.view).toBe(1);
+    expect(node.counters.byRoute.view).toBe(2);
   });
 
   it('wrong content type → 400, node not called', async () => {

@@ -1,6 +1,7 @@
 // What the proxy forwards: answers byte-identical to the node's own, and the
 // request that reaches the node (Content-Length, identity encoding, canonical
-// path, the client's body, nothing of the client's headers).
+// path, the client's body, nothing of the client's headers but the name of its
+// SDK).
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { addressBytes } from '../../src/wire/address.js';
@@ -8,6 +9,7 @@ import { encodeViewRequest } from '../../src/wire/view-bcs.js';
 import { simBalance, simLedgerInfo, simTableItem, SIM_MODULE_ADDRESS, type SimNode, type SimRecordedRequest } from '../../src/sim/index.js';
 import { call, HANDLE, ledgerHeaders, proxy, rawItem, sim, viewJson, type Reply, QUIET } from '../helpers/proxy.js';
 import { ABSENT, hex, OWNER, PRESENT, presentKeyOf, u64le } from '../helpers/cache.js';
+import { until } from '../helpers/until.js';
 
 const ONE = '0x' + '1'.padStart(64, '0');
 const PRESENT_AT_ONE = presentKeyOf(ONE);
@@ -291,5 +293,68 @@ describe("proxy forwarding: vendor 'aptos'", () => {
     expect(future.status).toBe(404);
     expect(future.json()).toEqual({ message: 'Ledger version(5000) not found, latest version is 1000', error_code: 'version_not_found', vm_error_code: null });
     expect(future.headers['x-aptos-ledger-version']).toBe('1000');
+  });
+});
+
+describe('proxy forwarding: which SDK called', () => {
+  const SDK = 'aptos-typescript-sdk/1.39.0';
+  const sdkOf = (r: SimRecordedRequest): string | string[] | undefined => r.headers['x-aptos-client'];
+  const viewBody = JSON.stringify({ function: '0x1::sim::add', type_arguments: [], arguments: ['1', '1'] });
+
+  it("the client's x-<vendor>-client goes on with every node call made for it: a pinned miss, a latest read, passthrough", async () => {
+    const node = await sim({ vendor: 'aptos' });
+    const { url } = await proxy([node], { ...QUIET, vendor: 'aptos' });
+    const headers = { 'x-aptos-client': SDK };
+    expect(
+      (
+        await call(url, `/v1/tables/${HANDLE}/raw_item?ledger_version=990`, {
+          headers: { ...headers, 'content-type': 'application/json', accept: 'application/x-bcs' },
+          body: JSON.stringify({ key: hex(PRESENT) }),
+        })
+      ).status,
+    ).toBe(200);
+    expect((await call(url, '/v1/view', { headers: { ...headers, 'content-type': 'application/json' }, body: viewBody })).status).toBe(200);
+    expect((await call(url, '/v1/estimate_gas_price', { headers })).status).toBe(200);
+    const calls = node.counters.requests.filter((r) => r.url !== '/v1');
+    expect(calls.map((r) => [r.url.split('?')[0], sdkOf(r)])).toEqual([
+      [`/v1/tables/${HANDLE}/raw_item`, SDK],
+      ['/v1/view', SDK],
+      ['/v1/estimate_gas_price', SDK],
+    ]);
+    // Another vendor's name is a header like any other: not passed on with a read.
+    const other = await call(url, '/v1/view?ledger_version=991', { headers: { 'x-node-client': SDK, 'content-type': 'application/json' }, body: viewBody });
+    expect(other.status).toBe(200);
+    expect(node.counters.requests.at(-1)!.headers['x-node-client']).toBeUndefined();
+  });
+
+  it('only a well-formed one goes on (1 to 128 visible ASCII characters), on reads and passthrough alike', async () => {
+    const node = await sim({ vendor: 'aptos' });
+    const { url } = await proxy([node], { ...QUIET, vendor: 'aptos' });
+    const bad = ['x'.repeat(129), 'sdk/\u00e9', 'a\tb'];
+    let version = 900;
+    for (const value of bad) {
+      const label = JSON.stringify(value.slice(0, 20));
+      const read = await call(url, `/v1/view?ledger_version=${version++}`, { headers: { 'x-aptos-client': value, 'content-type': 'application/json' }, body: viewBody });
+      expect(read.status, label).toBe(200);
+      expect(sdkOf(node.counters.requests.at(-1)!), `${label} read`).toBeUndefined();
+      expect((await call(url, '/v1/estimate_gas_price', { headers: { 'x-aptos-client': value } })).status, label).toBe(200);
+      expect(sdkOf(node.counters.requests.at(-1)!), `${label} passthrough`).toBeUndefined();
+    }
+    const longest = `sdk/${'9'.repeat(124)}`;
+    expect((await call(url, '/v1/estimate_gas_price', { headers: { 'x-aptos-client': longest } })).status).toBe(200);
+    expect(sdkOf(node.counters.requests.at(-1)!)).toBe(longest);
+  });
+
+  it("a call shared by several clients carries the first one's", async () => {
+    const node = await sim({ vendor: 'aptos' });
+    const { url } = await proxy([node], { ...QUIET, vendor: 'aptos' });
+    node.faults.set({ mode: 'slow', delayMs: 300, routes: ['view'], count: 1 });
+    const send = (sdk: string): Promise<Reply> => call(url, '/v1/view', { headers: { 'x-aptos-client': sdk, 'content-type': 'application/json' }, body: viewBody });
+    const first = send('first-sdk/1');
+    await until(() => node.counters.byRoute.view === 1, 2000, 'the first call at the node');
+    const [a, b] = await Promise.all([first, send('second-sdk/2')]);
+    expect([a.status, b.status, b.headers['x-cache']]).toEqual([200, 200, 'COALESCED']);
+    expect(node.counters.byRoute.view).toBe(1);
+    expect(sdkOf(node.counters.requests.find((r) => r.url.startsWith('/v1/view'))!)).toBe('first-sdk/1');
   });
 });

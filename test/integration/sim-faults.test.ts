@@ -84,6 +84,31 @@ describe('simulated node controls', () => {
       expect([empty.status, empty.headers['content-type'], empty.body.length]).toEqual([503, undefined, 0]);
     });
 
+    it("'overloaded' answers as a node's memory admission gate: 503 overloaded, plain JSON, on every path but /-/healthy", async () => {
+      sim.faults.set({ mode: 'overloaded', count: 3 });
+      const shedBody = { message: 'Server is shedding load; please retry shortly', error_code: 'overloaded', vm_error_code: null };
+      for (const [path, init] of [
+        ['/v1', {}],
+        ['/v1/view', VIEW],
+      ] as const) {
+        const shed = await call(sim, path, { ...init, headers: { ...('headers' in init ? init.headers : {}), 'accept-encoding': 'gzip', origin: 'https://wallet.example' } });
+        expect([shed.status, shed.headers['content-type'], JSON.parse(shed.body.toString())], path).toEqual([503, 'application/json', shedBody]);
+        expect(shed.headers['x-node-ledger-version'], path).toBeUndefined();
+        expect(shed.headers['retry-after'], path).toBeUndefined();
+        expect(shed.headers['content-encoding'], path).toBeUndefined();
+      }
+      // The health check passes the gate, and uses up none of the count.
+      const healthy = await call(sim, '/v1/-/healthy');
+      expect(healthy.status).not.toBe(503);
+      expect((await call(sim, '/v1')).status).toBe(503);
+      expect((await call(sim, '/v1')).status).toBe(200);
+
+      sim.faults.set({ mode: 'overloaded', retryAfterSeconds: 2 });
+      const told = await call(sim, '/v1');
+      expect([told.status, told.headers['retry-after']]).toEqual([503, '2']);
+      expect(() => sim.faults.set({ mode: 'overloaded', retryAfterSeconds: -1 })).toThrow(RangeError);
+    });
+
     it("'reset' destroys the connection without an answer", async () => {
       sim.faults.set({ mode: 'reset' });
       await expect(call(sim, '/v1/view', VIEW)).rejects.toThrow();

@@ -299,12 +299,25 @@ describe('simulated node over HTTP (vendor node)', () => {
         call(sim, 'POST', '/v1/view', { headers: JSON_CT, body: 'not json' }),
         call(sim, 'POST', '/v1/view', { headers: { 'content-type': 'text/plain' }, body: '{}' }),
         call(sim, 'POST', '/v1/view', { headers: { 'content-type': 'application/x.aptos.view_function+bcs' }, body: Buffer.from([0]) }),
-        call(sim, 'POST', '/v1/view', { headers: { 'content-type': 'application/x.node.view_function+bcs' }, body: Buffer.from([1, 2, 3]) }),
       ];
       for (const answer of await Promise.all(cases)) {
         expectError(answer, 400, 'web_framework_error');
         expectNoLedgerHeaders(answer);
       }
+    });
+
+    it('a BCS body that does not decode: 400 invalid_input with the ledger headers, after the version checks (view_function.rs)', async () => {
+      const headers = { 'content-type': 'application/x.node.view_function+bcs' };
+      const body = Buffer.from([1, 2, 3]);
+      const bad = await call(sim, 'POST', '/v1/view', { headers, body });
+      expectError(bad, 400, 'invalid_input');
+      expect((bad.json() as { message: string }).message).toBe('Failed to deserialize input into ViewRequest: the body ends inside the module address');
+      expectLedgerHeaders(bad, 1000n, 500n);
+      expectError(await call(sim, 'POST', '/v1/view?ledger_version=1001', { headers, body }), 404, 'version_not_found');
+      expectError(await call(sim, 'POST', '/v1/view?ledger_version=499', { headers, body }), 410, 'version_pruned');
+      const notU64 = await call(sim, 'POST', '/v1/view?ledger_version=x', { headers, body });
+      expectError(notU64, 400, 'web_framework_error');
+      expectNoLedgerHeaders(notU64);
     });
   });
 

@@ -108,16 +108,32 @@ describe('BCS view request', () => {
   };
   it('round-trips', () => {
     const bytes = encodeViewRequest(request);
-    const decoded = decodeViewRequest(bytes)!;
+    const decoded = decodeViewRequest(bytes).request!;
     expect(decoded.function).toBe('balance');
     expect(formatTypeTag(decoded.typeArgs[0])).toBe(`vector<${ONE}::a::B<u64>>`);
     expect(Buffer.from(decoded.args[0])).toEqual(Buffer.alloc(32, 7));
   });
-  it('refuses trailing bytes, truncation and bad identifiers', () => {
+  it('refuses what a node cannot decode, saying why in its own words', () => {
     const bytes = Buffer.from(encodeViewRequest(request));
-    expect(decodeViewRequest(Buffer.concat([bytes, Buffer.from([0])]))).toBeNull();
-    expect(decodeViewRequest(bytes.subarray(0, bytes.length - 1))).toBeNull();
-    expect(decodeViewRequest(encodeViewRequest({ ...request, function: 'bad-name' }))).toBeNull();
-    expect(decodeViewRequest(Buffer.from('{"function":"x"}'))).toBeNull();
+    const reason = (body: Uint8Array): string | undefined => decodeViewRequest(body).reason;
+    expect(reason(Buffer.concat([bytes, Buffer.from([0])]))).toBe('1 byte follows the request');
+    expect(reason(bytes.subarray(0, bytes.length - 1))).toBe('the body ends inside the arguments');
+    expect(reason(encodeViewRequest({ ...request, function: 'bad-name' }))).toBe('the function name is not a Move identifier');
+    expect(reason(Buffer.from('{"function":"x"}'))).toBe('the body ends inside the module address');
+    // An argument count that claims more arguments than follow (what a node answers "unexpected end of input").
+    const noArgs = Buffer.from(encodeViewRequest({ ...request, args: [] }));
+    expect(reason(Buffer.concat([noArgs.subarray(0, -1), Buffer.from([3, 1, 7])]))).toBe('the body ends inside the arguments');
+    // A length in more bytes than it needs, an unknown type tag, types nested too deep.
+    expect(reason(Buffer.concat([noArgs.subarray(0, -1), Buffer.from([1, 0x81, 0x00, 7])]))).toBe('a length in the arguments is not in its shortest form');
+    const noTypes = Buffer.from(encodeViewRequest({ ...request, typeArgs: [], args: [] }));
+    expect(reason(Buffer.concat([noTypes.subarray(0, -2), Buffer.from([1, 11, 0])]))).toBe('a type argument has the unknown tag 11');
+    expect(reason(Buffer.concat([noTypes.subarray(0, -2), Buffer.from([1, ...Array(10).fill(6), 1, 0])]))).toBe('the type arguments nest deeper than 8');
+  });
+  it('reads only the body it is given, never the bytes beside it in a shared buffer', () => {
+    const bytes = Buffer.from(encodeViewRequest(request));
+    // A body cut short inside a larger buffer whose next bytes would complete it.
+    const shared = Buffer.concat([bytes, bytes]);
+    expect(decodeViewRequest(shared.subarray(0, bytes.length - 4)).reason).toBe('the body ends inside the arguments');
+    expect(decodeViewRequest(shared.subarray(bytes.length)).request?.function).toBe('balance');
   });
 });

@@ -1,5 +1,8 @@
 // POST /v1/view (SPEC §3): a JSON or BCS request for a 0x1::sim view function,
-// answered as a JSON array or as BCS, with the gas-used header on success.
+// answered as a JSON array or as BCS, with the gas-used header on success. A JSON
+// body is parsed as the request is extracted; a BCS body is decoded by the
+// handler after it read its ledger, as a node does (view_function.rs): one that
+// does not decode is a 400 invalid_input with the ledger headers.
 import { SimError } from '../node-error.js';
 import { acceptFormat } from '../../wire/accept.js';
 import { parseEntryFunctionId } from '../../wire/function-id.js';
@@ -39,26 +42,28 @@ function parseJsonCall(req: SimRequest): ViewCall {
   return { address: id.address, module: id.module, function: id.name, typeArgs, args: { json: args } };
 }
 
-function parseBcsCall(req: SimRequest): ViewCall {
-  const request = decodeViewRequest(req.body);
-  if (request === null) throw malformed('invalid BCS view function request');
+/** A BCS body, decoded once the ledger is read. */
+function decodeBcsCall(body: Buffer): ViewCall {
+  const { request, reason } = decodeViewRequest(body);
+  if (request === undefined) throw new SimError(400, 'invalid_input', `Failed to deserialize input into ViewRequest: ${reason}`);
   return { address: request.address, module: request.module, function: request.function, typeArgs: request.typeArgs, args: { bcs: request.args } };
 }
 
-function parseCall(req: SimRequest, ctx: SimContext): ViewCall {
+function parseCall(req: SimRequest, ctx: SimContext): ViewCall | { bcsBody: Buffer } {
   const type = mediaType(req.headers['content-type']);
   if (type === 'application/json') return parseJsonCall(req);
-  if (type === ctx.names.viewBcsMediaType) return parseBcsCall(req);
+  if (type === ctx.names.viewBcsMediaType) return { bcsBody: req.body };
   throw SimError.badRequest(`unsupported content type ${JSON.stringify(req.headers['content-type'] ?? '')}, expected application/json or ${ctx.names.viewBcsMediaType}`);
 }
 
 export function handleView(req: SimRequest, ctx: SimContext): SimReply {
   const requested = requestedVersion(req.query);
-  const call = parseCall(req, ctx);
+  const parsed = parseCall(req, ctx);
   const format = acceptFormat(req.headers.accept);
 
   return atLedger(ctx, (info) => {
     const version = readVersion(requested, info);
+    const call = 'bcsBody' in parsed ? decodeBcsCall(parsed.bcsBody) : parsed;
     const fn = findSimView(call.address, call.module, call.function);
     const raw = 'json' in call.args ? call.args.json : call.args.bcs;
     checkSimArity(fn, call.typeArgs.length, raw.length);
