@@ -258,6 +258,14 @@ describe('bad values', () => {
     [{ tenants: { list: [{ name: 'a', keys: [{ sha256: 'ABC' }] }] } }, 'tenants.list.0.keys.0.sha256: must match /^[0-9a-f]{64}$/, got "ABC"'],
     [{ tenants: { list: [{ name: 'a', priority: 'urgent' }] } }, 'tenants.list.0.priority: must be one of high | normal | low, got "urgent"'],
     [{ tenants: { costs: { 'view ': 1 } } }, 'tenants.costs.view : must be a route family (view) or a passthrough route (POST /v1/transactions)'],
+    [
+      { server: { trustProxy: 1 }, tenants: { trustedHeader: 'X-Tenant' } },
+      'tenants.trustedHeader: needs server.trustProxy to list the addresses of the layer in front (such as 10.0.0.0/8 or loopback), not a hop count (1): any client that connects directly could name a tenant',
+    ],
+    [
+      { server: { trustProxy: true }, tenants: { trustedHeader: 'X-Tenant' } },
+      'tenants.trustedHeader: needs server.trustProxy to list the addresses of the layer in front (such as 10.0.0.0/8 or loopback), not true: any client that connects directly could name a tenant',
+    ],
     [{ shedding: { maxInFlight: 0 } }, 'shedding.maxInFlight: must be greater than 0'],
     [{ shedding: { shedFirst: 'random' } }, 'shedding.shedFirst: must be one of none | latest | pinned, got "random"'],
     [{ shedding: { budgetWaitMs: -1 } }, 'shedding.budgetWaitMs: must be at least 0'],
@@ -286,6 +294,10 @@ describe('bad values', () => {
 
   it.each([true, false, 0, 2, '10.0.0.0/8', '127.0.0.1, ::1/128', 'loopback,10.0.0.0/255.0.0.0'])('trustProxy %j is accepted', (value) => {
     expect(parseConfig({ server: { trustProxy: value } }).server.trustProxy).toBe(value);
+  });
+
+  it.each([false, '10.0.0.0/8', 'loopback'])('tenants.trustedHeader with trustProxy %j is accepted', (trustProxy) => {
+    expect(parseConfig({ server: { trustProxy }, tenants: { trustedHeader: 'X-Tenant' } }).tenants?.trustedHeader).toBe('x-tenant');
   });
 
   it.each(['yes', '2', '10.0.0.0/33', '', -1, 1.5, ['10.0.0.1']])('trustProxy %j is refused', (value) => {
