@@ -123,6 +123,11 @@ function handleSignals(app: App, config: Config, logger: Logger, args: CliArgs, 
 }
 
 main().catch((err) => {
+  // A config problem met while starting is reported as --check reports it: the keys, no stack.
+  if (err instanceof ConfigError) {
+    process.stderr.write(`ledger-proxy: ${err.message}\n`);
+    process.exit(EXIT_USAGE);
+  }
   process.stderr.write(`ledger-proxy: failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   process.exit(1);
 });
