@@ -13,6 +13,7 @@ import type { PurgeScope } from './http/purge-body.js';
 import { buildPublicListener } from './http/public-listener.js';
 import type { TenantDirectory } from './http/tenants.js';
 import { closeGracefully } from './http/server.js';
+import { listenAs } from './listen-error.js';
 import { Metrics } from './metrics.js';
 import { PruneClock } from './ledger/prune-clock.js';
 import { Watermark } from './ledger/watermark.js';
@@ -138,8 +139,9 @@ function handleOf(
   return {
     ...parts,
     async listen() {
-      const address = await http.listen({ host: config.server.host, port: config.server.port });
-      if (admin) adminAddress = await admin.listen({ host: config.admin.host, port: config.admin.port });
+      const { server: at, admin: adminAt } = config;
+      const address = await listenAs('server', at.host, at.port, () => http.listen({ host: at.host, port: at.port }));
+      if (admin) adminAddress = await listenAs('admin', adminAt.host, adminAt.port, () => admin.listen({ host: adminAt.host, port: adminAt.port }));
       logger.info({ url: address, admin: adminAddress, upstreams: config.upstreams.map((u) => u.name) }, 'ledger-proxy listening');
       return address;
     },

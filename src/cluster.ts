@@ -17,6 +17,7 @@ import { purgeWorkers } from './cluster-purge.js';
 import type { Config } from './config/index.js';
 import { buildAdminServer, type Readiness } from './http/admin.js';
 import { ledgerHeaderNames } from './ledger/headers.js';
+import { EXIT_CANNOT_LISTEN, listenAs, type ListenError } from './listen-error.js';
 import { purgeCounter } from './metrics.js';
 import { readRoutes } from './routes/table.js';
 import { vendorNames } from './wire/vendor.js';
@@ -38,11 +39,24 @@ const RESTART_DELAY_MS = 1000;
 /** After the drain deadline, how long workers may take to exit before they are killed. */
 const EXIT_GRACE_MS = 2000;
 
+/** A worker tells the primary it could not listen, with the line to print, before it exits with EXIT_CANNOT_LISTEN. */
+const CANNOT_LISTEN = 'ledger-proxy:cannot-listen';
+
+/** In a worker: hands the one line of a listener that could not open to the primary, which prints it once for all, and exits. */
+export function workerCannotListen(err: ListenError): void {
+  const exit = (): never => process.exit(EXIT_CANNOT_LISTEN);
+  if (process.send === undefined || !process.connected) exit();
+  process.send?.({ type: CANNOT_LISTEN, message: err.message }, undefined, {}, exit);
+}
+
 /** `exit` flushes the log, then ends the process. */
 export async function runPrimary(config: Config, logger: Logger, count: number, exit: (code: number) => never): Promise<void> {
   cluster.schedulingPolicy = cluster.SCHED_NONE;
   let stopping = false;
   const channel = new WorkerChannel();
+  // Before any worker: an admin port in use stops the start with nothing forked.
+  const admin = config.admin.port !== 0 ? adminFor(config, logger, channel, count, () => stopping) : undefined;
+  const adminAddress = admin ? await listenAs('admin', config.admin.host, config.admin.port, () => admin.listen({ host: config.admin.host, port: config.admin.port })) : undefined;
   const fork = (): void => {
     if (!stopping) cluster.fork();
   };
@@ -52,23 +66,28 @@ export async function runPrimary(config: Config, logger: Logger, count: number, 
     worker.on('error', (err: Error) => logger.warn({ worker: worker.id, err: err.message }, 'worker channel error'));
   });
   cluster.on('online', (worker) => logger.info({ worker: worker.id, workerPid: worker.process.pid }, 'worker started'));
+  let cannotListenSaid = false;
+  cluster.on('message', (_worker, message: { type?: string; message?: string }) => {
+    if (message?.type !== CANNOT_LISTEN) return;
+    // Every worker meets the same port in use: said once, and no worker is started again.
+    if (!cannotListenSaid) process.stderr.write(`ledger-proxy: ${message.message}\n`);
+    cannotListenSaid = true;
+    shutdown('cannot listen', EXIT_CANNOT_LISTEN);
+  });
   cluster.on('exit', (worker, code, signal) => {
     if (stopping) return;
+    if (code === EXIT_CANNOT_LISTEN) return shutdown('cannot listen', EXIT_CANNOT_LISTEN);
     logger.error({ worker: worker.id, workerPid: worker.process.pid, code, signal }, 'worker exited; starting another');
     setTimeout(fork, RESTART_DELAY_MS).unref();
   });
   for (let i = 0; i < count; i++) fork();
-
-  const admin = config.admin.port !== 0 ? adminFor(config, logger, channel, count, () => stopping) : undefined;
-  if (admin) {
-    const address = await admin.listen({ host: config.admin.host, port: config.admin.port });
-    logger.info({ admin: address, workers: count }, 'ledger-proxy primary: admin listening, workers starting');
-  }
+  if (adminAddress !== undefined) logger.info({ admin: adminAddress, workers: count }, 'ledger-proxy primary: admin listening, workers starting');
 
   process.on('SIGHUP', () => {
     for (const worker of connected()) worker.process.kill('SIGHUP');
   });
-  const shutdown = (signal: NodeJS.Signals): void => {
+  /** Every worker drains, then the primary exits with `status`. */
+  function shutdown(signal: string, status = 0): void {
     if (stopping) return;
     stopping = true;
     logger.info({ signal, drainDelayMs: config.server.drainDelayMs }, 'shutting down: not ready; every worker drains');
@@ -87,9 +106,9 @@ export async function runPrimary(config: Config, logger: Logger, count: number, 
     void exited.then(async () => {
       clearTimeout(kill);
       await admin?.close();
-      exit(0);
+      exit(status);
     });
-  };
+  }
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
 }

@@ -5,10 +5,11 @@ import cluster from 'node:cluster';
 import pino, { type Logger } from 'pino';
 import { stringify } from 'yaml';
 import { buildApp, type App } from './app.js';
-import { runPrimary, serveAsWorker, workerCount } from './cluster.js';
+import { runPrimary, serveAsWorker, workerCannotListen, workerCount } from './cluster.js';
 import { type CliArgs, CliError, type Config, ConfigError, loadConfig, parseCli, USAGE } from './config/index.js';
 import { redactSecrets } from './config/redact.js';
 import { boundHeapGrowth } from './heap.js';
+import { EXIT_CANNOT_LISTEN, ListenError } from './listen-error.js';
 import { bufferedLogDestination } from './log.js';
 import { packageVersion } from './version.js';
 
@@ -123,6 +124,17 @@ function handleSignals(app: App, config: Config, logger: Logger, args: CliArgs, 
 }
 
 main().catch((err) => {
+  // A config problem met while starting is reported as --check reports it: the keys, no stack.
+  if (err instanceof ConfigError) {
+    process.stderr.write(`ledger-proxy: ${err.message}\n`);
+    process.exit(EXIT_USAGE);
+  }
+  // A port in use: one line naming the key; in a worker, the primary says it once for all.
+  if (err instanceof ListenError) {
+    if (cluster.isWorker) return workerCannotListen(err);
+    process.stderr.write(`ledger-proxy: ${err.message}\n`);
+    process.exit(EXIT_CANNOT_LISTEN);
+  }
   process.stderr.write(`ledger-proxy: failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   process.exit(1);
 });

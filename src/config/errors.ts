@@ -2,6 +2,7 @@
 // so an operator fixes a file in one pass instead of one error per restart.
 
 import type { z } from 'zod';
+import { isSecretPath } from './redact.js';
 
 export interface ConfigIssue {
   /** dotted path into the config (`upstreams.0.url`), or an env variable / file position */
@@ -32,6 +33,15 @@ function show(value: unknown): string {
   if (typeof value === 'object') return 'a mapping';
   if (typeof value === 'string') return JSON.stringify(value);
   return String(value);
+}
+
+/**
+ * What was given, after a reason. Under a key that names secrets (a tenant's
+ * keys, headers, tokens) the value is left out: a key pasted where its sha256
+ * belongs must not reach a terminal or a CI log.
+ */
+function given(path: readonly PropertyKey[], value: unknown): string {
+  return isSecretPath(path) ? ' (the value given is not shown: it may be a secret)' : `, got ${show(value)}`;
 }
 
 const TYPE_NAMES: Record<string, string> = { int: 'an integer', object: 'a mapping', array: 'a list' };
@@ -72,16 +82,16 @@ export function issuesFromZod(error: z.ZodError, origin: (path: string) => strin
       case 'invalid_type': {
         if (issue.input === undefined) return [at(issue.path, 'required')];
         const expected = TYPE_NAMES[issue.expected] ?? `a ${issue.expected}`;
-        return [at(issue.path, `must be ${expected}, got ${show(issue.input)}`)];
+        return [at(issue.path, `must be ${expected}${given(issue.path, issue.input)}`)];
       }
       case 'too_big':
       case 'too_small':
         return [at(issue.path, bound(issue))];
       case 'invalid_value':
-        return [at(issue.path, `must be one of ${issue.values.map(String).join(' | ')}, got ${show(issue.input)}`)];
+        return [at(issue.path, `must be one of ${issue.values.map(String).join(' | ')}${given(issue.path, issue.input)}`)];
       case 'invalid_format':
         if (issue.pattern === undefined) return [at(issue.path, issue.message)];
-        return [at(issue.path, `must match ${issue.pattern}, got ${show(issue.input)}`)];
+        return [at(issue.path, `must match ${issue.pattern}${given(issue.path, issue.input)}`)];
       default:
         return [at(issue.path, issue.message)];
     }

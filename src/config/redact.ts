@@ -16,6 +16,11 @@ const SECRET_KEYS = /^(headers|keys?|apikeys?|tokens?|secrets?|passwords?|creden
 /** Path segments of a URL kept as they are: an API version, a Redis database index, OTLP's /v1/traces. */
 const PLAIN_SEGMENT = /^(v\d+|\d+|traces)$/;
 
+/** Whether a config path runs under a key that names secrets: its value is never shown, in errors either. */
+export function isSecretPath(path: readonly PropertyKey[]): boolean {
+  return path.some((key) => typeof key === 'string' && SECRET_KEYS.test(key));
+}
+
 /** A copy of `value` with every secret replaced by REDACTED. */
 export function redactSecrets(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(redactSecrets);

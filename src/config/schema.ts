@@ -58,6 +58,15 @@ export const ConfigSchema = z
       const message = `differs from sim.chainId (${config.sim.chainId}) while an upstream is 'sim'`;
       ctx.addIssue({ code: 'custom', path: ['chainId'], message });
     }
+    // The tenant header is taken only from peers the operator names: a hop count or
+    // true says how many hops to believe, not who they are, so with either any
+    // client that connects directly could name a tenant.
+    const trustProxy = config.server.trustProxy;
+    if (config.tenants?.trustedHeader !== undefined && (trustProxy === true || typeof trustProxy === 'number')) {
+      const given = trustProxy === true ? 'true' : `a hop count (${trustProxy})`;
+      const message = `needs server.trustProxy to list the addresses of the layer in front (such as 10.0.0.0/8 or loopback), not ${given}: any client that connects directly could name a tenant`;
+      ctx.addIssue({ code: 'custom', path: ['tenants', 'trustedHeader'], message });
+    }
     // Two listeners on one address would fail at start with a bare EADDRINUSE.
     const listeners = [{ key: 'server', ...config.server }, ...(config.admin.port !== 0 ? [{ key: 'admin', ...config.admin }] : []), ...(usesSim ? [{ key: 'sim', ...config.sim }] : [])];
     listeners.forEach((listener, index) => {

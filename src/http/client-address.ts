@@ -1,6 +1,7 @@
 // Which hop is the client (server.trustProxy, fastify's rules, for raw requests
 // too): its address, for the limits and the log, and whether the peer itself is
-// a trusted hop, which may name the tenant (tenants.trustedHeader).
+// one of the addresses server.trustProxy lists, which may name the tenant
+// (tenants.trustedHeader) and is told the nodes' headroom.
 import type { IncomingMessage } from 'node:http';
 import proxyAddr from '@fastify/proxy-addr';
 
@@ -19,7 +20,14 @@ export function clientAddressOf(trustProxy: boolean | number | string): (req: In
   return (req) => proxyAddr(req, trust);
 }
 
+/**
+ * Whether the peer itself is an address server.trustProxy lists (as nginx's
+ * set_real_ip_from): only such a peer may name the tenant or hear the headroom.
+ * A hop count or true says how many hops to believe, not who they are, so with
+ * either (or false) no peer is trusted.
+ */
 export function trustedPeerOf(trustProxy: boolean | number | string): (req: IncomingMessage) => boolean {
+  if (typeof trustProxy !== 'string') return () => false;
   const trust = trustOf(trustProxy);
   return (req) => trust(req.socket.remoteAddress ?? '', 0);
 }

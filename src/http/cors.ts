@@ -54,11 +54,22 @@ export class Cors {
     return list;
   }
 
-  /** The headers a reply to `req` carries, as flat name, value pairs; undefined when none (no Origin, or one not allowed). */
+  /** The CORS headers a reply to `req` carries, as flat name, value pairs; undefined when none (no Origin, or one not allowed). */
   headersFor(req: IncomingMessage): string[] | undefined {
     const origin = this.allowedOrigin(req);
     if (origin === undefined) return undefined;
-    return ['access-control-allow-origin', origin, 'access-control-allow-credentials', 'true', 'access-control-expose-headers', this.expose(), 'vary', 'Origin'];
+    return ['access-control-allow-origin', origin, 'access-control-allow-credentials', 'true', 'access-control-expose-headers', this.expose()];
+  }
+
+  /**
+   * `Origin` when the CORS headers of a reply to `req` depend on its Origin, so
+   * a shared cache in front keeps one origin's reply from another: every request
+   * that carries one, allowed or not (the grant echoes the origin, and a listed
+   * origin gets what another does not). A request without Origin gets none, as
+   * from a node: SPEC-edge §1 keeps a backend's bytes as they are.
+   */
+  varyFor(req: IncomingMessage): string | undefined {
+    return this.settings.enabled && req.headers.origin !== undefined ? 'Origin' : undefined;
   }
 
   /** A CORS preflight: OPTIONS with Origin and Access-Control-Request-Method, on a /v1 path. */
@@ -81,10 +92,26 @@ export class Cors {
     res.end();
   }
 
+  /** The origin a request may be granted: undefined without one, with one not allowed, or with CORS off. */
   private allowedOrigin(req: IncomingMessage): string | undefined {
     if (!this.settings.enabled) return undefined;
     const origin = req.headers.origin;
     if (origin === undefined || origin === '') return undefined;
     return this.allowed === undefined || this.allowed.has(origin) ? origin : undefined;
   }
+}
+
+/**
+ * One Vary value of `received` (a node's, as one or several header lines) and
+ * the proxy's `own` field name: each name once, whatever its case; `*` stands
+ * for all of them.
+ */
+export function joinVary(received: string | readonly string[] | undefined, own: string): string {
+  const names = (Array.isArray(received) ? received.join(',') : ((received as string | undefined) ?? ''))
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
+  if (names.includes('*')) return '*';
+  if (!names.some((name) => name.toLowerCase() === own.toLowerCase())) names.push(own);
+  return names.join(', ');
 }

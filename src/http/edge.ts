@@ -20,7 +20,7 @@ export interface EdgeDeps {
   costs: NodeCosts;
   /** the client's address, as server.trustProxy says to read it */
   clientAddress(req: IncomingMessage): string;
-  /** whether the peer is a trusted hop (server.trustProxy), which may name the tenant */
+  /** whether the peer is an address server.trustProxy lists: it may name the tenant, and is told the headroom */
   trustedPeer(req: IncomingMessage): boolean;
   /** the share of node budget left, 0 to 1: told to a trusted layer in front, so it can shed before the proxy must */
   headroom(): number;
@@ -44,6 +44,7 @@ export class Edge {
       return true;
     }
     exchange.edgeHeaders = cors.headersFor(exchange.req);
+    exchange.vary = cors.varyFor(exchange.req);
     if (this.deps.trustedPeer(exchange.req)) (exchange.edgeHeaders ??= []).push('x-proxy-headroom', this.deps.headroom().toFixed(3));
     return false;
   }

@@ -113,6 +113,7 @@ function delegated(deps: EntryDeps, next: Handler, exchange: Exchange): void {
   // fastify writes its replies with writeHead(status, object), which keeps headers set here.
   res.setHeader('x-request-id', exchange.requestId);
   if (extra !== undefined) for (let i = 0; i < extra.length; i += 2) res.setHeader(extra[i]!, extra[i + 1]!);
+  if (exchange.vary !== undefined) res.setHeader('vary', exchange.vary);
   res.once('close', () => deps.account(exchange, res.statusCode));
   next(req, res);
 }

@@ -22,6 +22,8 @@ export interface Exchange {
    * value pairs; undefined when there are none.
    */
   edgeHeaders: string[] | undefined;
+  /** the Vary the edge asks of every reply of this exchange (Origin), joined by the writer with a reply's own */
+  vary: string | undefined;
   /** how the reply was served: HIT, MISS, COALESCED, STALE or BYPASS */
   cache: string;
   tier?: string;
@@ -54,6 +56,7 @@ export function openExchange(req: IncomingMessage, res: ServerResponse, endpoint
     endpoint,
     requestId,
     edgeHeaders: undefined,
+    vary: undefined,
     cache: 'BYPASS',
     tier: undefined,
     upstream: undefined,

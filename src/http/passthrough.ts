@@ -10,6 +10,7 @@ import type { Priority } from '../config/index.js';
 import { NodeError } from '../errors.js';
 import type { TraceScope } from '../tracing/scope.js';
 import { parseU64 } from '../wire/u64.js';
+import { joinVary } from './cors.js';
 import { exchangeOf } from './exchange.js';
 import type { ReplyWriter } from './reply.js';
 import { sdkClientOf } from './sdk-client.js';
@@ -132,9 +133,8 @@ export function registerPassthrough(app: FastifyInstance, deps: PassthroughDeps)
     }
     const streamed = !Buffer.isBuffer(answer.body);
     const relayed = withoutHopByHop(answer.headers, method === 'HEAD' || streamed ? KEPT_LENGTH_NOT_RELAYED : NOT_RELAYED);
-    // The edge set its own Vary (Origin) on the response; the node's would replace it, so the two are joined.
-    const vary = exchange?.res.getHeader('vary');
-    if (vary !== undefined && relayed.vary !== undefined) relayed.vary = `${relayed.vary}, ${vary}`;
+    // The edge set its own Vary (Origin) on the response; the node's would replace it, so the two are one line, each name once.
+    if (exchange?.vary !== undefined && relayed.vary !== undefined) relayed.vary = joinVary(relayed.vary, exchange.vary);
     // The request's id is the proxy's: a node's own would replace it.
     delete relayed['x-request-id'];
     reply.code(answer.status).headers({ ...relayed, 'x-cache': 'BYPASS' });

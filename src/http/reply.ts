@@ -1,6 +1,7 @@
 // The one place replies of the served routes and every error of the proxy are
 // written: status, body, ledger headers, the gas and cursor headers, the X-Cache
-// headers, and the headers the edge added to the exchange (CORS, request id).
+// headers, and the headers the edge added to the exchange (CORS and its Vary,
+// request id).
 // Every entry path writes through it, straight to Node's response.
 import type { ServerResponse } from 'node:http';
 import { ERROR_CONTENT_TYPE, errorBody, type NodeError } from '../errors.js';
@@ -47,9 +48,12 @@ export class ReplyWriter {
     headers.push('x-cache', result.cache);
     if (result.tier !== undefined) headers.push('x-cache-tier', result.tier);
     const body = gzipOk && result.gzip !== undefined ? result.gzip : result.body;
-    if (body !== result.body) headers.push('content-encoding', 'gzip', 'vary', 'accept-encoding');
-    headers.push('content-length', String(body.length));
     const exchange = exchangeOf(res.req);
+    // One Vary line: the encoding chosen, and the edge's Origin.
+    const vary = exchange?.vary;
+    if (body !== result.body) headers.push('content-encoding', 'gzip', 'vary', vary === undefined ? 'accept-encoding' : `accept-encoding, ${vary}`);
+    else if (vary !== undefined) headers.push('vary', vary);
+    headers.push('content-length', String(body.length));
     if (exchange !== undefined) {
       headers.push('x-request-id', exchange.requestId);
       exchange.cache = result.cache;
@@ -80,6 +84,7 @@ export class ReplyWriter {
     if (close) headers.push('connection', 'close');
     if (exchange !== undefined) {
       headers.push('x-request-id', exchange.requestId);
+      if (exchange.vary !== undefined) headers.push('vary', exchange.vary);
       exchange.cache = 'BYPASS';
       exchange.reason = err.reason;
       exchange.bytes = body.length;

@@ -4,9 +4,8 @@
 // known only by their sha256; a presented key that proves known is memoised, so
 // a request costs one Map lookup. A key is never logged or exported: only the
 // tenant's name is.
-import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import type { Config, Priority } from '../config/index.js';
+import { type Config, ConfigError, type Priority, resolveTenantKeys, sha256Hex } from '../config/index.js';
 import { NodeError } from '../errors.js';
 
 export interface TenantLimits {
@@ -89,7 +88,7 @@ export class TenantDirectory {
   private tenantOfKey(key: string): Tenant | undefined {
     const known = this.memo.get(key);
     if (known !== undefined) return known;
-    const tenant = this.byHash.get(sha256(key));
+    const tenant = this.byHash.get(sha256Hex(key));
     if (tenant !== undefined) {
       if (this.memo.size >= MEMO_MAX) this.memo.clear();
       this.memo.set(key, tenant);
@@ -98,9 +97,12 @@ export class TenantDirectory {
   }
 
   private load(section: Section, env: NodeJS.ProcessEnv): void {
+    // The config's loader resolved the keys with the same rules: a problem here means a config that did not come through it.
+    const keys = resolveTenantKeys(section, env);
+    if (keys.issues.length > 0) throw new ConfigError(keys.issues);
     const byHash = new Map<string, Tenant>();
     const byName = new Map<string, Tenant>();
-    for (const entry of section?.list ?? []) {
+    for (const [index, entry] of (section?.list ?? []).entries()) {
       const tenant: Tenant = {
         name: entry.name,
         priority: entry.priority,
@@ -111,12 +113,7 @@ export class TenantDirectory {
         perAddress: entry.perAddress,
       };
       byName.set(tenant.name, tenant);
-      for (const key of entry.keys) {
-        const hash = 'sha256' in key ? key.sha256 : sha256(envKey(env, key.env, tenant.name));
-        const other = byHash.get(hash);
-        if (other !== undefined) throw new Error(`tenants: a key of ${tenant.name} is also a key of ${other.name}`);
-        byHash.set(hash, tenant);
-      }
+      for (const hash of keys.hashes[index] ?? []) byHash.set(hash, tenant);
     }
     const anonymous = section?.anonymous;
     this.anonymous = section === undefined ? UNLIMITED : anonymous === false ? null : { name: 'anonymous', byAddress: true, ...anonymous! };
@@ -124,16 +121,6 @@ export class TenantDirectory {
     this.byName = byName;
     this.memo = new Map();
   }
-}
-
-function envKey(env: NodeJS.ProcessEnv, name: string, tenant: string): string {
-  const value = env[name];
-  if (value === undefined || value === '') throw new Error(`tenants: the key of ${tenant} is to be read from the environment variable ${name}, which is not set`);
-  return value;
-}
-
-function sha256(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
 }
 
 function unauthorized(message: string): NodeError {

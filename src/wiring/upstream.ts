@@ -6,6 +6,7 @@ import type { Config } from '../config/index.js';
 import { SIM_URL } from '../config/index.js';
 import { defaultUpstreamName } from '../config/net.js';
 import type { LedgerHeaderNames } from '../ledger/headers.js';
+import { listenAs } from '../listen-error.js';
 import type { PruneClock } from '../ledger/prune-clock.js';
 import type { Watermark } from '../ledger/watermark.js';
 import type { Metrics } from '../metrics.js';
@@ -60,15 +61,17 @@ export function buildUpstreams(config: Config, w: UpstreamWiring): Upstreams {
 /** The built-in simulated node, when an upstream is 'sim'. */
 export async function startBuiltInSim(config: Config, logger: Logger): Promise<SimNode | undefined> {
   if (!config.upstreams.some((u) => u.url === SIM_URL)) return undefined;
-  const sim = await startSim({
-    // With vendor: auto the built-in node speaks the default vendor, and the proxy reads it from its headers.
-    vendor: config.vendor === 'auto' ? 'node' : config.vendor,
-    host: config.sim.host,
-    port: config.sim.port,
-    chainId: config.sim.chainId,
-    versionsPerSecond: config.sim.versionsPerSecond,
-    pruneWindow: BigInt(config.sim.pruneWindow),
-  });
+  const sim = await listenAs('sim', config.sim.host, config.sim.port, () =>
+    startSim({
+      // With vendor: auto the built-in node speaks the default vendor, and the proxy reads it from its headers.
+      vendor: config.vendor === 'auto' ? 'node' : config.vendor,
+      host: config.sim.host,
+      port: config.sim.port,
+      chainId: config.sim.chainId,
+      versionsPerSecond: config.sim.versionsPerSecond,
+      pruneWindow: BigInt(config.sim.pruneWindow),
+    }),
+  );
   logger.info({ url: sim.url }, 'upstream is the built-in SIMULATED node (url: sim), not a real ledger node');
   return sim;
 }

@@ -2,10 +2,14 @@
 // environment, prints the effective config with every secret redacted and exits
 // 0, or names each bad key and exits 2, starting nothing either way.
 // `--version` prints the version of package.json.
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { configFile, runCli, useCliBuild } from '../helpers/cli.js';
+import { sha256Hex } from '../helpers/bytes.js';
+import { cliConfig, configFile, runCli, startCli, useCliBuild } from '../helpers/cli.js';
+import { freePort } from '../helpers/free-port.js';
+import { sim } from '../helpers/proxy.js';
+import { until } from '../helpers/until.js';
 
 useCliBuild();
 
@@ -67,6 +71,69 @@ describe('ledger-proxy --check', () => {
     const { code, stderr } = await runCli(['--check'], { LEDGER_PROXY_PORT: 'eighty' });
     expect(code).toBe(2);
     expect(stderr).toContain('LEDGER_PROXY_PORT: must be a whole number, got "eighty"');
+  });
+});
+
+/** A config with tenants `list` (and `more` keys of tenants, of server); refused, it starts nothing. */
+const withTenants = (list: string, more = '', server = 'port: 1'): string => `server: { ${server} }\nadmin: { port: 0 }\nupstreams: [{ url: "http://127.0.0.1:9" }]\ntenants:\n  ${more}list:\n${list}`;
+const PASTED_KEY = 'pasted-plain-key-42';
+
+describe('what a start refuses, --check refuses, by key and without a stack', () => {
+  const CASES: Array<[string, string, string, Record<string, string>?]> = [
+    [
+      'a key read from an unset environment variable',
+      withTenants('    - name: a\n      keys: [{ env: LP_TEST_UNSET_KEY }]\n'),
+      'tenants.list.0.keys.0.env: the environment variable LP_TEST_UNSET_KEY is not set',
+    ],
+    [
+      'one key listed for two tenants',
+      withTenants(`    - name: a\n      keys: [{ env: LP_TEST_KEY }]\n    - name: b\n      keys: [{ sha256: "${sha256Hex('shared-key')}" }]\n`),
+      'tenants.list.1.keys.0: the same key as tenants.list.0.keys.0 (tenant a)',
+      { LP_TEST_KEY: 'shared-key' },
+    ],
+    ['a hop count with a trusted tenant header', withTenants('    - name: a\n', 'trustedHeader: X-Tenant\n  ', 'port: 1, trustProxy: 1'), 'tenants.trustedHeader: needs server.trustProxy to list'],
+    ['a key pasted where its sha256 belongs', withTenants(`    - name: a\n      keys: [{ sha256: "${PASTED_KEY}" }]\n`), 'tenants.list.0.keys.0.sha256: must match'],
+  ];
+
+  it.each(CASES)('%s: --check exits 2 naming the key, and so does a start', async (_name, text, line, env = {}) => {
+    const file = configFile('check-start.yaml', text);
+    for (const args of [
+      ['--check', '--config', file],
+      ['--config', file],
+    ]) {
+      const { code, stdout, stderr } = await runCli(args, env);
+      expect(code, `${args.join(' ')}:\n${stderr}`).toBe(2);
+      expect(stdout, args[0]).toBe('');
+      expect(stderr, args[0]).toContain(`Invalid configuration in ${file}`);
+      expect(stderr, args[0]).toContain(line);
+      expect(stderr, args[0]).not.toMatch(/^\s+at /m);
+      expect(stderr, args[0]).not.toContain(PASTED_KEY);
+      if (line.startsWith('tenants.trustedHeader')) expect(stderr).toContain('server.trustProxy');
+    }
+  });
+
+  it('a key the environment holds passes --check', async () => {
+    const file = configFile('check-env-key.yaml', withTenants('    - name: a\n      keys: [{ env: LP_TEST_KEY }]\n'));
+    const { code, stdout } = await runCli(['--check', '--config', file], { LP_TEST_KEY: 'a-key' });
+    expect(code).toBe(0);
+    expect(stdout).not.toContain('a-key');
+  });
+
+  it('a SIGHUP that meets a bad key keeps the running config and logs the key path, never the value', async () => {
+    const port = await freePort();
+    const node = await sim();
+    const file = configFile('reload-bad-key.yaml', cliConfig(port, node));
+    const cli = await startCli(file, port);
+    writeFileSync(file, cliConfig(port, node, { tenants: { list: [{ name: 'a', keys: [{ sha256: PASTED_KEY }] }] } }));
+    cli.child.kill('SIGHUP');
+    await until(
+      () => cli.output().includes('config not reloaded'),
+      5000,
+      () => `the reload's log line:\n${cli.output()}`,
+    );
+    expect(cli.output()).toContain('tenants.list.0.keys.0.sha256');
+    expect(cli.output()).not.toContain(PASTED_KEY);
+    expect(cli.child.exitCode).toBeNull();
   });
 });
 

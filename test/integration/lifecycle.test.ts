@@ -1,17 +1,79 @@
-// The public listener's lifecycle (issue 15 §1): a slow client cannot hold a
-// connection past server.requestTimeoutMs, and a shutdown fails readiness first,
-// lets requests in flight finish with `Connection: close`, closes idle keep-alive
-// sockets, and ends by server.shutdownTimeoutMs whatever the clients do.
+// The public listener's lifecycle: a start on a port in use stops with one line
+// naming the key; a slow client cannot hold a connection past
+// server.requestTimeoutMs, and a shutdown fails readiness first, lets requests in
+// flight finish with `Connection: close`, closes idle keep-alive sockets, and ends
+// by server.shutdownTimeoutMs whatever the clients do.
+import { createServer, type Server } from 'node:net';
 import { Agent, request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
+import { cliConfig, configFile, runCli, startCli, useCliBuild } from '../helpers/cli.js';
 import { freePort } from '../helpers/free-port.js';
 import { proxy, sim } from '../helpers/proxy.js';
 import { openSocket } from '../helpers/raw-socket.js';
 import { until, within } from '../helpers/until.js';
 
+useCliBuild();
+
 const agents: Agent[] = [];
+const holders: Server[] = [];
 afterEach(async () => {
   for (const a of agents.splice(0)) await a.destroy();
+  for (const h of holders.splice(0)) await new Promise((r) => h.close(r));
+});
+
+const START_BOUND_MS = 45_000;
+
+/** Another program listening on a free port of 127.0.0.1. */
+async function portTaken(): Promise<number> {
+  const port = await freePort();
+  const holder = createServer();
+  holders.push(holder);
+  await new Promise<void>((resolve) => holder.listen(port, '127.0.0.1', resolve));
+  return port;
+}
+
+/**
+ * The CLI on `text` to its exit: its status and the lines it wrote to stderr. The
+ * bound only stops a start that never ends (workers started again and again); a
+ * worker's boot alone takes many seconds on a loaded machine.
+ */
+async function startRefused(name: string, text: string): Promise<{ code: number | null; lines: string[] }> {
+  const { code, stderr } = await within(runCli(['--config', configFile(name, text)]), START_BOUND_MS, `the start on ${name} to end`);
+  return { code, lines: stderr.split('\n').filter((line) => line !== '') };
+}
+
+describe('a port in use', () => {
+  it(
+    'a second copy of the proxy exits 3 with one line naming server.port, no stack',
+    async () => {
+      const node = await sim();
+      const port = await freePort();
+      const file = configFile('first-copy.yaml', cliConfig(port, node));
+      await startCli(file, port);
+      const second = await startRefused('second-copy.yaml', cliConfig(port, node));
+      expect(second.code).toBe(3);
+      expect(second.lines).toEqual([`ledger-proxy: server.port: cannot listen on 127.0.0.1:${port}: it is already in use (another copy of the proxy, or another program, listens there)`]);
+    },
+    START_BOUND_MS + 15_000,
+  );
+
+  type Text = (taken: number, node: { url: string }, port: number) => string;
+  it.each<[string, string, Text]>([
+    ['admin.port', 'admin.port', (taken, node, port) => cliConfig(port, node, { admin: { host: '127.0.0.1', port: taken } })],
+    ['sim.port', 'sim.port', (taken, _node, port) => cliConfig(port, { url: 'sim' }, { sim: { port: taken } })],
+    ['server.port (server.workers: 2)', 'server.port', (taken, node) => cliConfig(taken, node, { server: { workers: 2 } })],
+    ['sim.port (server.workers: 2)', 'sim.port', (taken, _node, port) => cliConfig(port, { url: 'sim' }, { server: { workers: 2 }, sim: { port: taken } })],
+  ])(
+    'another program on %s: exits 3 with one line naming the key, no stack; no worker is started again',
+    async (label, key, text) => {
+      const node = await sim();
+      const taken = await portTaken();
+      const refused = await startRefused(`taken-${label.replace(/\W+/g, '-')}.yaml`, text(taken, node, await freePort()));
+      expect(refused.code).toBe(3);
+      expect(refused.lines).toEqual([`ledger-proxy: ${key}: cannot listen on 127.0.0.1:${taken}: it is already in use (another copy of the proxy, or another program, listens there)`]);
+    },
+    START_BOUND_MS + 15_000,
+  );
 });
 
 describe('server.requestTimeoutMs', () => {

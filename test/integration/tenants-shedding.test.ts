@@ -82,4 +82,16 @@ describe('behind a load-shedding layer', () => {
     await Promise.all(views);
     expect(await headroom()).toBe(1);
   });
+
+  it('a hop count or true in server.trustProxy names no trusted address: no peer hears X-Proxy-Headroom', async () => {
+    const node = await sim();
+    for (const trustProxy of [1, true]) {
+      const p = await proxy([node], { ...QUIET, server: { host: '127.0.0.1', port: 0, trustProxy } }, FROZEN);
+      for (const from of ['127.0.0.1', '127.0.0.2']) {
+        const reply = await send(p.url, '/v1/estimate_gas_price', { from, headers: { 'x-forwarded-for': '10.0.0.1' } });
+        expect(reply.status, `${String(trustProxy)} from ${from}`).toBe(200);
+        expect(reply.headers['x-proxy-headroom'], `${String(trustProxy)} from ${from}`).toBeUndefined();
+      }
+    }
+  });
 });

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, expectTypeOf, it } from 'vitest';
 import { ConfigError, loadConfig, parseConfig, type Config, type RedisConfig } from '../../src/config/index.js';
+import { sha256Hex } from '../helpers/bytes.js';
 import { thrownBy } from '../helpers/expect.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ledger-proxy-config-'));
@@ -255,9 +256,17 @@ describe('bad values', () => {
     [{ tenants: { list: [{ name: 'Wallet' }] } }, 'tenants.list.0.name: must match /^[a-z0-9][a-z0-9._-]{0,62}$/, got "Wallet"'],
     [{ tenants: { list: [{ name: 'anonymous' }] } }, "tenants.list.0.name: 'anonymous' is the tenant of clients without a key"],
     [{ tenants: { list: [{ name: 'a' }, { name: 'a' }] } }, 'tenants.list.1.name: duplicate name (also tenants.list.0)'],
-    [{ tenants: { list: [{ name: 'a', keys: [{ sha256: 'ABC' }] }] } }, 'tenants.list.0.keys.0.sha256: must match /^[0-9a-f]{64}$/, got "ABC"'],
+    [{ tenants: { list: [{ name: 'a', keys: [{ sha256: 'ABC' }] }] } }, 'tenants.list.0.keys.0.sha256: must match /^[0-9a-f]{64}$/ (the value given is not shown: it may be a secret)'],
     [{ tenants: { list: [{ name: 'a', priority: 'urgent' }] } }, 'tenants.list.0.priority: must be one of high | normal | low, got "urgent"'],
     [{ tenants: { costs: { 'view ': 1 } } }, 'tenants.costs.view : must be a route family (view) or a passthrough route (POST /v1/transactions)'],
+    [
+      { server: { trustProxy: 1 }, tenants: { trustedHeader: 'X-Tenant' } },
+      'tenants.trustedHeader: needs server.trustProxy to list the addresses of the layer in front (such as 10.0.0.0/8 or loopback), not a hop count (1): any client that connects directly could name a tenant',
+    ],
+    [
+      { server: { trustProxy: true }, tenants: { trustedHeader: 'X-Tenant' } },
+      'tenants.trustedHeader: needs server.trustProxy to list the addresses of the layer in front (such as 10.0.0.0/8 or loopback), not true: any client that connects directly could name a tenant',
+    ],
     [{ shedding: { maxInFlight: 0 } }, 'shedding.maxInFlight: must be greater than 0'],
     [{ shedding: { shedFirst: 'random' } }, 'shedding.shedFirst: must be one of none | latest | pinned, got "random"'],
     [{ shedding: { budgetWaitMs: -1 } }, 'shedding.budgetWaitMs: must be at least 0'],
@@ -286,6 +295,10 @@ describe('bad values', () => {
 
   it.each([true, false, 0, 2, '10.0.0.0/8', '127.0.0.1, ::1/128', 'loopback,10.0.0.0/255.0.0.0'])('trustProxy %j is accepted', (value) => {
     expect(parseConfig({ server: { trustProxy: value } }).server.trustProxy).toBe(value);
+  });
+
+  it.each([false, '10.0.0.0/8', 'loopback'])('tenants.trustedHeader with trustProxy %j is accepted', (trustProxy) => {
+    expect(parseConfig({ server: { trustProxy }, tenants: { trustedHeader: 'X-Tenant' } }).tenants?.trustedHeader).toBe('x-tenant');
   });
 
   it.each(['yes', '2', '10.0.0.0/33', '', -1, 1.5, ['10.0.0.1']])('trustProxy %j is refused', (value) => {
@@ -363,7 +376,40 @@ describe('upstream headers (an API key)', () => {
       'upstreams.0.headers.x-key: must not contain control characters (CR, LF, NUL)',
     ]);
     expect(issues.join('\n')).not.toContain('secret');
-    expect(fail({ upstreams: [{ url: 'http://a:1', headers: { 'x-n': 5 } }] })).toEqual(['upstreams.0.headers.x-n: must be a string, got 5']);
+    expect(fail({ upstreams: [{ url: 'http://a:1', headers: { 'x-n': 5 } }] })).toEqual(['upstreams.0.headers.x-n: must be a string (the value given is not shown: it may be a secret)']);
+  });
+});
+
+describe('tenant keys', () => {
+  const KEY = 'wallet-secret-key-1';
+  const tenants = (...list: Array<{ name: string; keys: unknown[] }>) => ({ tenants: { list } });
+
+  it('a key read from an unset (or empty) environment variable is a config error naming the key and the variable', () => {
+    for (const env of [{}, { WALLET_KEY: '' }]) {
+      expect(fail(tenants({ name: 'a', keys: [{ sha256: sha256Hex('other') }, { env: 'WALLET_KEY' }] }), env)).toEqual([
+        'tenants.list.0.keys.1.env: the environment variable WALLET_KEY is not set (it holds a key of tenant a)',
+      ]);
+    }
+    expect(parseConfig(tenants({ name: 'a', keys: [{ env: 'WALLET_KEY' }] }), { WALLET_KEY: KEY }).tenants?.list[0]?.keys).toEqual([{ env: 'WALLET_KEY' }]);
+  });
+
+  it('one key listed twice, for two tenants or for one, by its sha256 or through env, is a config error that shows neither the key nor its hash', () => {
+    const issues = fail(tenants({ name: 'a', keys: [{ sha256: sha256Hex(KEY) }] }, { name: 'b', keys: [{ env: 'B_KEY' }, { sha256: sha256Hex('b') }, { sha256: sha256Hex('b') }] }), { B_KEY: KEY });
+    expect(issues).toEqual([
+      'tenants.list.1.keys.0: the same key as tenants.list.0.keys.0 (tenant a): a key may be listed once',
+      'tenants.list.1.keys.2: the same key as tenants.list.1.keys.1 (tenant b): a key may be listed once',
+    ]);
+    expect(issues.join('\n')).not.toContain(sha256Hex(KEY));
+  });
+
+  it('a value that is not a sha256 (a key pasted as it is) is never echoed, nor anything else under keys', () => {
+    for (const keys of [[{ sha256: KEY }], [{ env: KEY }], [KEY], [{ sha256: 12345 }]]) {
+      const issues = fail(tenants({ name: 'a', keys }));
+      expect(issues.length, JSON.stringify(keys)).toBeGreaterThan(0);
+      expect(issues.join('\n'), JSON.stringify(keys)).not.toMatch(/wallet-secret|12345/);
+    }
+    expect(() => loadConfig({ file: yamlFile(`tenants:\n  list:\n    - name: a\n      keys: [{ sha256: "${KEY}" }]\n`), env: {} })).toThrow(/tenants\.list\.0\.keys\.0\.sha256: must match/);
+    expect(thrownBy(ConfigError, () => loadConfig({ file: yamlFile(`tenants:\n  list:\n    - name: a\n      keys: [{ sha256: "${KEY}" }]\n`), env: {} })).message).not.toContain(KEY);
   });
 });
 
@@ -412,7 +458,7 @@ describe('shipped config files', () => {
   });
 
   it('config/production.example.yaml: real nodes, redis, aptos mainnet', () => {
-    const config = loadConfig({ file: 'config/production.example.yaml', env: {} });
+    const config = loadConfig({ file: 'config/production.example.yaml', env: { WALLET_KEY_2: 'a-rotated-key' } });
     expect(config.vendor).toBe('aptos');
     expect(config.chainId).toBe(1);
     expect(config.upstreams.map((u) => u.url)).toEqual(['http://10.0.1.21:8080', 'https://api.mainnet.aptoslabs.com']);

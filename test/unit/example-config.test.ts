@@ -192,7 +192,8 @@ describe('config/production.example.yaml', () => {
   });
 
   it('loads through the real loader', () => {
-    const config = loadConfig({ file: FILE, env: {} });
+    // Its second wallet key is read from WALLET_KEY_2, as a deployment sets it.
+    const config = loadConfig({ file: FILE, env: { WALLET_KEY_2: 'a-rotated-key' } });
     expect(config.shedding).toEqual({ maxInFlight: 10000, budgetWaitMs: 50, shedFirst: 'none' });
     expect(config.upstreams).toHaveLength(2);
   });

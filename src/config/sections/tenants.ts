@@ -53,7 +53,8 @@ export const TenantsSchema = z
     // Clients without a key, limited per client address; false: refused (401).
     anonymous: AnonymousSchema.default({ priority: 'low' }),
     list: z.array(TenantSchema).default([]),
-    // A header naming the tenant, set by a trusted layer in front (accepted only from server.trustProxy addresses).
+    // A header naming the tenant, set by a trusted layer in front: accepted only from
+    // the addresses server.trustProxy lists (a hop count or true with it is refused in schema.ts).
     trustedHeader: z
       .string()
       .regex(/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/)
