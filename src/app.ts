@@ -109,7 +109,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
   const state = { closing: false };
   // Fails first on shutdown, so a load balancer stops sending before the drain.
   const readiness = (): Readiness => ({ ready: !state.closing && pool.ready(), upstreams: pool.nodes.map((n) => ({ name: n.name, state: pool.health(n) })) });
-  const admin = config.admin.port !== 0 && deps.serveAdmin !== false ? buildAdminServer({ metrics, readiness, headerNames, purge: purges.route }) : undefined;
+  const admin = config.admin.port !== 0 && deps.serveAdmin !== false ? buildAdminServer({ settings: config.admin, logger, metrics, readiness, headerNames, purge: purges.route }) : undefined;
   const reloader = reloaderFor(config, logger, { pool, nodesOf: upstreams.nodesOf, sim, tenants: listener.tenants, metrics });
   // Both are bounded: a node or a Redis that is down does not stop the start.
   await Promise.all([pool.start(), stores.redis?.whenReady(REDIS_START_WAIT_MS)]);

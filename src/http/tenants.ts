@@ -75,7 +75,7 @@ export class TenantDirectory {
     }
     const authorization = req.headers.authorization;
     if (authorization === undefined) return this.anonymous ?? unauthorized('an API key is required: send Authorization: Bearer <key>');
-    const key = BEARER.exec(authorization)?.[1];
+    const key = bearerKey(authorization);
     if (key === undefined) return unauthorized('the Authorization header must be Bearer <key>');
     return this.tenantOfKey(key) ?? unauthorized('unknown API key');
   }
@@ -112,7 +112,7 @@ export class TenantDirectory {
       };
       byName.set(tenant.name, tenant);
       for (const key of entry.keys) {
-        const hash = 'sha256' in key ? key.sha256 : sha256(envKey(env, key.env, tenant.name));
+        const hash = keySha256(key, env, `tenants: the key of ${tenant.name}`);
         const other = byHash.get(hash);
         if (other !== undefined) throw new Error(`tenants: a key of ${tenant.name} is also a key of ${other.name}`);
         byHash.set(hash, tenant);
@@ -126,16 +126,27 @@ export class TenantDirectory {
   }
 }
 
-function envKey(env: NodeJS.ProcessEnv, name: string, tenant: string): string {
-  const value = env[name];
-  if (value === undefined || value === '') throw new Error(`tenants: the key of ${tenant} is to be read from the environment variable ${name}, which is not set`);
-  return value;
+/** A key as the config gives it: its sha256, or the environment variable that holds it. */
+export type ConfiguredKey = { readonly sha256: string } | { readonly env: string };
+
+/** The sha256 (hex) of a configured key; `whose` names it when its environment variable is not set. */
+export function keySha256(key: ConfiguredKey, env: NodeJS.ProcessEnv, whose: string): string {
+  if ('sha256' in key) return key.sha256;
+  const value = env[key.env];
+  if (value === undefined || value === '') throw new Error(`${whose} is to be read from the environment variable ${key.env}, which is not set`);
+  return sha256(value);
 }
 
-function sha256(text: string): string {
+/** The key of an `Authorization: Bearer <key>` header; undefined when the header is not that. */
+export function bearerKey(authorization: string): string | undefined {
+  return BEARER.exec(authorization)?.[1];
+}
+
+export function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
 
-function unauthorized(message: string): NodeError {
+/** The 401 of a missing or unknown Bearer key. */
+export function unauthorized(message: string): NodeError {
   return new NodeError(401, 'unauthorized', message, null, 'unauthorized', { 'www-authenticate': 'Bearer' });
 }

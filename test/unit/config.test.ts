@@ -26,7 +26,7 @@ describe('defaults', () => {
   it('an empty object gives every default', () => {
     expect(parseConfig({})).toEqual({
       server: { host: '127.0.0.1', port: 8080, bodyLimitBytes: 8388608, trustProxy: false, trustRequestId: true, requestTimeoutMs: 30000, shutdownTimeoutMs: 10000, drainDelayMs: 0, workers: 1 },
-      admin: { host: '127.0.0.1', port: 9090 },
+      admin: { host: '127.0.0.1', port: 9090, allowedHosts: [] },
       vendor: 'auto',
       upstreams: [{ url: 'sim', name: 'sim', weight: 1, role: 'normal', headers: {}, spreadVersions: 0 }],
       routing: {
@@ -227,6 +227,9 @@ describe('bad values', () => {
     [{ server: { workers: 257 } }, 'server.workers: must be "auto" or a whole number from 1 to 256, got 257'],
     [{ server: { drainDelayMs: -1 } }, 'server.drainDelayMs: must be at least 0'],
     [{ admin: { port: 1.5 } }, 'admin.port: must be an integer, got 1.5'],
+    [{ admin: { allowedHosts: ['ledger-proxy:9090'] } }, 'admin.allowedHosts.0: must be a host name or an IP address, without a scheme or a port'],
+    [{ admin: { allowedHosts: ['http://ledger-proxy'] } }, 'admin.allowedHosts.0: must be a host name or an IP address, without a scheme or a port'],
+    [{ admin: { token: { env: 'NOT A NAME' } } }, 'admin.token.env: must match /^[A-Za-z_][A-Za-z0-9_]*$/, got "NOT A NAME"'],
     [{ vendor: 'Aptos' }, 'vendor: must match /^[a-z]+$/, got "Aptos"'],
     [{ chainId: 256, upstreams: [{ url: 'http://a' }] }, 'chainId: must be at most 255'],
     [{ upstreams: [] }, 'upstreams: must have at least 1 entry'],
