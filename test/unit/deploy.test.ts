@@ -68,7 +68,7 @@ describe('deployment files', () => {
     expect(prometheus.alerting.alertmanagers[0].static_configs[0].targets).toEqual([`alertmanager:${port}`]);
   });
 
-  it("scrapes the admin listener by a name it answers (admin.allowedHosts), and the healthcheck by loopback, which it always answers", () => {
+  it('scrapes the admin listener by a name it answers (admin.allowedHosts), and the healthcheck by loopback, which it always answers', () => {
     const prometheus = parse(readFileSync('deploy/prometheus/prometheus.yml', 'utf8'));
     const targets = prometheus.scrape_configs.find((job: { job_name: string }) => job.job_name === 'ledger-proxy').static_configs[0].targets as string[];
     for (const target of targets) {

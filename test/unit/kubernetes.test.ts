@@ -99,9 +99,7 @@ describe(FILE, () => {
     const [adminRule, ...otherAdmin] = rulesFor('admin');
     expect(otherAdmin).toEqual([]);
     // One peer with both selectors: Prometheus's pods, in that namespace only (not every pod there, nor every Prometheus).
-    expect(adminRule.from).toEqual([
-      { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } }, podSelector: { matchLabels: { 'app.kubernetes.io/name': 'prometheus' } } },
-    ]);
+    expect(adminRule.from).toEqual([{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } }, podSelector: { matchLabels: { 'app.kubernetes.io/name': 'prometheus' } } }]);
     const named = container.ports.map((p: Manifest) => p.name);
     for (const rule of policy.ingress) for (const { port } of rule.ports) expect(named).toContain(port);
   });
