@@ -30,13 +30,8 @@ export interface NodeCall {
 }
 
 export interface NodeClientOptions {
+  /** config's upstreams[].name: the node's one name, clients' messages included (never its address) */
   name: string;
-  /**
-   * How the node is named in messages clients see (default: name). A name that
-   * defaulted to the node's host:port must not reach a client: the caller gives
-   * its position instead.
-   */
-  label?: string;
   /** base url without /v1 and without a trailing slash */
   url: string;
   headerNames: LedgerHeaderNames;
@@ -55,7 +50,6 @@ export const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
 
 export class NodeClient {
   readonly name: string;
-  readonly label: string;
   readonly url: string;
   readonly headers: Readonly<Record<string, string>>;
   private readonly pool: Pool;
@@ -64,7 +58,6 @@ export class NodeClient {
 
   constructor(options: NodeClientOptions) {
     this.name = options.name;
-    this.label = options.label ?? options.name;
     this.url = options.url;
     this.headers = options.headers ?? {};
     this.names = options.headerNames;
@@ -123,13 +116,13 @@ export class NodeClient {
     if (err instanceof AnswerBytesExhausted) {
       return NodeError.unavailable(`overloaded: node answers in flight would hold more than ${err.maxBytes} bytes (routing.maxAnswerBytesInFlight)`, 'overloaded');
     }
-    if (err instanceof AnswerTooLarge) return NodeError.unavailable(`upstream ${this.label}: answered more than the ${err.maxBytes / 1024 / 1024} MiB an answer may have`, 'node_broken');
+    if (err instanceof AnswerTooLarge) return NodeError.unavailable(`upstream ${this.name}: answered more than the ${err.maxBytes / 1024 / 1024} MiB an answer may have`, 'node_broken');
     if (err instanceof AnswerUndecodable) {
       const what = err.known ? `a body that does not decompress (${err.encoding})` : `an unknown content encoding '${err.encoding}'`;
-      return NodeError.unavailable(`upstream ${this.label}: answered ${what}`, 'node_broken');
+      return NodeError.unavailable(`upstream ${this.name}: answered ${what}`, 'node_broken');
     }
     const described = describeTransportError(err, timeoutMs);
-    const failure = NodeError.unavailable(`upstream ${this.label}: ${described.text}`, described.reason);
+    const failure = NodeError.unavailable(`upstream ${this.name}: ${described.text}`, described.reason);
     if (!described.known) failure.cause = err;
     return failure;
   }
@@ -149,7 +142,7 @@ export class NodeClient {
     const cursor = firstHeader(headers[this.names.cursor]);
     if (cursor !== undefined) answer.cursor = cursor;
     const broken = (what: string): never => {
-      throw NodeError.unavailable(`upstream ${this.label}: ${what}`);
+      throw NodeError.unavailable(`upstream ${this.name}: ${what}`);
     };
     if (passthrough) {
       answer.headers = headers;

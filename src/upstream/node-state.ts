@@ -162,13 +162,9 @@ export class NodeState {
     if (this.budget.maxRps !== undefined) this.tokens -= 1;
   }
 
+  /** The node's one name: in logs, /readyz, metrics labels and the messages clients see. */
   get name(): string {
     return this.client.name;
-  }
-
-  /** The name clients may see in an error message (never an address). */
-  get label(): string {
-    return this.client.label;
   }
 
   /**

@@ -106,8 +106,8 @@ describe('env overrides', () => {
     expect(config.admin.port).toBe(0);
     expect(config.vendor).toBe('aptos');
     expect(config.upstreams.map((u) => [u.url, u.name])).toEqual([
-      ['http://n1:8080', 'n1:8080'],
-      ['https://n2', 'n2:443'],
+      ['http://n1:8080', 'node1'],
+      ['https://n2', 'node2'],
     ]);
     expect(config.cache.redis?.url).toBe('redis://r:6380');
     expect(config.cache.redis?.cluster).toBeUndefined();
@@ -161,7 +161,7 @@ describe('YAML files', () => {
     const config = loadConfig({ file, env: { LEDGER_PROXY_HOST: '::' } });
     expect(config.server).toMatchObject({ host: '::', port: 1234 });
     expect(config.vendor).toBe('aptos');
-    expect(config.upstreams[0]).toMatchObject({ url: 'http://10.0.0.1:8080', name: '10.0.0.1:8080' });
+    expect(config.upstreams[0]).toMatchObject({ url: 'http://10.0.0.1:8080', name: 'node1' });
   });
 
   it('an empty or comment-only file is all defaults', () => {
@@ -324,15 +324,17 @@ describe('upstream urls', () => {
     expect(fail({ upstreams: [{ url }] })).toEqual([`upstreams.0.url: ${reason}`]);
   });
 
-  it('derives names as host:port, or sim', () => {
+  it('names an upstream without a name by its position (node1, node2, …), or sim: never by its address, which clients must not see', () => {
     const names = parseConfig({
       upstreams: [{ url: 'sim' }, { url: 'http://a.example' }, { url: 'https://b.example/v1' }, { url: 'http://c:81', name: 'mine' }],
     }).upstreams.map((u) => u.name);
-    expect(names).toEqual(['sim', 'a.example:80', 'b.example:443', 'mine']);
+    expect(names).toEqual(['sim', 'node2', 'node3', 'mine']);
   });
 
   it('refuses duplicate names after defaulting', () => {
-    expect(fail({ upstreams: [{ url: 'http://a:1' }, { url: 'http://a:1/v1' }] })).toEqual(["upstreams.1.name: duplicate name 'a:1' (also upstreams.0)"]);
+    expect(fail({ upstreams: [{ url: 'http://a:1', name: 'node2' }, { url: 'http://b:1' }] })).toEqual([
+      "upstreams.1.name: duplicate name 'node2' (also upstreams.0, its default name: give it a name)",
+    ]);
     expect(
       fail({
         upstreams: [
