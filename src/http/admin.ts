@@ -11,14 +11,15 @@ import { fromFrameworkError, notFound } from './framework-errors.js';
 import { type PurgeRouteDeps, purgeReply } from './purge.js';
 import { ReplyWriter } from './reply.js';
 import type { LedgerHeaderNames } from '../ledger/headers.js';
+import type { ProbeResult } from '../upstream/health.js';
 
 /** The largest purge body read: a request to purge carries a read's body. */
 const PURGE_BODY_LIMIT_BYTES = 8 * 1024 * 1024;
 
-/** What /readyz reports: ready or not, and each node's state so an operator sees why. */
+/** What /readyz reports: ready or not, and each node's state and last probe, so an operator sees why. */
 export interface Readiness {
   ready: boolean;
-  upstreams: Array<{ name: string; state: string }>;
+  upstreams: Array<{ name: string; state: string; probe?: ProbeResult }>;
 }
 
 export interface AdminDeps {

@@ -1,6 +1,5 @@
 // The transport to one node, and the ONLY place where transport failures and
 // answers that are not node-shaped become NodeErrors (503 internal_error).
-import type { Readable } from 'node:stream';
 import { Pool } from 'undici';
 import { NodeError, ERROR_STATUSES, isErrorCode } from '../errors.js';
 import { decodeGasUsed, decodeLedgerHeaders, type LedgerHeaderNames } from '../ledger/headers.js';
@@ -23,8 +22,6 @@ export interface NodeCall {
    * the answer keeps the node's headers. Errors must still be node-shaped.
    */
   passthrough?: boolean;
-  /** a probe: the answer says which vendor's ledger headers it carries */
-  probe?: boolean;
   /** the proxy-wide budget of answer bytes in flight this answer counts against (absent for a probe: its answer is small, and it must not fail for the reads' load) */
   answerBytes?: AnswerBytes;
 }
@@ -40,6 +37,11 @@ export interface NodeClientOptions {
   /** keep-alive connections to this node */
   connections?: number;
 }
+
+/** What a probe (GET /v1) got: the node's answer as it came, for the prober to judge, or why there was none. */
+export type ProbeAnswer =
+  | { status: number; contentType: string; body: Buffer /** the vendor whose ledger headers it carries (null: none) */; vendor: string | null }
+  | { /** in the proxy's words */ failed: string /** a failure the proxy does not name, for the log */; cause?: unknown };
 
 /**
  * Largest answer we accept from a node, on the wire and decoded; a bigger one is
@@ -72,43 +74,55 @@ export class NodeClient {
 
   /** One call to the node. Resolves with any node-shaped answer; rejects with a NodeError otherwise. */
   async call(call: NodeCall): Promise<NodeAnswer> {
-    let status: number;
-    let headers: Record<string, string | string[] | undefined>;
-    let body: Buffer;
-    let stream: Readable | undefined;
+    let exchanged: Awaited<ReturnType<typeof exchange>>;
     try {
-      ({ status, headers, body, stream } = await exchange(
-        this.pool,
-        {
-          method: call.method,
-          path: this.basePath + call.path,
-          headers: {
-            // The node's own headers (an API key) win over a passthrough client's.
-            ...call.headers,
-            ...this.headers,
-            // Nodes gzip by default; we keep raw bytes so answers stay byte-identical.
-            'accept-encoding': 'identity',
-            ...(call.body ? { 'content-length': String(call.body.length) } : {}),
-          },
-          body: call.body,
-        },
-        {
-          timeoutMs: call.timeoutMs,
-          signal: call.signal,
-          maxBytes: MAX_ANSWER_BYTES,
-          inFlight: call.answerBytes,
-          head: call.method === 'HEAD',
-          // A passthrough success goes on to the client as it arrives: it is neither judged nor kept.
-          stream: call.passthrough === true,
-        },
-      ));
+      exchanged = await this.send(call);
     } catch (err) {
       throw this.failure(err, call.timeoutMs);
     }
-    const answer = this.shape(status, headers, body, call.passthrough === true);
-    if (stream !== undefined) answer.stream = stream;
-    if (call.probe) answer.vendor = vendorOfHeaders(headers);
+    const answer = this.shape(exchanged.status, exchanged.headers, exchanged.body, call.passthrough === true);
+    if (exchanged.stream !== undefined) answer.stream = exchanged.stream;
     return answer;
+  }
+
+  /** GET /v1 as a probe: whatever the node answered, unjudged (the prober says what it expected), or why nothing came. */
+  async probe(timeoutMs: number): Promise<ProbeAnswer> {
+    try {
+      const { status, headers, body } = await this.send({ method: 'GET', path: '/v1', headers: { accept: 'application/json' }, timeoutMs });
+      return { status, contentType: firstHeader(headers['content-type']) ?? '', body, vendor: vendorOfHeaders(headers) };
+    } catch (err) {
+      const described = failureOf(err, timeoutMs);
+      return described.known ? { failed: described.text } : { failed: described.text, cause: err };
+    }
+  }
+
+  /** One exchange with the node; rejects with what the transport threw. */
+  private send(call: NodeCall): ReturnType<typeof exchange> {
+    return exchange(
+      this.pool,
+      {
+        method: call.method,
+        path: this.basePath + call.path,
+        headers: {
+          // The node's own headers (an API key) win over a passthrough client's.
+          ...call.headers,
+          ...this.headers,
+          // Nodes gzip by default; we keep raw bytes so answers stay byte-identical.
+          'accept-encoding': 'identity',
+          ...(call.body ? { 'content-length': String(call.body.length) } : {}),
+        },
+        body: call.body,
+      },
+      {
+        timeoutMs: call.timeoutMs,
+        signal: call.signal,
+        maxBytes: MAX_ANSWER_BYTES,
+        inFlight: call.answerBytes,
+        head: call.method === 'HEAD',
+        // A passthrough success goes on to the client as it arrives: it is neither judged nor kept.
+        stream: call.passthrough === true,
+      },
+    );
   }
 
   /** Why the exchange gave no answer, in the proxy's own words; the transport's error is kept as the cause, for the log. */
@@ -116,12 +130,7 @@ export class NodeClient {
     if (err instanceof AnswerBytesExhausted) {
       return NodeError.unavailable(`overloaded: node answers in flight would hold more than ${err.maxBytes} bytes (routing.maxAnswerBytesInFlight)`, 'overloaded');
     }
-    if (err instanceof AnswerTooLarge) return NodeError.unavailable(`upstream ${this.name}: answered more than the ${err.maxBytes / 1024 / 1024} MiB an answer may have`, 'node_broken');
-    if (err instanceof AnswerUndecodable) {
-      const what = err.known ? `a body that does not decompress (${err.encoding})` : `an unknown content encoding '${err.encoding}'`;
-      return NodeError.unavailable(`upstream ${this.name}: answered ${what}`, 'node_broken');
-    }
-    const described = describeTransportError(err, timeoutMs);
+    const described = failureOf(err, timeoutMs);
     const failure = NodeError.unavailable(`upstream ${this.name}: ${described.text}`, described.reason);
     if (!described.known) failure.cause = err;
     return failure;
@@ -213,9 +222,19 @@ function parseErrorBody(body: Buffer): { code: string; vmErrorCode: number | nul
 
 interface TransportFailure {
   text: string;
-  reason: 'node_timeout' | 'node_failed';
+  reason: 'node_timeout' | 'node_failed' | 'node_broken';
   /** false: a failure this list does not name (the caller logs its message and code) */
   known: boolean;
+}
+
+/** Why an exchange gave no answer, in the proxy's words: never the library's message text. */
+function failureOf(err: unknown, timeoutMs: number): TransportFailure {
+  if (err instanceof AnswerTooLarge) return { text: `answered more than the ${err.maxBytes / 1024 / 1024} MiB an answer may have`, reason: 'node_broken', known: true };
+  if (err instanceof AnswerUndecodable) {
+    const what = err.known ? `a body that does not decompress (${err.encoding})` : `an unknown content encoding '${err.encoding}'`;
+    return { text: `answered ${what}`, reason: 'node_broken', known: true };
+  }
+  return describeTransportError(err, timeoutMs);
 }
 
 /** A transport failure in the proxy's words: never the library's message text. */

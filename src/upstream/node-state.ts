@@ -46,6 +46,8 @@ export class NodeState {
   ledgerFromAnswerAt: number | null = null;
   /** the node's last answered probe: what its answers are judged against */
   probed: ProbeRecord | null = null;
+  /** what its last probe got instead of a ledger info, in the proxy's words; null when it got one (or before its first) */
+  probeMiss: string | null = null;
   /** the node's fastest recent advance, in versions per second, from its probes */
   versionsPerSecond = 0;
   /**
