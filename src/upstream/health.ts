@@ -4,7 +4,7 @@
 import type { Logger } from 'pino';
 import { parseLedgerInfoJson, type LedgerInfo } from '../ledger/info.js';
 import { mediaType } from '../wire/media-type.js';
-import type { ProbeAnswer } from './node-client.js';
+import type { ProbeReply } from './node-client.js';
 import { CountedFailure, type NodeHealth, type NodeState } from './node-state.js';
 
 /** What a probe expects of a node. */
@@ -129,7 +129,7 @@ export function probeResult(node: NodeState): ProbeResult | undefined {
 }
 
 /** The ledger info of a probe's answer, or what it got instead: its status, its content type, and why that is not one. */
-function ledgerInfoOf(answer: Exclude<ProbeAnswer, { failed: string }>): LedgerInfo | string {
+function ledgerInfoOf(answer: ProbeReply): LedgerInfo | string {
   const type = mediaType(answer.contentType);
   const got = `HTTP ${answer.status} ${type || 'without a content type'}`;
   const json = type === 'application/json' ? parsedJson(answer.body) : undefined;

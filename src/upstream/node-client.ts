@@ -38,10 +38,23 @@ export interface NodeClientOptions {
   connections?: number;
 }
 
-/** What a probe (GET /v1) got: the node's answer as it came, for the prober to judge, or why there was none. */
-export type ProbeAnswer =
-  | { status: number; contentType: string; body: Buffer /** the vendor whose ledger headers it carries (null: none) */; vendor: string | null }
-  | { /** in the proxy's words */ failed: string /** a failure the proxy does not name, for the log */; cause?: unknown };
+/** A probe's (GET /v1) answer as it came, for the prober to judge. */
+export interface ProbeReply {
+  status: number;
+  contentType: string;
+  body: Buffer;
+  /** the vendor whose ledger headers it carries (null: none) */
+  vendor: string | null;
+}
+
+/** Why a probe got no answer, in the proxy's words. */
+export interface ProbeFailure {
+  failed: string;
+  /** a failure the proxy does not name, for the log */
+  cause?: unknown;
+}
+
+export type ProbeAnswer = ProbeReply | ProbeFailure;
 
 /**
  * Largest answer we accept from a node, on the wire and decoded; a bigger one is
