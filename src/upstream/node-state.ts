@@ -199,7 +199,7 @@ export class NodeState {
     return this.policy.execute(call);
   }
 
-  /** A failure seen outside a call (a probe that got no answer): counts like a failed call. */
+  /** A failure seen outside a call (a probe that got no ledger info): counts like a failed call. */
   async recordFailure(): Promise<void> {
     await this.guard(() => Promise.reject(new CountedFailure(null))).catch(() => undefined);
   }
