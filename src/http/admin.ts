@@ -43,13 +43,14 @@ export function buildAdminServer(deps: AdminDeps): FastifyInstance {
       'admin listener on a non-loopback address without admin.token: whoever reaches admin.port can purge the cache; set admin.token, or let only your monitoring reach the port',
     );
   }
-  const refuse = (reply: FastifyReply, err: NodeError | null): void => {
+  // Every error of the admin listener is node-shaped, written by the one writer.
+  const answerError = (reply: FastifyReply, err: NodeError | null): void => {
     if (err === null) return;
     reply.hijack();
     writer.error(reply.raw, err);
   };
   // Before routing, so a refused request learns nothing, not even which paths exist.
-  app.addHook('onRequest', async (request, reply) => refuse(reply, guard.admit(request.raw)));
+  app.addHook('onRequest', async (request, reply) => answerError(reply, guard.admit(request.raw)));
   app.get('/metrics', async (_request, reply) => {
     const { contentType, body } = await deps.metrics.render();
     return reply.header('content-type', contentType).send(body);
@@ -65,24 +66,14 @@ export function buildAdminServer(deps: AdminDeps): FastifyInstance {
     app.removeAllContentTypeParsers();
     app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: PURGE_BODY_LIMIT_BYTES }, (_request, body, done) => done(null, body));
     // Before the body is read: a purge without the token or in another type is refused unread.
-    const onRequest = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => refuse(reply, guard.purgeRefusal(request.raw));
+    const onRequest = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => answerError(reply, guard.purgeRefusal(request.raw));
     app.post('/cache/purge', { onRequest }, async (request, reply) => {
       const answer = await purgeReply(Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0), purge);
-      if (answer instanceof NodeError) {
-        reply.hijack();
-        writer.error(reply.raw, answer);
-        return;
-      }
+      if (answer instanceof NodeError) return answerError(reply, answer);
       return reply.code(answer.status).send(answer.body);
     });
   }
-  app.setErrorHandler((err, _request, reply) => {
-    reply.hijack();
-    writer.error(reply.raw, fromFrameworkError(err, PURGE_BODY_LIMIT_BYTES));
-  });
-  app.setNotFoundHandler((request, reply) => {
-    reply.hijack();
-    writer.error(reply.raw, notFound(request.raw));
-  });
+  app.setErrorHandler((err, _request, reply) => answerError(reply, fromFrameworkError(err, PURGE_BODY_LIMIT_BYTES)));
+  app.setNotFoundHandler((request, reply) => answerError(reply, notFound(request.raw)));
   return app;
 }
