@@ -19,7 +19,7 @@ import { PruneClock } from './ledger/prune-clock.js';
 import { Watermark } from './ledger/watermark.js';
 import type { PurgeDone, PurgeOrder } from './serve/read-through.js';
 import type { SimNode } from './sim/index.js';
-import type { ProbeSchedule } from './upstream/health.js';
+import { type ProbeSchedule, probeResult } from './upstream/health.js';
 import type { UpstreamPool } from './upstream/pool.js';
 import { liveHeaderNames, liveVendorNames, VendorIdentity } from './upstream/vendor.js';
 import { Reloader, type ReloadOutcome } from './reload.js';
@@ -109,8 +109,8 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
   const purges = localPurges(reads.purge, routes, logger, (scope) => metrics.purged(scope));
   const state = { closing: false };
   // Fails first on shutdown, so a load balancer stops sending before the drain.
-  const readiness = (): Readiness => ({ ready: !state.closing && pool.ready(), upstreams: pool.nodes.map((n) => ({ name: n.name, state: pool.health(n) })) });
-  const admin = config.admin.port !== 0 && deps.serveAdmin !== false ? buildAdminServer({ metrics, readiness, headerNames, purge: purges.route }) : undefined;
+  const readiness = (): Readiness => ({ ready: !state.closing && pool.ready(), upstreams: pool.nodes.map((n) => ({ name: n.name, state: pool.health(n), probe: probeResult(n) })) });
+  const admin = config.admin.port !== 0 && deps.serveAdmin !== false ? buildAdminServer({ settings: config.admin, logger, metrics, readiness, headerNames, purge: purges.route }) : undefined;
   const reloader = reloaderFor(config, logger, { pool, nodesOf: upstreams.nodesOf, sim, tenants: listener.tenants, metrics });
   // Both are bounded: a node or a Redis that is down does not stop the start.
   await Promise.all([pool.start(), stores.redis?.whenReady(REDIS_START_WAIT_MS)]);

@@ -128,6 +128,8 @@ function adminFor(config: Config, logger: Logger, channel: WorkerChannel, count:
   const vendor = vendorNames(config.vendor === 'auto' ? 'node' : config.vendor);
   const routes = readRoutes(vendor);
   return buildAdminServer({
+    settings: config.admin,
+    logger,
     metrics: { render: () => clusterMetrics(channel, count, METRICS_WAIT_MS, own) },
     // A load balancer's probe may land on any worker. A booting worker has not
     // said it answers yet: it is not ready, and nobody waits for it.

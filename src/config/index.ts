@@ -16,7 +16,7 @@ export type {
 export { loadConfig, parseConfig } from './load.js';
 export type { LoadOptions } from './load.js';
 export { ConfigError } from './errors.js';
-export { resolveTenantKeys, sha256Hex } from './tenant-keys.js';
+export { type ConfiguredKey, keyIssues, resolveKey, resolveTenantKeys, sha256Hex } from './keys.js';
 export type { ConfigIssue } from './errors.js';
 export { applyEnv, ENV_OVERRIDES } from './env.js';
 export { parseCli, CliError, USAGE } from './cli.js';

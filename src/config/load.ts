@@ -5,7 +5,7 @@ import { parseDocument } from 'yaml';
 import { applyEnv } from './env.js';
 import { ConfigError, issuesFromZod, type ConfigIssue } from './errors.js';
 import { ConfigSchema, type Config } from './schema.js';
-import { resolveTenantKeys } from './tenant-keys.js';
+import { keyIssues } from './keys.js';
 
 export interface LoadOptions {
   /** YAML file; absent = all defaults (plus env) */
@@ -46,8 +46,8 @@ function validate(raw: unknown, env: NodeJS.ProcessEnv, source?: string): Config
     return undefined;
   };
   const result = ConfigSchema.safeParse(applied.raw, { reportInput: true });
-  // The tenant keys from env are read here too, so whatever a start would refuse, a load refuses.
-  const keys = result.success ? resolveTenantKeys(result.data.tenants, env).issues : [];
+  // The keys from env are read here too, so whatever a start would refuse, a load refuses.
+  const keys = result.success ? keyIssues(result.data, env) : [];
   const issues: ConfigIssue[] = [...applied.problems, ...(result.success ? keys : issuesFromZod(result.error, origin))];
   if (issues.length > 0 || !result.success) throw new ConfigError(issues, source);
   return deepFreeze(result.data);

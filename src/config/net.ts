@@ -34,12 +34,13 @@ export function normaliseUpstreamUrl(raw: string): Checked {
   return { ok: true, value: `${url.protocol}//${url.host}${path}` };
 }
 
-/** The name an upstream gets when none is configured: 'sim', else host:port. */
-export function defaultUpstreamName(normalisedUrl: string): string {
-  if (normalisedUrl === SIM_URL) return SIM_URL;
-  const url = new URL(normalisedUrl);
-  const port = url.port !== '' ? url.port : url.protocol === 'https:' ? '443' : '80';
-  return `${url.hostname}:${port}`;
+/**
+ * The name an upstream gets when none is configured: 'sim', else its position
+ * (node1, node2, …). A node has one name, in logs, metrics and the messages
+ * clients see, and an address must never reach a client.
+ */
+export function defaultUpstreamName(normalisedUrl: string, index: number): string {
+  return normalisedUrl === SIM_URL ? SIM_URL : `node${index + 1}`;
 }
 
 /** redis:// or rediss:// (TLS), with a host. Credentials are allowed: Redis AUTH uses them. */

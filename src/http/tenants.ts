@@ -74,7 +74,7 @@ export class TenantDirectory {
     }
     const authorization = req.headers.authorization;
     if (authorization === undefined) return this.anonymous ?? unauthorized('an API key is required: send Authorization: Bearer <key>');
-    const key = BEARER.exec(authorization)?.[1];
+    const key = bearerKey(authorization);
     if (key === undefined) return unauthorized('the Authorization header must be Bearer <key>');
     return this.tenantOfKey(key) ?? unauthorized('unknown API key');
   }
@@ -123,6 +123,12 @@ export class TenantDirectory {
   }
 }
 
-function unauthorized(message: string): NodeError {
+/** The key of an `Authorization: Bearer <key>` header; undefined when the header is not that. */
+export function bearerKey(authorization: string): string | undefined {
+  return BEARER.exec(authorization)?.[1];
+}
+
+/** The 401 of a missing or unknown Bearer key. */
+export function unauthorized(message: string): NodeError {
   return new NodeError(401, 'unauthorized', message, null, 'unauthorized', { 'www-authenticate': 'Bearer' });
 }

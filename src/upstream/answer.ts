@@ -29,8 +29,6 @@ export interface NodeAnswer {
   json?: unknown;
   /** every header the node sent, kept for passthrough calls only */
   headers?: Record<string, string | string[] | undefined>;
-  /** a probe's answer: the vendor whose ledger headers it carries (null: none) */
-  vendor?: string | null;
   /** a passthrough success's body as it arrives (then `body` is empty): streamed on to the client, never held */
   stream?: Readable;
 }

@@ -49,8 +49,8 @@ export class ChainIdentity {
   }
 
   /** Why there is no chain: each node's chain or failure, by name (never a URL). */
-  describe(nodes: readonly NodeState[], failures: ReadonlyMap<NodeState, string>): string {
-    const parts = nodes.map((n) => `${n.label}: ${n.ledger !== null ? `chain ${n.ledger.chainId}` : (failures.get(n) ?? 'no answer yet')}`);
+  describe(nodes: readonly NodeState[]): string {
+    const parts = nodes.map((n) => `${n.name}: ${n.ledger !== null ? `chain ${n.ledger.chainId}` : (n.probeMiss ?? 'no answer yet')}`);
     return `the nodes do not agree on one chain, or have not answered (${parts.join('; ')})`;
   }
 

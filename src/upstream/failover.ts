@@ -116,7 +116,7 @@ export class Failover {
       if (answer === null) continue;
       if (!isNodeSpecific(answer) && !this.aheadOf(answer, tried)) return answer;
       const answered = this.o.nodes.nodes.find((n) => n.name === answer.upstream) ?? lease.node;
-      attempts.push(`${answered.label}: HTTP ${answer.status} ${answer.errorCode ?? ''}`.trim());
+      attempts.push(`${answered.name}: HTTP ${answer.status} ${answer.errorCode ?? ''}`.trim());
       fallback = betterFallback(fallback, answer);
     }
     // A node's own JSON error (500, version_not_found, version_pruned) is passed
@@ -132,7 +132,7 @@ export class Failover {
     this.o.onShed?.('budget');
     const { maxInFlight, maxRps } = node.budget;
     const limits = `maxInFlight ${maxInFlight ?? 'unlimited'}, maxRps ${maxRps ?? 'unlimited'}`;
-    return NodeError.unavailable(`node budget exhausted: ${node.label} (${limits}) after waiting ${this.s.budgetWaitMs} ms`, 'node_budget', RETRY_SOON);
+    return NodeError.unavailable(`node budget exhausted: ${node.name} (${limits}) after waiting ${this.s.budgetWaitMs} ms`, 'node_budget', RETRY_SOON);
   }
 
   /**
@@ -222,7 +222,7 @@ export class Failover {
     if (answer.ledger !== null) this.o.nodes.observeAnswer(node, answer.ledger);
     if (node.quarantined) {
       const why = node.otherChain ? `chain id ${answer.ledger?.chainId ?? node.ledger?.chainId}` : 'misbehaving';
-      attempts.push(`${node.label}: quarantined (${why})`);
+      attempts.push(`${node.name}: quarantined (${why})`);
       return null;
     }
     return answer;
@@ -260,17 +260,17 @@ export class Failover {
     }
     if (call.signal?.aborted) return null;
     if (err instanceof BrokenCircuitError) {
-      attempts.push(`${node.label}: circuit open`);
+      attempts.push(`${node.name}: circuit open`);
       return null;
     }
     this.o.onCall?.(node.name, 'failed', seconds);
     const cause = err instanceof CountedFailure ? err.cause : err;
     if (cause instanceof ImplausibleAnswer) {
       const why = cause.verdict === 'unconfirmed' ? "its answer's ledger version could not be confirmed (its probe did not answer)" : 'answered an implausible ledger version';
-      attempts.push(`${node.label}: ${why}`);
+      attempts.push(`${node.name}: ${why}`);
       return null;
     }
-    attempts.push(cause instanceof NodeError ? cause.message : `${node.label}: failed`);
+    attempts.push(cause instanceof NodeError ? cause.message : `${node.name}: failed`);
     this.logUnexpected(node, cause, call);
     return null;
   }

@@ -1,11 +1,18 @@
-// Node health: GET /v1 on every node every probeIntervalMs, and what a node's
-// state is called (healthy, lagging, down, quarantined) for routing, /readyz and
-// the metrics.
+// Node health: GET /v1 on every node every probeIntervalMs, what each probe got
+// against what it expected, and what a node's state is called (healthy,
+// lagging, down, quarantined) for routing, /readyz and the metrics.
 import type { Logger } from 'pino';
 import { parseLedgerInfoJson, type LedgerInfo } from '../ledger/info.js';
-import { NodeError } from '../errors.js';
+import { mediaType } from '../wire/media-type.js';
+import type { ProbeReply } from './node-client.js';
 import { CountedFailure, type NodeHealth, type NodeState } from './node-state.js';
-import { isOverloaded, NodeShedding, shedBackOffMs } from './shedding.js';
+import { NodeShedding, shedBackOffMs } from './shedding.js';
+
+/** What a probe expects of a node. */
+export const PROBE_EXPECTED = 'HTTP 200 application/json with the ledger info';
+
+/** A node's last probe, as /readyz shows it: it got the ledger info, or what it got instead. */
+export type ProbeResult = { ok: true } | { ok: false; got: string; expected: string };
 
 /** When probe rounds run: a timer in production; a test may run each round itself. */
 export interface ProbeSchedule {
@@ -30,8 +37,8 @@ export interface ProberOptions {
   nodes(): readonly NodeState[];
   /** a node answered with its snapshot, to a probe sent at `sentAt` (the node's clock), in `vendor`'s headers (null: none) */
   onSnapshot(node: NodeState, info: LedgerInfo, sentAt: number, vendor: string | null): void;
-  /** a node's probe got no answer (`why`: in the proxy's words) */
-  onFailure(node: NodeState, why: string): void;
+  /** a node's probe got no ledger info (`got`: what it got instead, in the proxy's words) */
+  onFailure(node: NodeState, got: string): void;
   /** a whole round is done: these nodes answered it */
   onRound(answered: ReadonlySet<NodeState>): void;
 }
@@ -40,8 +47,6 @@ export class Prober {
   private stopSchedule: (() => void) | null = null;
   /** the probe in flight per node, and when it was sent: a probe wanted meanwhile joins it */
   private readonly inFlight = new Map<NodeState, { sentAt: number; answer: Promise<LedgerInfo | null> }>();
-  /** each node's last probe failure, while its last probe failed (for the not-ready message) */
-  readonly failures = new Map<NodeState, string>();
 
   constructor(private readonly o: ProberOptions) {}
 
@@ -91,40 +96,78 @@ export class Prober {
     const circuit = node.circuit();
     let vendor: string | null = null;
     const get = async (): Promise<LedgerInfo> => {
-      let info: LedgerInfo | null = null;
-      try {
-        const answer = await node.client.call({ method: 'GET', path: '/v1', timeoutMs: this.o.timeoutMs, headers: { accept: 'application/json' }, probe: true });
-        // GET /v1 is not exempt from a node's load shedding: no answer, and no failure.
-        if (isOverloaded(answer)) throw new NodeShedding(answer.retryAfterMs);
-        info = answer.status === 200 ? parseLedgerInfoJson(answer.json ?? null) : null;
-        if (info === null) throw new Error(`GET /v1 answered HTTP ${answer.status} without a ledger info`);
-        vendor = answer.vendor ?? null;
-      } catch (err) {
-        throw err instanceof NodeShedding ? err : new CountedFailure(err);
+      const answer = await node.client.probe(this.o.timeoutMs);
+      // What it got instead rides on the failure: the breaker counts it, the catch below says it.
+      if ('failed' in answer) {
+        if (answer.cause !== undefined) this.o.logger.debug({ upstream: node.name, err: answer.cause }, 'probe failed in a way the proxy does not name');
+        throw new CountedFailure(answer.failed);
       }
+      // GET /v1 is not exempt from a node's load shedding: no answer, and no failure.
+      if (shedsLoad(answer)) throw new NodeShedding(answer.retryAfterMs);
+      const info = ledgerInfoOf(answer);
+      if (typeof info === 'string') throw new CountedFailure(info);
+      vendor = answer.vendor;
       return info;
     };
     try {
       const info = circuit === 'half-open' ? await node.guard(get) : await get();
-      this.failures.delete(node);
+      node.probeMiss = null;
       node.admitted(sentAt);
       this.o.onSnapshot(node, info, sentAt, vendor);
       return info;
     } catch (err) {
       if (err instanceof NodeShedding) {
-        this.failures.set(node, 'shedding load (overloaded)');
+        node.probeMiss = SHEDDING_GOT;
         node.shed(shedBackOffMs(err.retryAfterMs, this.o.intervalMs));
         return null;
       }
       const cause = err instanceof CountedFailure ? err.cause : err;
-      // NodeError messages are the proxy's own; anything else is named, not quoted.
-      const why = cause instanceof NodeError || (cause instanceof Error && cause.message.startsWith('GET /v1')) ? cause.message : 'the probe failed';
-      this.failures.set(node, why);
+      // Anything but what the probe got (a trial another call took meanwhile) is named, not quoted.
+      const got = typeof cause === 'string' ? cause : 'no answer: the probe could not be sent';
+      node.probeMiss = got;
       if (circuit === 'closed' && err instanceof CountedFailure) await node.recordFailure();
-      this.o.logger.debug({ upstream: node.name, err: why }, 'probe failed');
-      this.o.onFailure(node, why);
+      this.o.logger.debug({ upstream: node.name, got }, 'probe failed');
+      this.o.onFailure(node, got);
       return null;
     }
+  }
+}
+
+/** A node's last probe, for /readyz; undefined before its first. */
+export function probeResult(node: NodeState): ProbeResult | undefined {
+  if (node.probeMiss !== null) return { ok: false, got: node.probeMiss, expected: PROBE_EXPECTED };
+  return node.probed !== null ? { ok: true } : undefined;
+}
+
+/** The ledger info of a probe's answer, or what it got instead: its status, its content type, and why that is not one. */
+function ledgerInfoOf(answer: ProbeReply): LedgerInfo | string {
+  const type = mediaType(answer.contentType);
+  const got = `HTTP ${answer.status} ${type || 'without a content type'}`;
+  const json = type === 'application/json' ? parsedJson(answer.body) : undefined;
+  if (answer.status !== 200) {
+    const code = (json as { error_code?: unknown } | null | undefined)?.error_code;
+    return typeof code === 'string' && /^[a-z_]{1,64}$/.test(code) ? `${got} (${code})` : got;
+  }
+  if (type !== 'application/json') return got;
+  if (json === undefined) return `${got} that is not JSON`;
+  return parseLedgerInfoJson(json) ?? `${got} that is not a ledger info`;
+}
+
+/** The body as JSON; undefined when it is not. */
+/** What a probe got from a node shedding load, as /readyz and the log say it. */
+const SHEDDING_GOT = 'HTTP 503 application/json (overloaded)';
+
+/** The probe's answer is the node's load shedding (503 `overloaded`), which says "not now", not "broken". */
+function shedsLoad(answer: ProbeReply): boolean {
+  if (answer.status !== 503 || mediaType(answer.contentType) !== 'application/json') return false;
+  return (parsedJson(answer.body) as { error_code?: unknown } | null | undefined)?.error_code === 'overloaded';
+}
+
+function parsedJson(body: Buffer): unknown {
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch {
+    return undefined;
   }
 }
 

@@ -1,6 +1,5 @@
 // The transport to one node, and the ONLY place where transport failures and
 // answers that are not node-shaped become NodeErrors (503 internal_error).
-import type { Readable } from 'node:stream';
 import { Pool } from 'undici';
 import { NodeError, ERROR_STATUSES, isErrorCode } from '../errors.js';
 import { decodeGasUsed, decodeLedgerHeaders, type LedgerHeaderNames } from '../ledger/headers.js';
@@ -29,20 +28,13 @@ export interface NodeCall {
    * NodeError whose reason is 'deadline', and the node's call is aborted.
    */
   deliverBy?: number;
-  /** a probe: the answer says which vendor's ledger headers it carries */
-  probe?: boolean;
   /** the proxy-wide budget of answer bytes in flight this answer counts against (absent for a probe: its answer is small, and it must not fail for the reads' load) */
   answerBytes?: AnswerBytes;
 }
 
 export interface NodeClientOptions {
+  /** config's upstreams[].name: the node's one name, clients' messages included (never its address) */
   name: string;
-  /**
-   * How the node is named in messages clients see (default: name). A name that
-   * defaulted to the node's host:port must not reach a client: the caller gives
-   * its position instead.
-   */
-  label?: string;
   /** base url without /v1 and without a trailing slash */
   url: string;
   headerNames: LedgerHeaderNames;
@@ -51,6 +43,26 @@ export interface NodeClientOptions {
   /** keep-alive connections to this node */
   connections?: number;
 }
+
+/** A probe's (GET /v1) answer as it came, for the prober to judge. */
+export interface ProbeReply {
+  status: number;
+  contentType: string;
+  body: Buffer;
+  /** the vendor whose ledger headers it carries (null: none) */
+  vendor: string | null;
+  /** the node's Retry-After, when it sent one (a node shedding load may) */
+  retryAfterMs?: number;
+}
+
+/** Why a probe got no answer, in the proxy's words. */
+export interface ProbeFailure {
+  failed: string;
+  /** a failure the proxy does not name, for the log */
+  cause?: unknown;
+}
+
+export type ProbeAnswer = ProbeReply | ProbeFailure;
 
 /**
  * Largest answer we accept from a node, on the wire and decoded; a bigger one is
@@ -61,7 +73,6 @@ export const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
 
 export class NodeClient {
   readonly name: string;
-  readonly label: string;
   readonly url: string;
   readonly headers: Readonly<Record<string, string>>;
   private readonly pool: Pool;
@@ -70,7 +81,6 @@ export class NodeClient {
 
   constructor(options: NodeClientOptions) {
     this.name = options.name;
-    this.label = options.label ?? options.name;
     this.url = options.url;
     this.headers = options.headers ?? {};
     this.names = options.headerNames;
@@ -85,49 +95,64 @@ export class NodeClient {
 
   /** One call to the node. Resolves with any node-shaped answer; rejects with a NodeError otherwise. */
   async call(call: NodeCall): Promise<NodeAnswer> {
-    let status: number;
-    let headers: Record<string, string | string[] | undefined>;
-    let body: Buffer;
-    let stream: Readable | undefined;
+    let exchanged: Awaited<ReturnType<typeof exchange>>;
     try {
-      ({ status, headers, body, stream } = await exchange(
-        this.pool,
-        {
-          method: call.method,
-          path: this.basePath + call.path,
-          headers: {
-            // The node's own headers (an API key) win over a passthrough client's.
-            ...call.headers,
-            ...this.headers,
-            // Nodes gzip by default; we keep raw bytes so answers stay byte-identical.
-            'accept-encoding': 'identity',
-            ...(call.body ? { 'content-length': String(call.body.length) } : {}),
-          },
-          body: call.body,
-        },
-        {
-          timeoutMs: call.timeoutMs,
-          signal: call.signal,
-          maxBytes: MAX_ANSWER_BYTES,
-          inFlight: call.answerBytes,
-          head: call.method === 'HEAD',
-          // A passthrough success goes on to the client as it arrives: it is neither judged nor kept.
-          stream: call.passthrough === true,
-          delivery: call.deliverBy === undefined ? undefined : { withinMs: call.deliverBy - Date.now(), error: () => this.unfinished() },
-        },
-      ));
+      exchanged = await this.send(call);
     } catch (err) {
       throw this.failure(err, call.timeoutMs);
     }
-    const answer = this.shape(status, headers, body, call.passthrough === true);
-    if (stream !== undefined) answer.stream = stream;
-    if (call.probe) answer.vendor = vendorOfHeaders(headers);
+    const answer = this.shape(exchanged.status, exchanged.headers, exchanged.body, call.passthrough === true);
+    if (exchanged.stream !== undefined) answer.stream = exchanged.stream;
     return answer;
   }
 
   /** A streamed answer not whole by its deadline: the node's, since the client's reading is not counted. */
   private unfinished(): NodeError {
-    return NodeError.unavailable(`upstream ${this.label}: did not deliver its whole answer within the deadline (routing.deadlineMs)`, 'deadline');
+    return NodeError.unavailable(`upstream ${this.name}: did not deliver its whole answer within the deadline (routing.deadlineMs)`, 'deadline');
+  }
+
+  /** GET /v1 as a probe: whatever the node answered, unjudged (the prober says what it expected), or why nothing came. */
+  async probe(timeoutMs: number): Promise<ProbeAnswer> {
+    try {
+      const { status, headers, body } = await this.send({ method: 'GET', path: '/v1', headers: { accept: 'application/json' }, timeoutMs });
+      const reply: ProbeReply = { status, contentType: firstHeader(headers['content-type']) ?? '', body, vendor: vendorOfHeaders(headers) };
+      const retryAfter = retryAfterMs(firstHeader(headers['retry-after']));
+      if (retryAfter !== undefined) reply.retryAfterMs = retryAfter;
+      return reply;
+    } catch (err) {
+      const described = failureOf(err, timeoutMs);
+      return described.known ? { failed: described.text } : { failed: described.text, cause: err };
+    }
+  }
+
+  /** One exchange with the node; rejects with what the transport threw. */
+  private send(call: NodeCall): ReturnType<typeof exchange> {
+    return exchange(
+      this.pool,
+      {
+        method: call.method,
+        path: this.basePath + call.path,
+        headers: {
+          // The node's own headers (an API key) win over a passthrough client's.
+          ...call.headers,
+          ...this.headers,
+          // Nodes gzip by default; we keep raw bytes so answers stay byte-identical.
+          'accept-encoding': 'identity',
+          ...(call.body ? { 'content-length': String(call.body.length) } : {}),
+        },
+        body: call.body,
+      },
+      {
+        timeoutMs: call.timeoutMs,
+        signal: call.signal,
+        maxBytes: MAX_ANSWER_BYTES,
+        inFlight: call.answerBytes,
+        head: call.method === 'HEAD',
+        // A passthrough success goes on to the client as it arrives: it is neither judged nor kept.
+        stream: call.passthrough === true,
+        delivery: call.deliverBy === undefined ? undefined : { withinMs: call.deliverBy - Date.now(), error: () => this.unfinished() },
+      },
+    );
   }
 
   /** Why the exchange gave no answer, in the proxy's own words; the transport's error is kept as the cause, for the log. */
@@ -135,13 +160,8 @@ export class NodeClient {
     if (err instanceof AnswerBytesExhausted) {
       return NodeError.unavailable(`overloaded: node answers in flight would hold more than ${err.maxBytes} bytes (routing.maxAnswerBytesInFlight)`, 'overloaded');
     }
-    if (err instanceof AnswerTooLarge) return NodeError.unavailable(`upstream ${this.label}: answered more than the ${err.maxBytes / 1024 / 1024} MiB an answer may have`, 'node_broken');
-    if (err instanceof AnswerUndecodable) {
-      const what = err.known ? `a body that does not decompress (${err.encoding})` : `an unknown content encoding '${err.encoding}'`;
-      return NodeError.unavailable(`upstream ${this.label}: answered ${what}`, 'node_broken');
-    }
-    const described = describeTransportError(err, timeoutMs);
-    const failure = NodeError.unavailable(`upstream ${this.label}: ${described.text}`, described.reason);
+    const described = failureOf(err, timeoutMs);
+    const failure = NodeError.unavailable(`upstream ${this.name}: ${described.text}`, described.reason);
     if (!described.known) failure.cause = err;
     return failure;
   }
@@ -161,7 +181,7 @@ export class NodeClient {
     const cursor = firstHeader(headers[this.names.cursor]);
     if (cursor !== undefined) answer.cursor = cursor;
     const broken = (what: string): never => {
-      throw NodeError.unavailable(`upstream ${this.label}: ${what}`);
+      throw NodeError.unavailable(`upstream ${this.name}: ${what}`);
     };
     if (passthrough) {
       answer.headers = headers;
@@ -243,9 +263,19 @@ function parseErrorBody(body: Buffer): { code: string; vmErrorCode: number | nul
 
 interface TransportFailure {
   text: string;
-  reason: 'node_timeout' | 'node_failed';
+  reason: 'node_timeout' | 'node_failed' | 'node_broken';
   /** false: a failure this list does not name (the caller logs its message and code) */
   known: boolean;
+}
+
+/** Why an exchange gave no answer, in the proxy's words: never the library's message text. */
+function failureOf(err: unknown, timeoutMs: number): TransportFailure {
+  if (err instanceof AnswerTooLarge) return { text: `answered more than the ${err.maxBytes / 1024 / 1024} MiB an answer may have`, reason: 'node_broken', known: true };
+  if (err instanceof AnswerUndecodable) {
+    const what = err.known ? `a body that does not decompress (${err.encoding})` : `an unknown content encoding '${err.encoding}'`;
+    return { text: `answered ${what}`, reason: 'node_broken', known: true };
+  }
+  return describeTransportError(err, timeoutMs);
 }
 
 /** A transport failure in the proxy's words: never the library's message text. */

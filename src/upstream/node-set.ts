@@ -85,7 +85,7 @@ export class NodeSet {
         this.vendorProblem = o.vendor.decide(this.current);
         this.probed(node, info, sentAt);
       },
-      onFailure: (node, why) => this.transitions.reach(node, false, why),
+      onFailure: (node, got) => this.transitions.reach(node, false, got),
       onRound: (answered) => this.roundDone(answered),
     });
     for (const node of this.current) this.follow(node);
@@ -142,7 +142,7 @@ export class NodeSet {
 
   /** Why the proxy is not ready: the vendor, or each node's chain or last probe failure (names, never URLs). */
   notReadyReason(): string {
-    return this.vendorProblem ?? this.chain.describe(this.current, this.prober.failures);
+    return this.vendorProblem ?? this.chain.describe(this.current);
   }
 
   /** `n` is below where the history of every known node of the chain starts (`oldest` of its snapshot). */

@@ -46,6 +46,8 @@ export class NodeState {
   ledgerFromAnswerAt: number | null = null;
   /** the node's last answered probe: what its answers are judged against */
   probed: ProbeRecord | null = null;
+  /** what its last probe got instead of a ledger info, in the proxy's words; null when it got one (or before its first) */
+  probeMiss: string | null = null;
   /** the node's fastest recent advance, in versions per second, from its probes */
   versionsPerSecond = 0;
   /**
@@ -172,13 +174,9 @@ export class NodeState {
     if (this.budget.maxRps !== undefined) this.tokens -= 1;
   }
 
+  /** The node's one name: in logs, /readyz, metrics labels and the messages clients see. */
   get name(): string {
     return this.client.name;
-  }
-
-  /** The name clients may see in an error message (never an address). */
-  get label(): string {
-    return this.client.label;
   }
 
   /**
@@ -211,7 +209,7 @@ export class NodeState {
     return this.policy.execute(call);
   }
 
-  /** A failure seen outside a call (a probe that got no answer): counts like a failed call. */
+  /** A failure seen outside a call (a probe that got no ledger info): counts like a failed call. */
   async recordFailure(): Promise<void> {
     await this.guard(() => Promise.reject(new CountedFailure(null))).catch(() => undefined);
   }

@@ -4,6 +4,7 @@
 // catching up, shedding load and admitting again, and a new chain adopted. Changes for the worse are logged at warn,
 // changes for the better at info, each with the node's name.
 import type { Logger } from 'pino';
+import { PROBE_EXPECTED } from './health.js';
 import type { NodeHealth, NodeState } from './node-state.js';
 
 export type NodeTransition = 'down' | 'up' | 'breaker_open' | 'breaker_closed' | 'quarantined' | 'released' | 'lagging' | 'caught_up' | 'shedding' | 'admitting' | 'chain_adopted';
@@ -25,13 +26,16 @@ export class NodeTransitions {
     private readonly onTransition: (upstream: string, state: NodeTransition) => void = () => undefined,
   ) {}
 
-  /** A probe answered (`up`) or not (`why`: the failure, in the proxy's words). */
-  reach(node: NodeState, up: boolean, why?: string): void {
+  /** A probe got the ledger info (`up`) or not (`got`: what it got instead, in the proxy's words). */
+  reach(node: NodeState, up: boolean, got?: string): void {
     const seen = this.of(node);
     if (seen.up === up) return;
     seen.up = up;
     if (up) this.info(node, 'up', { version: node.ledger === null ? undefined : String(node.ledger.ledgerVersion) }, 'upstream up: its probe answers');
-    else this.warn(node, 'down', { err: why }, 'upstream down: its probe got no answer; it takes no traffic until it answers again');
+    else {
+      const msg = `upstream down: its probe (GET /v1) got ${got}, expected ${PROBE_EXPECTED}; it takes no traffic until it answers again`;
+      this.warn(node, 'down', { got, expected: PROBE_EXPECTED }, msg);
+    }
   }
 
   /** The circuit opened or closed (told by the breaker itself, once per change). */

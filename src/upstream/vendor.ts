@@ -58,7 +58,7 @@ export class VendorIdentity {
     for (const node of nodes) {
       const vendor = this.seen.get(node);
       if (vendor === undefined || vendor === null) continue;
-      votes.set(vendor, [...(votes.get(vendor) ?? []), node.label]);
+      votes.set(vendor, [...(votes.get(vendor) ?? []), node.name]);
     }
     const answered = [...votes.values()].reduce((n, names) => n + names.length, 0);
     const problem = this.problem(votes, answered);

@@ -4,7 +4,6 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { SIM_URL } from '../config/index.js';
-import { defaultUpstreamName } from '../config/net.js';
 import type { LedgerHeaderNames } from '../ledger/headers.js';
 import { listenAs } from '../listen-error.js';
 import type { PruneClock } from '../ledger/prune-clock.js';
@@ -78,13 +77,11 @@ export async function startBuiltInSim(config: Config, logger: Logger): Promise<S
 
 /** The nodes of `upstreams`, each with its client, circuit breaker and budget. */
 function nodeStates(upstreams: Config['upstreams'], config: Config, headerNames: LedgerHeaderNames, sim: SimNode | undefined): NodeState[] {
-  return upstreams.map((u, i) =>
+  return upstreams.map((u) =>
     Object.assign(
       new NodeState(
-        // A name that defaulted to host:port is shown to clients as its position.
         new NodeClient({
           name: u.name,
-          label: u.name === defaultUpstreamName(u.url) && u.url !== SIM_URL ? `node${i + 1}` : u.name,
           url: u.url === SIM_URL ? sim!.url : u.url,
           headers: u.headers,
           headerNames,

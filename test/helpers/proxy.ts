@@ -33,7 +33,7 @@ export async function proxy(upstreams: UpstreamSpec[], overrides: Record<string,
     admin: { port: 0 },
     upstreams: upstreams.map((u, i) => {
       if ('counters' in u) return { url: u.url, name: `node${i}` };
-      // `name: undefined` given explicitly: the config's own default name (host:port).
+      // `name: undefined` given explicitly: the config's own default name (its position, node1, …).
       if ('name' in u && u.name === undefined) return { ...u, name: undefined };
       return { ...u, name: u.name ?? `node${i}` };
     }),

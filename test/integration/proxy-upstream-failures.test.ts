@@ -3,8 +3,9 @@
 // empty), passes a node's own JSON 500 through, caches none of it, and recovers.
 import { describe, expect, it } from 'vitest';
 import { simTableItem, type SimFaultMode, type SimNode } from '../../src/sim/index.js';
-import { HANDLE, ledgerHeaders, proxy, rawItem, sim, viewJson, type Reply, QUIET_ROUTING } from '../helpers/proxy.js';
+import { call, capturedLog, freePort, HANDLE, ledgerHeaders, proxy, rawItem, sim, viewJson, type Reply, QUIET_ROUTING } from '../helpers/proxy.js';
 import { expectUnavailable, simHeaders } from '../helpers/expect.js';
+import { ManualProbes } from '../helpers/probes.js';
 import { until } from '../helpers/until.js';
 
 const ROUTING = { routing: { attemptTimeoutMs: 300, deadlineMs: 1000, maxAttempts: 1 } };
@@ -147,11 +148,18 @@ describe('proxy upstream failures (one node, maxAttempts 1)', () => {
   });
 });
 
-describe('messages clients see name no address (issue 15 item 4)', () => {
-  it('a node configured by url alone is "node1" in a 503, never its host:port', async () => {
+describe('one node, one name', () => {
+  it('a node configured by url alone is "node1" in client messages, the log, /readyz and the metrics labels, never its host:port', async () => {
     const node = await sim();
-    // name: undefined keeps the config's default name, the node's host:port.
-    const { url } = await proxy([{ url: node.url, name: undefined }], ROUTING);
+    const { logger, lines } = capturedLog();
+    const adminPort = await freePort();
+    const probes = new ManualProbes();
+    // name: undefined keeps the config's default name, the node's position.
+    const { app, url } = await proxy([{ url: node.url, name: undefined }], { ...ROUTING, admin: { host: '127.0.0.1', port: adminPort } }, { logger, probeSchedule: probes });
+    const admin = app.adminUrl()!;
+    const address = `127.0.0.1:${node.port}`;
+    const readyz = async (): Promise<Array<{ name: string; state: string }>> => (await call(admin, '/readyz')).json().upstreams;
+    expect(await readyz()).toMatchObject([{ name: 'node1', state: 'healthy' }]);
     await node.stop();
     for (const [label, read] of READS) {
       const reply = await read(url);
@@ -161,6 +169,20 @@ describe('messages clients see name no address (issue 15 item 4)', () => {
       expect(message, label).not.toContain(String(node.port));
       expect(message, label).not.toContain('127.0.0.1');
     }
+    // A probe round that finds it gone: the node is down.
+    await probes.round();
+    expect(await readyz()).toMatchObject([{ name: 'node1', state: 'down' }]);
+    expect(JSON.stringify(await readyz())).not.toContain(address);
+    const metrics = (await call(admin, '/metrics')).body.toString('utf8');
+    expect(metrics).toContain('ledger_proxy_upstream_state{upstream="node1",state="down"} 1');
+    expect(metrics).not.toContain(address);
+    const named = lines.filter((line) => line.upstream !== undefined);
+    expect(
+      named.filter((line) => line.transition === 'down'),
+      'the down line',
+    ).toHaveLength(1);
+    expect(new Set(named.map((line) => line.upstream))).toEqual(new Set(['node1']));
+    expect(lines.map((line) => JSON.stringify(line)).join('\n')).not.toContain(address);
   });
 });
 

@@ -1,6 +1,7 @@
 // The README's commands do what it says, run as written (only the ports moved to
 // free ones and dist/ to the test build, so nothing here meets a proxy someone
-// runs on 8080): the Redis quickstart line, `npm run sim` (its ledger advances),
+// runs on 8080): the Redis quickstart (a Redis of its own, a clear failure on a
+// port already taken, a stop command that stops only it), `npm run sim` (its ledger advances),
 // the node-failure walkthrough (its answers, and nothing left running after it),
 // the cache purge examples, and the Aptos SDK snippet against the simulated node.
 import { spawn } from 'node:child_process';
@@ -13,6 +14,7 @@ import { afterEach, describe, expect, inject, it, vi } from 'vitest';
 import { connectionRefused } from '../helpers/probe.js';
 import { freePort } from '../helpers/free-port.js';
 import { proxy } from '../helpers/proxy.js';
+import { startRedisServer } from '../helpers/redis-server.js';
 import { until, within } from '../helpers/until.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -51,6 +53,31 @@ afterEach(() => {
     }
   }
 });
+
+/**
+ * The README's Redis quickstart block and its stop command, with the Redis port
+ * the README names moved to `port` (its pidfile's name with it), `npm start`
+ * run as the test build on config/default.yaml with the built-in node moved off
+ * 8081; `cleanup` removes what it wrote.
+ */
+async function redisQuickstart(port: number): Promise<{ script: string; stop: string; cleanup(): void }> {
+  const marker = 'With Redis as the shared second tier';
+  const text = block(marker, 'sh').trim();
+  const named = Number(/--port (\d+)/.exec(text)?.[1]);
+  const prose = README.slice(README.indexOf(marker), README.indexOf('```sh', README.indexOf(marker)));
+  const stop = /`(kill "\$\(cat redis-\d+\.pid\)")`/.exec(prose)?.[1];
+  if (!named || stop === undefined) throw new Error(`the quickstart names no Redis port or no stop command by pidfile:\n${prose}${text}`);
+  const dir = join(ROOT, '.test-build', `readme-redis-${process.pid}-${port}`);
+  mkdirSync(dir, { recursive: true });
+  const config = join(dir, 'default.yaml');
+  writeFileSync(config, readFileSync(join(ROOT, 'config/default.yaml'), 'utf8').replace(/^ {2}port: 8081\b/m, `  port: ${await freePort()}`));
+  const script = relocate(text, { [named]: port }).replace('npm start', `node ${inject('cliBuild')}/main.js --config ${config}`);
+  const cleanup = (): void => {
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(join(ROOT, `redis-${port}.pid`), { force: true });
+  };
+  return { script, stop: relocate(stop, { [named]: port }), cleanup };
+}
 
 /** Runs `script` with bash in its own process group, from the repository root, with `env` added. */
 function bash(script: string, env: Record<string, string>): Shell {
@@ -100,15 +127,10 @@ describe('README', () => {
     await until(async () => ((await version()) ?? 0n) > first, 3000, 'the ledger advancing');
   });
 
-  it('the Redis quickstart line starts the proxy with Redis as its shared tier', async () => {
-    const [redisPort, proxyPort, adminPort, simPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
-    const line = block('With Redis as the shared second tier', 'sh').trim();
-    // `npm start` is config/default.yaml, with its built-in node moved off 8081 too.
-    const dir = join(ROOT, '.test-build', `readme-redis-${process.pid}`);
-    mkdirSync(dir, { recursive: true });
-    const config = join(dir, 'default.yaml');
-    writeFileSync(config, readFileSync(join(ROOT, 'config/default.yaml'), 'utf8').replace(/^ {2}port: 8081\b/m, `  port: ${simPort}`));
-    const script = relocate(line, { 6379: redisPort }).replace('npm start', `node ${inject('cliBuild')}/main.js --config ${config}`);
+  it('the Redis quickstart starts a Redis of its own and the proxy on it; its stop command stops that Redis', async () => {
+    const [redisPort, proxyPort, adminPort] = [await freePort(), await freePort(), await freePort()];
+    // Read before anything starts: a README without the block starts nothing.
+    const { script, stop, cleanup } = await redisQuickstart(redisPort);
     const redis = new Redis(redisPort, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null });
     redis.on('error', () => undefined);
     const shell = bash(script, { LEDGER_PROXY_PORT: String(proxyPort), LEDGER_PROXY_ADMIN_PORT: String(adminPort) });
@@ -130,11 +152,37 @@ describe('README', () => {
       await until(async () => (await read()) === 200, 10_000, 'a pinned read answered');
       await redis.connect();
       await until(async () => (await redis.dbsize()) > 0, 5000, 'the answer stored in Redis');
+      expect(await within(bash(stop, {}).done, 5000, 'the stop command'), 'the stop command').toBe(0);
+      await until(() => connectionRefused(redisPort), 5000, 'the Redis it started stopped');
     } finally {
-      // The line daemonizes redis-server: it is not in the shell's process group.
-      await redis.shutdown('NOSAVE').catch(() => undefined);
       redis.disconnect();
-      rmSync(dir, { recursive: true, force: true });
+      cleanup();
+    }
+  });
+
+  it('the Redis quickstart fails clearly on a port already taken, never uses that Redis, and its stop command leaves it alone', async () => {
+    const [proxyPort, adminPort] = [await freePort(), await freePort()];
+    const theirs = await startRedisServer();
+    const client = new Redis(theirs.port, '127.0.0.1', { maxRetriesPerRequest: 1 });
+    let cleanup = (): void => undefined;
+    try {
+      const quickstart = await redisQuickstart(theirs.port);
+      cleanup = quickstart.cleanup;
+      const { script, stop } = quickstart;
+      await client.set('theirs', 'untouched');
+      const shell = bash(script, { LEDGER_PROXY_PORT: String(proxyPort), LEDGER_PROXY_ADMIN_PORT: String(adminPort) });
+      const code = await within(shell.done, 20_000, () => `the quickstart to give up:\n${shell.output()}`);
+      expect(code, shell.output()).not.toBe(0);
+      expect(shell.output()).toContain('Address already in use');
+      expect(shell.output()).not.toContain('ledger-proxy listening');
+      expect(await connectionRefused(proxyPort), 'no proxy started').toBe(true);
+      await bash(stop, {}).done;
+      expect(await client.ping(), 'their Redis still runs').toBe('PONG');
+      expect(await client.keys('*'), 'and holds only its own keys').toEqual(['theirs']);
+    } finally {
+      client.disconnect();
+      cleanup();
+      await theirs.stop();
     }
   });
 

@@ -2,7 +2,9 @@
 // the admin listener, so it orders the purge of both workers' memory tiers, and of
 // Redis once; a worker that does not answer is named in the answer after a bound,
 // not waited for; a request is parsed by the workers, with the vendor the nodes
-// named. The purge is counted once, on the primary's /metrics.
+// named. The primary keeps the admin listener's rules. The purge is counted
+// once, on the primary's /metrics.
+import { createHash } from 'node:crypto';
 import { request } from 'undici';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
@@ -20,7 +22,7 @@ useCliBuild();
 const PREFIX = 'workers:';
 const redis = useRedisServer();
 
-function config(port: number, adminPort: number, node: SimNode, redisUrl?: string): string {
+function config(port: number, adminPort: number, node: SimNode, redisUrl?: string, adminLines: string[] = []): string {
   const lines = [
     'server:',
     '  host: 127.0.0.1',
@@ -29,6 +31,7 @@ function config(port: number, adminPort: number, node: SimNode, redisUrl?: strin
     'admin:',
     '  host: 127.0.0.1',
     `  port: ${adminPort}`,
+    ...adminLines,
     'upstreams:',
     `  - url: ${node.url}`,
     '    name: sim',
@@ -39,9 +42,9 @@ function config(port: number, adminPort: number, node: SimNode, redisUrl?: strin
   return `${lines.join('\n')}\n`;
 }
 
-async function startWorkers(node: SimNode, redisUrl?: string): Promise<{ cli: Cli; admin: string; workers(): Array<{ id: number; pid: number }> }> {
+async function startWorkers(node: SimNode, redisUrl?: string, adminLines: string[] = []): Promise<{ cli: Cli; admin: string; workers(): Array<{ id: number; pid: number }> }> {
   const [port, adminPort] = [await freePort(), await freePort()];
-  const cli = await startCli(configFile(`workers-purge-${port}.yaml`, config(port, adminPort, node, redisUrl)), port);
+  const cli = await startCli(configFile(`workers-purge-${port}.yaml`, config(port, adminPort, node, redisUrl, adminLines)), port);
   const admin = `http://127.0.0.1:${adminPort}`;
   const workers = (): Array<{ id: number; pid: number }> =>
     [...cli.output().matchAll(/"worker":(\d+),"workerPid":(\d+)[^\n]*"msg":"worker started"/g)].map((m) => ({ id: Number(m[1]), pid: Number(m[2]) }));
@@ -51,8 +54,8 @@ async function startWorkers(node: SimNode, redisUrl?: string): Promise<{ cli: Cl
   return { cli, admin, workers };
 }
 
-async function json(url: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const res = await request(url, body === undefined ? {} : { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+async function json(url: string, body?: unknown, headers: Record<string, string> = { 'content-type': 'application/json' }): Promise<{ status: number; body: any }> {
+  const res = await request(url, body === undefined ? { headers } : { method: 'POST', headers, body: JSON.stringify(body) });
   const text = await res.body.text();
   return { status: res.statusCode, body: text.startsWith('{') ? JSON.parse(text) : text };
 }
@@ -158,6 +161,26 @@ describe('a cache purge with server.workers: 2', () => {
     // Each worker reads the key afresh once: from the node, or from Redis after the other filled it.
     await readUntilNotFromMemory(cli.url, 2, readBcs);
     expect(served(node), 'one more node call between both workers').toBe(2);
+  });
+
+  it("keeps the admin listener's rules in the primary: no Origin, a Host that names it, JSON only, and admin.token", async () => {
+    const node = await sim();
+    const token = 'workers-admin-token';
+    const sha256 = createHash('sha256').update(token).digest('hex');
+    const { admin } = await startWorkers(node, undefined, ['  token:', `    sha256: "${sha256}"`]);
+    const refused = async (label: string, reply: Promise<{ status: number; body: any }>, status: number, code: string): Promise<void> => {
+      const { status: got, body } = await reply;
+      expect(got, `${label}: ${JSON.stringify(body)}`).toBe(status);
+      expect(body.error_code, label).toBe(code);
+    };
+    await refused('Origin', json(`${admin}/metrics`, undefined, { origin: 'https://evil.example' }), 403, 'forbidden');
+    await refused('a rebound Host', json(`${admin}/readyz`, undefined, { host: 'evil.example' }), 403, 'forbidden');
+    await refused('a purge without the token', json(`${admin}/cache/purge`, { all: true }), 401, 'unauthorized');
+    const bearer = { authorization: `Bearer ${token}` };
+    await refused('a text/plain purge', json(`${admin}/cache/purge`, { all: true }, { ...bearer, 'content-type': 'text/plain' }), 400, 'web_framework_error');
+    const reply = await json(`${admin}/cache/purge`, { all: true }, { ...bearer, 'content-type': 'application/json' });
+    expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+    expect(reply.body.purged).toMatchObject({ scope: 'all', workers: { answered: 2, unanswered: [] } });
   });
 
   it('names a worker that does not answer in time, and answers 503 for the others', async () => {

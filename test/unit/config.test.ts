@@ -27,7 +27,7 @@ describe('defaults', () => {
   it('an empty object gives every default', () => {
     expect(parseConfig({})).toEqual({
       server: { host: '127.0.0.1', port: 8080, bodyLimitBytes: 8388608, trustProxy: false, trustRequestId: true, requestTimeoutMs: 30000, shutdownTimeoutMs: 10000, drainDelayMs: 0, workers: 1 },
-      admin: { host: '127.0.0.1', port: 9090 },
+      admin: { host: '127.0.0.1', port: 9090, allowedHosts: [] },
       vendor: 'auto',
       upstreams: [{ url: 'sim', name: 'sim', weight: 1, role: 'normal', headers: {}, spreadVersions: 0 }],
       routing: {
@@ -107,8 +107,8 @@ describe('env overrides', () => {
     expect(config.admin.port).toBe(0);
     expect(config.vendor).toBe('aptos');
     expect(config.upstreams.map((u) => [u.url, u.name])).toEqual([
-      ['http://n1:8080', 'n1:8080'],
-      ['https://n2', 'n2:443'],
+      ['http://n1:8080', 'node1'],
+      ['https://n2', 'node2'],
     ]);
     expect(config.cache.redis?.url).toBe('redis://r:6380');
     expect(config.cache.redis?.cluster).toBeUndefined();
@@ -162,7 +162,7 @@ describe('YAML files', () => {
     const config = loadConfig({ file, env: { LEDGER_PROXY_HOST: '::' } });
     expect(config.server).toMatchObject({ host: '::', port: 1234 });
     expect(config.vendor).toBe('aptos');
-    expect(config.upstreams[0]).toMatchObject({ url: 'http://10.0.0.1:8080', name: '10.0.0.1:8080' });
+    expect(config.upstreams[0]).toMatchObject({ url: 'http://10.0.0.1:8080', name: 'node1' });
   });
 
   it('an empty or comment-only file is all defaults', () => {
@@ -228,6 +228,9 @@ describe('bad values', () => {
     [{ server: { workers: 257 } }, 'server.workers: must be "auto" or a whole number from 1 to 256, got 257'],
     [{ server: { drainDelayMs: -1 } }, 'server.drainDelayMs: must be at least 0'],
     [{ admin: { port: 1.5 } }, 'admin.port: must be an integer, got 1.5'],
+    [{ admin: { allowedHosts: ['ledger-proxy:9090'] } }, 'admin.allowedHosts.0: must be a host name or an IP address, without a scheme or a port'],
+    [{ admin: { allowedHosts: ['http://ledger-proxy'] } }, 'admin.allowedHosts.0: must be a host name or an IP address, without a scheme or a port'],
+    [{ admin: { token: { env: 'NOT A NAME' } } }, 'admin.token.env: must match /^[A-Za-z_][A-Za-z0-9_]*$/, got "NOT A NAME"'],
     [{ vendor: 'Aptos' }, 'vendor: must match /^[a-z]+$/, got "Aptos"'],
     [{ chainId: 256, upstreams: [{ url: 'http://a' }] }, 'chainId: must be at most 255'],
     [{ upstreams: [] }, 'upstreams: must have at least 1 entry'],
@@ -334,15 +337,17 @@ describe('upstream urls', () => {
     expect(fail({ upstreams: [{ url }] })).toEqual([`upstreams.0.url: ${reason}`]);
   });
 
-  it('derives names as host:port, or sim', () => {
+  it('names an upstream without a name by its position (node1, node2, …), or sim: never by its address, which clients must not see', () => {
     const names = parseConfig({
       upstreams: [{ url: 'sim' }, { url: 'http://a.example' }, { url: 'https://b.example/v1' }, { url: 'http://c:81', name: 'mine' }],
     }).upstreams.map((u) => u.name);
-    expect(names).toEqual(['sim', 'a.example:80', 'b.example:443', 'mine']);
+    expect(names).toEqual(['sim', 'node2', 'node3', 'mine']);
   });
 
   it('refuses duplicate names after defaulting', () => {
-    expect(fail({ upstreams: [{ url: 'http://a:1' }, { url: 'http://a:1/v1' }] })).toEqual(["upstreams.1.name: duplicate name 'a:1' (also upstreams.0)"]);
+    expect(fail({ upstreams: [{ url: 'http://a:1', name: 'node2' }, { url: 'http://b:1' }] })).toEqual([
+      "upstreams.1.name: duplicate name 'node2' (also upstreams.0, its default name: give it a name)",
+    ]);
     expect(
       fail({
         upstreams: [

@@ -67,4 +67,17 @@ describe('deployment files', () => {
     const port = (alertmanager.ports as string[])[0].split(':').at(-1);
     expect(prometheus.alerting.alertmanagers[0].static_configs[0].targets).toEqual([`alertmanager:${port}`]);
   });
+
+  it('scrapes the admin listener by a name it answers (admin.allowedHosts), and the healthcheck by loopback, which it always answers', () => {
+    const prometheus = parse(readFileSync('deploy/prometheus/prometheus.yml', 'utf8'));
+    const targets = prometheus.scrape_configs.find((job: { job_name: string }) => job.job_name === 'ledger-proxy').static_configs[0].targets as string[];
+    for (const target of targets) {
+      const [host, port] = target.split(':');
+      expect(compose.services[host], target).toBe(proxy);
+      expect(Number(port), target).toBe(config.admin.port);
+      expect(config.admin.allowedHosts, target).toContain(host);
+    }
+    expect(config.admin.host).toBe('0.0.0.0');
+    expect(dockerfile).toMatch(/fetch\('http:\/\/127\.0\.0\.1:/);
+  });
 });

@@ -5,7 +5,8 @@
 // property in the package's types), the ConfigMap's config against the proxy's
 // own schema, and the parts that must agree: probes on the admin listener, the
 // preStop sleep equal to server.drainDelayMs, a grace period that covers the
-// whole shutdown, and memory sized by the README's formula.
+// whole shutdown, memory sized by the README's formula, the admin port open to
+// Prometheus only, and a purge token from a Secret.
 import { execFile } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -13,6 +14,7 @@ import { promisify } from 'node:util';
 import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import { Service } from 'kubernetes-models/v1/Service';
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
+import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { parseConfig } from '../../src/config/index.js';
@@ -30,6 +32,7 @@ const MODELS: Record<string, { module: string; name: string; validate(doc: Manif
   ConfigMap: { module: 'kubernetes-models/v1/ConfigMap', name: 'ConfigMap', validate: (doc) => new ConfigMap(doc).validate() },
   Deployment: { module: 'kubernetes-models/apps/v1/Deployment', name: 'Deployment', validate: (doc) => new Deployment(doc).validate() },
   Service: { module: 'kubernetes-models/v1/Service', name: 'Service', validate: (doc) => new Service(doc).validate() },
+  NetworkPolicy: { module: 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy', name: 'NetworkPolicy', validate: (doc) => new NetworkPolicy(doc).validate() },
 };
 
 /** Bytes of a Kubernetes memory quantity (Mi, Gi, M, G or plain bytes). */
@@ -46,8 +49,8 @@ describe(FILE, () => {
   const container = pod.containers[0];
   const config = parseConfig(parse(byKind('ConfigMap').data['config.yaml']));
 
-  it('holds a ConfigMap, a Deployment and a Service, each valid against the Kubernetes schemas', () => {
-    expect(docs.map((d) => d.kind)).toEqual(['ConfigMap', 'Deployment', 'Service']);
+  it('holds a ConfigMap, a Deployment, a Service and a NetworkPolicy, each valid against the Kubernetes schemas', () => {
+    expect(docs.map((d) => d.kind)).toEqual(['ConfigMap', 'Deployment', 'Service', 'NetworkPolicy']);
     for (const doc of docs) expect(() => MODELS[doc.kind].validate(doc), doc.kind).not.toThrow();
   });
 
@@ -83,6 +86,29 @@ describe(FILE, () => {
   it('probes liveness on /healthz and readiness on /readyz, on the admin listener', () => {
     expect(container.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'admin' });
     expect(container.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'admin' });
+  });
+
+  it('lets only Prometheus in the monitoring namespace reach the admin port; the public port stays open', () => {
+    const policy = byKind('NetworkPolicy').spec;
+    expect(policy.podSelector.matchLabels).toEqual(deployment.spec.selector.matchLabels);
+    expect(policy.policyTypes).toEqual(['Ingress']);
+    const rulesFor = (port: string): Manifest[] => policy.ingress.filter((rule: Manifest) => rule.ports.some((p: Manifest) => p.port === port));
+    const [publicRule, ...otherPublic] = rulesFor('http');
+    expect(otherPublic).toEqual([]);
+    expect(publicRule.from, 'the public port from anywhere').toBeUndefined();
+    const [adminRule, ...otherAdmin] = rulesFor('admin');
+    expect(otherAdmin).toEqual([]);
+    // One peer with both selectors: Prometheus's pods, in that namespace only (not every pod there, nor every Prometheus).
+    expect(adminRule.from).toEqual([{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } }, podSelector: { matchLabels: { 'app.kubernetes.io/name': 'prometheus' } } }]);
+    const named = container.ports.map((p: Manifest) => p.name);
+    for (const rule of policy.ingress) for (const { port } of rule.ports) expect(named).toContain(port);
+  });
+
+  it('requires admin.token for purges, from a Secret the pod cannot start without', () => {
+    expect(config.admin.token).toEqual({ env: 'ADMIN_TOKEN' });
+    const variable = container.env.find((e: Manifest) => e.name === 'ADMIN_TOKEN');
+    expect(variable.valueFrom.secretKeyRef).toEqual({ name: 'ledger-proxy-admin', key: 'token' });
+    expect(readFileSync(join(ROOT, FILE), 'utf8')).toContain('kubectl create secret generic ledger-proxy-admin --from-literal=token=');
   });
 
   it('sleeps in preStop for server.drainDelayMs, and gives the whole shutdown time to finish', () => {

@@ -20,11 +20,12 @@ function failingClient(cause: Error): NodeClient {
   const info = simLedgerInfo(4, 1000n, 0n);
   const stub = {
     name: 'n',
-    label: 'n',
     url: 'http://node.invalid',
     headers: {},
-    async call(call: NodeCall) {
-      if (call.path === '/v1') return { upstream: 'n', status: 200, contentType: 'application/json', body: Buffer.alloc(0), ledger: info, json: ledgerInfoJson(info, 'x') };
+    async probe() {
+      return { status: 200, contentType: 'application/json', body: Buffer.from(JSON.stringify(ledgerInfoJson(info, 'x'))), vendor: null };
+    },
+    async call(_call: NodeCall) {
       const failure = NodeError.unavailable('upstream n: the call failed', 'node_failed');
       failure.cause = cause;
       throw failure;

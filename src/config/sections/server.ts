@@ -1,7 +1,8 @@
 // server and admin: the listeners.
 import { z } from 'zod';
 import { isTrustProxy } from '../net.js';
-import { host, MIB, nonNegativeInt, port, positiveInt } from './common.js';
+import { host, hostName, MIB, nonNegativeInt, port, positiveInt } from './common.js';
+import { KeySchema } from './tenants.js';
 
 const MAX_WORKERS = 256;
 
@@ -44,4 +45,12 @@ export const ServerSchema = z.strictObject({
 export const AdminSchema = z.strictObject({
   host: host.default('127.0.0.1'),
   port: port.default(9090), // 0 = no admin server
+  // The names a request's Host may give the admin listener beyond its own
+  // address (and localhost, on loopback): a Prometheus or a probe that calls it
+  // by a DNS name. Any other name is refused, so a page on a rebound DNS name
+  // cannot read /metrics.
+  allowedHosts: z.array(hostName).default([]),
+  // Required as `Authorization: Bearer <token>` by POST /cache/purge; given as a
+  // tenant key is, by its sha256 or the environment variable that holds it.
+  token: KeySchema.optional(),
 });

@@ -73,3 +73,6 @@ export const TenantsSchema = z
   });
 
 export type Priority = z.output<typeof priority>;
+
+// The admin listener's token is given as a key is.
+export { KeySchema };

@@ -36,36 +36,37 @@ const upstreamHeaders = z
   .transform((headers) => Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value.trim()])))
   .default({});
 
-const UpstreamSchema = z
-  .strictObject({
-    url: upstreamUrl,
-    headers: upstreamHeaders,
-    name: z.string().min(1).optional(),
-    weight: positiveInt.default(1),
-    role: z.enum(['normal', 'archive']).default('normal'),
-    maxInFlight: positiveInt.optional(),
-    maxRps: z.number().positive().optional(),
-    // A load-balanced endpoint's backends differ by some versions: an answer that
-    // far from the node's probe is not taken for a lie. One node never differs.
-    spreadVersions: nonNegativeInt.default(0),
-  })
-  .transform(({ url, name, ...rest }) => ({ url, name: name ?? defaultUpstreamName(url), ...rest }));
+const UpstreamSchema = z.strictObject({
+  url: upstreamUrl,
+  headers: upstreamHeaders,
+  name: z.string().min(1).optional(),
+  weight: positiveInt.default(1),
+  role: z.enum(['normal', 'archive']).default('normal'),
+  maxInFlight: positiveInt.optional(),
+  maxRps: z.number().positive().optional(),
+  // A load-balanced endpoint's backends differ by some versions: an answer that
+  // far from the node's probe is not taken for a lie. One node never differs.
+  spreadVersions: nonNegativeInt.default(0),
+});
 
-// Names label metrics and logs, so two upstreams must never share one.
+// Names label metrics and logs, so two upstreams must never share one. An
+// upstream without a name is named by its position.
 export const UpstreamsSchema = z
   .array(UpstreamSchema)
   .min(1)
   .superRefine((upstreams, ctx) => {
     const seen = new Map<string, number>();
     upstreams.forEach((upstream, index) => {
-      const first = seen.get(upstream.name);
+      const name = upstream.name ?? defaultUpstreamName(upstream.url, index);
+      const first = seen.get(name);
       if (first !== undefined) {
-        const message = `duplicate name '${upstream.name}' (also upstreams.${first})`;
-        ctx.addIssue({ code: 'custom', path: [index, 'name'], message });
+        const given = upstream.name === undefined ? ', its default name: give it a name' : '';
+        ctx.addIssue({ code: 'custom', path: [index, 'name'], message: `duplicate name '${name}' (also upstreams.${first}${given})` });
       }
-      seen.set(upstream.name, first ?? index);
+      seen.set(name, first ?? index);
     });
-  });
+  })
+  .transform((upstreams) => upstreams.map(({ url, name, ...rest }, index) => ({ url, name: name ?? defaultUpstreamName(url, index), ...rest })));
 
 export const RoutingSchema = z
   .strictObject({
