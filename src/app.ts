@@ -41,6 +41,8 @@ export interface AppDeps {
   now?: () => number;
   /** when the nodes' probe rounds run (default: every routing.probeIntervalMs; a test may run them itself) */
   probeSchedule?: ProbeSchedule;
+  /** where keys given as `{env: VAR}` are read (tenant keys, admin.token); process.env by default */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface App {
@@ -75,6 +77,7 @@ export interface App {
 
 export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App> {
   const logger = deps.logger ?? pino({ level: config.log.level });
+  const env = deps.env ?? process.env;
   // With vendor: auto the names are the nodes', once their probes say them: everything reads them live.
   const vendorIdentity = new VendorIdentity(config.vendor, logger);
   const vendor = liveVendorNames(vendorIdentity);
@@ -100,7 +103,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
   // The limits' counters fail fast, like the cache's client: a Redis outage skips counting.
   const counters = config.tenants !== undefined && redisClients !== undefined ? redisClient(redisClients, 'limits') : undefined;
   const listener = await buildPublicListener({
-    ...{ config, logger, metrics, headerNames, routes, tracing, now: deps.now, counters: counters?.redis },
+    ...{ config, logger, metrics, headerNames, routes, tracing, env, now: deps.now, counters: counters?.redis },
     snapshot: () => watermark.current(),
     read: (req, context) => reads.read(req, context),
     forward: forwardVia(pool),
@@ -110,8 +113,8 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
   const state = { closing: false };
   // Fails first on shutdown, so a load balancer stops sending before the drain.
   const readiness = (): Readiness => ({ ready: !state.closing && pool.ready(), upstreams: pool.nodes.map((n) => ({ name: n.name, state: pool.health(n), probe: probeResult(n) })) });
-  const admin = config.admin.port !== 0 && deps.serveAdmin !== false ? buildAdminServer({ settings: config.admin, logger, metrics, readiness, headerNames, purge: purges.route }) : undefined;
-  const reloader = reloaderFor(config, logger, { pool, nodesOf: upstreams.nodesOf, sim, tenants: listener.tenants, metrics });
+  const admin = config.admin.port !== 0 && deps.serveAdmin !== false ? buildAdminServer({ settings: config.admin, logger, env, metrics, readiness, headerNames, purge: purges.route }) : undefined;
+  const reloader = reloaderFor(config, logger, { pool, nodesOf: upstreams.nodesOf, sim, tenants: listener.tenants, metrics, env });
   // Both are bounded: a node or a Redis that is down does not stop the start.
   await Promise.all([pool.start(), stores.redis?.whenReady(REDIS_START_WAIT_MS)]);
   const parts = { config, logger, http: listener.http, pool, watermark, memory: stores.memory, redis: stores.redis, sim, metrics, admin, readiness };
@@ -164,7 +167,7 @@ function handleOf(
 }
 
 /** SIGHUP's appliers: the keys that change live (upstreams, log.level, tenants); any other changed key is reported as needing a restart. */
-function reloaderFor(config: Config, logger: Logger, live: { pool: UpstreamPool; nodesOf: Upstreams['nodesOf']; sim: SimNode | undefined; tenants: TenantDirectory; metrics: Metrics }): Reloader {
+function reloaderFor(config: Config, logger: Logger, live: { pool: UpstreamPool; nodesOf: Upstreams['nodesOf']; sim: SimNode | undefined; tenants: TenantDirectory; metrics: Metrics; env: NodeJS.ProcessEnv }): Reloader {
   const { pool, tenants, metrics } = live;
   return new Reloader(config, logger, {
     upstreams: async (next) => {
@@ -177,7 +180,7 @@ function reloaderFor(config: Config, logger: Logger, live: { pool: UpstreamPool;
       logger.level = next.log.level;
     },
     tenants: (next) => {
-      tenants.replace(next.tenants);
+      tenants.replace(next.tenants, live.env);
       metrics.knownTenants(tenants.names());
       logger.info({ tenants: tenants.names() }, 'tenants reloaded');
     },

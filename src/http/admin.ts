@@ -26,6 +26,8 @@ export interface AdminDeps {
   /** config's admin section: where it listens, the Host names it answers, the purge token */
   settings: AdminSettings;
   logger: Logger;
+  /** where admin.token given as `{env: VAR}` is read; process.env by default */
+  env?: NodeJS.ProcessEnv;
   metrics: { render(): Promise<{ contentType: string; body: string }> };
   readiness(): Readiness | Promise<Readiness>;
   headerNames: LedgerHeaderNames;
@@ -36,7 +38,7 @@ export interface AdminDeps {
 export function buildAdminServer(deps: AdminDeps): FastifyInstance {
   const app = Fastify({ logController: new LogController({ disableRequestLogging: true }) });
   const writer = new ReplyWriter(deps.headerNames, () => null);
-  const guard = new AdminGuard(deps.settings, deps.logger);
+  const guard = new AdminGuard(deps.settings, deps.logger, deps.env);
   if (!bindsLoopbackOnly(deps.settings.host) && !guard.tokenRequired) {
     deps.logger.warn(
       { host: deps.settings.host },

@@ -50,6 +50,8 @@ export interface PublicListenerDeps {
   now?: () => number;
   /** while tracing is on (tracing.otlpEndpoint): every request gets a span */
   tracing?: Tracing;
+  /** where tenant keys given as `{env: VAR}` are read */
+  env: NodeJS.ProcessEnv;
 }
 
 export interface PublicListener {
@@ -61,7 +63,7 @@ export interface PublicListener {
 export async function buildPublicListener(deps: PublicListenerDeps): Promise<PublicListener> {
   const { config, logger, metrics } = deps;
   const writer = new ReplyWriter(deps.headerNames, deps.snapshot, (cause, reqId) => logger.error({ reqId, err: cause }, 'internal error (the client got a 500 without its text)'));
-  const tenants = new TenantDirectory(config.tenants);
+  const tenants = new TenantDirectory(config.tenants, deps.env);
   metrics.knownTenants(tenants.names());
   const limits = new Limits({ keyPrefix: `${config.cache.redis?.keyPrefix ?? 'ledger-proxy:'}limits:`, redis: deps.counters, now: deps.now });
   const clientAddress = clientAddressOf(config.server.trustProxy);

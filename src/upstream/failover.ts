@@ -248,7 +248,7 @@ export class Failover {
   private shedding(node: NodeState, shed: NodeShedding, attempts: string[], seconds: number): null {
     node.shed(shedBackOffMs(shed.retryAfterMs, this.s.probeIntervalMs));
     this.o.onCall?.(node.name, 'overloaded', seconds);
-    attempts.push(`${node.label}: shedding load (overloaded)`);
+    attempts.push(`${node.name}: shedding load (overloaded)`);
     return null;
   }
 

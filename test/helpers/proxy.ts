@@ -24,23 +24,27 @@ export interface ProxyHandle {
   url: string;
 }
 
-/** A proxy on 127.0.0.1:0 in front of `upstreams`, with `overrides` merged into the config. */
+/** A proxy on 127.0.0.1:0 in front of `upstreams`, with `overrides` merged into the config; `deps.env` holds the keys given by env. */
 export type UpstreamSpec = SimNode | { url: string; name?: string; role?: string; weight?: number; maxInFlight?: number; maxRps?: number; headers?: Record<string, string> };
 
 export async function proxy(upstreams: UpstreamSpec[], overrides: Record<string, unknown> = {}, deps: AppDeps = {}): Promise<ProxyHandle> {
-  const config = parseConfig({
-    server: { host: '127.0.0.1', port: 0 },
-    admin: { port: 0 },
-    upstreams: upstreams.map((u, i) => {
-      if ('counters' in u) return { url: u.url, name: `node${i}` };
-      // `name: undefined` given explicitly: the config's own default name (its position, node1, …).
-      if ('name' in u && u.name === undefined) return { ...u, name: undefined };
-      return { ...u, name: u.name ?? `node${i}` };
-    }),
-    log: { level: 'silent' },
-    ...overrides,
-  });
-  const app = await buildApp(config, { logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }), ...deps });
+  const config = parseConfig(
+    {
+      server: { host: '127.0.0.1', port: 0 },
+      admin: { port: 0 },
+      upstreams: upstreams.map((u, i) => {
+        if ('counters' in u) return { url: u.url, name: `node${i}` };
+        // `name: undefined` given explicitly: the config's own default name (its position, node1, …).
+        if ('name' in u && u.name === undefined) return { ...u, name: undefined };
+        return { ...u, name: u.name ?? `node${i}` };
+      }),
+      log: { level: 'silent' },
+      ...overrides,
+    },
+    // Keys given by env are read from the test's own env, never the process's.
+    deps.env ?? {},
+  );
+  const app = await buildApp(config, { logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }), env: {}, ...deps });
   cleanups.push(() => app.close());
   const url = await app.listen();
   return { app, url };

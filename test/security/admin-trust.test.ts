@@ -18,10 +18,10 @@ const TOKEN = 'admin-token-for-tests';
 const TOKEN_SHA256 = createHash('sha256').update(TOKEN).digest('hex');
 
 /** A proxy with its admin listener (`admin` merged into the config's admin section), and a cached view at 990. */
-async function setup(admin: Record<string, unknown> = {}, logger = capturedLog()) {
+async function setup(admin: Record<string, unknown> = {}, logger = capturedLog(), env: NodeJS.ProcessEnv = {}) {
   const node = await sim();
   const adminPort = await freePort();
-  const { app, url } = await proxy([node], { admin: { host: '127.0.0.1', port: adminPort, ...admin }, routing: QUIET_ROUTING }, { logger: logger.logger });
+  const { app, url } = await proxy([node], { admin: { host: '127.0.0.1', port: adminPort, ...admin }, routing: QUIET_ROUTING }, { logger: logger.logger, env });
   const cached = (): Promise<Reply> => viewJson(url, BALANCE, [OWNER], { version: 990 });
   expect(cacheOf(await cached())).toBe('MISS');
   return { node, app, url, adminPort, cached, lines: logger.lines };
@@ -143,8 +143,7 @@ describe('admin.token', () => {
   });
 
   it('given by an environment variable, as a tenant key is', async () => {
-    process.env.LEDGER_PROXY_TEST_ADMIN_TOKEN = TOKEN;
-    const { adminPort } = await setup({ token: { env: 'LEDGER_PROXY_TEST_ADMIN_TOKEN' } });
+    const { adminPort } = await setup({ token: { env: 'LEDGER_PROXY_TEST_ADMIN_TOKEN' } }, capturedLog(), { LEDGER_PROXY_TEST_ADMIN_TOKEN: TOKEN });
     expectNodeErrorBody(await purgeAll(adminPort, ['content-type: application/json']), 401, 'unauthorized');
     expect((await purgeAll(adminPort, ['content-type: application/json', `authorization: Bearer ${TOKEN}`])).status).toBe(200);
   });
