@@ -47,7 +47,11 @@ describe(FILE, () => {
   const deployment = byKind('Deployment');
   const pod = deployment.spec.template.spec;
   const container = pod.containers[0];
-  const config = parseConfig(parse(byKind('ConfigMap').data['config.yaml']));
+  // The keys the config reads from the container's environment (admin.token) hold some value; the LEDGER_PROXY_ overrides are not applied here.
+  const env = Object.fromEntries(
+    (container.env ?? []).filter((e: { name: string }) => !e.name.startsWith('LEDGER_PROXY_')).map((e: { name: string; value?: string }) => [e.name, e.value ?? 'from-a-secret']),
+  );
+  const config = parseConfig(parse(byKind('ConfigMap').data['config.yaml']), env);
 
   it('holds a ConfigMap, a Deployment, a Service and a NetworkPolicy, each valid against the Kubernetes schemas', () => {
     expect(docs.map((d) => d.kind)).toEqual(['ConfigMap', 'Deployment', 'Service', 'NetworkPolicy']);
