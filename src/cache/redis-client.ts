@@ -91,7 +91,12 @@ function commandConnection(options: RedisClientOptions): RedisConnection {
     // Commands never wait in it: their users refuse them until the cluster is
     // ready, and bound the rest with their own deadline.
     enableOfflineQueue: true,
-    enableAutoPipelining: true,
+    // Off: ioredis follows MOVED and ASK for each command sent on its own, but an
+    // automatic pipeline groups the commands of many slots bound for one master,
+    // and when slots move it fails the ones redirected (or the whole pipeline:
+    // "All keys in the pipeline should belong to the same slots allocation
+    // group") instead of following them.
+    enableAutoPipelining: false,
     lazyConnect: false,
   });
 }

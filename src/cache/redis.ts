@@ -129,7 +129,7 @@ export class RedisStore implements AnswerStore {
     const redisKey = commands.prefix + key;
     const redis = commands.redis;
     const written = commands.bounded(ttlSeconds === undefined || ttlSeconds === Infinity ? redis.set(redisKey, value) : redis.set(redisKey, value, 'EX', Math.ceil(ttlSeconds)));
-    // Sent right behind the entry, in the same pipeline: no extra round trip.
+    // Sent right behind the entry (on one server, in the same pipeline): no extra round trip.
     const indexed = family === undefined ? undefined : this.#index?.add(this.generation.current, family, answer.version, key);
     try {
       await written;
