@@ -51,6 +51,8 @@ export function redisClient(options: RedisClientOptions, name: RedisClientName):
   const redis = name === 'fill-channel' ? subscriberConnection(options) : commandConnection(options);
   // Without a listener an 'error' event would be written to stderr by ioredis (or thrown).
   redis.on('error', (err: Error) => failures.fail('connection', err));
+  // A Cluster's node (host:port) that cannot be reached: only its slots are left alone.
+  redis.on('node error', (err: Error, node: string) => failures.fail('connection', err, node));
   redis.on('ready', () => failures.recovered());
   return {
     redis,

@@ -1,15 +1,18 @@
 // Two instances on a Redis Cluster of three masters (each with a replica) keep
-// sharing while the cluster changes under them: when slots move under traffic, a
-// write made while its slot is half moved (the old owner answers ASK) lands in the
-// shared tier, and a read from an instance that still knows the old owner (it
-// gets MOVED) is a hit.
+// sharing while the cluster changes under them:
+// - slots move under traffic: a write made while its slot is half moved (the old
+//   owner answers ASK) lands in the shared tier, and a read from an instance that
+//   still knows the old owner (it gets MOVED) is a hit;
+// - one master stalls: the keys the other masters serve are still written by one
+//   instance and hit by the other, while the stalled master's keys go to a node.
 import { expect, it } from 'vitest';
 import { cacheKeyText, sharedKey } from '../../src/cache/key.js';
 import { parseRawItem } from '../../src/routes/parse-read.js';
 import type { SimNode } from '../../src/sim/index.js';
 import { PRESENT, hex, itemAt } from '../helpers/cache.js';
 import { HANDLE, type ProxyHandle, proxy, rawItem, sim } from '../helpers/proxy.js';
-import { useRedisCluster } from '../helpers/redis-cluster.js';
+import { stallRedis } from '../helpers/redis-server.js';
+import { type ClusterMaster, useRedisCluster } from '../helpers/redis-cluster.js';
 import { until } from '../helpers/until.js';
 
 const PREFIX = 'shared:';
@@ -84,4 +87,45 @@ it('writes made while their slots move reach the shared tier, and the other inst
   const cache = await readAll(b.url, versions);
   expect(nodeReads(node) - before, `node calls of the other instance (X-Cache: ${cache.join(',')})`).toBe(0);
   expect(await stored(), 'entries after the move').toBe(keys.length);
+});
+
+it('a stalled master costs only the keys it serves: the other masters still share between instances', async () => {
+  const node = await sim();
+  // Short enough that the stall is noticed at once; the healthy masters answer in a few ms.
+  const a = await clusterProxy(node, 300);
+  const b = await clusterProxy(node, 300);
+  const generation = a.app.redis!.generation.current;
+  const [stalled] = await cluster.masters();
+  const onStalled: number[] = [];
+  const elsewhere: number[] = [];
+  for (let version = 700; elsewhere.length < 20 || onStalled.length < 2; version++) {
+    const owner: ClusterMaster = await cluster.masterOf(await cluster.slotOf(entryKey(version, generation)));
+    (owner.id === stalled.id ? onStalled : elsewhere).push(version);
+  }
+  const healthy = elsewhere.slice(0, 20);
+  const look = cluster.client();
+  const stored = async (): Promise<number> => (await Promise.all(healthy.map((v) => look.exists(entryKey(v, generation))))).reduce((n, e) => n + e, 0);
+
+  const { awake } = await stallRedis(stalled.url, 6);
+  let woke = false;
+  void awake.then(() => (woke = true));
+  try {
+    // Each instance first meets the stalled master (a read whose entry it serves),
+    // then misses, or hits, keys the other masters serve.
+    await readAll(a.url, [onStalled[0]]);
+    await readAll(a.url, healthy);
+    let found = 0;
+    await until(
+      async () => (found = await stored()) === healthy.length,
+      3000,
+      () => `the entries on the healthy masters written (${found} of ${healthy.length})`,
+    );
+    await readAll(b.url, [onStalled[1]]);
+    const before = nodeReads(node);
+    const cache = await readAll(b.url, healthy);
+    expect(nodeReads(node) - before, `node calls of the other instance for keys on healthy masters (X-Cache: ${cache.join(',')})`).toBe(0);
+    expect(woke, 'the master was still stalled when the other instance read').toBe(false);
+  } finally {
+    await awake;
+  }
 });
