@@ -64,9 +64,11 @@ export function redisClient(options: RedisClientOptions, name: RedisClientName):
   };
 }
 
-function connection(options: RedisClientOptions): RedisOptions {
+function connection(): RedisOptions {
   return {
-    commandTimeout: options.commandTimeoutMs,
+    // No ioredis commandTimeout: every command the proxy waits for is bounded by
+    // RedisCommands.bounded, which reads a reply that came while the process was
+    // busy before it gives up; ioredis's own timer would fail such a command first.
     connectTimeout: CONNECT_TIMEOUT_MS,
     // A command in flight when the connection drops fails instead of being resent.
     maxRetriesPerRequest: 0,
@@ -76,7 +78,7 @@ function connection(options: RedisClientOptions): RedisOptions {
 function commandConnection(options: RedisClientOptions): RedisConnection {
   if (options.url !== undefined) {
     return new Redis(options.url, {
-      ...connection(options),
+      ...connection(),
       // Fail a command at once while disconnected instead of queueing it for later.
       enableOfflineQueue: false,
       retryStrategy,
@@ -86,7 +88,7 @@ function commandConnection(options: RedisClientOptions): RedisConnection {
   }
   return new Cluster([...options.cluster!], {
     // Node connections keep ioredis's own queueing and reconnect settings.
-    redisOptions: connection(options),
+    redisOptions: connection(),
     clusterRetryStrategy: retryStrategy,
     // Kept on: with it off, the cluster's own ready check fails whenever the
     // node connection is still connecting, and reconnects can loop for seconds.
@@ -110,7 +112,7 @@ function commandConnection(options: RedisClientOptions): RedisConnection {
  */
 function subscriberConnection(options: RedisClientOptions): RedisConnection {
   if (options.url !== undefined) {
-    return new Redis(options.url, { ...connection(options), retryStrategy, enableOfflineQueue: true, enableAutoPipelining: false, enableReadyCheck: false, lazyConnect: false });
+    return new Redis(options.url, { ...connection(), retryStrategy, enableOfflineQueue: true, enableAutoPipelining: false, enableReadyCheck: false, lazyConnect: false });
   }
-  return new Cluster([...options.cluster!], { redisOptions: connection(options), clusterRetryStrategy: retryStrategy, enableOfflineQueue: true, lazyConnect: false });
+  return new Cluster([...options.cluster!], { redisOptions: connection(), clusterRetryStrategy: retryStrategy, enableOfflineQueue: true, lazyConnect: false });
 }

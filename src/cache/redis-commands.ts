@@ -111,11 +111,18 @@ export class RedisCommands {
     return (redis as Cluster).slots[new Command('exists', [key]).getSlot()]?.[0];
   }
 
-  /** The command raced against the deadline, counted from when we issued it. */
+  /**
+   * The command raced against the deadline, counted from when we issued it. A
+   * process that was too busy to run its timers on time (a GC pause, CPU
+   * contention) runs an expired timer before it reads the replies that came
+   * meanwhile: the timeout waits for that one turn of I/O, so such a reply
+   * counts as one and is not taken for a slow Redis.
+   */
   bounded<T>(command: Promise<T>): Promise<T> {
     const ms = this.timeoutMs;
     return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`Command timed out after ${ms} ms`)), ms);
+      // A reject after the command settled does nothing.
+      const timer = setTimeout(() => setImmediate(() => reject(new Error(`Command timed out after ${ms} ms`))), ms);
       command.then(
         (value) => {
           clearTimeout(timer);
