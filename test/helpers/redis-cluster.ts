@@ -13,7 +13,7 @@ import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll } from 'vitest';
 import { freePort } from './free-port.js';
 import { spawnRedisServer, stopRedisServer } from './redis-server.js';
-import { until } from './until.js';
+import { until, within } from './until.js';
 
 /** One master of the cluster, as the cluster saw it when asked. */
 export interface ClusterMaster {
@@ -39,8 +39,8 @@ export interface RedisClusterHandle {
    * master is told its new owner (clients that knew the old one get MOVED).
    */
   moveSlots(slots: number[], whileMigrating?: () => Promise<void>): Promise<void>;
-  /** A cluster client for the test to look at keys (it follows redirections); disconnected when the block ends. */
-  client(): Cluster;
+  /** A cluster client for the test to look at keys (it follows redirections), once ready; disconnected when the block ends. */
+  client(): Promise<Cluster>;
 }
 
 const MASTERS = 3;
@@ -115,18 +115,24 @@ async function startRedisCluster(): Promise<StartedCluster> {
       }
       return client;
     };
-    // Every node serves the cluster and sees all three masters with their replicas.
+    // Every node serves the cluster and sees the three masters, and each master has
+    // its replica in sync. (CLUSTER SLOTS lists a replica only once gossip has
+    // carried its replication offset to the node asked, seconds later: not waited for.)
     await until(
       async () => {
         for (const port of ports) {
           if (!((await admin(port).call('CLUSTER', 'INFO')) as string).includes('cluster_state:ok')) return false;
-          const slots = (await admin(port).call('CLUSTER', 'SLOTS')) as unknown[][];
-          if (slots.length !== MASTERS || slots.some((range) => range.length < 4)) return false;
+          if (((await admin(port).call('CLUSTER', 'SLOTS')) as unknown[]).length !== MASTERS) return false;
+        }
+        const slots = (await admin(ports[0]).call('CLUSTER', 'SLOTS')) as Array<[number, number, [string, number]]>;
+        for (const [, , [, port]] of slots) {
+          const replication = (await admin(port).call('INFO', 'replication')) as string;
+          if (!replication.includes('connected_slaves:1') || !replication.includes('state=online')) return false;
         }
         return true;
       },
       CREATE_TIMEOUT_MS,
-      'every node of the cluster to see three masters, each with a replica',
+      'every node of the cluster to see three masters, each with its replica in sync',
     );
     const anyAdmin = (): Redis => admin(ports[0]);
     const masters = async (): Promise<ClusterMaster[]> => {
@@ -175,13 +181,15 @@ async function startRedisCluster(): Promise<StartedCluster> {
       masterOf,
       slotOf: async (key) => Number(await anyAdmin().call('CLUSTER', 'KEYSLOT', key)),
       moveSlots,
-      client: () => {
+      client: async () => {
         const client = new Cluster(
           ports.map((port) => ({ host: '127.0.0.1', port })),
           { redisOptions: { maxRetriesPerRequest: 1 } },
         );
         client.on('error', () => {});
         clients.push(client);
+        // Ready before a test stalls a master: its first slot map may otherwise be asked of that one.
+        await within(new Promise((resolve) => client.once('ready', resolve)), CREATE_TIMEOUT_MS, 'the test’s cluster client ready');
         return client;
       },
       stop,
@@ -196,7 +204,8 @@ async function startRedisCluster(): Promise<StartedCluster> {
 async function startNode(dir: string): Promise<{ port: number; child: ChildProcess }> {
   for (let attempt = 1; ; attempt++) {
     const [port, busPort] = [await freePort(), await freePort()];
-    const args = ['--cluster-enabled', 'yes', '--cluster-port', String(busPort), '--cluster-announce-ip', '127.0.0.1'];
+    // A replica's first sync starts at once (not after the default 5 s wait for more replicas).
+    const args = ['--cluster-enabled', 'yes', '--cluster-port', String(busPort), '--cluster-announce-ip', '127.0.0.1', '--repl-diskless-sync-delay', '0'];
     args.push('--dir', dir, '--cluster-config-file', `nodes-${port}.conf`);
     try {
       return { port, child: await spawnRedisServer(port, args) };

@@ -16,16 +16,18 @@ import { type ClusterMaster, useRedisCluster } from '../helpers/redis-cluster.js
 import { until } from '../helpers/until.js';
 
 const PREFIX = 'shared:';
-/** Long enough that a loaded machine never turns a healthy master's answer into a timeout. */
-const SLOW_MACHINE_TIMEOUT_MS = 1500;
+/** Long enough that a loaded machine never turns a healthy master's answer into a timeout; far shorter than STALL_SECONDS. */
+const COMMAND_TIMEOUT_MS = 1000;
+/** How long the stalled master sleeps: each instance's first read on it waits out a command timeout, and the rest comes after. */
+const STALL_SECONDS = 6;
 
 const cluster = useRedisCluster();
 
 /** A proxy in front of node on the cluster, connected to it. */
-async function clusterProxy(node: SimNode, commandTimeoutMs: number): Promise<ProxyHandle> {
+async function clusterProxy(node: SimNode): Promise<ProxyHandle> {
   const handle = await proxy([node], {
     routing: { probeIntervalMs: 50 },
-    cache: { redis: { cluster: cluster.seeds, keyPrefix: PREFIX, commandTimeoutMs, fillLock: true, fillLockMs: 2000 } },
+    cache: { redis: { cluster: cluster.seeds, keyPrefix: PREFIX, commandTimeoutMs: COMMAND_TIMEOUT_MS, fillLock: true, fillLockMs: 2000 } },
   });
   expect(handle.app.redis?.isReady(), 'the proxy is connected to the cluster').toBe(true);
   return handle;
@@ -57,13 +59,13 @@ const nodeReads = (node: SimNode): number => node.counters.byRoute.raw_item;
 
 it('writes made while their slots move reach the shared tier, and the other instance hits them after the move', async () => {
   const node = await sim();
-  const a = await clusterProxy(node, SLOW_MACHINE_TIMEOUT_MS);
-  const b = await clusterProxy(node, SLOW_MACHINE_TIMEOUT_MS);
+  const a = await clusterProxy(node);
+  const b = await clusterProxy(node);
   const generation = a.app.redis!.generation.current;
   const versions = Array.from({ length: 40 }, (_, i) => 600 + i);
   const keys = versions.map((v) => entryKey(v, generation));
   const slots = await Promise.all(keys.map((k) => cluster.slotOf(k)));
-  const look = cluster.client();
+  const look = await cluster.client();
   const stored = async (): Promise<number> => (await Promise.all(keys.map((k) => look.exists(k)))).reduce((n, e) => n + e, 0);
   const ownersBefore = await Promise.all(slots.map((slot) => cluster.masterOf(slot)));
 
@@ -91,9 +93,8 @@ it('writes made while their slots move reach the shared tier, and the other inst
 
 it('a stalled master costs only the keys it serves: the other masters still share between instances', async () => {
   const node = await sim();
-  // Short enough that the stall is noticed at once; the healthy masters answer in a few ms.
-  const a = await clusterProxy(node, 300);
-  const b = await clusterProxy(node, 300);
+  const a = await clusterProxy(node);
+  const b = await clusterProxy(node);
   const generation = a.app.redis!.generation.current;
   const [stalled] = await cluster.masters();
   const onStalled: number[] = [];
@@ -103,10 +104,10 @@ it('a stalled master costs only the keys it serves: the other masters still shar
     (owner.id === stalled.id ? onStalled : elsewhere).push(version);
   }
   const healthy = elsewhere.slice(0, 20);
-  const look = cluster.client();
+  const look = await cluster.client();
   const stored = async (): Promise<number> => (await Promise.all(healthy.map((v) => look.exists(entryKey(v, generation))))).reduce((n, e) => n + e, 0);
 
-  const { awake } = await stallRedis(stalled.url, 6);
+  const { awake } = await stallRedis(stalled.url, STALL_SECONDS);
   let woke = false;
   void awake.then(() => (woke = true));
   try {
