@@ -46,7 +46,7 @@ export class FillChannel {
     try {
       await commands.bounded(Promise.all([commands.redis.set(channel, message, 'PX', FILL_OUTCOME_TTL_MS), commands.redis.publish(channel, message)]));
     } catch (err) {
-      commands.fail('publish', err);
+      commands.fail('publish', err, channel);
     }
   }
 
@@ -58,7 +58,7 @@ export class FillChannel {
    */
   async await(key: string, timeoutMs: number): Promise<FillOutcome | undefined> {
     const commands = this.commands;
-    if (!commands.usable('subscribe') || !(timeoutMs > 0)) return undefined;
+    if (!commands.usable('subscribe') || !commands.subscriptionsHealthy() || !(timeoutMs > 0)) return undefined;
     const channel = this.#channel(key);
     let receive!: Waiter;
     const received = new Promise<Buffer>((resolve) => (receive = resolve));
@@ -69,15 +69,15 @@ export class FillChannel {
       try {
         await commands.bounded(entry.subscribed);
       } catch (err) {
-        // The cache's failure, like any command's: the read path then leaves Redis alone a while.
-        commands.fail('subscribe', err);
+        // The cache's failure, like any command's: waits are then left alone a while.
+        commands.failSubscriptions(err);
         return undefined;
       }
       // Published before we subscribed: it is still at the outcome key.
       const early = commands.bounded(commands.redis.getBuffer(channel)).then(
         (value) => value ?? received,
         (err: unknown) => {
-          commands.fail('get', err);
+          commands.fail('get', err, channel);
           return received;
         },
       );

@@ -152,7 +152,7 @@ export class PurgeChannel {
     try {
       state = await this.#state('read');
     } catch (err) {
-      this.commands.fail('purge', err);
+      this.commands.fail('purge', err, this.#key);
       setTimeout(() => void this.resync(), RETRY_MS).unref();
       return;
     }

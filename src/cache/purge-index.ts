@@ -42,7 +42,7 @@ export class PurgeIndex {
     try {
       await commands.bounded(Promise.all([redis.zadd(setKey, Number(version), `${key}:${version}`), redis.expireat(setKey, expireAt)]));
     } catch (err) {
-      commands.fail('index', err);
+      commands.fail('index', err, setKey);
     }
   }
 

@@ -51,6 +51,8 @@ export function redisClient(options: RedisClientOptions, name: RedisClientName):
   const redis = name === 'fill-channel' ? subscriberConnection(options) : commandConnection(options);
   // Without a listener an 'error' event would be written to stderr by ioredis (or thrown).
   redis.on('error', (err: Error) => failures.fail('connection', err));
+  // A Cluster's node (host:port) that cannot be reached: only its slots are left alone.
+  redis.on('node error', (err: Error, node: string) => failures.fail('connection', err, node));
   redis.on('ready', () => failures.recovered());
   return {
     redis,
@@ -62,9 +64,11 @@ export function redisClient(options: RedisClientOptions, name: RedisClientName):
   };
 }
 
-function connection(options: RedisClientOptions): RedisOptions {
+function connection(): RedisOptions {
   return {
-    commandTimeout: options.commandTimeoutMs,
+    // No ioredis commandTimeout: every command the proxy waits for is bounded by
+    // RedisCommands.bounded, which reads a reply that came while the process was
+    // busy before it gives up; ioredis's own timer would fail such a command first.
     connectTimeout: CONNECT_TIMEOUT_MS,
     // A command in flight when the connection drops fails instead of being resent.
     maxRetriesPerRequest: 0,
@@ -74,7 +78,7 @@ function connection(options: RedisClientOptions): RedisOptions {
 function commandConnection(options: RedisClientOptions): RedisConnection {
   if (options.url !== undefined) {
     return new Redis(options.url, {
-      ...connection(options),
+      ...connection(),
       // Fail a command at once while disconnected instead of queueing it for later.
       enableOfflineQueue: false,
       retryStrategy,
@@ -84,14 +88,19 @@ function commandConnection(options: RedisClientOptions): RedisConnection {
   }
   return new Cluster([...options.cluster!], {
     // Node connections keep ioredis's own queueing and reconnect settings.
-    redisOptions: connection(options),
+    redisOptions: connection(),
     clusterRetryStrategy: retryStrategy,
     // Kept on: with it off, the cluster's own ready check fails whenever the
     // node connection is still connecting, and reconnects can loop for seconds.
     // Commands never wait in it: their users refuse them until the cluster is
     // ready, and bound the rest with their own deadline.
     enableOfflineQueue: true,
-    enableAutoPipelining: true,
+    // Off: ioredis follows MOVED and ASK for each command sent on its own, but an
+    // automatic pipeline groups the commands of many slots bound for one master,
+    // and when slots move it fails the ones redirected (or the whole pipeline:
+    // "All keys in the pipeline should belong to the same slots allocation
+    // group") instead of following them.
+    enableAutoPipelining: false,
     lazyConnect: false,
   });
 }
@@ -103,7 +112,7 @@ function commandConnection(options: RedisClientOptions): RedisConnection {
  */
 function subscriberConnection(options: RedisClientOptions): RedisConnection {
   if (options.url !== undefined) {
-    return new Redis(options.url, { ...connection(options), retryStrategy, enableOfflineQueue: true, enableAutoPipelining: false, enableReadyCheck: false, lazyConnect: false });
+    return new Redis(options.url, { ...connection(), retryStrategy, enableOfflineQueue: true, enableAutoPipelining: false, enableReadyCheck: false, lazyConnect: false });
   }
-  return new Cluster([...options.cluster!], { redisOptions: connection(options), clusterRetryStrategy: retryStrategy, enableOfflineQueue: true, lazyConnect: false });
+  return new Cluster([...options.cluster!], { redisOptions: connection(), clusterRetryStrategy: retryStrategy, enableOfflineQueue: true, lazyConnect: false });
 }

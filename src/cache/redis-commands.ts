@@ -1,11 +1,15 @@
 // The cache client's commands as the store, the fill lock and the fill channel
 // issue them: refused at once while not connected, bounded by the proxy's own
-// deadline, every failure reported. It FAILS OPEN: a refused or failed command is
-// a miss to its caller, never an error to a client.
+// deadline, every failure reported against the node that serves its key. It
+// FAILS OPEN: a refused or failed command is a miss to its caller, never an
+// error to a client.
+import { type Cluster, Command } from 'ioredis';
 import type { RedisConnection, ReportingClient } from './redis-client.js';
 
-/** After a failed command, the read path leaves Redis alone this long (isHealthy). */
+/** After a failed command, the read path leaves its node alone this long (isHealthy). */
 const FAILURE_BACKOFF_MS = 1000;
+/** On a Cluster, the node ioredis chose for the fill channel's subscriptions, as failures name it. */
+const SUBSCRIPTIONS = 'subscriptions';
 
 /** One shared error while not connected: no stack capture per request during an outage. */
 const NOT_READY = new Error('redis is not connected');
@@ -35,12 +39,26 @@ export class RedisCommands {
   }
 
   /**
-   * Worth asking now: connected, and no command failed in the last
-   * FAILURE_BACKOFF_MS. A stalled Redis stays "ready" while every command times
-   * out; the read path then skips it rather than pay the timeout on every miss.
+   * Worth asking now about `key` (about anything, without one): connected, and no
+   * command of the node serving it failed in the last FAILURE_BACKOFF_MS. A stalled
+   * Redis stays "ready" while every command times out; the read path then skips
+   * it rather than pay the timeout on every miss. On a Cluster only the failing
+   * node's slots are skipped; on one server, everything.
    */
-  isHealthy(): boolean {
-    return this.isReady() && performance.now() - this.client.failures.lastFailureAt >= FAILURE_BACKOFF_MS;
+  isHealthy(key?: string): boolean {
+    if (!this.isReady()) return false;
+    const { failures } = this.client;
+    const now = performance.now();
+    if (now - failures.lastFailureAt >= FAILURE_BACKOFF_MS) return true;
+    if (key === undefined) return false;
+    const node = this.nodeOf(key);
+    return node !== undefined && now - failures.failedAt(node) >= FAILURE_BACKOFF_MS;
+  }
+
+  /** isHealthy for the fill channel's subscriptions. */
+  subscriptionsHealthy(): boolean {
+    if (!this.client.redis.isCluster) return this.isHealthy();
+    return this.isReady() && performance.now() - this.client.failures.failedAt(SUBSCRIPTIONS) >= FAILURE_BACKOFF_MS;
   }
 
   /** Resolves true once connected, false after timeoutMs or on close; never rejects. For startup and tests. */
@@ -71,15 +89,40 @@ export class RedisCommands {
     return false;
   }
 
-  fail(op: string, cause: unknown): void {
-    this.client.failures.fail(op, cause);
+  /** Reports a failure of a command on `key` (its node's), or of the whole client without one. */
+  fail(op: string, cause: unknown, key?: string): void {
+    this.client.failures.fail(op, cause, key === undefined ? undefined : this.nodeOf(key));
   }
 
-  /** The command raced against the deadline, counted from when we issued it. */
+  /** Reports a failure of the fill channel's subscriptions. */
+  failSubscriptions(cause: unknown): void {
+    this.client.failures.fail('subscribe', cause, this.client.redis.isCluster ? SUBSCRIPTIONS : undefined);
+  }
+
+  /**
+   * The master serving key's slot (host:port) on a Cluster, as ioredis last
+   * learned it; undefined on one server (a failure there is the whole client's)
+   * or while the slot's master is not known.
+   */
+  private nodeOf(key: string): string | undefined {
+    const redis = this.client.redis;
+    if (!redis.isCluster) return undefined;
+    // ioredis's own slot of a command's key (hash tags included).
+    return (redis as Cluster).slots[new Command('exists', [key]).getSlot()]?.[0];
+  }
+
+  /**
+   * The command raced against the deadline, counted from when we issued it. A
+   * process that was too busy to run its timers on time (a GC pause, CPU
+   * contention) runs an expired timer before it reads the replies that came
+   * meanwhile: the timeout waits for that one turn of I/O, so such a reply
+   * counts as one and is not taken for a slow Redis.
+   */
   bounded<T>(command: Promise<T>): Promise<T> {
     const ms = this.timeoutMs;
     return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`Command timed out after ${ms} ms`)), ms);
+      // A reject after the command settled does nothing.
+      const timer = setTimeout(() => setImmediate(() => reject(new Error(`Command timed out after ${ms} ms`))), ms);
       command.then(
         (value) => {
           clearTimeout(timer);

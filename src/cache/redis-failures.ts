@@ -1,7 +1,8 @@
 // How a Redis client's failures are reported: every one to onError (metrics), and
 // a warn log at most once per interval while they continue, with the count of
-// those not logged. Redis is a cache to the proxy: a failure is a fact to count,
-// never an error to a client.
+// those not logged; and when each node last failed, so the read path leaves a
+// failing node alone a while (on a Cluster, only the slots it serves). Redis is a
+// cache to the proxy: a failure is a fact to count, never an error to a client.
 import type { Logger } from 'pino';
 
 /** The proxy's Redis clients, as logs and metrics name them. */
@@ -20,6 +21,9 @@ const LOG_INTERVAL_MS = 10_000;
 export class RedisFailures {
   #lastWarnAt = -Infinity;
   #lastFailureAt = -Infinity;
+  /** failures of the whole client (no node named): they count against every node */
+  #clientFailedAt = -Infinity;
+  readonly #nodeFailedAt = new Map<string, number>();
   #suppressed = 0;
   #failingSinceReady = false;
   #closed = false;
@@ -30,18 +34,26 @@ export class RedisFailures {
     private readonly onError: RedisErrorListener | undefined,
   ) {}
 
-  /** performance.now() of the last failure, -Infinity before any */
+  /** performance.now() of the last failure of any node, -Infinity before any */
   get lastFailureAt(): number {
     return this.#lastFailureAt;
   }
 
-  fail(op: string, cause: unknown): void {
+  /** performance.now() of the last failure of `node` or of the whole client, -Infinity before any */
+  failedAt(node: string): number {
+    return Math.max(this.#clientFailedAt, this.#nodeFailedAt.get(node) ?? -Infinity);
+  }
+
+  /** `node`: where it failed (a Cluster node, or a name for the one server); absent: the whole client. */
+  fail(op: string, cause: unknown, node?: string): void {
     // A closed client's connection ending is no failure.
     if (this.#closed && op === 'connection') return;
     const err = cause instanceof Error ? cause : new Error(String(cause));
     this.#failingSinceReady = true;
     const now = performance.now();
     this.#lastFailureAt = now;
+    if (node === undefined) this.#clientFailedAt = now;
+    else this.#nodeFailedAt.set(node, now);
     try {
       this.onError?.(op, err, this.client);
     } catch {
@@ -51,7 +63,7 @@ export class RedisFailures {
       this.#suppressed++;
       return;
     }
-    this.logger?.warn({ client: this.client, op, error: this.described(err), suppressed: this.#suppressed }, 'redis failure; serving without it');
+    this.logger?.warn({ client: this.client, op, ...(node === undefined ? {} : { node }), error: this.described(err), suppressed: this.#suppressed }, 'redis failure; serving without it');
     this.#lastWarnAt = now;
     this.#suppressed = 0;
   }

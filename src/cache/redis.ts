@@ -61,11 +61,13 @@ export class RedisStore implements AnswerStore {
   }
 
   /**
-   * Connected, no command failed just now (RedisCommands.isHealthy), and the
-   * generation read since the connection was made: worth asking.
+   * Connected, no command of the node serving key failed just now (of any node,
+   * without a key: RedisCommands.isHealthy), and the generation read since the
+   * connection was made: worth asking.
    */
-  isHealthy(): boolean {
-    return this.#commands.isHealthy() && this.#purges.synced;
+  isHealthy(key?: string): boolean {
+    const commands = this.#commands;
+    return commands.isHealthy(key === undefined ? undefined : commands.prefix + key) && this.#purges.synced;
   }
 
   /**
@@ -82,11 +84,12 @@ export class RedisStore implements AnswerStore {
   async get(key: string): Promise<StoredAnswer | undefined> {
     const commands = this.#commands;
     if (!commands.usable('get')) return undefined;
+    const redisKey = commands.prefix + key;
     let raw: Buffer | null;
     try {
-      raw = await commands.bounded(commands.redis.getBuffer(commands.prefix + key));
+      raw = await commands.bounded(commands.redis.getBuffer(redisKey));
     } catch (err) {
-      commands.fail('get', err);
+      commands.fail('get', err, redisKey);
       return undefined;
     }
     if (raw === null) return undefined;
@@ -138,12 +141,12 @@ export class RedisStore implements AnswerStore {
     const redisKey = commands.prefix + key;
     const redis = commands.redis;
     const written = commands.bounded(ttlSeconds === undefined || ttlSeconds === Infinity ? redis.set(redisKey, value) : redis.set(redisKey, value, 'EX', Math.ceil(ttlSeconds)));
-    // Sent right behind the entry, in the same pipeline: no extra round trip.
+    // Sent right behind the entry (on one server, in the same pipeline): no extra round trip.
     const indexed = family === undefined ? undefined : this.#index?.add(this.generation.current, family, answer.version, key);
     try {
       await written;
     } catch (err) {
-      commands.fail('set', err);
+      commands.fail('set', err, redisKey);
     }
     await indexed;
   }
@@ -151,10 +154,11 @@ export class RedisStore implements AnswerStore {
   async delete(key: string): Promise<void> {
     const commands = this.#commands;
     if (!commands.usable('delete')) return;
+    const redisKey = commands.prefix + key;
     try {
-      await commands.bounded(commands.redis.del(commands.prefix + key));
+      await commands.bounded(commands.redis.del(redisKey));
     } catch (err) {
-      commands.fail('delete', err);
+      commands.fail('delete', err, redisKey);
     }
   }
 

@@ -79,9 +79,9 @@ export class FillCoordinator {
   async fill(key: string, deadlineAt: number, steps: FillSteps): Promise<Filled> {
     const { usable, fromNode } = steps;
     const shared = this.shared;
-    // A Redis that is down or stalled costs at most one command timeout: no
-    // further lookups, and no wait for a lock.
-    if (shared === undefined || !shared.store.isHealthy()) return asked(await nodeCall(steps));
+    // A Redis (on a Cluster, the node serving this key) that is down or stalled
+    // costs at most one command timeout: no further lookups, and no wait for a lock.
+    if (shared === undefined || !shared.store.isHealthy(key)) return asked(await nodeCall(steps));
     const { store, settings } = shared;
     const found = (await (steps.trace === undefined ? store.get(key) : tracedGet(store, key, steps.trace))) as StoredAnswer | undefined;
     if (found !== undefined && usable(found)) return { answer: found, tier: 'redis' };
@@ -89,7 +89,7 @@ export class FillCoordinator {
     const refused = steps.refusal();
     if (refused !== null) throw refused;
     const { fillLock, fillLockMs } = settings;
-    if (!fillLock || !store.isHealthy()) return asked(await fromNode());
+    if (!fillLock || !store.isHealthy(key)) return asked(await fromNode());
     const lock = await store.tryLock(key, fillLockMs);
     if (lock === 'failed') return asked(await fromNode());
     if (lock !== 'held') return this.fillHolding(store, key, lock, fromNode);

@@ -47,8 +47,8 @@ export interface NodeReader {
  * fills, and the filler's word to those waiting for it.
  */
 export interface SharedStore extends AnswerStore {
-  /** false while disconnected or just after a failed command: then it is skipped */
-  isHealthy(): boolean;
+  /** false while disconnected or just after a failed command of the node serving key (of any node, without a key): then it is skipped */
+  isHealthy(key?: string): boolean;
   tryLock(key: string, ttlMs: number): Promise<FillLock | 'held' | 'failed'>;
   /** tells the waiters of key the fill's outcome */
   publishFill(key: string, outcome: FillOutcome): Promise<void>;

@@ -68,8 +68,10 @@ export class CacheTiers {
     if (since !== this.#purges) return WRITTEN;
     this.remember(key, answer, since);
     const redis = this.shared;
-    if (redis === undefined || !redis.isHealthy()) return WRITTEN;
-    return Promise.resolve(redis.set(shared ?? sharedKey(key), answer, this.pruneClock.secondsUntilPruned(answer.version, this.maxTtlSeconds), family));
+    if (redis === undefined) return WRITTEN;
+    const redisKey = shared ?? sharedKey(key);
+    if (!redis.isHealthy(redisKey)) return WRITTEN;
+    return Promise.resolve(redis.set(redisKey, answer, this.pruneClock.secondsUntilPruned(answer.version, this.maxTtlSeconds), family));
   }
 }
 

@@ -14,12 +14,21 @@ import { encodeJsonValues, simBalance, simTableItem, type SimNode } from '../../
 import { prng } from '../../bench/lib/prng.mjs';
 import { PRESENT_KEYS, hex } from '../helpers/cache.js';
 import { runLoad, type LoadReply, type LoadReport, type LoadRequest } from '../helpers/load.js';
-import { call, HANDLE, proxy, sim, type Reply } from '../helpers/proxy.js';
+import { call, capturedLog, HANDLE, proxy, sim, type Reply } from '../helpers/proxy.js';
 import { flushAll, type RedisServerHandle, stallRedis, useRedisServer } from '../helpers/redis-server.js';
 import { until } from '../helpers/until.js';
 import { metricValue } from '../helpers/metrics.js';
 
 const ROUTING = { attemptTimeoutMs: 300, deadlineMs: 1500, probeIntervalMs: 100, breaker: { failureThreshold: 3, openMs: 500 } };
+/**
+ * The routing of the Redis faults, where the nodes are healthy and not what is
+ * measured. The sims run in this process: on a machine short of CPU their
+ * answers come later than the 300 ms attempt timeout the node faults need, even
+ * before any fault, and healthy nodes would be failed (their breakers opened)
+ * for the test's own starvation, the 503s then blamed on Redis. Each node call
+ * gets the whole deadline instead, which still bounds every reply.
+ */
+const REDIS_FAULT_ROUTING = { ...ROUTING, attemptTimeoutMs: ROUTING.deadlineMs };
 /** Scheduling slack on a 2-core machine running load, proxy and both nodes in one process. */
 const MARGIN_MS = 500;
 const RPS = 300;
@@ -137,6 +146,8 @@ interface Ctx {
   app: App;
   url: string;
   redis: RedisServerHandle;
+  /** the proxy's log lines, parsed: an access line (`request`) per reply, with the ms the proxy took */
+  log: Array<Record<string, unknown>>;
 }
 
 interface Fault {
@@ -215,11 +226,13 @@ async function setup(fault: Fault, seed: number): Promise<Ctx> {
   if (fault.redis) {
     await flushAll(redis.url);
     // A memory tier that holds nothing: every pinned read asks Redis.
-    overrides = { ...overrides, cache: { memory: { maxBytes: 1 }, redis: { url: redis.url, keyPrefix: `faults${seed}:` } } };
+    overrides = { routing: REDIS_FAULT_ROUTING, cache: { memory: { maxBytes: 1 }, redis: { url: redis.url, keyPrefix: `faults${seed}:` } } };
   }
-  const { app, url } = await proxy([a, b], overrides);
+  // At debug, every reply has its access line (hits too).
+  const { logger, lines } = capturedLog('debug');
+  const { app, url } = await proxy([a, b], overrides, { logger });
   if (fault.redis) expect(app.redis!.isReady(), 'the proxy is connected to Redis before the load').toBe(true);
-  return { a, b, app, url, redis };
+  return { a, b, app, url, redis, log: lines };
 }
 
 /** Node calls that served reads (not the health probes). */
@@ -228,20 +241,22 @@ const servedReads = (n: SimNode): number => n.counters.byRoute.raw_item + n.coun
 /**
  * Polls every 50 ms until one round of PROBE_READS is all correct 200s and the
  * fault's component is healthy again (both nodes healthy in the pool; Redis
- * connected and taken into use). Returns the ms it took, or Infinity past 2× the bound,
- * and how many requests it sent.
+ * connected and taken into use). Returns the ms until that round was sent (its
+ * replies show service normal from then on; how long they took to come back is
+ * this process's own latency, which the deadline check bounds), or Infinity past
+ * 2× the bound, and how many requests it sent.
  */
 async function recovery(ctx: Ctx, fault: Fault): Promise<{ ms: number; sent: number }> {
   const started = performance.now();
   let sent = 0;
   for (;;) {
+    const ms = performance.now() - started;
     const healthy = fault.redis ? ctx.app.redis!.isHealthy() : ctx.app.pool.nodes.every((n) => ctx.app.pool.health(n) === 'healthy');
     const replies = await Promise.all(PROBE_READS.map((r) => send(ctx.url, r)));
     sent += replies.length;
     const allOk = replies.every((reply, i) => reply.status === 200 && PROBE_READS[i].check(reply) === null);
-    const ms = performance.now() - started;
     if (healthy && allOk) return { ms, sent };
-    if (ms > 2 * RECOVERY_MS) return { ms: Infinity, sent };
+    if (performance.now() - started > 2 * RECOVERY_MS) return { ms: Infinity, sent };
     // The poll's pace: it measures the recovery, so it must not flood what it measures.
     await sleep(50);
   }
@@ -254,6 +269,14 @@ function describeProblems(report: LoadReport): string {
     .map((s) => `${s.kind} @${Math.round(s.sentAt)}ms ${s.outcome} ${s.status ?? ''} ${s.detail ?? ''}`)
     .join('\n');
 }
+
+/**
+ * The longest any reply took as the proxy timed it, from the request's arrival to
+ * its reply: where routing.deadlineMs applies. The load's own timings start
+ * before the request is written and end when this process gets round to reading
+ * the reply, and on a machine short of CPU they add this process's own wait.
+ */
+const slowestAtProxy = (ctx: Ctx): number => Math.max(0, ...ctx.log.filter((line) => line.msg === 'request').map((line) => Number(line.ms)));
 
 /** Every reply the proxy counted (ledger_proxy_requests_total, all labels). */
 const requestsAnswered = (app: App): Promise<number> => metricValue(app, 'ledger_proxy_requests_total');
@@ -293,7 +316,7 @@ describe('faults under load: two nodes (and Redis), a few hundred reads/s', () =
         `[faults] ${fault.name}: sent ${report.sent} (skipped ${report.skipped} ticks: all connections busy), ` +
           `ok ${report.byOutcome.ok}, 503 ${report.byOutcome.unavailable}, wrong ${report.byOutcome.wrong}, ` +
           `socket errors ${report.byOutcome.socket_error}, hangs ${report.byOutcome.hang}, p99 ${Math.round(report.p99Ms)} ms, ` +
-          `max ${Math.round(report.maxMs)} ms, fault cleared at ${Math.round(clearedAt)} ms, recovered in ${Math.round(recoveredIn)} ms`,
+          `max ${Math.round(report.maxMs)} ms (at the proxy ${Math.round(slowestAtProxy(ctx))} ms), fault cleared at ${Math.round(clearedAt)} ms, recovered in ${Math.round(recoveredIn)} ms`,
       );
 
       // The proxy answered and accounted for every request the load sent, and the recovery poll's.
@@ -304,7 +327,7 @@ describe('faults under load: two nodes (and Redis), a few hundred reads/s', () =
       expect(report.byOutcome.wrong + report.byOutcome.socket_error + report.byOutcome.hang).toBe(0);
       expect(['200', '200,503', '503']).toContain(statuses);
       // Never a wait past the deadline.
-      expect(report.maxMs, 'slowest reply (ms)').toBeLessThanOrEqual(ROUTING.deadlineMs + MARGIN_MS);
+      expect(slowestAtProxy(ctx), 'slowest reply as the proxy timed it (ms)').toBeLessThanOrEqual(ROUTING.deadlineMs + MARGIN_MS);
       // README: Redis down, slow or restarting costs no 5xx at all.
       if (fault.redis) expect(report.byOutcome.unavailable, '503s while only Redis failed').toBe(0);
       // Back to normal within 2 s of the fault ending: the recovery poll, and every
@@ -318,15 +341,26 @@ describe('faults under load: two nodes (and Redis), a few hundred reads/s', () =
         expect(faultedReadsAfterRecovery).toBeGreaterThanOrEqual(faultedReadsBefore);
       } else {
         expect(redisReady, 'Redis connected after the fault').toBe(true);
-        // Redis is in use again: a fresh pinned miss lands there.
+        // Redis is in use again: fresh pinned misses land there. A Redis command
+        // that failed in the last second (on a machine short of CPU, Redis itself
+        // can be late) leaves Redis alone for a second by design, and the miss
+        // answered then is not stored: a new one is sent until one is.
         const admin = new Redis(redis.url, { maxRetriesPerRequest: 0, lazyConnect: true });
         try {
           await admin.connect();
           // Entries only: a fill's lock and outcome keys come and go within a second.
           const entries = async (): Promise<number> => (await admin.keys('*')).filter((k) => /^faults\d+:[0-9a-f]{64}$/.test(k)).length;
           const before = await entries();
-          expect((await send(ctx.url, rawItemRequest(KEYS[2], 123n))).status).toBe(200);
-          await until(async () => (await entries()) > before, 2000, 'the fresh pinned miss stored in Redis');
+          let fresh = 123n;
+          await until(
+            async () => {
+              const reply = await send(ctx.url, rawItemRequest(KEYS[2], fresh++));
+              expect(reply.status, 'a fresh pinned miss').toBe(200);
+              return (await entries()) > before;
+            },
+            RECOVERY_MS,
+            () => `a fresh pinned miss stored in Redis (${fresh - 123n} sent)`,
+          );
         } finally {
           admin.disconnect();
         }

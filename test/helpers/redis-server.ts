@@ -124,7 +124,7 @@ async function serve(port: number, cluster: boolean): Promise<RedisServerHandle>
   const kill = async (): Promise<void> => {
     const c = child;
     child = undefined;
-    if (c !== undefined) await killChild(c);
+    if (c !== undefined) await stopRedisServer(c);
   };
   return {
     url: `redis://127.0.0.1:${port}`,
@@ -145,14 +145,29 @@ async function serve(port: number, cluster: boolean): Promise<RedisServerHandle>
 
 /** Starts redis-server; with clusterDir, as a cluster node that owns every slot. */
 async function launch(port: number, clusterDir?: string): Promise<ChildProcess> {
-  // `local` lets tests stall the server with DEBUG SLEEP.
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--enable-debug-command', 'local'];
-  if (clusterDir !== undefined) {
-    // A lone node has met no peer to learn its address from, and would list itself
-    // in CLUSTER SLOTS with an empty host, which cluster clients skip.
-    args.push('--cluster-enabled', 'yes', '--cluster-announce-ip', '127.0.0.1');
-    args.push('--dir', clusterDir, '--cluster-config-file', `nodes-${port}.conf`);
+  if (clusterDir === undefined) return spawnRedisServer(port);
+  // A lone node has met no peer to learn its address from, and would list itself
+  // in CLUSTER SLOTS with an empty host, which cluster clients skip.
+  const args = ['--cluster-enabled', 'yes', '--cluster-announce-ip', '127.0.0.1', '--dir', clusterDir, '--cluster-config-file', `nodes-${port}.conf`];
+  const started = performance.now();
+  const child = await spawnRedisServer(port, args);
+  try {
+    await assignAllSlots(port, READY_TIMEOUT_MS - (performance.now() - started));
+    return child;
+  } catch (err) {
+    await stopRedisServer(child);
+    throw new Error(`redis-server on port ${port} did not become ready: ${String(err)}`);
   }
+}
+
+/**
+ * Starts a redis-server on port with `extra` arguments and resolves once it answers
+ * PING (rejects with its output when it does not). Killed when the test process
+ * exits, if stopRedisServer was not called first. For the helpers that run servers.
+ */
+export async function spawnRedisServer(port: number, extra: string[] = []): Promise<ChildProcess> {
+  // `local` lets tests stall the server with DEBUG SLEEP.
+  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--enable-debug-command', 'local', ...extra];
   const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
   let output = '';
@@ -166,18 +181,13 @@ async function launch(port: number, clusterDir?: string): Promise<ChildProcess> 
 
   let gone = false;
   void exited.then(() => (gone = true));
-  const started = performance.now();
   try {
     await until(async () => gone || (await ping(port)), READY_TIMEOUT_MS, 'redis-server to answer PING');
-    if (!gone) {
-      if (clusterDir === undefined) return child;
-      await assignAllSlots(port, READY_TIMEOUT_MS - (performance.now() - started));
-      return child;
-    }
+    if (!gone) return child;
   } catch (err) {
     output += `\n${String(err)}`;
   }
-  await killChild(child);
+  await stopRedisServer(child);
   throw new Error(`redis-server on port ${port} did not become ready:\n${output}`);
 }
 
@@ -195,7 +205,8 @@ async function assignAllSlots(port: number, timeoutMs: number): Promise<void> {
   }
 }
 
-function killChild(child: ChildProcess): Promise<void> {
+/** SIGKILLs a server spawnRedisServer started and resolves once it has exited. */
+export function stopRedisServer(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
     child.once('exit', () => resolve());

@@ -39,6 +39,21 @@ describe('RedisFailures', () => {
     expect(lines[0].error.stack).toMatch(/^Error: connect ECONNREFUSED/);
   });
 
+  it("remembers when each node failed: a node's failure counts against it alone, the whole client's against every node", () => {
+    const { failures, lines } = reporter('info');
+    expect(failures.failedAt('10.0.0.1:6379')).toBe(-Infinity);
+    failures.fail('get', new Error('Command timed out after 5 ms'), '10.0.0.1:6379');
+    const first = failures.failedAt('10.0.0.1:6379');
+    expect(first).toBeGreaterThan(-Infinity);
+    expect(failures.lastFailureAt).toBe(first);
+    expect(failures.failedAt('10.0.0.2:6379')).toBe(-Infinity);
+    expect(lines[0]).toMatchObject({ op: 'get', node: '10.0.0.1:6379' });
+
+    failures.fail('connection', refused());
+    expect(failures.failedAt('10.0.0.2:6379')).toBe(failures.lastFailureAt);
+    expect(failures.failedAt('10.0.0.1:6379')).toBe(failures.lastFailureAt);
+  });
+
   it('says nothing of a closed client', () => {
     const { failures, lines, counted } = reporter('info');
     failures.close();
