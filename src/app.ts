@@ -4,27 +4,27 @@ import pino, { type Logger } from 'pino';
 import type { Config } from './config/index.js';
 import { SIM_URL } from './config/index.js';
 import type { MemoryStore } from './cache/memory.js';
-import type { RedisStore } from './cache/redis.js';
-import { redisClient } from './cache/redis-client.js';
-import { buildAdminServer, type Readiness } from './http/admin.js';
+import type { RedisStore } from './cache/redis/store.js';
+import { redisClient } from './cache/redis/client.js';
+import { buildAdminServer, type Readiness } from './admin/server.js';
 import type { PassthroughDeps } from './http/passthrough.js';
-import { localPurges } from './http/purge.js';
-import type { PurgeScope } from './http/purge-body.js';
-import { buildPublicListener } from './http/public-listener.js';
-import type { TenantDirectory } from './http/tenants.js';
+import { localPurges } from './admin/purge.js';
+import type { PurgeScope } from './admin/purge-body.js';
+import { buildPublicListener } from './wiring/public-listener.js';
+import type { TenantDirectory } from './edge/tenants.js';
 import { closeGracefully } from './http/server.js';
-import { listenAs } from './listen-error.js';
-import { Metrics } from './metrics.js';
+import { listenAs } from './process/listen-error.js';
+import { Metrics } from './metrics/metrics.js';
 import { PruneClock } from './ledger/prune-clock.js';
 import { Watermark } from './ledger/watermark.js';
 import type { PurgeDone, PurgeOrder } from './serve/read-through.js';
 import type { SimNode } from './sim/index.js';
-import { type ProbeSchedule, probeResult } from './upstream/health.js';
+import { type ProbeSchedule, probeResult } from './upstream/nodes/health.js';
 import type { UpstreamPool } from './upstream/pool.js';
-import { liveHeaderNames, liveVendorNames, VendorIdentity } from './upstream/vendor.js';
-import { Reloader, type ReloadOutcome } from './reload.js';
+import { liveHeaderNames, liveVendorNames, VendorIdentity } from './ledger/vendor.js';
+import { Reloader, type ReloadOutcome } from './process/reload.js';
 import type { TracingSdk } from './tracing/sdk.js';
-import { packageVersion } from './version.js';
+import { packageVersion } from './process/version.js';
 import { readRoutes } from './routes/table.js';
 import type { NodeError } from './errors.js';
 import { buildReads, warnIfUnverifiable } from './wiring/reads.js';
@@ -167,7 +167,11 @@ function handleOf(
 }
 
 /** SIGHUP's appliers: the keys that change live (upstreams, log.level, tenants); any other changed key is reported as needing a restart. */
-function reloaderFor(config: Config, logger: Logger, live: { pool: UpstreamPool; nodesOf: Upstreams['nodesOf']; sim: SimNode | undefined; tenants: TenantDirectory; metrics: Metrics; env: NodeJS.ProcessEnv }): Reloader {
+function reloaderFor(
+  config: Config,
+  logger: Logger,
+  live: { pool: UpstreamPool; nodesOf: Upstreams['nodesOf']; sim: SimNode | undefined; tenants: TenantDirectory; metrics: Metrics; env: NodeJS.ProcessEnv },
+): Reloader {
   const { pool, tenants, metrics } = live;
   return new Reloader(config, logger, {
     upstreams: async (next) => {

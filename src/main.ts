@@ -5,13 +5,13 @@ import cluster from 'node:cluster';
 import pino, { type Logger } from 'pino';
 import { stringify } from 'yaml';
 import { buildApp, type App } from './app.js';
-import { runPrimary, serveAsWorker, workerCannotListen, workerCount } from './cluster.js';
+import { runPrimary, serveAsWorker, workerCannotListen, workerCount } from './cluster/primary.js';
 import { type CliArgs, CliError, type Config, ConfigError, loadConfig, parseCli, USAGE } from './config/index.js';
 import { redactSecrets } from './config/redact.js';
-import { boundHeapGrowth } from './heap.js';
-import { EXIT_CANNOT_LISTEN, ListenError } from './listen-error.js';
-import { bufferedLogDestination } from './log.js';
-import { packageVersion } from './version.js';
+import { boundHeapGrowth } from './process/heap.js';
+import { EXIT_CANNOT_LISTEN, ListenError } from './process/listen-error.js';
+import { bufferedLogDestination } from './process/log.js';
+import { packageVersion } from './process/version.js';
 
 /** After the drain deadline, how long closing the rest (nodes, Redis) may take. */
 const SHUTDOWN_GRACE_MS = 2000;

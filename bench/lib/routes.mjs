@@ -4,8 +4,8 @@
 //   title    how the README table names it
 //   request  (item, version) => { method?, path, headers, body } of item number `item`
 //   present  optional (item, version) => whether the sim holds an answer for it (others are 404s)
-import { simAccountExists, simModules } from '../../dist/sim/accounts.js';
-import { simTableItem } from '../../dist/sim/tables.js';
+import { simAccountExists, simModules } from '../../dist/sim/state/accounts.js';
+import { simTableItem } from '../../dist/sim/state/tables.js';
 import { parseAddress } from '../../dist/wire/address.js';
 import { parseHexBytes } from '../../dist/wire/hex.js';
 import { address, blockByHeight, HANDLE, itemKey, moduleAbi, rawItem, resource, tableItem, transactionByVersion, viewBcs, viewJson } from './requests.mjs';

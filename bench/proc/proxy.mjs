@@ -11,7 +11,7 @@ import { Session } from 'node:inspector/promises';
 import pino from 'pino';
 import { buildApp } from '../../dist/app.js';
 import { parseConfig } from '../../dist/config/index.js';
-import { bufferedLogDestination } from '../../dist/log.js';
+import { bufferedLogDestination } from '../../dist/process/log.js';
 import { childParams, serveRpc } from '../lib/child.mjs';
 
 const { config: overrides = {}, logLevel = 'info' } = childParams();

@@ -5,7 +5,7 @@
 // Redis. The chain id is in it so two chains never share an entry (SPEC §8), even
 // on one Redis with one key prefix, and a devnet reset starts afresh.
 import { createHash } from 'node:crypto';
-import type { ReadRequest } from '../wire/read-request.js';
+import type { ReadRequest } from '../model/read.js';
 
 /**
  * Bump when the serialisation below or the entry format (codec.ts) changes, so

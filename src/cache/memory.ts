@@ -1,7 +1,7 @@
 // The in-process tier: a byte-bounded LRU. get/set/delete are synchronous so a
 // memory hit costs no extra async hop.
 import { LRUCache } from 'lru-cache';
-import type { StoredAnswer } from '../wire/read-request.js';
+import type { StoredAnswer } from '../model/read.js';
 import type { AnswerStore } from './store.js';
 
 /**

@@ -1,6 +1,6 @@
 // The interface every cache tier implements, so serve/ reads through tiers without
 // knowing which is which, and one contract suite (test/contract) checks them all.
-import type { StoredAnswer } from '../wire/read-request.js';
+import type { StoredAnswer } from '../model/read.js';
 
 /** Synchronous where a tier can be (the memory hit path must not add an async hop). */
 export type MaybePromise<T> = T | Promise<T>;

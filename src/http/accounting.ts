@@ -10,8 +10,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import type { ErrorReason } from '../errors.js';
-import type { TenantOutcome } from '../metrics.js';
-import type { Exchange } from './exchange.js';
+import type { TenantOutcome } from '../metrics/metrics.js';
+import type { Exchange } from '../edge/exchange.js';
 import { endRequestSpan } from './request-span.js';
 
 /** What the accounting needs of the metrics. */

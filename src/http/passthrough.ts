@@ -10,10 +10,10 @@ import type { Priority } from '../config/index.js';
 import { NodeError } from '../errors.js';
 import type { TraceScope } from '../tracing/scope.js';
 import { parseU64 } from '../wire/u64.js';
-import { joinVary } from './cors.js';
-import { exchangeOf } from './exchange.js';
+import { joinVary } from '../edge/cors.js';
+import { exchangeOf } from '../edge/exchange.js';
 import type { ReplyWriter } from './reply.js';
-import { sdkClientOf } from './sdk-client.js';
+import { sdkClientOf } from '../edge/sdk-client.js';
 
 /** A passthrough request as a node gets it: path (with the query) under /v1, and the client's end-to-end headers. */
 export interface PassthroughCall {

@@ -8,7 +8,7 @@ import { ERROR_CONTENT_TYPE, errorBody, type NodeError } from '../errors.js';
 import { encodeLedgerHeaders, type HeaderPairs, type LedgerHeaderNames } from '../ledger/headers.js';
 import type { LedgerInfo } from '../ledger/info.js';
 import type { ReadResult } from '../serve/read-through.js';
-import { exchangeOf } from './exchange.js';
+import { exchangeOf } from '../edge/exchange.js';
 
 export class ReplyWriter {
   /** the encoded headers of the snapshot sent last, and the names they were encoded with: hits repeat them, so encode once */

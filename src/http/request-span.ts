@@ -3,7 +3,7 @@
 // API key, no body, no query, no header but the traceparent it continues).
 import type { Attributes } from '@opentelemetry/api';
 import { ATTR, requestScope, type TraceScope, type Tracing } from '../tracing/scope.js';
-import type { Exchange } from './exchange.js';
+import type { Exchange } from '../edge/exchange.js';
 
 export function openRequestSpan(tracing: Tracing, exchange: Exchange): void {
   exchange.trace = requestScope(tracing, exchange.req.headers, exchange.req.method ?? 'GET');

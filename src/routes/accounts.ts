@@ -1,7 +1,7 @@
 // GET /v1/accounts/{address}[/…]: state read at ?ledger_version=N (SPEC-wallet-reads §1).
 // Every one is pinned by N; a missing account, resource or module at N is a fact
 // about N, cached like a 200.
-import type { ReadRequest } from '../wire/read-request.js';
+import type { ReadRequest } from '../model/read.js';
 import { addressParam, answerFormat, assetParam, identifierParam, ledgerVersion, limitParam, startParam, structTagParam, withQuery } from './params.js';
 import { BY_LEDGER_VERSION, type RawRead, type RouteDescriptor } from './route.js';
 

@@ -1,7 +1,7 @@
 // Transactions and blocks: immutable by their path, with no ledger_version (a
 // node ignores one, so the proxy does too) (SPEC-wallet-reads §1, §4).
 // Cached once they exist; never a 404 (the item may appear) nor a pending transaction.
-import type { AnswerFacts, PathItem, ReadRequest } from '../wire/read-request.js';
+import type { AnswerFacts, PathItem, ReadRequest } from '../model/read.js';
 import { parseU64 } from '../wire/u64.js';
 import { answerFormat, hashParam, u64Param, withQuery, withTransactionsParam } from './params.js';
 import type { RawRead, RouteDescriptor } from './route.js';

@@ -8,7 +8,7 @@ import { parseEntryFunctionId } from '../wire/function-id.js';
 import { parseHexBytes } from '../wire/hex.js';
 import { mediaType } from '../wire/media-type.js';
 import { formatTypeTag, parseTypeTag } from '../wire/move-type.js';
-import type { ReadRequest, ReadRoute } from '../wire/read-request.js';
+import type { ReadRequest, ReadRoute } from '../model/read.js';
 import { decodeViewRequest } from '../wire/view-bcs.js';
 import type { VendorNames } from '../wire/vendor.js';
 import { addressParam, BCS_TYPE, JSON_TYPE, ledgerVersion, requireBcsAnswer, requireJsonBody, withQuery } from './params.js';

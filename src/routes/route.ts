@@ -1,7 +1,7 @@
 // A cached route as one descriptor (DESIGN "Cache keys and entries"): how its
 // request is matched and parsed into a canonical ReadRequest, and the ReadRoute
 // data the read path serves it by. Adding a route is adding one descriptor.
-import type { ReadRequest, ReadRoute } from '../wire/read-request.js';
+import type { ReadRequest, ReadRoute } from '../model/read.js';
 
 /** A client's request as the route parsers see it. */
 export interface RawRead {

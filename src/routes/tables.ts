@@ -4,7 +4,7 @@
 import { NodeError } from '../errors.js';
 import { parseHexBytes } from '../wire/hex.js';
 import { formatTypeTag, parseTypeTag } from '../wire/move-type.js';
-import type { ReadRequest } from '../wire/read-request.js';
+import type { ReadRequest } from '../model/read.js';
 import { addressParam, answerFormat, BCS_TYPE, JSON_TYPE, ledgerVersion, requireBcsAnswer, requireJsonBody, withQuery } from './params.js';
 import { parseJsonObject } from './parse-read.js';
 import { BY_LEDGER_VERSION, type RawRead, type RouteDescriptor } from './route.js';

@@ -6,7 +6,7 @@
 import { promisify } from 'node:util';
 import { gzip, type ZlibOptions } from 'node:zlib';
 import { ownedCopy } from '../cache/owned.js';
-import type { StoredAnswer } from '../wire/read-request.js';
+import type { StoredAnswer } from '../model/read.js';
 
 /** Answers smaller than this are sent as they are. */
 export const COMPRESS_MIN_BYTES = 1024;

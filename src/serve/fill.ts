@@ -7,9 +7,9 @@
 import type { FillLock, FillOutcome } from '../cache/store.js';
 import { ERROR_CONTENT_TYPE, errorBody, NodeError } from '../errors.js';
 import { ATTR, SPAN, SpanKind, type TraceScope } from '../tracing/scope.js';
-import type { StoredAnswer } from '../wire/read-request.js';
+import type { StoredAnswer } from '../model/read.js';
 import type { SharedStore } from './ports.js';
-import type { CacheTier } from './read-result.js';
+import type { CacheTier } from '../model/read-result.js';
 
 export interface FillSettings {
   /** cache.redis.fillLock: concurrent misses across instances make one node call */

@@ -2,7 +2,7 @@
 // reuses one parsed request per spelling, so a repeated hit builds no key, and the
 // memory tier hashes a string whose hash V8 already holds.
 import { cacheKeyText, sharedKey } from '../cache/key.js';
-import type { ReadRequest } from '../wire/read-request.js';
+import type { ReadRequest } from '../model/read.js';
 
 interface Keys {
   chain: number;

@@ -4,7 +4,7 @@ import { ENTRY_OVERHEAD_BYTES } from '../cache/memory.js';
 import { keepsLatestAnswers } from '../config/memory-shares.js';
 import { LRUCache } from 'lru-cache';
 import type { LedgerInfo } from '../ledger/info.js';
-import type { StoredAnswer } from '../wire/read-request.js';
+import type { StoredAnswer } from '../model/read.js';
 
 export interface StalenessSettings {
   /** serve an answer fetched at most this long ago (0 = off) */

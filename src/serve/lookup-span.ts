@@ -5,7 +5,7 @@
 import { NodeError } from '../errors.js';
 import { ATTR, SPAN, SpanKind, type TraceScope } from '../tracing/scope.js';
 import type { ReadContext } from './ports.js';
-import type { ReadResult } from './read-result.js';
+import type { ReadResult } from '../model/read-result.js';
 
 /** The lookup's span, under the request's; undefined while tracing is off or the request is not sampled. */
 export function lookupSpan(context: ReadContext | undefined): TraceScope | undefined {

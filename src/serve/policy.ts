@@ -2,8 +2,8 @@
 // cacheable, and which say only that the node has not reached the item yet. The
 // one place that decides it, from the rules each route's descriptor carries
 // (which 200s are final, which 404s are facts, which mean "not yet").
-import type { NodeAnswer } from '../upstream/answer.js';
-import type { ReadRequest } from '../wire/read-request.js';
+import type { NodeAnswer } from '../model/node-answer.js';
+import type { ReadRequest } from '../model/read.js';
 
 /** vm_error_code of out of gas: it depends on a node's gas limit, not on the version. */
 const OUT_OF_GAS = 4002;

@@ -1,11 +1,11 @@
 // What the read path needs of the nodes and of the shared tier: the upstream pool
 // and the Redis store implement these, and serve/ knows them only by these.
-import type { Announcement, PurgeListener } from '../cache/purge-channel.js';
+import type { Announcement, PurgeListener } from '../cache/redis/purge-channel.js';
 import type { AnswerStore, FillLock, FillOutcome } from '../cache/store.js';
 import type { NodeError } from '../errors.js';
 import type { TraceScope } from '../tracing/scope.js';
-import type { NodeAnswer } from '../upstream/answer.js';
-import type { ReadRequest } from '../wire/read-request.js';
+import type { NodeAnswer } from '../model/node-answer.js';
+import type { ReadRequest } from '../model/read.js';
 
 /** Who a read is for, as the edge knows it: what a node call made for it carries and may be refused by. */
 export interface ReadContext {

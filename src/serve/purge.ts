@@ -9,9 +9,9 @@
 import type { Logger } from 'pino';
 import type { CacheGeneration } from '../cache/generation.js';
 import { cacheKeyText, routeNameOfKey } from '../cache/key.js';
-import type { PurgeNotice } from '../cache/purge-channel.js';
+import type { PurgeNotice } from '../cache/redis/purge-channel.js';
 import { NodeError } from '../errors.js';
-import type { ReadRequest, StoredAnswer } from '../wire/read-request.js';
+import type { ReadRequest, StoredAnswer } from '../model/read.js';
 import type { LatestAnswers } from './latest-answers.js';
 import type { NodeReader, SharedPurge } from './ports.js';
 import type { CacheTiers } from './tiers.js';

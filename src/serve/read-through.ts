@@ -9,20 +9,20 @@ import type { MemoryStore } from '../cache/memory.js';
 import { NodeError } from '../errors.js';
 import type { PruneClock } from '../ledger/prune-clock.js';
 import type { Watermark } from '../ledger/watermark.js';
-import type { ReadRequest } from '../wire/read-request.js';
+import type { ReadRequest } from '../model/read.js';
 import { FillCoordinator, type FillSettings } from './fill.js';
 import { LatestReads } from './latest.js';
 import type { LatestAnswers } from './latest-answers.js';
 import { PinnedReads } from './pinned.js';
 import type { NodeReader, ReadContext, SharedPurge, SharedStore } from './ports.js';
 import { CachePurge } from './purge.js';
-import type { ReadResult } from './read-result.js';
+import type { ReadResult } from '../model/read-result.js';
 import { CacheTiers } from './tiers.js';
 import { AnswerVerifier, type VerifyOutcome, type VerifySettings } from './verify.js';
 
 export type { NodeReader, ReadContext, SharedPurge, SharedStore } from './ports.js';
 export type { CachePurge, CacheScope, PurgeDone, PurgeOrder } from './purge.js';
-export type { CacheStatus, CacheTier, ReadResult } from './read-result.js';
+export type { CacheStatus, CacheTier, ReadResult } from '../model/read-result.js';
 
 export interface ReadThroughOptions {
   /** the vendor in every cache key (its name is read at each use: with vendor: auto the nodes name it) */

@@ -6,8 +6,8 @@ import { sharedKey } from '../cache/key.js';
 import type { MemoryStore } from '../cache/memory.js';
 import { ownedCopy, ownsItsBytes } from '../cache/owned.js';
 import type { PruneClock } from '../ledger/prune-clock.js';
-import type { NodeAnswer } from '../upstream/answer.js';
-import type { StoredAnswer } from '../wire/read-request.js';
+import type { NodeAnswer } from '../model/node-answer.js';
+import type { StoredAnswer } from '../model/read.js';
 import { withGzip } from './compress.js';
 import type { SharedStore } from './ports.js';
 

@@ -6,8 +6,8 @@
 // and blames no one: with two nodes there is no telling which one is wrong, and
 // honest nodes of different configs render some JSON differently (SPEC-wallet-reads §5).
 import type { Logger } from 'pino';
-import type { NodeAnswer } from '../upstream/answer.js';
-import type { ReadRequest } from '../wire/read-request.js';
+import type { NodeAnswer } from '../model/node-answer.js';
+import type { ReadRequest } from '../model/read.js';
 import { cacheability } from './policy.js';
 import type { NodeReader, ReadContext } from './ports.js';
 

@@ -9,15 +9,15 @@ export {
   SIM_VERSIONS_PER_BLOCK,
   SIM_VERSIONS_PER_EPOCH,
   type SimLedgerOptions,
-} from './ledger.js';
+} from './state/ledger.js';
 export { SIM_REQUEST_LOG_SIZE, type SimCounters, type SimRecordedRequest } from './counters.js';
 export { SIM_DEFAULT_SLOW_MS, SIM_FAULT_MODES, type SimFault, type SimFaultMode, type SimFaults } from './faults.js';
 export { SIM_ROUTES, classifyRoute, type SimRoute } from './routes.js';
-export { simTableItem, SIM_VALUE_PERIOD } from './tables.js';
-export { simAccountExists, simAssetBalance, simModules, simResources, simSequenceNumber, SIM_COIN, type SimModule, type SimResource } from './accounts.js';
-export { simTransactionHash, type SimMempool } from './transactions.js';
+export { simTableItem, SIM_VALUE_PERIOD } from './state/tables.js';
+export { simAccountExists, simAssetBalance, simModules, simResources, simSequenceNumber, SIM_COIN, type SimModule, type SimResource } from './state/accounts.js';
+export { simTransactionHash, type SimMempool } from './state/transactions.js';
 export { decodeSimStateKey, simBcsTableKey } from './handlers/table-item.js';
-export { SIM_MAX_PAGE_SIZE } from './pages.js';
+export { SIM_MAX_PAGE_SIZE } from './state/pages.js';
 export {
   simBalance,
   findSimView,
@@ -34,8 +34,8 @@ export {
   type SimArg,
   type SimFunction,
   type SimValue,
-} from './views.js';
-export { encodeBcsValues, encodeJsonValues } from './view-codec.js';
-export { simModuleAbi, simModuleJson, SIM_MODULE_BYTECODE } from './abi.js';
+} from './state/views.js';
+export { encodeBcsValues, encodeJsonValues } from './state/view-codec.js';
+export { simModuleAbi, simModuleJson, SIM_MODULE_BYTECODE } from './state/abi.js';
 export { SIM_BODY_LIMIT_BYTES } from './http-io.js';
 export { SIM_CORS_MAX_AGE_SECONDS, SIM_CORS_METHODS } from './cors.js';

@@ -7,8 +7,8 @@ import { simLedgerHeaders, type SimHeaderNames } from './ledger-headers.js';
 import { mediaType } from '../wire/media-type.js';
 import { parseU64 } from '../wire/u64.js';
 import type { VendorNames } from '../wire/vendor.js';
-import type { SimLedger } from './ledger.js';
-import type { SimHistory } from './transactions.js';
+import type { SimLedger } from './state/ledger.js';
+import type { SimHistory } from './state/transactions.js';
 
 export interface SimReply {
   status: number;

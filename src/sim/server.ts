@@ -11,11 +11,11 @@ import { SimRequestCounters, type SimCounters } from './counters.js';
 import { SIM_DEFAULT_SLOW_MS, SimFaultInjector, type SimFault, type SimFaults } from './faults.js';
 import { isHostile, writeHostile } from './hostile.js';
 import { acceptsGzip, readBody, SIM_KEEP_ALIVE_MS, writeReply, type ReadBody } from './http-io.js';
-import { SimLedger, startAutoAdvance } from './ledger.js';
+import { SimLedger, startAutoAdvance } from './state/ledger.js';
 import { errorReply, reply, type SimContext, type SimReply, type SimRequest } from './reply.js';
 import { classifyRoute, dispatch } from './routes.js';
-import { SIM_MAX_PAGE_SIZE } from './pages.js';
-import { SimHistory, SimMempool } from './transactions.js';
+import { SIM_MAX_PAGE_SIZE } from './state/pages.js';
+import { SimHistory, SimMempool } from './state/transactions.js';
 
 export interface SimOptions {
   /** default 'node': header prefix x-node-, view BCS type application/x.node.view_function+bcs */

@@ -3,8 +3,8 @@
 // for passthrough, the request's.
 import { NodeError } from '../errors.js';
 import { ATTR, SPAN, SpanKind, type TraceScope } from '../tracing/scope.js';
-import type { NodeAnswer } from './answer.js';
-import type { NodeCall } from './node-client.js';
+import type { NodeAnswer } from '../model/node-answer.js';
+import type { NodeCall } from './transport/node-client.js';
 
 /** One attempt as the failover loop makes it: `attempts` collects why it gave no answer to use. */
 export type Attempt = (call: NodeCall, attempts: string[]) => Promise<NodeAnswer | null>;

@@ -3,7 +3,7 @@
 // rate token comes back, whichever first, then looks again. No polling: the
 // pool wakes the waiters when a call ends, and a rate wait is one timer set for
 // the moment the next token is due.
-import type { NodeState } from './node-state.js';
+import type { NodeState } from './nodes/node-state.js';
 
 /** A class of reads that is shed first (shedding.shedFirst) may use this part of a node's maxInFlight. */
 export const SHED_FIRST_SHARE = 0.8;

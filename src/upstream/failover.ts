@@ -7,14 +7,14 @@
 import type { Logger } from 'pino';
 import { NodeError } from '../errors.js';
 import type { TraceScope } from '../tracing/scope.js';
-import type { NodeAnswer } from './answer.js';
-import type { AnswerBytes } from './answer-bytes.js';
+import type { NodeAnswer } from '../model/node-answer.js';
+import type { AnswerBytes } from './transport/answer-bytes.js';
 import { tracedAttempt } from './attempt-span.js';
 import type { Priority } from './budgets.js';
 import type { Lease, NodeLeases } from './lease.js';
-import type { NodeCall } from './node-client.js';
-import type { NodeSet, SnapshotVerdict } from './node-set.js';
-import { BrokenCircuitError, CountedFailure, type NodeState, type ProbeRecord } from './node-state.js';
+import type { NodeCall } from './transport/node-client.js';
+import type { NodeSet, SnapshotVerdict } from './nodes/node-set.js';
+import { BrokenCircuitError, CountedFailure, type NodeState, type ProbeRecord } from './nodes/node-state.js';
 import { betterFallback, firstUseful, isNodeSpecific } from './outcomes.js';
 import { isOverloaded, NodeShedding, shedBackOffMs, sheddingError } from './shedding.js';
 

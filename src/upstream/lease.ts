@@ -4,7 +4,7 @@
 // the call waits for a slot (woken when a lease is released or a token is due)
 // within its wait, then reports the budget exhausted.
 import { BudgetWaits, budgetShare, type Priority, type ShedFirst } from './budgets.js';
-import type { NodeState } from './node-state.js';
+import type { NodeState } from './nodes/node-state.js';
 import { chooseNode } from './select.js';
 
 /** One slot of one node's budget, held for one call. */

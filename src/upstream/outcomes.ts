@@ -1,5 +1,5 @@
 // How node answers are weighed when several nodes are asked for one read.
-import type { NodeAnswer } from './answer.js';
+import type { NodeAnswer } from '../model/node-answer.js';
 
 /** Answers that say "not this node" rather than "not this request". */
 export function isNodeSpecific(answer: NodeAnswer): boolean {

@@ -9,18 +9,18 @@ import type { Logger } from 'pino';
 import { NodeError } from '../errors.js';
 import type { Watermark } from '../ledger/watermark.js';
 import type { TraceScope } from '../tracing/scope.js';
-import type { ReadRequest } from '../wire/read-request.js';
-import type { NodeAnswer } from './answer.js';
-import { AnswerBytes } from './answer-bytes.js';
+import type { ReadRequest } from '../model/read.js';
+import type { NodeAnswer } from '../model/node-answer.js';
+import { AnswerBytes } from './transport/answer-bytes.js';
 import { PRIORITY_SHARE, type Priority, type ShedFirst } from './budgets.js';
 import { type Call, type CallOutcome, Failover, RETRY_SOON, type ShedReason } from './failover.js';
-import type { ProbeSchedule } from './health.js';
+import type { ProbeSchedule } from './nodes/health.js';
 import { NodeLeases } from './lease.js';
-import { NodeSet } from './node-set.js';
-import type { NodeHealth, NodeState } from './node-state.js';
-import type { Misbehaviour } from './plausibility.js';
-import type { NodeTransition } from './transitions.js';
-import type { VendorIdentity } from './vendor.js';
+import { NodeSet } from './nodes/node-set.js';
+import type { NodeHealth, NodeState } from './nodes/node-state.js';
+import type { Misbehaviour } from './nodes/plausibility.js';
+import type { NodeTransition } from './nodes/transitions.js';
+import type { VendorIdentity } from '../ledger/vendor.js';
 
 export type { ShedReason } from './failover.js';
 

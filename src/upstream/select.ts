@@ -7,7 +7,7 @@
 // load and weight. `floor` is the highest version this proxy already reported
 // for a latest read: a node known to be below it is taken only when no node at or
 // above it is left (failover), and then the caller counts the step back.
-import type { NodeState } from './node-state.js';
+import type { NodeState } from './nodes/node-state.js';
 
 export type Choice = { kind: 'node'; node: NodeState } | { kind: 'pruned' } | { kind: 'none' };
 

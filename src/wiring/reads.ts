@@ -4,12 +4,12 @@
 import type { Logger } from 'pino';
 import { CacheGeneration } from '../cache/generation.js';
 import { MemoryStore } from '../cache/memory.js';
-import { RedisStore } from '../cache/redis.js';
-import type { RedisClientOptions } from '../cache/redis-client.js';
+import { RedisStore } from '../cache/redis/store.js';
+import type { RedisClientOptions } from '../cache/redis/client.js';
 import { type Config, keepsLatestAnswers, memoryShares } from '../config/index.js';
 import type { PruneClock } from '../ledger/prune-clock.js';
 import type { Watermark } from '../ledger/watermark.js';
-import type { Metrics } from '../metrics.js';
+import type { Metrics } from '../metrics/metrics.js';
 import type { RouteDescriptor } from '../routes/route.js';
 import { LatestAnswers } from '../serve/latest-answers.js';
 import { ReadThrough } from '../serve/read-through.js';

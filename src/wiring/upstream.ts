@@ -5,16 +5,16 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { SIM_URL } from '../config/index.js';
 import type { LedgerHeaderNames } from '../ledger/headers.js';
-import { listenAs } from '../listen-error.js';
+import { listenAs } from '../process/listen-error.js';
 import type { PruneClock } from '../ledger/prune-clock.js';
 import type { Watermark } from '../ledger/watermark.js';
-import type { Metrics } from '../metrics.js';
+import type { Metrics } from '../metrics/metrics.js';
 import { startSim, type SimNode } from '../sim/index.js';
-import type { ProbeSchedule } from '../upstream/health.js';
-import { NodeClient } from '../upstream/node-client.js';
-import { NodeState } from '../upstream/node-state.js';
+import type { ProbeSchedule } from '../upstream/nodes/health.js';
+import { NodeClient } from '../upstream/transport/node-client.js';
+import { NodeState } from '../upstream/nodes/node-state.js';
 import { UpstreamPool } from '../upstream/pool.js';
-import type { VendorIdentity } from '../upstream/vendor.js';
+import type { VendorIdentity } from '../ledger/vendor.js';
 
 export interface UpstreamWiring {
   logger: Logger;

@@ -2,7 +2,7 @@
 // goes in comes out byte for byte, per key, until overwritten or deleted.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AnswerStore } from '../../src/cache/store.js';
-import type { StoredAnswer } from '../../src/wire/read-request.js';
+import type { StoredAnswer } from '../../src/model/read.js';
 
 export interface StoreUnderTest {
   store: AnswerStore;

@@ -1,6 +1,6 @@
 // The store contract against every tier; Redis on its own redis-server.
 import { MemoryStore } from '../../src/cache/memory.js';
-import { RedisStore } from '../../src/cache/redis.js';
+import { RedisStore } from '../../src/cache/redis/store.js';
 import { useRedisServer } from '../helpers/redis-server.js';
 import { runStoreContract } from './store-contract.js';
 

@@ -3,7 +3,7 @@
 // cap of one answer, and at most routing.maxAnswerBytesInFlight over all of them;
 // beyond either, the read is answered 503 without waiting for the rest.
 import { describe, expect, it } from 'vitest';
-import { MAX_ANSWER_BYTES } from '../../src/upstream/node-client.js';
+import { MAX_ANSWER_BYTES } from '../../src/upstream/transport/node-client.js';
 import { hex, itemAt, PRESENT, PRESENT_KEYS } from '../helpers/cache.js';
 import { metricValue } from '../helpers/metrics.js';
 import { proxy, rawItem, sim } from '../helpers/proxy.js';

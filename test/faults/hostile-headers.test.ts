@@ -5,7 +5,7 @@
 // or is a 503 when there is none. The node is counted as misbehaving, and
 // quarantined after repeated offences while another node can take its reads.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { MISBEHAVING_QUARANTINE_MS, OFFENCES_TO_QUARANTINE } from '../../src/upstream/misbehaving.js';
+import { MISBEHAVING_QUARANTINE_MS, OFFENCES_TO_QUARANTINE } from '../../src/upstream/nodes/misbehaving.js';
 import { U64_MAX } from '../../src/wire/u64.js';
 import { hex, itemAt, PRESENT_KEYS } from '../helpers/cache.js';
 import { metricValue } from '../helpers/metrics.js';

@@ -15,7 +15,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { RedisStore } from '../../src/cache/redis.js';
+import { RedisStore } from '../../src/cache/redis/store.js';
 import { cacheKeyText, sharedKey } from '../../src/cache/key.js';
 import { parseRawItem } from '../../src/routes/parse-read.js';
 import { PRESENT, hex, itemAt } from '../helpers/cache.js';

@@ -1,7 +1,7 @@
 // A probe schedule a test runs by hand: the proxy probes its nodes when it
 // starts, and then only when the test runs a round, so the test decides when the
 // proxy learns of a ledger. The round is the proxy's own (the one its timer runs).
-import type { ProbeSchedule } from '../../src/upstream/health.js';
+import type { ProbeSchedule } from '../../src/upstream/nodes/health.js';
 
 export class ManualProbes implements ProbeSchedule {
   private readonly rounds = new Set<() => Promise<void>>();

@@ -5,7 +5,7 @@
 // front of the sim, on this file's own redis-server.
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { decodeAnswer } from '../../src/cache/codec.js';
+import { decodeAnswer } from '../../src/cache/redis/codec.js';
 import { BALANCE, cacheOf, expectStatus, OWNER, redisEntryKeys, served } from '../helpers/cache.js';
 import { freePort } from '../helpers/free-port.js';
 import { call, type ProxyHandle, proxy, type Reply, sim, viewJson } from '../helpers/proxy.js';

@@ -3,7 +3,7 @@
 // in Redis (SPEC §7, DESIGN "Cache keys and entries").
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { decodeAnswer, FORMAT_V4 } from '../../src/cache/codec.js';
+import { decodeAnswer, FORMAT_V4 } from '../../src/cache/redis/codec.js';
 import { BALANCE, balanceAt, cacheOf, expectStatus, hex, itemAt, OWNER, PRESENT, redisEntryKeys, served, tally, warmConnections } from '../helpers/cache.js';
 import { MAX_TTL_SECONDS, PREFIX, redisProxy } from '../helpers/redis-cache.js';
 import { until } from '../helpers/until.js';

@@ -5,7 +5,7 @@
 // (with its grant, or without) to another. A request without Origin gets no Vary,
 // as from a node.
 import { describe, expect, it } from 'vitest';
-import { joinVary } from '../../src/http/cors.js';
+import { joinVary } from '../../src/edge/cors.js';
 import { HANDLE, proxy, QUIET, sim } from '../helpers/proxy.js';
 import { httpRequest, type RawReply, rawHttp } from '../helpers/raw-socket.js';
 import { until } from '../helpers/until.js';

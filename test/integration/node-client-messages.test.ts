@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { NodeError } from '../../src/errors.js';
 import { ledgerHeaderNames } from '../../src/ledger/headers.js';
-import { NodeClient } from '../../src/upstream/node-client.js';
+import { NodeClient } from '../../src/upstream/transport/node-client.js';
 
 const servers: Server[] = [];
 const clients: NodeClient[] = [];

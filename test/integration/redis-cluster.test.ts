@@ -3,8 +3,8 @@
 // different path from a single connection's reconnect.
 import { Redis } from 'ioredis';
 import { expect, it } from 'vitest';
-import { RedisStore } from '../../src/cache/redis.js';
-import type { StoredAnswer } from '../../src/wire/read-request.js';
+import { RedisStore } from '../../src/cache/redis/store.js';
+import type { StoredAnswer } from '../../src/model/read.js';
 import { untilSubscribed, useRedisServer } from '../helpers/redis-server.js';
 import { until } from '../helpers/until.js';
 

@@ -6,12 +6,12 @@
 // store's purges reach another's listener.
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
-import { encodeAnswer } from '../../src/cache/codec.js';
+import { encodeAnswer } from '../../src/cache/redis/codec.js';
 import { CacheGeneration } from '../../src/cache/generation.js';
-import { MAX_RECORDS_PER_FAMILY } from '../../src/cache/purge-records.js';
-import { RedisStore, type RedisStoreOptions } from '../../src/cache/redis.js';
-import type { PurgeNotice } from '../../src/cache/purge-channel.js';
-import type { StoredAnswer } from '../../src/wire/read-request.js';
+import { MAX_RECORDS_PER_FAMILY } from '../../src/cache/redis/purge-records.js';
+import { RedisStore, type RedisStoreOptions } from '../../src/cache/redis/store.js';
+import type { PurgeNotice } from '../../src/cache/redis/purge-channel.js';
+import type { StoredAnswer } from '../../src/model/read.js';
 import { useRedisServer } from '../helpers/redis-server.js';
 import { until } from '../helpers/until.js';
 

@@ -2,10 +2,10 @@
 // open while the server is killed, restarted or stalled.
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { decodeAnswer, FORMAT_V4 } from '../../src/cache/codec.js';
-import { RedisStore, type RedisStoreOptions } from '../../src/cache/redis.js';
+import { decodeAnswer, FORMAT_V4 } from '../../src/cache/redis/codec.js';
+import { RedisStore, type RedisStoreOptions } from '../../src/cache/redis/store.js';
 import type { FillLock } from '../../src/cache/store.js';
-import type { StoredAnswer } from '../../src/wire/read-request.js';
+import type { StoredAnswer } from '../../src/model/read.js';
 import { untilSubscribed, useRedisServer } from '../helpers/redis-server.js';
 import { until } from '../helpers/until.js';
 import { timed } from '../helpers/cache.js';

@@ -1,11 +1,11 @@
-// The circuit breaker of each node (routing.breaker, src/upstream/node-state.ts):
+// The circuit breaker of each node (routing.breaker, src/upstream/nodes/node-state.ts):
 // closed → open after failureThreshold consecutive failures (no traffic for openMs)
 // → half-open: one trial call, whose success closes the circuit and whose failure
 // opens it again (cockatiel's CircuitBreakerPolicy). Probes never reset the count.
 // Real timers, bounded polls on the circuit state.
 import { describe, expect, it } from 'vitest';
 import { simTableItem, type SimNode } from '../../src/sim/index.js';
-import type { NodeState } from '../../src/upstream/node-state.js';
+import type { NodeState } from '../../src/upstream/nodes/node-state.js';
 import { HANDLE, proxy, rawItem, sim, type Reply } from '../helpers/proxy.js';
 import { until } from '../helpers/until.js';
 import { hex } from '../helpers/cache.js';

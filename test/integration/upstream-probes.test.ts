@@ -6,7 +6,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PROBE_EXPECTED } from '../../src/upstream/health.js';
+import { PROBE_EXPECTED } from '../../src/upstream/nodes/health.js';
 import { call, capturedLog, freePort, proxy, QUIET_ROUTING, sim } from '../helpers/proxy.js';
 
 const servers: Server[] = [];

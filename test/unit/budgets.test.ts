@@ -3,8 +3,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ledgerHeaderNames } from '../../src/ledger/headers.js';
 import { BudgetWaits, budgetShare, SHED_FIRST_SHARE } from '../../src/upstream/budgets.js';
-import { NodeClient } from '../../src/upstream/node-client.js';
-import { NodeState } from '../../src/upstream/node-state.js';
+import { NodeClient } from '../../src/upstream/transport/node-client.js';
+import { NodeState } from '../../src/upstream/nodes/node-state.js';
 
 function node(budget: { maxInFlight?: number; maxRps?: number }): NodeState {
   const client = new NodeClient({ name: 'n', url: 'http://127.0.0.1:1', headerNames: ledgerHeaderNames('x-node-') });

@@ -1,7 +1,7 @@
 import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { decodeAnswer, encodeAnswer, entryFamily, entryPurges, FORMAT_V4, readEntry } from '../../src/cache/codec.js';
-import type { StoredAnswer } from '../../src/wire/read-request.js';
+import { decodeAnswer, encodeAnswer, entryFamily, entryPurges, FORMAT_V4, readEntry } from '../../src/cache/redis/codec.js';
+import type { StoredAnswer } from '../../src/model/read.js';
 
 const sample: StoredAnswer = {
   status: 200,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { cacheKeyText, routeNameOfKey, sharedKey } from '../../src/cache/key.js';
 import { RAW_ITEM_ROUTE, VIEW_ROUTE } from '../../src/routes/parse-read.js';
-import type { ReadRequest } from '../../src/wire/read-request.js';
+import type { ReadRequest } from '../../src/model/read.js';
 
 function req(overrides: Partial<ReadRequest> = {}): ReadRequest {
   return {

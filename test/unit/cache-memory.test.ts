@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ENTRY_OVERHEAD_BYTES, entrySize, GZIP_COPY_OVERHEAD_BYTES, MemoryStore } from '../../src/cache/memory.js';
-import type { StoredAnswer } from '../../src/wire/read-request.js';
+import type { StoredAnswer } from '../../src/model/read.js';
 
 function answer(bodyBytes: number): StoredAnswer {
   return { status: 200, contentType: 'application/x-bcs', body: Buffer.alloc(bodyBytes, 1), version: 1n };

@@ -1,7 +1,7 @@
 // The delivery deadline of a streamed answer: it expires after its time of
 // running, and the time it is paused (the reader not reading) is not counted.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { Countdown } from '../../src/upstream/countdown.js';
+import { Countdown } from '../../src/upstream/transport/countdown.js';
 
 describe('Countdown', () => {
   beforeEach(() => vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] }));

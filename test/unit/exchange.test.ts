@@ -1,4 +1,4 @@
-// One exchange with a node (src/upstream/exchange.ts): the whole answer in a
+// One exchange with a node (src/upstream/transport/node-call.ts): the whole answer in a
 // buffer of its own, decoded as it arrives, within its bounds (the answer cap,
 // the bytes in flight, the deadline), and a cancellation that ends the exchange.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -6,8 +6,8 @@ import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { gzipSync } from 'node:zlib';
-import { AnswerBytes } from '../../src/upstream/answer-bytes.js';
-import { AnswerBytesExhausted, AnswerTooLarge, exchange, ExchangeTimeout } from '../../src/upstream/exchange.js';
+import { AnswerBytes } from '../../src/upstream/transport/answer-bytes.js';
+import { AnswerBytesExhausted, AnswerTooLarge, exchange, ExchangeTimeout } from '../../src/upstream/transport/node-call.js';
 import { until } from '../helpers/until.js';
 
 let server: Server | undefined;

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { FillOutcome } from '../../src/cache/store.js';
 import { FillCoordinator, type NodeFill } from '../../src/serve/fill.js';
 import type { SharedStore } from '../../src/serve/ports.js';
-import type { StoredAnswer } from '../../src/wire/read-request.js';
+import type { StoredAnswer } from '../../src/model/read.js';
 import { until } from '../helpers/until.js';
 
 /** A Redis with no entry, whose fill lock this instance takes, and which records what is published. */

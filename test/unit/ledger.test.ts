@@ -5,7 +5,7 @@ import { PruneClock } from '../../src/ledger/prune-clock.js';
 import { Watermark } from '../../src/ledger/watermark.js';
 import { RAW_ITEM_ROUTE, VIEW_ROUTE } from '../../src/routes/parse-read.js';
 import { cacheability } from '../../src/serve/policy.js';
-import type { NodeAnswer } from '../../src/upstream/answer.js';
+import type { NodeAnswer } from '../../src/model/node-answer.js';
 
 function info(version: bigint, oldest = 0n, tsSec = Number(version)): LedgerInfo {
   return { chainId: 4, epoch: 2n, ledgerVersion: version, oldestLedgerVersion: oldest, ledgerTimestampUsec: BigInt(tsSec) * 1_000_000n, blockHeight: version / 4n, oldestBlockHeight: oldest / 4n };

@@ -1,10 +1,10 @@
-// The buffered log destination (src/log.ts): lines are written a batch at a time,
+// The buffered log destination (src/process/log.ts): lines are written a batch at a time,
 // none waits longer than LOG_FLUSH_MS, none is lost at exit, and their order holds.
 import fs, { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { bufferedLogDestination, LOG_FLUSH_MS } from '../../src/log.js';
+import { bufferedLogDestination, LOG_FLUSH_MS } from '../../src/process/log.js';
 import { until } from '../helpers/until.js';
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { keepsLatestAnswers, LATEST_ANSWERS_SHARE, memoryShares, SPELLINGS_SHARE } from '../../src/config/memory-shares.js';
-import { spellingBytesFor } from '../../src/http/read-parser.js';
+import { spellingBytesFor } from '../../src/responder/read-parser.js';
 
 const MiB = 1024 * 1024;
 

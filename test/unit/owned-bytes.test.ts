@@ -3,13 +3,13 @@
 // uncounted by the tier.
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { decodeAnswer, encodeAnswer } from '../../src/cache/codec.js';
+import { decodeAnswer, encodeAnswer } from '../../src/cache/redis/codec.js';
 import { MemoryStore } from '../../src/cache/memory.js';
 import { ownedCopy, ownsItsBytes } from '../../src/cache/owned.js';
 import { PruneClock } from '../../src/ledger/prune-clock.js';
 import { withGzip } from '../../src/serve/compress.js';
 import { CacheTiers } from '../../src/serve/tiers.js';
-import type { StoredAnswer } from '../../src/wire/read-request.js';
+import type { StoredAnswer } from '../../src/model/read.js';
 import { until } from '../helpers/until.js';
 
 const json = (n: number): Buffer => Buffer.from(JSON.stringify({ items: Array.from({ length: n }, (_, i) => ({ index: i, value: `0x${i.toString(16).padStart(8, '0')}` })) }));

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { RawRead } from '../../src/routes/route.js';
 import { readRoutes, routeMatcher } from '../../src/routes/table.js';
 import { cacheability, isNotYet } from '../../src/serve/policy.js';
-import type { NodeAnswer } from '../../src/upstream/answer.js';
+import type { NodeAnswer } from '../../src/model/node-answer.js';
 import { vendorNames } from '../../src/wire/vendor.js';
 
 const { match } = routeMatcher(readRoutes(vendorNames('node')));

@@ -7,10 +7,10 @@ import { NodeError } from '../../src/errors.js';
 import { ledgerInfoJson } from '../../src/ledger/info.js';
 import { Watermark } from '../../src/ledger/watermark.js';
 import { simLedgerInfo } from '../../src/sim/index.js';
-import type { NodeCall, NodeClient } from '../../src/upstream/node-client.js';
-import { NodeState } from '../../src/upstream/node-state.js';
+import type { NodeCall, NodeClient } from '../../src/upstream/transport/node-client.js';
+import { NodeState } from '../../src/upstream/nodes/node-state.js';
 import { UpstreamPool } from '../../src/upstream/pool.js';
-import { VendorIdentity } from '../../src/upstream/vendor.js';
+import { VendorIdentity } from '../../src/ledger/vendor.js';
 import { ManualProbes } from '../helpers/probes.js';
 
 const ROUTING = { attemptTimeoutMs: 1000, deadlineMs: 1000, maxAttempts: 1, probeIntervalMs: 1000, maxLagVersions: 100, hedgeAfterMs: 0, maxAnswerBytesInFlight: 1024 * 1024 };

@@ -2,7 +2,7 @@
 // zeros of any length mean the same version, and the scope names the number.
 import { describe, expect, it } from 'vitest';
 import { NodeError } from '../../src/errors.js';
-import { purgeScopeOf } from '../../src/http/purge-body.js';
+import { purgeScopeOf } from '../../src/admin/purge-body.js';
 
 const FAMILIES = new Set(['view', 'raw_item']);
 const scopeOf = (body: unknown) => purgeScopeOf(Buffer.from(JSON.stringify(body)), FAMILIES);

@@ -1,7 +1,7 @@
-// The records of range purges (src/cache/purge-records.ts): which entries they
+// The records of range purges (src/cache/redis/purge-records.ts): which entries they
 // name, how they are dropped, folded and read back from the purge hash.
 import { describe, expect, it } from 'vitest';
-import { MAX_RECORDS_PER_FAMILY, PurgeRecords, type RangeRecord, recordField, recordOf, recordValue } from '../../src/cache/purge-records.js';
+import { MAX_RECORDS_PER_FAMILY, PurgeRecords, type RangeRecord, recordField, recordOf, recordValue } from '../../src/cache/redis/purge-records.js';
 
 const record = (purge: number, family: string, from: bigint, to: bigint | null, at = 1000): RangeRecord => ({ purge, family, from, to, at });
 

@@ -2,7 +2,7 @@
 // once per interval with message and code, the stack only at debug.
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { RedisFailures } from '../../src/cache/redis-failures.js';
+import { RedisFailures } from '../../src/cache/redis/failures.js';
 
 function refused(): Error {
   return Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' });

@@ -8,8 +8,8 @@ import { NodeError } from '../../src/errors.js';
 import { PruneClock } from '../../src/ledger/prune-clock.js';
 import { Watermark } from '../../src/ledger/watermark.js';
 import { ReadThrough, type NodeReader } from '../../src/serve/read-through.js';
-import type { NodeAnswer } from '../../src/upstream/answer.js';
-import type { AnswerFacts, ReadRequest, ReadRoute } from '../../src/wire/read-request.js';
+import type { NodeAnswer } from '../../src/model/node-answer.js';
+import type { AnswerFacts, ReadRequest, ReadRoute } from '../../src/model/read.js';
 import { until } from '../helpers/until.js';
 
 /** A route named by a number in its path: a height when `byHeight`, else nothing prunable; its answer's version is in its body. */

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { LedgerInfo } from '../../src/ledger/info.js';
-import { NodeClient } from '../../src/upstream/node-client.js';
-import { BrokenCircuitError, CountedFailure, NodeState } from '../../src/upstream/node-state.js';
+import { NodeClient } from '../../src/upstream/transport/node-client.js';
+import { BrokenCircuitError, CountedFailure, NodeState } from '../../src/upstream/nodes/node-state.js';
 import { chooseNode } from '../../src/upstream/select.js';
 import { ledgerHeaderNames } from '../../src/ledger/headers.js';
 

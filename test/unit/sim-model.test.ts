@@ -8,7 +8,7 @@ import { encodeBcsValues, encodeJsonValues, findSimView, runSimView, simBalance,
 import { SIM_FAULT_MODES, SimFaultInjector } from '../../src/sim/faults.js';
 import { SimRequestCounters } from '../../src/sim/counters.js';
 import { parseSimArgs } from '../../src/sim/cli-args.js';
-import { decodeBcsArg, decodeJsonArg } from '../../src/sim/view-codec.js';
+import { decodeBcsArg, decodeJsonArg } from '../../src/sim/state/view-codec.js';
 import { u64le } from '../helpers/bytes.js';
 import { thrownBy } from '../helpers/expect.js';
 

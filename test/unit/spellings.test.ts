@@ -1,9 +1,9 @@
 // The fast path's spelling cache: an approximate LRU of two Map generations,
 // bounded in entries and bytes.
 import { describe, expect, it } from 'vitest';
-import { Spellings } from '../../src/http/spellings.js';
+import { Spellings } from '../../src/responder/spellings.js';
 import { RAW_ITEM_ROUTE } from '../../src/routes/parse-read.js';
-import type { ReadRequest } from '../../src/wire/read-request.js';
+import type { ReadRequest } from '../../src/model/read.js';
 
 const read = (identity: string): ReadRequest => ({ route: RAW_ITEM_ROUTE, version: 1n, format: 'bcs', identity, method: 'POST', path: '/v1/x', accept: 'application/x-bcs' });
 

@@ -2,7 +2,7 @@
 // warns at start that no answer can be verified.
 import { describe, expect, it } from 'vitest';
 import { difference, verifyWarning } from '../../src/serve/verify.js';
-import type { NodeAnswer } from '../../src/upstream/answer.js';
+import type { NodeAnswer } from '../../src/model/node-answer.js';
 
 const answer = (over: Partial<NodeAnswer> = {}): NodeAnswer => ({
   upstream: 'a',

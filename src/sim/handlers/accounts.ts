@@ -6,9 +6,9 @@ import { acceptFormat } from '../../wire/accept.js';
 import { parseAddress } from '../../wire/address.js';
 import { isIdentifier } from '../../wire/function-id.js';
 import { formatTypeTag, parseTypeTag } from '../../wire/move-type.js';
-import { bcsBytes, bcsString, bcsU64, uleb128 } from '../bcs.js';
-import { simAccountExists, simAssetBalance, simAuthKey, simModules, simResources, simSequenceNumber } from '../accounts.js';
-import { pageLimit, pageOf } from '../pages.js';
+import { bcsBytes, bcsString, bcsU64, uleb128 } from '../state/bcs.js';
+import { simAccountExists, simAssetBalance, simAuthKey, simModules, simResources, simSequenceNumber } from '../state/accounts.js';
+import { pageLimit, pageOf } from '../state/pages.js';
 import { atLedger, jsonReply, pathParam, readVersion, reply, requestedVersion, type SimContext, type SimReply, type SimRequest } from '../reply.js';
 
 const BCS = 'application/x-bcs';

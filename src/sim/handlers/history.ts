@@ -5,10 +5,10 @@
 import { SimError } from '../node-error.js';
 import { acceptFormat } from '../../wire/accept.js';
 import { parseU64 } from '../../wire/u64.js';
-import { uleb128 } from '../bcs.js';
-import { SIM_VERSIONS_PER_BLOCK } from '../ledger.js';
+import { uleb128 } from '../state/bcs.js';
+import { SIM_VERSIONS_PER_BLOCK } from '../state/ledger.js';
 import { atLedger, jsonReply, pathParam, reply, type SimContext, type SimReply, type SimRequest } from '../reply.js';
-import type { SimHistory } from '../transactions.js';
+import type { SimHistory } from '../state/transactions.js';
 
 const BCS = 'application/x-bcs';
 

@@ -4,7 +4,7 @@ import { acceptFormat } from '../../wire/accept.js';
 import { parseAddress } from '../../wire/address.js';
 import { parseHexBytes, toHex } from '../../wire/hex.js';
 import { atLedger, isObject, jsonBody, pathParam, readVersion, reply, requestedVersion, type SimContext, type SimReply, type SimRequest } from '../reply.js';
-import { simTableItem } from '../tables.js';
+import { simTableItem } from '../state/tables.js';
 
 export function handleRawItem(req: SimRequest, ctx: SimContext, rawHandle: string): SimReply {
   // Everything a node checks while extracting the request comes first, without ledger headers.

@@ -7,8 +7,8 @@ import { addressBytes, parseAddress } from '../../wire/address.js';
 import { parseHexBytes, toHex } from '../../wire/hex.js';
 import { parseTypeTag, type TypeTag } from '../../wire/move-type.js';
 import { atLedger, isObject, jsonBody, jsonReply, pathParam, readVersion, reply, requestedVersion, type SimContext, type SimReply, type SimRequest } from '../reply.js';
-import { bcsBytes, bcsString } from '../bcs.js';
-import { simTableItem } from '../tables.js';
+import { bcsBytes, bcsString } from '../state/bcs.js';
+import { simTableItem } from '../state/tables.js';
 
 const BCS = 'application/x-bcs';
 const UINT_BYTES: Record<string, number> = { u8: 1, u16: 2, u32: 4, u64: 8, u128: 16, u256: 32 };

@@ -10,8 +10,8 @@ import { parseTypeTag, type TypeTag } from '../../wire/move-type.js';
 import { decodeViewRequest } from '../../wire/view-bcs.js';
 import { mediaType } from '../../wire/media-type.js';
 import { atLedger, isObject, jsonBody, readVersion, reply, requestedVersion, type SimContext, type SimReply, type SimRequest } from '../reply.js';
-import { decodeBcsArg, decodeJsonArg, encodeBcsValues, encodeJsonValues } from '../view-codec.js';
-import { checkSimArity, findSimView, runSimView, type SimArg } from '../views.js';
+import { decodeBcsArg, decodeJsonArg, encodeBcsValues, encodeJsonValues } from '../state/view-codec.js';
+import { checkSimArity, findSimView, runSimView, type SimArg } from '../state/views.js';
 
 interface ViewCall {
   address: string;

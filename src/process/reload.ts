@@ -1,0 +1,85 @@
+// SIGHUP reloads: one at a time, each changed key applied live or reported as
+// needing a restart, so an operator never wonders whether an edit took effect.
+import type { Logger } from 'pino';
+import type { Config } from '../config/index.js';
+import { changedKeys } from '../config/diff.js';
+
+/** Applies one key of a new config to the running process. */
+export type Applier = (next: Config) => Promise<void> | void;
+
+export interface ReloadOutcome {
+  applied: string[];
+  /** changed keys that take effect only after a restart */
+  needRestart: string[];
+  /** keys whose live update failed (the running value stays) */
+  failed: string[];
+}
+
+export class Reloader {
+  /** the config as it runs: keys needing a restart keep their old value here */
+  private running: Config;
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    initial: Config,
+    private readonly logger: Logger,
+    /** by key path; a changed key without an applier needs a restart */
+    private readonly appliers: Readonly<Record<string, Applier>>,
+  ) {
+    this.running = initial;
+  }
+
+  /** Queues `next` behind any reload in progress: two SIGHUPs never interleave. */
+  reload(next: Config): Promise<ReloadOutcome> {
+    const done = this.queue.then(() => this.apply(next));
+    this.queue = done.catch(() => undefined);
+    return done;
+  }
+
+  /** The key of the applier that takes `key`: its own, or the nearest enclosing section's. */
+  private applierKey(key: string): string | undefined {
+    for (let at = key; at !== ''; at = at.includes('.') ? at.slice(0, at.lastIndexOf('.')) : '') {
+      if (this.appliers[at] !== undefined) return at;
+    }
+    return undefined;
+  }
+
+  private async apply(next: Config): Promise<ReloadOutcome> {
+    const outcome: ReloadOutcome = { applied: [], needRestart: [], failed: [] };
+    let running = this.running;
+    // A section applied whole (tenants) takes every changed key under it, once.
+    const keys = [...new Set(changedKeys(this.running, next).map((key) => this.applierKey(key) ?? key))];
+    for (const key of keys) {
+      const applier = this.appliers[key];
+      if (applier === undefined) {
+        outcome.needRestart.push(key);
+        this.logger.warn({ key }, 'config reload: changed, but takes effect only after a restart');
+        continue;
+      }
+      try {
+        await applier(next);
+        running = withKey(running, key, next);
+        outcome.applied.push(key);
+        this.logger.info({ key }, 'config reload: applied');
+      } catch (err) {
+        outcome.failed.push(key);
+        this.logger.error({ key, err: (err as Error).message }, 'config reload: not applied; the running value stays');
+      }
+    }
+    this.running = running;
+    if (outcome.applied.length + outcome.needRestart.length + outcome.failed.length === 0) this.logger.info('config reload: nothing changed');
+    return outcome;
+  }
+}
+
+/** `config` with the value at dotted `key` taken from `from`. */
+function withKey(config: Config, key: string, from: Config): Config {
+  const path = key.split('.');
+  const set = (target: unknown, source: unknown, depth: number): unknown => {
+    if (depth === path.length) return source;
+    const t = target as Record<string, unknown>;
+    const s = source as Record<string, unknown>;
+    return { ...t, [path[depth]]: set(t[path[depth]], s[path[depth]], depth + 1) };
+  };
+  return set(config, from, 0) as Config;
+}

@@ -1,0 +1,113 @@
+// The one parser of the cached routes' requests: a request line, its headers and
+// its body become a canonical ReadRequest (routes/ descriptors do the parsing),
+// or the NodeError a node would answer for that input.
+//
+// Parsed requests are kept by their exact spelling (method, url, content type,
+// accept, body), so a repeated request is not parsed and canonicalised again:
+// every route's hit costs what a raw_item hit costs. Parsing is a pure function
+// of those bytes, so an entry never goes stale; the chain, the version's pruning
+// and the answer itself are looked up afresh every time. A spelling is kept once
+// it was a hit (memory or Redis): refused input and misses cost no memory here.
+import type { IncomingMessage } from 'node:http';
+import { memoryShares } from '../config/memory-shares.js';
+import { NodeError } from '../errors.js';
+import type { RouteMatcher } from '../routes/table.js';
+import type { ReadRequest } from '../model/read.js';
+import { Spellings } from './spellings.js';
+
+/**
+ * The bytes of spellings kept for a `cache.memory.maxBytes` of `memoryMaxBytes`:
+ * their share of it (a quarter), no floor. A spelling is charged about 2 KiB (what
+ * it holds, measured), so the default 256 MiB keeps the 30,000 or so hottest
+ * spellings; 10,000 keys need about 20 MiB. A bound, not an allocation: only
+ * spellings that were hits are kept.
+ */
+export function spellingBytesFor(memoryMaxBytes: number): number {
+  return memoryShares(memoryMaxBytes, false).spellings;
+}
+
+/** The count is bounded too (the Maps' own tables): one spelling per this many bytes, less than any real spelling is charged. */
+const SPELLING_MIN_CHARGE = 1024;
+/**
+ * Charged per spelling beyond the lengths of its strings and body: measured, as
+ * live heap after GC per spelling kept (1.5–2.2 KiB for the bench's routes,
+ * 1.0–1.4 KiB of it beyond the lengths: the Map slot, the parsed request and its
+ * Buffer, the kept key text).
+ */
+const SPELLING_OVERHEAD_BYTES = 1200;
+
+/** A request parsed, with the spelling to remember it by once it proves a hit (undefined: already remembered). */
+export interface Parsed {
+  read: ReadRequest;
+  spelling: string | undefined;
+}
+
+/** The two headers a cached route's request is read by. */
+export interface ReadHeaders {
+  'content-type'?: string;
+  accept?: string;
+}
+
+/**
+ * A request to a cached route, parsed by its descriptor (no memo): the canonical
+ * request, or the error a node would answer; undefined when the line names no
+ * cached route. The public entry reads through ReadParser; a purge of one
+ * request (http/purge-body.ts) parses it here, so it names the very key a read would.
+ */
+export function parseRead(routes: RouteMatcher, method: string, url: string, headers: ReadHeaders, body: Buffer): ReadRequest | NodeError | undefined {
+  const matched = routes.match(method, url);
+  if (matched === undefined) return undefined;
+  if (matched === 'undecodable') return NodeError.badRequest(`malformed request URL: ${JSON.stringify(url.split('?', 1)[0])} is not valid percent-encoding`);
+  try {
+    return matched.route.parse({ params: matched.params, query: matched.query, contentType: headers['content-type'], accept: headers.accept, body });
+  } catch (err) {
+    return NodeError.from(err);
+  }
+}
+
+export class ReadParser {
+  private readonly spellings: Spellings;
+
+  constructor(
+    private readonly routes: RouteMatcher,
+    /** the bytes of spellings kept */
+    spellingBytes: number,
+  ) {
+    this.spellings = new Spellings(
+      Math.ceil(spellingBytes / SPELLING_MIN_CHARGE),
+      spellingBytes,
+      (read, spelling) => spelling.length + read.identity.length + read.path.length + (read.body?.length ?? 0) + SPELLING_OVERHEAD_BYTES,
+    );
+  }
+
+  /** Whether a request line may name a cached route: one regex test, before any body is read. */
+  mayMatch(method: string, url: string): boolean {
+    return this.routes.mayMatch(method, url);
+  }
+
+  /** The family (metrics label) of the cached route a request line names; 'other' when it names none. */
+  familyOf(method: string, url: string): string {
+    const matched = this.routes.match(method, url);
+    return matched === undefined || matched === 'undecodable' ? 'other' : matched.route.family;
+  }
+
+  /** The canonical request, or the error a node would answer; undefined when the line names no cached route. */
+  parse(req: IncomingMessage, method: string, url: string, body: Buffer): Parsed | NodeError | undefined {
+    const headers = req.headers;
+    const spelling = `${method} ${url}\n${headers['content-type'] ?? ''}\n${headers.accept ?? ''}\n${body.toString('latin1')}`;
+    const known = this.spellings.get(spelling);
+    if (known !== undefined) return { read: known, spelling: undefined };
+    const read = parseRead(this.routes, method, url, headers, body);
+    return read === undefined || read instanceof NodeError ? read : { read, spelling };
+  }
+
+  /** Keeps a parsed request under its spelling: it was a hit, so it will be asked again. */
+  remember(parsed: Parsed): void {
+    if (parsed.spelling !== undefined) this.spellings.set(parsed.spelling, parsed.read);
+  }
+
+  /** spellings held, for tests */
+  get size(): number {
+    return this.spellings.size;
+  }
+}

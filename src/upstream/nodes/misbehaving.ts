@@ -1,0 +1,54 @@
+// Nodes that answer implausible ledger snapshots (plausibility.ts): each offence
+// is counted and logged, and a node that offends again and again is quarantined
+// for a while. One offence alone does not quarantine: a node restored from an
+// older snapshot, or a burst the rate did not foresee, may cause one; a node whose
+// answers lie keeps offending.
+import type { Logger } from 'pino';
+import type { LedgerInfo } from '../../ledger/info.js';
+import type { NodeState } from './node-state.js';
+import type { Misbehaviour } from './plausibility.js';
+
+/** Offences within OFFENCE_WINDOW_MS that quarantine a node. */
+export const OFFENCES_TO_QUARANTINE = 3;
+export const OFFENCE_WINDOW_MS = 60_000;
+/** How long a misbehaving node is quarantined; then it is judged afresh. */
+export const MISBEHAVING_QUARANTINE_MS = 60_000;
+
+export interface MisbehavingOptions {
+  logger: Logger;
+  /** told of every offence, for metrics */
+  onMisbehaving?: (upstream: string, reason: Misbehaviour) => void;
+  /**
+   * May this node be quarantined now? Not when it is the last node able to take
+   * reads: its implausible answers are refused one by one anyway, and its
+   * plausible ones are all there is.
+   */
+  mayQuarantine(node: NodeState): boolean;
+  /** the node's quarantine changed (for the transition log) */
+  onQuarantine(node: NodeState): void;
+}
+
+export class MisbehavingNodes {
+  private readonly offences = new WeakMap<NodeState, number[]>();
+
+  constructor(private readonly o: MisbehavingOptions) {}
+
+  /** One implausible snapshot from `node`: counted, logged, and maybe the quarantine. */
+  offence(node: NodeState, reason: Misbehaviour, info: LedgerInfo): void {
+    const now = node.clock();
+    this.o.onMisbehaving?.(node.name, reason);
+    const probed = node.probed?.info.ledgerVersion;
+    this.o.logger.warn(
+      { upstream: node.name, reason, version: String(info.ledgerVersion), probed: probed === undefined ? undefined : String(probed) },
+      `upstream misbehaving: its answer's ledger version is ${reason === 'ahead' ? 'ahead of what it reports itself' : 'behind a version it already reported'}; the answer is not used`,
+    );
+    const recent = (this.offences.get(node) ?? []).filter((at) => now - at < OFFENCE_WINDOW_MS);
+    recent.push(now);
+    this.offences.set(node, recent);
+    if (recent.length >= OFFENCES_TO_QUARANTINE && !node.quarantined && this.o.mayQuarantine(node)) {
+      node.misbehavingUntil = now + MISBEHAVING_QUARANTINE_MS;
+      this.offences.delete(node);
+      this.o.onQuarantine(node);
+    }
+  }
+}

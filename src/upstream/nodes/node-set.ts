@@ -1,0 +1,299 @@
+// The configured nodes, as a set: each node's snapshot (from its probes, and from
+// answers judged plausible for it), the chain they are on and which of them
+// count, what they say of pruning, readiness, and the reload that swaps them.
+// Healthy nodes of the chain feed the watermark. A watermark an answer pushed
+// ahead of what its node's next probe reports is corrected at the round's end.
+import type { Logger } from 'pino';
+import type { LedgerInfo } from '../../ledger/info.js';
+import type { Watermark } from '../../ledger/watermark.js';
+import type { NodeAnswer } from '../../model/node-answer.js';
+import { ChainIdentity, ROUNDS_TO_ADOPT } from './chain.js';
+import { nodeHealth, Prober, type ProbeSchedule } from './health.js';
+import { LatestFloor } from './latest-floor.js';
+import { MisbehavingNodes } from './misbehaving.js';
+import type { NodeHealth, NodeState, ProbeRecord } from './node-state.js';
+import { confirmedBy, judgeSnapshot, type Misbehaviour, pushedAhead, recordProbe } from './plausibility.js';
+import { type NodeTransition, NodeTransitions } from './transitions.js';
+import type { VendorIdentity } from '../../ledger/vendor.js';
+
+export interface NodeSetOptions {
+  nodes: NodeState[];
+  routing: { probeIntervalMs: number; attemptTimeoutMs: number; maxLagVersions: number };
+  /** the expected chain id; when unset, the majority of the nodes decides */
+  chainId?: number;
+  watermark: Watermark;
+  logger: Logger;
+  /** when probe rounds run (default: every probeIntervalMs) */
+  probeSchedule?: ProbeSchedule;
+  /** told when an established chain is replaced (a devnet reset) */
+  onChainChange?: (from: number, to: number) => void;
+  /** told of every latest reply below a version already reported (a failover) */
+  onStepBack?: () => void;
+  /** told of every implausible snapshot a node answered, for metrics */
+  onMisbehaving?: (upstream: string, reason: Misbehaviour) => void;
+  /** told of every node state change, for metrics */
+  onTransition?: (upstream: string, state: NodeTransition) => void;
+  /** the vendor the nodes must bear out (or that they name, with vendor: auto) */
+  vendor: VendorIdentity;
+}
+
+/** The verdict on an answer's snapshot: null when it may be used. */
+export type SnapshotVerdict = Misbehaviour | 'unconfirmed' | null;
+
+export class NodeSet {
+  /** read-your-latest: the highest version a latest reply has carried */
+  readonly floor: LatestFloor;
+  /** replaced whole by replaceNodes (SIGHUP reload); never mutated in place */
+  private current: readonly NodeState[];
+  private readonly chain: ChainIdentity;
+  private readonly prober: Prober;
+  private readonly transitions: NodeTransitions;
+  private readonly misbehaving: MisbehavingNodes;
+  /** a probe contradicted a node's earlier answers: the watermark is checked at the round's end */
+  private pushed = false;
+  /** why the nodes' vendor is not the proxy's (then it is not ready); null when it is */
+  private vendorProblem: string | null = null;
+  /** serialises replaceNodes: two reloads close together never interleave */
+  private replacing: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly o: NodeSetOptions) {
+    this.current = o.nodes;
+    this.transitions = new NodeTransitions(o.logger, o.onTransition);
+    this.floor = new LatestFloor(o.logger, o.onStepBack);
+    this.chain = new ChainIdentity(o.chainId, o.logger, (from, to) => {
+      // Everything learned of the old chain goes: its snapshots, and the latest floor.
+      o.watermark.reset();
+      this.floor.reset();
+      this.transitions.chainAdopted(from, to, ROUNDS_TO_ADOPT);
+      o.onChainChange?.(from, to);
+    });
+    this.misbehaving = new MisbehavingNodes({
+      logger: o.logger,
+      onMisbehaving: o.onMisbehaving,
+      mayQuarantine: (node) => this.current.some((n) => n !== node && this.health(n) === 'healthy'),
+      onQuarantine: (node) => this.transitions.quarantine(node, this.chain.current()),
+    });
+    this.prober = new Prober({
+      intervalMs: o.routing.probeIntervalMs,
+      timeoutMs: o.routing.attemptTimeoutMs,
+      logger: o.logger,
+      schedule: o.probeSchedule,
+      nodes: () => this.current,
+      onSnapshot: (node, info, sentAt, vendor) => {
+        // What a node says of its vendor is weighed whenever it says it: the proxy is not ready while it is not the proxy's.
+        o.vendor.observe(node, vendor);
+        this.vendorProblem = o.vendor.decide(this.current);
+        this.probed(node, info, sentAt);
+      },
+      onFailure: (node, got) => this.transitions.reach(node, false, got),
+      onRound: (answered) => this.roundDone(answered),
+    });
+    for (const node of this.current) this.follow(node);
+  }
+
+  get nodes(): readonly NodeState[] {
+    return this.current;
+  }
+
+  /**
+   * Judges the snapshot of `node`'s answer (plausibility.ts), asking the node
+   * again when it is beyond what the rate allows. An offence is counted here.
+   */
+  async judge(node: NodeState, answer: NodeAnswer, how: { latest: boolean; probedAtSend: ProbeRecord | null; receivedAt: number; timeoutMs: number }): Promise<SnapshotVerdict> {
+    const info = answer.ledger;
+    if (info === null || info.chainId !== this.chain.current()) return null;
+    const fallback = this.topProbe();
+    let verdict = judgeSnapshot(node, info, { ...how, versionsPerSecond: this.fastestRate(), fallback });
+    if (verdict === 'unsure') {
+      const probe = await withinMs(this.prober.probe(node, how.receivedAt), how.timeoutMs);
+      if (probe === null) return 'unconfirmed';
+      if (confirmedBy(node, info, probe)) return null;
+      verdict = 'ahead';
+    }
+    if (verdict !== null) this.misbehaving.offence(node, verdict, info);
+    return verdict;
+  }
+
+  /** An answer's snapshot, judged plausible: the node's, and (once it counts) the watermark's. */
+  observeAnswer(node: NodeState, info: LedgerInfo): void {
+    this.take(node, info, node.clock());
+    this.chainUpdate();
+    // This snapshot may reach a client even if the node's circuit opened while the
+    // call was out: later hits must not carry an older one.
+    if (!node.quarantined && info.chainId === this.chain.current()) this.o.watermark.observe(info);
+  }
+
+  health(node: NodeState): NodeHealth {
+    return nodeHealth(node, this.current, this.o.routing.maxLagVersions);
+  }
+
+  /** Ready: the vendor and the chain are known and some node of the chain is healthy. */
+  ready(): boolean {
+    return this.chainId() !== undefined && this.current.some((n) => this.health(n) === 'healthy');
+  }
+
+  /**
+   * The chain the nodes front, undefined while not known, or while the nodes' vendor
+   * is not known or not the proxy's (then nothing is served or cached).
+   */
+  chainId(): number | undefined {
+    return this.vendorProblem === null && this.o.vendor.names() !== undefined ? this.chain.current() : undefined;
+  }
+
+  /** Why the proxy is not ready: the vendor, or each node's chain or last probe failure (names, never URLs). */
+  notReadyReason(): string {
+    return this.vendorProblem ?? this.chain.describe(this.current);
+  }
+
+  /** `n` is below where the history of every known node of the chain starts (`oldest` of its snapshot). */
+  belowEveryHistory(n: bigint, oldest: (ledger: LedgerInfo) => bigint): boolean {
+    for (const node of this.current) {
+      if (!node.quarantined && node.ledger !== null && oldest(node.ledger) <= n) return false;
+    }
+    return this.current.some((node) => !node.quarantined && node.ledger !== null);
+  }
+
+  /** Probes now, then every probeIntervalMs. */
+  start(): Promise<void> {
+    return this.prober.start();
+  }
+
+  async close(): Promise<void> {
+    this.prober.stop();
+    await Promise.all(this.current.map((n) => n.client.destroy()));
+  }
+
+  /**
+   * Swaps in a new node list without dropping requests: nodes kept (same name and
+   * url) keep their state; removed nodes finish their calls in flight, then close.
+   */
+  replaceNodes(next: NodeState[]): Promise<{ added: string[]; removed: string[] }> {
+    const done = this.replacing.then(() => this.swapNodes(next));
+    this.replacing = done.catch(() => undefined);
+    return done;
+  }
+
+  private async swapNodes(next: NodeState[]): Promise<{ added: string[]; removed: string[] }> {
+    // New headers (a rotated API key) make a new node: its client must send them.
+    const identity = (n: NodeState): string => JSON.stringify([n.name, n.client.url, n.role, n.weight, n.client.headers]);
+    const byKey = new Map(this.current.map((n) => [identity(n), n]));
+    const merged = next.map((n) => {
+      const kept = byKey.get(identity(n));
+      if (kept === undefined) return n;
+      kept.budget = n.budget;
+      kept.spreadVersions = n.spreadVersions;
+      return kept;
+    });
+    const kept = new Set(merged);
+    const removed = this.current.filter((n) => !kept.has(n));
+    const added = merged.filter((n) => !this.current.includes(n));
+    for (const n of next) if (!merged.includes(n)) await n.client.destroy();
+    for (const n of added) this.follow(n);
+    // Added nodes are probed before they take reads: until then the chain they
+    // are on is unknown. The established chain stays while they are.
+    const answered = await Promise.all(added.map((n) => this.prober.probe(n)));
+    this.current = merged;
+    this.vendorProblem = this.o.vendor.decide(merged);
+    // Nodes kept count with their last snapshot; added ones if they answered.
+    this.chainUpdate(new Set(merged.filter((n) => (!added.includes(n) ? n.ledger !== null : answered[added.indexOf(n)] !== null))));
+    // close() lets requests in flight finish before the connections go.
+    await Promise.all(removed.map((n) => n.client.close()));
+    return { added: added.map((n) => n.name), removed: removed.map((n) => n.name) };
+  }
+
+  private follow(node: NodeState): void {
+    node.onCircuitChange((open) => this.transitions.circuit(node, open));
+    node.onSheddingChange((shedding, backOffMs) => this.transitions.shedding(node, shedding, backOffMs));
+  }
+
+  /** Keeps `info` as the node's snapshot when it is newer, or of another chain. */
+  private take(node: NodeState, info: LedgerInfo, fromAnswerAt: number | null): void {
+    const held = node.ledger;
+    if (held === null || info.ledgerVersion >= held.ledgerVersion || info.chainId !== held.chainId) {
+      node.ledger = info;
+      node.ledgerFromAnswerAt = fromAnswerAt;
+    }
+  }
+
+  /** A probe answered: its rate and record, and the snapshot, unless the node's answers said more than it does. */
+  private probed(node: NodeState, info: LedgerInfo, sentAt: number): void {
+    recordProbe(node, info, sentAt, node.clock());
+    if (pushedAhead(node, info, sentAt)) {
+      this.misbehaving.offence(node, 'ahead', node.ledger!);
+      node.ledger = info;
+      node.ledgerFromAnswerAt = null;
+      this.pushed = true;
+    } else {
+      this.take(node, info, null);
+    }
+    this.transitions.reach(node, true);
+    this.chainUpdate();
+  }
+
+  private roundDone(answered: ReadonlySet<NodeState>): void {
+    this.chainUpdate(answered);
+    if (this.pushed) this.correctWatermark();
+    for (const node of this.current) this.transitions.lag(node, this.health(node));
+  }
+
+  /** Re-decides the chain and the quarantine, then feeds the watermark from the nodes that count. */
+  private chainUpdate(answeredRound?: ReadonlySet<NodeState>): void {
+    this.chain.update(this.current, answeredRound);
+    const expected = this.chain.current();
+    for (const node of this.current) this.transitions.quarantine(node, expected);
+    if (expected === undefined) return;
+    const { watermark } = this.o;
+    // A snapshot of another chain (taken before the chain was known) is dropped.
+    if (watermark.current() !== null && watermark.current()!.chainId !== expected) watermark.reset();
+    // Every healthy node of the chain: snapshots seen before the chain was known count too.
+    for (const n of this.current) {
+      if (n.ledger !== null && !n.quarantined && this.health(n) === 'healthy') watermark.observe(n.ledger);
+    }
+  }
+
+  /** The watermark and the floor, brought back to the freshest snapshot the nodes bear out. */
+  private correctWatermark(): void {
+    this.pushed = false;
+    const top = this.topOf((n) => n.ledger);
+    if (top === null) return;
+    this.floor.clamp(top.ledgerVersion);
+    const held = this.o.watermark.current();
+    if (held === null || held.ledgerVersion <= top.ledgerVersion) return;
+    this.o.watermark.correct(top);
+    this.o.logger.warn({ from: String(held.ledgerVersion), to: String(top.ledgerVersion) }, "watermark corrected: a node's answers had pushed it ahead of what the nodes report");
+  }
+
+  /** Of the nodes of the chain not quarantined, the most advanced `pick` of each. */
+  private topOf<T extends LedgerInfo | ProbeRecord>(pick: (n: NodeState) => T | null): T | null {
+    const expected = this.chain.current();
+    const version = (t: T): bigint => ('info' in t ? t.info.ledgerVersion : t.ledgerVersion);
+    let top: T | null = null;
+    for (const n of this.current) {
+      const t = pick(n);
+      if (t === null || n.quarantined || ('info' in t ? t.info.chainId : t.chainId) !== expected) continue;
+      if (top === null || version(t) > version(top)) top = t;
+    }
+    return top;
+  }
+
+  /** The most advanced probe of the chain: what a node with no probe of its own is judged against. */
+  private topProbe(): ProbeRecord | null {
+    return this.topOf((n) => n.probed);
+  }
+
+  /** The fastest advance of any node of the chain lately. */
+  private fastestRate(): number {
+    let rate = 0;
+    for (const n of this.current) if (!n.otherChain && n.versionsPerSecond > rate) rate = n.versionsPerSecond;
+    return rate;
+  }
+}
+
+/** `promise`'s value, or null when it takes longer than `ms`. */
+function withinMs<T>(promise: Promise<T | null>, ms: number): Promise<T | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), Math.max(0, ms));
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,97 @@
+// The public listener, composed: the writer, the parser and the read responder,
+// the edge with its tenants and limits, the accounting, and the server with
+// fastify behind the public entry for passthrough.
+import type { FastifyInstance } from 'fastify';
+import type { Cluster, Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { Config } from '../config/index.js';
+import type { LedgerHeaderNames } from '../ledger/headers.js';
+import type { LedgerInfo } from '../ledger/info.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { RouteDescriptor } from '../routes/route.js';
+import { routeMatcher } from '../routes/table.js';
+import type { ReadContext, ReadResult } from '../serve/read-through.js';
+import type { Tracing } from '../tracing/scope.js';
+import type { ReadRequest } from '../model/read.js';
+import { requestAccounting } from '../http/accounting.js';
+import { clientAddressOf, trustedPeerOf } from '../edge/client-address.js';
+import { Cors } from '../edge/cors.js';
+import { NodeCosts } from '../edge/costs.js';
+import { Edge } from '../edge/edge.js';
+import { publicEntry } from '../http/entry.js';
+import type { Exchange } from '../edge/exchange.js';
+import { Limits } from '../edge/limits.js';
+import { type PassthroughDeps, registerPassthrough } from '../http/passthrough.js';
+import { ReadParser, spellingBytesFor } from '../responder/read-parser.js';
+import { ReplyWriter } from '../http/reply.js';
+import { RequestIds } from '../edge/request-id.js';
+import { type SdkClient, sdkClientOf } from '../edge/sdk-client.js';
+import { ReadResponder } from '../responder/responder.js';
+import { buildHttpServer } from '../http/server.js';
+import { TenantDirectory } from '../edge/tenants.js';
+
+export interface PublicListenerDeps {
+  config: Config;
+  logger: Logger;
+  metrics: Metrics;
+  headerNames: LedgerHeaderNames;
+  routes: readonly RouteDescriptor[];
+  /** the freshest snapshot the proxy knows, for its own errors */
+  snapshot(): LedgerInfo | null;
+  /** the read path (ReadThrough.read) */
+  read(req: ReadRequest, context: ReadContext): ReadResult | Promise<ReadResult>;
+  /** passthrough calls, through the pool */
+  forward: PassthroughDeps['forward'];
+  /** the share of node budget left, 0 to 1 (X-Proxy-Headroom) */
+  headroom(): number;
+  /** shares the limits' counts across instances (cache.redis); absent = counted per instance */
+  counters?: Redis | Cluster;
+  /** the clock of the limits' windows (tests freeze it) */
+  now?: () => number;
+  /** while tracing is on (tracing.otlpEndpoint): every request gets a span */
+  tracing?: Tracing;
+  /** where tenant keys given as `{env: VAR}` are read */
+  env: NodeJS.ProcessEnv;
+}
+
+export interface PublicListener {
+  http: FastifyInstance;
+  tenants: TenantDirectory;
+  limits: Limits;
+}
+
+export async function buildPublicListener(deps: PublicListenerDeps): Promise<PublicListener> {
+  const { config, logger, metrics } = deps;
+  const writer = new ReplyWriter(deps.headerNames, deps.snapshot, (cause, reqId) => logger.error({ reqId, err: cause }, 'internal error (the client got a 500 without its text)'));
+  const tenants = new TenantDirectory(config.tenants, deps.env);
+  metrics.knownTenants(tenants.names());
+  const limits = new Limits({ keyPrefix: `${config.cache.redis?.keyPrefix ?? 'ledger-proxy:'}limits:`, redis: deps.counters, now: deps.now });
+  const clientAddress = clientAddressOf(config.server.trustProxy);
+  const edge = new Edge({
+    cors: new Cors(config.cors, deps.headerNames),
+    tenants,
+    limits,
+    costs: new NodeCosts(config.tenants?.costs),
+    clientAddress,
+    trustedPeer: trustedPeerOf(config.server.trustProxy),
+    headroom: deps.headroom,
+  });
+  const account = requestAccounting(metrics, logger, clientAddress, (exchange) => edge.settle(exchange));
+  const parser = new ReadParser(routeMatcher(deps.routes), spellingBytesFor(config.cache.memory.maxBytes));
+  const sdkClientHeader = (): string => deps.headerNames.client;
+  const sdkClient = (exchange: Exchange): SdkClient | undefined => sdkClientOf(exchange.req.headers, sdkClientHeader());
+  const responder = new ReadResponder({ read: deps.read, nodeCallRefusal: (exchange) => edge.nodeWorkRefusal(exchange), sdkClient, parser, writer, account });
+  const http = await buildHttpServer({
+    bodyLimitBytes: config.server.bodyLimitBytes,
+    requestTimeoutMs: config.server.requestTimeoutMs,
+    trustProxy: config.server.trustProxy,
+    writer,
+    entry: (next, connections) =>
+      publicEntry(
+        { requestIds: new RequestIds(config.server.trustRequestId), parser, responder, edge, account, bodyLimitBytes: config.server.bodyLimitBytes, connections, tracing: deps.tracing },
+        next,
+      ),
+    passthrough: config.passthrough ? (app) => registerPassthrough(app, { forward: deps.forward, writer, sdkClientHeader }) : undefined,
+  });
+  return { http, tenants, limits };
+}
