@@ -167,7 +167,11 @@ function handleOf(
 }
 
 /** SIGHUP's appliers: the keys that change live (upstreams, log.level, tenants); any other changed key is reported as needing a restart. */
-function reloaderFor(config: Config, logger: Logger, live: { pool: UpstreamPool; nodesOf: Upstreams['nodesOf']; sim: SimNode | undefined; tenants: TenantDirectory; metrics: Metrics; env: NodeJS.ProcessEnv }): Reloader {
+function reloaderFor(
+  config: Config,
+  logger: Logger,
+  live: { pool: UpstreamPool; nodesOf: Upstreams['nodesOf']; sim: SimNode | undefined; tenants: TenantDirectory; metrics: Metrics; env: NodeJS.ProcessEnv },
+): Reloader {
   const { pool, tenants, metrics } = live;
   return new Reloader(config, logger, {
     upstreams: async (next) => {
