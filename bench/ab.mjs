@@ -10,7 +10,8 @@ import { compare, interleaved, prime } from './scenarios/hit-throughput.mjs';
 import { Services } from './lib/services.mjs';
 import { HIT_ROUTES, routeItems } from './lib/routes.mjs';
 
-const arg = (name, fallback) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
+const arg = (name, fallback) =>
+  process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
 const base = arg('base');
 if (!base) {
   console.error('usage: node bench/ab.mjs --base=DIR [--routes=a,b] [--rounds=N] [--keys=N]');
@@ -29,17 +30,37 @@ try {
   const version = BigInt((await sim.call('ledger')).ledgerVersion);
   const config = { cache: { memory: { maxBytes: 256 * 1024 * 1024 } } };
   const next = await services.proxy(sim.info.url, config, { name: 'this build', nodeArgs });
-  const old = await services.proxy(sim.info.url, config, { name: 'base', script: resolve(base, 'bench/proc/proxy.mjs') });
+  const old = await services.proxy(sim.info.url, config, {
+    name: 'base',
+    script: resolve(base, 'bench/proc/proxy.mjs'),
+  });
   const pairs = [];
   for (const id of routeIds) {
     const route = HIT_ROUTES.find((r) => r.id === id);
     const items = routeItems(route, keys, version);
-    const t = (p, name) => ({ name: `${name} ${id}`, route: id, items, version: String(version), url: p.info.url, pid: p.info.pid });
+    const t = (p, name) => ({
+      name: `${name} ${id}`,
+      route: id,
+      items,
+      version: String(version),
+      url: p.info.url,
+      pid: p.info.pid,
+    });
     const pair = [t(next, 'this'), t(old, 'base')];
     for (const x of pair) await prime(load, x, 'HIT/memory');
     pairs.push(pair);
   }
-  const spec = (t) => ({ url: t.url, route: t.route, items: t.items, version: t.version, order: 'zipf', s: 1, seed: 14, connections: mode.hitConnections, durationS: mode.measureS });
+  const spec = (t) => ({
+    url: t.url,
+    route: t.route,
+    items: t.items,
+    version: t.version,
+    order: 'zipf',
+    s: 1,
+    seed: 14,
+    connections: mode.hitConnections,
+    durationS: mode.measureS,
+  });
   for (const t of pairs.flat()) await load.call('blast', { ...spec(t), durationS: mode.warmS });
   const ctx = { load, mode, log, sim, quiet: async () => undefined };
   const runs = await interleaved(ctx, pairs, spec, (t) => ({ server: t.pid }));

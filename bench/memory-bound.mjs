@@ -51,10 +51,18 @@ const idle = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const mib = (bytes) => Math.round((bytes / MiB) * 10) / 10;
 
 async function measure(maxBytes) {
-  const sim = await startSim({ startVersion: BigInt(SOAK_FIRST_VERSION + MAX_KEYS), pruneWindow: BigInt(2 * MAX_KEYS) });
+  const sim = await startSim({
+    startVersion: BigInt(SOAK_FIRST_VERSION + MAX_KEYS),
+    pruneWindow: BigInt(2 * MAX_KEYS),
+  });
   const adminPort = await freePort();
   const proxy = await startCliProxy({
-    config: { upstreams: [{ url: sim.url, name: 'sim' }], admin: { host: '127.0.0.1', port: adminPort }, cache: { memory: { maxBytes } }, latest: { staleIfErrorMs: 60_000 } },
+    config: {
+      upstreams: [{ url: sim.url, name: 'sim' }],
+      admin: { host: '127.0.0.1', port: adminPort },
+      cache: { memory: { maxBytes } },
+      latest: { staleIfErrorMs: 60_000 },
+    },
   });
   try {
     await idle(2000);
@@ -66,10 +74,29 @@ async function measure(maxBytes) {
     const perKey = (await tierBytes(adminPort)) / probe.keys;
     // The tier filled `fills` times over, and the other shares at least once (with a
     // margin): one key in eight is a latest read; seven in eight keep a spelling.
-    const keys = Math.min(MAX_KEYS, Math.ceil(Math.max((fills * shares.tier) / perKey, (1.25 * 8 * shares.latestAnswers) / LATEST_ANSWER_BYTES, (1.25 * 8 * shares.spellings) / (7 * SPELLING_BYTES))));
-    const rest = await soak(proxy.info.url, { connections: CONNECTIONS, maxKeys: keys - probe.keys, durationMs: maxMs - (performance.now() - started), from: probe.keys });
+    const keys = Math.min(
+      MAX_KEYS,
+      Math.ceil(
+        Math.max(
+          (fills * shares.tier) / perKey,
+          (1.25 * 8 * shares.latestAnswers) / LATEST_ANSWER_BYTES,
+          (1.25 * 8 * shares.spellings) / (7 * SPELLING_BYTES),
+        ),
+      ),
+    );
+    const rest = await soak(proxy.info.url, {
+      connections: CONNECTIONS,
+      maxKeys: keys - probe.keys,
+      durationMs: maxMs - (performance.now() - started),
+      from: probe.keys,
+    });
     // Small sizes fill in seconds: go on with new keys for the minimum time.
-    const more = await soak(proxy.info.url, { connections: CONNECTIONS, maxKeys: MAX_KEYS - keys, durationMs: minMs - (performance.now() - started), from: probe.keys + rest.keys });
+    const more = await soak(proxy.info.url, {
+      connections: CONNECTIONS,
+      maxKeys: MAX_KEYS - keys,
+      durationMs: minMs - (performance.now() - started),
+      from: probe.keys + rest.keys,
+    });
     for (const [status, n] of Object.entries(more.byStatus)) rest.byStatus[status] = (rest.byStatus[status] ?? 0) + n;
     rest.keys += more.keys;
     const samples = rss.stop();
@@ -85,7 +112,12 @@ async function measure(maxBytes) {
       chargedPerKeyBytes: Math.round(perKey),
       keysPerSecond: Math.round(((probe.keys + rest.keys) * 1000) / soakMs),
       soakSeconds: Math.round(soakMs / 1000),
-      byStatus: Object.fromEntries(Object.keys({ ...probe.byStatus, ...rest.byStatus }).map((s) => [s, (probe.byStatus[s] ?? 0) + (rest.byStatus[s] ?? 0)])),
+      byStatus: Object.fromEntries(
+        Object.keys({ ...probe.byStatus, ...rest.byStatus }).map((s) => [
+          s,
+          (probe.byStatus[s] ?? 0) + (rest.byStatus[s] ?? 0),
+        ]),
+      ),
       tierAtEndMiB: mib(tierAtEnd),
       idleRssMiB: mib(idleRss),
       peakRssMiB: mib(peak),
@@ -105,7 +137,9 @@ async function measure(maxBytes) {
 }
 
 const [load1] = os.loadavg();
-console.log(`memory bound: rule RSS ≤ 1.3 × maxBytes + ${mib(overhead)} MiB; load average ${load1.toFixed(2)} on ${os.cpus().length} CPUs`);
+console.log(
+  `memory bound: rule RSS ≤ 1.3 × maxBytes + ${mib(overhead)} MiB; load average ${load1.toFixed(2)} on ${os.cpus().length} CPUs`,
+);
 const results = [];
 for (const maxBytes of sizes) {
   const result = await measure(maxBytes);

@@ -10,7 +10,8 @@ import { cpuMeter } from './lib/procstat.mjs';
 import { itemKey, rawItem } from './lib/requests.mjs';
 import { Services, SERVER_CPU } from './lib/services.mjs';
 
-const arg = (name, fallback) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
+const arg = (name, fallback) =>
+  process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
 const base = arg('base');
 const rounds = Number(arg('rounds', '4'));
 const MEASURE_S = 3;
@@ -20,7 +21,11 @@ try {
   const load = await services.load();
   const sim = await services.sim({ versionsPerSecond: 0, startVersion: '100000' }, { cpu: SERVER_CPU });
   const servers = [{ name: 'this build', handle: await services.proxy(sim.info.url, {}, { name: 'this build' }) }];
-  if (base) servers.push({ name: 'base', handle: await services.proxy(sim.info.url, {}, { name: 'base', script: resolve(base, 'bench/proc/proxy.mjs') }) });
+  if (base)
+    servers.push({
+      name: 'base',
+      handle: await services.proxy(sim.info.url, {}, { name: 'base', script: resolve(base, 'bench/proc/proxy.mjs') }),
+    });
   servers.push({ name: 'forwarder', handle: await services.forwarder(sim.info.url) });
 
   const sample = rawItem(itemKey(0), null);
@@ -28,7 +33,15 @@ try {
   const run = (url, duration) => {
     const start = nextKey;
     nextKey += 1_000_000;
-    return load.call('run', { url, path: sample.path, headers: sample.headers, body: sample.body.toString('utf8'), connections: 8, duration, workload: { kind: 'distinctLatest', start } });
+    return load.call('run', {
+      url,
+      path: sample.path,
+      headers: sample.headers,
+      body: sample.body.toString('utf8'),
+      connections: 8,
+      duration,
+      workload: { kind: 'distinctLatest', start },
+    });
   };
   for (const s of servers) await run(s.handle.info.url, 2);
   const totals = new Map(servers.map((s) => [s.name, { misses: 0, cpuS: 0 }]));
@@ -46,8 +59,12 @@ try {
     }
   }
   const perMiss = (name) => (totals.get(name).cpuS / totals.get(name).misses) * 1e6;
-  for (const s of servers) console.log(`${s.name.padEnd(10)} ${perMiss(s.name).toFixed(1)} CPU µs per miss (${totals.get(s.name).misses} misses)`);
-  if (base) console.log(`this build ÷ base: ${(perMiss('this build') / perMiss('base')).toFixed(3)} of the CPU per miss`);
+  for (const s of servers)
+    console.log(
+      `${s.name.padEnd(10)} ${perMiss(s.name).toFixed(1)} CPU µs per miss (${totals.get(s.name).misses} misses)`,
+    );
+  if (base)
+    console.log(`this build ÷ base: ${(perMiss('this build') / perMiss('base')).toFixed(3)} of the CPU per miss`);
 } finally {
   await services.stopAll();
 }

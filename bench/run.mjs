@@ -117,14 +117,17 @@ async function quiet(label) {
   const r = await waitQuiet({ pids: services.pids(), maxWaitMs: Math.min(quietLeftMs, 15_000) });
   quietLeftMs -= r.waitedMs;
   quietLog.push({ label, ...r });
-  if (r.waitedMs > 600) log(`  waited ${(r.waitedMs / 1000).toFixed(1)}s for other processes to quieten (now ${r.others ?? '?'} CPU)`);
+  if (r.waitedMs > 600)
+    log(`  waited ${(r.waitedMs / 1000).toFixed(1)}s for other processes to quieten (now ${r.others ?? '?'} CPU)`);
 }
 
 const results = [];
 const failures = [];
 const profiles = [];
 try {
-  log(`mode ${mode.name}; pinning ${CAN_PIN ? `servers to CPU ${SERVER_CPU}, load/sim/redis to CPU ${CLIENT_CPU}` : 'off'}`);
+  log(
+    `mode ${mode.name}; pinning ${CAN_PIN ? `servers to CPU ${SERVER_CPU}, load/sim/redis to CPU ${CLIENT_CPU}` : 'off'}`,
+  );
   const load = await services.load();
   for (const scenario of SCENARIOS) {
     if (only && !only.includes(scenario.id)) continue;
@@ -146,13 +149,18 @@ try {
     }
   }
   // Quick mode (CI) proves profiling works on one hit path and the miss path; full runs profile every route.
-  const profilePaths = routeIds ? PROFILE_PATHS.filter((p) => p === 'miss' || routeIds.some((id) => p.endsWith(`-hit-${id}`))) : PROFILE_PATHS;
+  const profilePaths = routeIds
+    ? PROFILE_PATHS.filter((p) => p === 'miss' || routeIds.some((id) => p.endsWith(`-hit-${id}`)))
+    : PROFILE_PATHS;
   for (const path of quick ? [profilePaths[0], 'miss'] : profilePaths) {
     if (!profile || (only && !only.includes('profile'))) break;
     log(`profile: ${path} path (V8 CPU profile of the measured window, through node:inspector)`);
     const sim = await services.sim(SIM_PARAMS);
     try {
-      const p = await profilePath({ services, load, sim, mode, log, version: BigInt((await sim.call('ledger')).ledgerVersion), root, quiet }, path);
+      const p = await profilePath(
+        { services, load, sim, mode, log, version: BigInt((await sim.call('ledger')).ledgerVersion), root, quiet },
+        path,
+      );
       profiles.push(p);
       log(
         `  top self time: ${p.top
@@ -178,10 +186,20 @@ const machine = {
   node: process.version,
   platform: `${process.platform} ${process.arch}`,
   date: new Date().toISOString(),
-  pinning: CAN_PIN ? { servers: SERVER_CPU, loadSimRedis: CLIENT_CPU, simInLatencyScenario: SERVER_CPU, scalingProxies: '0,1' } : null,
+  pinning: CAN_PIN
+    ? { servers: SERVER_CPU, loadSimRedis: CLIENT_CPU, simInLatencyScenario: SERVER_CPU, scalingProxies: '0,1' }
+    : null,
   loadGenerator: 'bench/lib/rawload.mjs for hits (scenarios 1, 2, 7), autocannon for the others; own process',
 };
-const report = { machine, mode, durationSeconds: Math.round((Date.now() - started) / 100) / 10, scenarios: results, profiles, failures, quietWaits: quietLog };
+const report = {
+  machine,
+  mode,
+  durationSeconds: Math.round((Date.now() - started) / 100) / 10,
+  scenarios: results,
+  profiles,
+  failures,
+  quietWaits: quietLog,
+};
 if (write) {
   // Only a full run of every scenario replaces the published figures (latest.*, README);
   // quick or partial runs write quick.* / partial.* (git-ignored) and leave README alone.
@@ -190,6 +208,8 @@ if (write) {
   console.log(`\n${table}\n`);
   log(`wrote ${written.join(', ')}`);
 }
-log(`done in ${report.durationSeconds}s: ${results.filter((r) => r.pass).length}/${results.length} targets met${failures.length ? `, ${failures.length} scenario(s) failed to run` : ''}`);
+log(
+  `done in ${report.durationSeconds}s: ${results.filter((r) => r.pass).length}/${results.length} targets met${failures.length ? `, ${failures.length} scenario(s) failed to run` : ''}`,
+);
 // Targets are reported, not asserted: a missed target is a result. A scenario that could not run is an error.
 process.exit(failures.length > 0 ? 1 : 0);

@@ -92,16 +92,33 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
   // Its sources are read at scrape time, when everything below exists.
   const metrics = new Metrics({
     memoryStats: () => stores.memory.stats(),
-    upstreams: () => pool.nodes.map((n) => ({ name: n.name, state: pool.health(n), ledgerVersion: n.ledger?.ledgerVersion ?? null, inFlight: n.inFlight, headroom: n.headroom() })),
+    upstreams: () =>
+      pool.nodes.map((n) => ({
+        name: n.name,
+        state: pool.health(n),
+        ledgerVersion: n.ledger?.ledgerVersion ?? null,
+        inFlight: n.inFlight,
+        headroom: n.headroom(),
+      })),
     watermarkVersion: () => watermark.current()?.ledgerVersion ?? null,
   });
-  const upstreams = buildUpstreams(config, { logger, metrics, watermark, pruneClock, vendor: vendorIdentity, headerNames, sim, probeSchedule: deps.probeSchedule });
+  const upstreams = buildUpstreams(config, {
+    logger,
+    metrics,
+    watermark,
+    pruneClock,
+    vendor: vendorIdentity,
+    headerNames,
+    sim,
+    probeSchedule: deps.probeSchedule,
+  });
   const pool = upstreams.pool;
   const routes = readRoutes(vendor);
   const stores = buildReads(config, { logger, metrics, pool, watermark, pruneClock, vendor, routes });
   const { reads, redisClients } = stores;
   // The limits' counters fail fast, like the cache's client: a Redis outage skips counting.
-  const counters = config.tenants !== undefined && redisClients !== undefined ? redisClient(redisClients, 'limits') : undefined;
+  const counters =
+    config.tenants !== undefined && redisClients !== undefined ? redisClient(redisClients, 'limits') : undefined;
   const listener = await buildPublicListener({
     ...{ config, logger, metrics, headerNames, routes, tracing, env, now: deps.now, counters: counters?.redis },
     snapshot: () => watermark.current(),
@@ -112,12 +129,37 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
   const purges = localPurges(reads.purge, routes, logger, (scope) => metrics.purged(scope));
   const state = { closing: false };
   // Fails first on shutdown, so a load balancer stops sending before the drain.
-  const readiness = (): Readiness => ({ ready: !state.closing && pool.ready(), upstreams: pool.nodes.map((n) => ({ name: n.name, state: pool.health(n), probe: probeResult(n) })) });
-  const admin = config.admin.port !== 0 && deps.serveAdmin !== false ? buildAdminServer({ settings: config.admin, logger, env, metrics, readiness, headerNames, purge: purges.route }) : undefined;
-  const reloader = reloaderFor(config, logger, { pool, nodesOf: upstreams.nodesOf, sim, tenants: listener.tenants, metrics, env });
+  const readiness = (): Readiness => ({
+    ready: !state.closing && pool.ready(),
+    upstreams: pool.nodes.map((n) => ({ name: n.name, state: pool.health(n), probe: probeResult(n) })),
+  });
+  const admin =
+    config.admin.port !== 0 && deps.serveAdmin !== false
+      ? buildAdminServer({ settings: config.admin, logger, env, metrics, readiness, headerNames, purge: purges.route })
+      : undefined;
+  const reloader = reloaderFor(config, logger, {
+    pool,
+    nodesOf: upstreams.nodesOf,
+    sim,
+    tenants: listener.tenants,
+    metrics,
+    env,
+  });
   // Both are bounded: a node or a Redis that is down does not stop the start.
   await Promise.all([pool.start(), stores.redis?.whenReady(REDIS_START_WAIT_MS)]);
-  const parts = { config, logger, http: listener.http, pool, watermark, memory: stores.memory, redis: stores.redis, sim, metrics, admin, readiness };
+  const parts = {
+    config,
+    logger,
+    http: listener.http,
+    pool,
+    watermark,
+    memory: stores.memory,
+    redis: stores.redis,
+    sim,
+    metrics,
+    admin,
+    readiness,
+  };
   return handleOf(parts, state, {
     purge: purges.here,
     reload: (next) => reloader.reload(next),
@@ -133,7 +175,10 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
 
 /** The running app: its listeners, its readiness and its shutdown. */
 function handleOf(
-  parts: Pick<App, 'config' | 'logger' | 'http' | 'pool' | 'watermark' | 'memory' | 'redis' | 'sim' | 'metrics' | 'admin' | 'readiness'>,
+  parts: Pick<
+    App,
+    'config' | 'logger' | 'http' | 'pool' | 'watermark' | 'memory' | 'redis' | 'sim' | 'metrics' | 'admin' | 'readiness'
+  >,
   state: { closing: boolean },
   rest: Pick<App, 'purge' | 'reload'> & { closeRest(): Promise<void> },
 ): App {
@@ -144,8 +189,14 @@ function handleOf(
     async listen() {
       const { server: at, admin: adminAt } = config;
       const address = await listenAs('server', at.host, at.port, () => http.listen({ host: at.host, port: at.port }));
-      if (admin) adminAddress = await listenAs('admin', adminAt.host, adminAt.port, () => admin.listen({ host: adminAt.host, port: adminAt.port }));
-      logger.info({ url: address, admin: adminAddress, upstreams: config.upstreams.map((u) => u.name) }, 'ledger-proxy listening');
+      if (admin)
+        adminAddress = await listenAs('admin', adminAt.host, adminAt.port, () =>
+          admin.listen({ host: adminAt.host, port: adminAt.port }),
+        );
+      logger.info(
+        { url: address, admin: adminAddress, upstreams: config.upstreams.map((u) => u.name) },
+        'ledger-proxy listening',
+      );
       return address;
     },
     adminUrl: () => adminAddress,
@@ -170,12 +221,20 @@ function handleOf(
 function reloaderFor(
   config: Config,
   logger: Logger,
-  live: { pool: UpstreamPool; nodesOf: Upstreams['nodesOf']; sim: SimNode | undefined; tenants: TenantDirectory; metrics: Metrics; env: NodeJS.ProcessEnv },
+  live: {
+    pool: UpstreamPool;
+    nodesOf: Upstreams['nodesOf'];
+    sim: SimNode | undefined;
+    tenants: TenantDirectory;
+    metrics: Metrics;
+    env: NodeJS.ProcessEnv;
+  },
 ): Reloader {
   const { pool, tenants, metrics } = live;
   return new Reloader(config, logger, {
     upstreams: async (next) => {
-      if (next.upstreams.some((u) => u.url === SIM_URL) && !live.sim) throw new Error("a 'sim' upstream needs a restart: the built-in node is not running");
+      if (next.upstreams.some((u) => u.url === SIM_URL) && !live.sim)
+        throw new Error("a 'sim' upstream needs a restart: the built-in node is not running");
       const result = await pool.replaceNodes(live.nodesOf(next.upstreams));
       logger.info({ ...result, upstreams: pool.nodes.map((n) => n.name) }, 'upstreams reloaded');
       warnIfUnverifiable({ ...config, upstreams: next.upstreams }, logger);
@@ -196,7 +255,12 @@ function forwardVia(pool: UpstreamPool): PassthroughDeps['forward'] {
   return async (call, minVersion, priority, trace) => {
     const idempotent = call.method === 'GET' || call.method === 'HEAD' || call.method === 'OPTIONS';
     const answer = await pool.forward({ ...call, passthrough: true }, { idempotent, minVersion, priority, trace });
-    return { status: answer.status, headers: answer.headers ?? {}, body: answer.stream ?? answer.body, upstream: answer.upstream };
+    return {
+      status: answer.status,
+      headers: answer.headers ?? {},
+      body: answer.stream ?? answer.body,
+      upstream: answer.upstream,
+    };
   };
 }
 
@@ -208,6 +272,9 @@ async function startTracingIf(config: Config, logger: Logger): Promise<TracingSd
   const { otlpEndpoint, ...settings } = config.tracing;
   if (otlpEndpoint === undefined) return undefined;
   const { startTracing } = await import('./tracing/sdk.js');
-  logger.info({ serviceName: settings.serviceName, sampleRatio: settings.sampleRatio }, 'tracing: spans are sent to tracing.otlpEndpoint');
+  logger.info(
+    { serviceName: settings.serviceName, sampleRatio: settings.sampleRatio },
+    'tracing: spans are sent to tracing.otlpEndpoint',
+  );
   return startTracing(settings, otlpEndpoint, logger, packageVersion());
 }

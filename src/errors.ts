@@ -78,7 +78,14 @@ export class NodeError extends Error {
   /** headers the reply carries beside the body (Retry-After, WWW-Authenticate, RateLimit-*) */
   readonly headers: Readonly<Record<string, string>>;
 
-  constructor(status: ErrorStatus, code: ErrorCode, message: string, vmErrorCode: number | null = null, reason: ErrorReason = defaultReason(status), headers: Record<string, string> = {}) {
+  constructor(
+    status: ErrorStatus,
+    code: ErrorCode,
+    message: string,
+    vmErrorCode: number | null = null,
+    reason: ErrorReason = defaultReason(status),
+    headers: Record<string, string> = {},
+  ) {
     super(message);
     this.name = 'NodeError';
     this.status = status;
@@ -102,7 +109,11 @@ export class NodeError extends Error {
   }
 
   /** The proxy could not get an answer from a node; `reason` says why. */
-  static unavailable(message: string, reason: ErrorReason = 'no_node', headers: Record<string, string> = {}): NodeError {
+  static unavailable(
+    message: string,
+    reason: ErrorReason = 'no_node',
+    headers: Record<string, string> = {},
+  ): NodeError {
     return new NodeError(503, 'internal_error', message, null, reason, headers);
   }
 
@@ -111,7 +122,9 @@ export class NodeError extends Error {
    * or is backing off after it did): the nodes' own code, and when to come back.
    */
   static nodesShedding(message: string, retryAfterSeconds: number): NodeError {
-    return new NodeError(503, 'overloaded', message, null, 'node_shedding', { 'retry-after': String(retryAfterSeconds) });
+    return new NodeError(503, 'overloaded', message, null, 'node_shedding', {
+      'retry-after': String(retryAfterSeconds),
+    });
   }
 
   /** Nothing is served before the chain is known (SPEC §8): the one not-ready reply. */
@@ -129,7 +142,13 @@ export class NodeError extends Error {
   }
 
   static versionNotFound(version: bigint, latest: bigint): NodeError {
-    return new NodeError(404, 'version_not_found', `Ledger version(${version}) not found, latest version is ${latest}`, null, 'not_found');
+    return new NodeError(
+      404,
+      'version_not_found',
+      `Ledger version(${version}) not found, latest version is ${latest}`,
+      null,
+      'not_found',
+    );
   }
 
   /**
@@ -139,7 +158,13 @@ export class NodeError extends Error {
    */
   static from(err: unknown): NodeError {
     if (err instanceof NodeError) return err;
-    const internal = new NodeError(500, 'internal_error', 'Internal error: the proxy could not handle this request', null, 'internal');
+    const internal = new NodeError(
+      500,
+      'internal_error',
+      'Internal error: the proxy could not handle this request',
+      null,
+      'internal',
+    );
     internal.cause = err;
     return internal;
   }

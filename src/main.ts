@@ -33,7 +33,9 @@ function startup(): { args: CliArgs; config: Config } | undefined {
     const config = loadConfig({ file: args.configFile });
     if (args.check) {
       const source = args.configFile ?? 'the built-in defaults';
-      process.stdout.write(`# ${source}: valid. The effective config (environment applied, defaults filled in, secrets redacted):\n`);
+      process.stdout.write(
+        `# ${source}: valid. The effective config (environment applied, defaults filled in, secrets redacted):\n`,
+      );
       process.stdout.write(stringify(redactSecrets(config)));
       return undefined;
     }
@@ -56,7 +58,9 @@ async function main(): Promise<void> {
   // asynchronously and a few at a time: a request's log line never blocks the
   // event loop on stdout, nor costs it a write of its own.
   const destination = process.stdout.isTTY ? undefined : bufferedLogDestination();
-  const logger = destination ? pino({ level: config.log.level }, destination) : pino({ level: config.log.level, transport: { target: 'pino-pretty', options: { colorize: true } } });
+  const logger = destination
+    ? pino({ level: config.log.level }, destination)
+    : pino({ level: config.log.level, transport: { target: 'pino-pretty', options: { colorize: true } } });
   const exit = (code: number): never => {
     destination?.flushSync();
     process.exit(code);
@@ -69,7 +73,12 @@ async function main(): Promise<void> {
     return;
   }
   const app = await buildApp(config, { logger, serveAdmin: !cluster.isWorker });
-  if (cluster.isWorker) serveAsWorker({ readiness: () => app.readiness(), metrics: () => app.metrics.registry.getMetricsAsJSON(), purge: ({ scope, order }) => app.purge(scope, order) });
+  if (cluster.isWorker)
+    serveAsWorker({
+      readiness: () => app.readiness(),
+      metrics: () => app.metrics.registry.getMetricsAsJSON(),
+      purge: ({ scope, order }) => app.purge(scope, order),
+    });
   await app.listen();
   handleSignals(app, config, logger, args, exit);
 }
@@ -114,7 +123,10 @@ function handleSignals(app: App, config: Config, logger: Logger, args: CliArgs, 
       next = loadConfig({ file: args.configFile });
     } catch (err) {
       const keys = err instanceof ConfigError ? err.issues.map((i) => i.path) : undefined;
-      logger.error({ keys, err: (err as Error).message }, 'SIGHUP: config not reloaded, the file is invalid; the running config stays');
+      logger.error(
+        { keys, err: (err as Error).message },
+        'SIGHUP: config not reloaded, the file is invalid; the running config stays',
+      );
       return;
     }
     app.reload(next).catch((err: Error) => logger.error({ err: err.message }, 'SIGHUP: config not reloaded'));
@@ -135,6 +147,8 @@ main().catch((err) => {
     process.stderr.write(`ledger-proxy: ${err.message}\n`);
     process.exit(EXIT_CANNOT_LISTEN);
   }
-  process.stderr.write(`ledger-proxy: failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.stderr.write(
+    `ledger-proxy: failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+  );
   process.exit(1);
 });

@@ -21,7 +21,10 @@ export default async function setup(project: TestProject): Promise<() => void> {
   mkdirSync(join(ROOT, '.test-build'), { recursive: true });
   const build = mkdtempSync(join(ROOT, '.test-build', 'cli-'));
   const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-  await promisify(execFile)(process.execPath, [tsc, '-p', 'tsconfig.build.json', '--outDir', build], { cwd: ROOT, timeout: 170_000 });
+  await promisify(execFile)(process.execPath, [tsc, '-p', 'tsconfig.build.json', '--outDir', build], {
+    cwd: ROOT,
+    timeout: 170_000,
+  });
   project.provide('cliBuild', build);
   return () => rmSync(build, { recursive: true, force: true });
 }

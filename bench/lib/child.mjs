@@ -19,7 +19,10 @@ export function pinned(cpu, argv) {
  * `stdout`: 'inherit', or 'count' (a pipe this process drains, counting lines:
  * handle.stdoutLines()).
  */
-export async function spawnChild(script, { cpu, params = {}, nodeArgs = [], name = script, readyTimeoutMs = 30_000, stdout = 'inherit' } = {}) {
+export async function spawnChild(
+  script,
+  { cpu, params = {}, nodeArgs = [], name = script, readyTimeoutMs = 30_000, stdout = 'inherit' } = {},
+) {
   const [cmd, ...args] = pinned(cpu, [process.execPath, ...nodeArgs, script]);
   const child = spawn(cmd, args, {
     stdio: ['ignore', stdout === 'count' ? 'pipe' : stdout, 'inherit', 'ipc'],
@@ -36,7 +39,10 @@ export async function spawnChild(script, { cpu, params = {}, nodeArgs = [], name
     pending.clear();
   });
   const ready = new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name} did not become ready in ${readyTimeoutMs} ms`)), readyTimeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`${name} did not become ready in ${readyTimeoutMs} ms`)),
+      readyTimeoutMs,
+    );
     child.on('message', (msg) => {
       if (msg?.ready) {
         clearTimeout(timer);

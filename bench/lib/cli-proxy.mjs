@@ -25,7 +25,9 @@ export async function freePort() {
 /** The pids of `pid`'s child processes (Linux /proc; [] elsewhere). */
 export function childPids(pid) {
   try {
-    return readdirSync(`/proc/${pid}/task`).flatMap((tid) => readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number));
+    return readdirSync(`/proc/${pid}/task`).flatMap((tid) =>
+      readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number),
+    );
   } catch {
     return [];
   }
@@ -39,7 +41,12 @@ export function childPids(pid) {
 export async function startCliProxy({ config, cpu, workers = 1, timeoutMs = 30_000 }) {
   const dir = mkdtempSync(join(tmpdir(), 'ledger-proxy-bench-cli-'));
   const port = await freePort();
-  const full = { ...config, server: { host: '127.0.0.1', port, workers, ...config.server }, admin: config.admin ?? { port: 0 }, log: { level: 'info' } };
+  const full = {
+    ...config,
+    server: { host: '127.0.0.1', port, workers, ...config.server },
+    admin: config.admin ?? { port: 0 },
+    log: { level: 'info' },
+  };
   const file = join(dir, 'config.yaml');
   writeFileSync(file, YAML.stringify(full));
   const [cmd, ...args] = pinned(cpu, [process.execPath, MAIN, '--config', file]);

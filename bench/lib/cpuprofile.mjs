@@ -34,7 +34,9 @@ export function summarizeProfile(file, { root, top = 20 } = {}) {
   let totalUs = 0;
   // The inspector session's own native dispatch (starting and stopping the profiler
   // from inside the process) is the bench's cost, not the proxy's: left out.
-  const profilerOwn = new Set(profile.nodes.filter((n) => n.callFrame.functionName === 'dispatch' && n.callFrame.url === '').map((n) => n.id));
+  const profilerOwn = new Set(
+    profile.nodes.filter((n) => n.callFrame.functionName === 'dispatch' && n.callFrame.url === '').map((n) => n.id),
+  );
   for (let i = 0; i < profile.samples.length; i++) {
     const dt = profile.timeDeltas[i] ?? 0;
     if (dt <= 0 || profilerOwn.has(profile.samples[i])) continue;
@@ -51,7 +53,12 @@ export function summarizeProfile(file, { root, top = 20 } = {}) {
     const rel = callFrame.url ? callFrame.url.replace(`file://${root}/`, '') : '';
     const where = SPECIAL.has(name) ? '' : `${rel}:${callFrame.lineNumber + 1}`;
     const key = `${name}\u0000${where}`;
-    const f = byFunction.get(key) ?? { function: name, location: where, owner: SPECIAL.has(name) ? name : owner(callFrame.url, root), selfUs: 0 };
+    const f = byFunction.get(key) ?? {
+      function: name,
+      location: where,
+      owner: SPECIAL.has(name) ? name : owner(callFrame.url, root),
+      selfUs: 0,
+    };
     f.selfUs += us;
     byFunction.set(key, f);
     const o = SPECIAL.has(name) ? name : owner(callFrame.url, root);
@@ -89,5 +96,13 @@ export function summarizeProfile(file, { root, top = 20 } = {}) {
     .sort((a, b) => b[1] - a[1])
     .slice(0, top)
     .map(([fn, us]) => ({ function: fn, inclusiveMs: Math.round(us / 100) / 10, inclusivePercent: pct(us, busyUs) }));
-  return { file, totalMs: Math.round(totalUs / 1000), busyMs: Math.round(busyUs / 1000), idlePercent: pct(idleUs, totalUs), top: functions, owners, ownInclusive };
+  return {
+    file,
+    totalMs: Math.round(totalUs / 1000),
+    busyMs: Math.round(busyUs / 1000),
+    idlePercent: pct(idleUs, totalUs),
+    top: functions,
+    owners,
+    ownInclusive,
+  };
 }

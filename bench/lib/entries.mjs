@@ -43,7 +43,10 @@ export function entry(i, keyFn) {
   const value = new BigUint64Array([(BigInt(i) * 0x9e3779b97f4a7c15n) & 0xffffffffffffffffn]);
   // Buffer.from copies into Node's shared 8 KiB pool: a compact small Buffer.
   const body = Buffer.from(new Uint8Array(value.buffer));
-  return [keyOf(keyFn, readRequest(i), VERSION), { status: 200, contentType: 'application/x-bcs', body, version: VERSION }];
+  return [
+    keyOf(keyFn, readRequest(i), VERSION),
+    { status: 200, contentType: 'application/x-bcs', body, version: VERSION },
+  ];
 }
 
 /** The bytes the memory tier charges for entry i. */

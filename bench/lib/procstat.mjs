@@ -48,7 +48,10 @@ export function cpuMeter(pids) {
       ours += used ?? 0;
     }
     const machineNow = machineBusySeconds();
-    out.others = machineNow === null || machineBefore === null ? null : round(Math.max(0, (machineNow - machineBefore) / wall - ours), 3);
+    out.others =
+      machineNow === null || machineBefore === null
+        ? null
+        : round(Math.max(0, (machineNow - machineBefore) / wall - ours), 3);
     return out;
   };
 }

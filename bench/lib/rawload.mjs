@@ -46,7 +46,16 @@ function headerValue(head, name) {
  * replies, req/s, status counts and, when `countHeaders` is given, the counts of
  * those headers' values joined by '/'.
  */
-export function blast({ url, requests, seq, connections, durationS, once = false, eachConnection = false, countHeaders = [] }) {
+export function blast({
+  url,
+  requests,
+  seq,
+  connections,
+  durationS,
+  once = false,
+  eachConnection = false,
+  countHeaders = [],
+}) {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
     const started = performance.now();
@@ -64,7 +73,15 @@ export function blast({ url, requests, seq, connections, durationS, once = false
       finished = true;
       const seconds = (Math.min(performance.now(), once ? Infinity : deadline) - started) / 1000;
       for (const s of sockets) s.destroy();
-      resolve({ completed, durationS: seconds, rps: completed / seconds, statuses, errors, reconnects, ...(countHeaders.length ? { headerCounts } : {}) });
+      resolve({
+        completed,
+        durationS: seconds,
+        rps: completed / seconds,
+        statuses,
+        errors,
+        reconnects,
+        ...(countHeaders.length ? { headerCounts } : {}),
+      });
     };
     const timer = once ? null : setTimeout(finish, durationS * 1000 + 5);
     let reconnects = 0;

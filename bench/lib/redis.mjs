@@ -34,7 +34,19 @@ function ping(port) {
 
 export async function startRedis({ cpu } = {}) {
   const port = await freePort();
-  const [cmd, ...args] = pinned(cpu, ['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning']);
+  const [cmd, ...args] = pinned(cpu, [
+    'redis-server',
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--loglevel',
+    'warning',
+  ]);
   const child = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'inherit'] });
   const exited = new Promise((resolve) => child.once('exit', resolve));
   // Not a Node child: it would outlive a bench that crashes, so kill it on exit.

@@ -61,7 +61,8 @@ export function markdownTable(report, name = 'latest') {
   for (const s of report.scenarios) {
     lines.push(`| ${s.title} | ${s.display} | ${fmtTarget(s.target, s.unit)} | ${s.pass ? 'pass' : '**FAIL**'} |`);
   }
-  for (const f of report.failures) lines.push(`| ${f.scenario} | did not run: ${f.error.split('\n')[0].replace(/\|/g, '\\|')} | | **ERROR** |`);
+  for (const f of report.failures)
+    lines.push(`| ${f.scenario} | did not run: ${f.error.split('\n')[0].replace(/\|/g, '\\|')} | | **ERROR** |`);
   lines.push('');
   lines.push(
     `![each figure against its target](bench/results/${name}.svg) — chart: [bench/results/${name}.svg](bench/results/${name}.svg); raw figures: [bench/results/${name}.json](bench/results/${name}.json); what each scenario measures and the hot-path profile: [bench/README.md](bench/README.md).`,
@@ -75,7 +76,9 @@ const PROFILE_END = '<!-- profile:end -->';
 /** The profiles' top self-time functions, packages and the proxy's own inclusive time, as markdown. */
 export function profileMarkdown(report) {
   if (!report.profiles?.length) return '_No profile in this run._';
-  const lines = [`From the run of ${report.machine.date} (${report.mode.name} mode); percentages are of the process's busy (non-idle) CPU time.`];
+  const lines = [
+    `From the run of ${report.machine.date} (${report.mode.name} mode); percentages are of the process's busy (non-idle) CPU time.`,
+  ];
   for (const p of report.profiles) {
     lines.push('');
     lines.push(
@@ -84,7 +87,10 @@ export function profileMarkdown(report) {
     lines.push('');
     lines.push('| self % | function | where |');
     lines.push('|---:|---|---|');
-    for (const f of p.top.slice(0, 15)) lines.push(`| ${f.selfPercent} | \`${f.function}\` | ${f.location ? `\`${f.location}\`` : ''} ${f.owner && !f.owner.startsWith('(') ? `(${f.owner})` : ''} |`);
+    for (const f of p.top.slice(0, 15))
+      lines.push(
+        `| ${f.selfPercent} | \`${f.function}\` | ${f.location ? `\`${f.location}\`` : ''} ${f.owner && !f.owner.startsWith('(') ? `(${f.owner})` : ''} |`,
+      );
     lines.push('');
     lines.push(
       `By package (self %): ${p.owners
@@ -124,28 +130,43 @@ export function svgChart(report) {
   const top = 60;
   const height = top + rows.length * rowH + 54;
   const out = [];
-  out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="Helvetica, Arial, sans-serif" font-size="12">`);
+  out.push(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="Helvetica, Arial, sans-serif" font-size="12">`,
+  );
   out.push(`<rect width="${width}" height="${height}" fill="#ffffff"/>`);
-  out.push(`<text x="16" y="22" font-size="15" font-weight="bold">ledger-proxy bench: each figure against its target (${esc(report.mode.name)} mode, ${esc(report.machine.date.slice(0, 10))})</text>`);
+  out.push(
+    `<text x="16" y="22" font-size="15" font-weight="bold">ledger-proxy bench: each figure against its target (${esc(report.mode.name)} mode, ${esc(report.machine.date.slice(0, 10))})</text>`,
+  );
   out.push(
     `<text x="16" y="40" fill="#555">Bar = measured ÷ target, so every target sits on the dashed line (bars capped at ${cap}×). A ≥ target passes at or right of the line, a ≤ target at or left of it.</text>`,
   );
   const bottom = top + rows.length * rowH;
   for (const t of [0, 0.5, 1, 1.5, 2, 2.5, 3]) {
-    out.push(`<line x1="${x(t)}" y1="${top - 8}" x2="${x(t)}" y2="${bottom}" stroke="${t === 1 ? '#222' : '#e6e6e6'}" stroke-width="${t === 1 ? 2 : 1}"${t === 1 ? ' stroke-dasharray="5,3"' : ''}/>`);
-    out.push(`<text x="${x(t)}" y="${bottom + 16}" text-anchor="middle" fill="#555" font-size="11">${t === 1 ? 'target' : `${t}×`}</text>`);
+    out.push(
+      `<line x1="${x(t)}" y1="${top - 8}" x2="${x(t)}" y2="${bottom}" stroke="${t === 1 ? '#222' : '#e6e6e6'}" stroke-width="${t === 1 ? 2 : 1}"${t === 1 ? ' stroke-dasharray="5,3"' : ''}/>`,
+    );
+    out.push(
+      `<text x="${x(t)}" y="${bottom + 16}" text-anchor="middle" fill="#555" font-size="11">${t === 1 ? 'target' : `${t}×`}</text>`,
+    );
   }
   rows.forEach((s, i) => {
     const y = top + i * rowH;
     const value = typeof s.measured === 'number' ? s.measured : NaN;
     const rel = s.target.value !== 0 && Number.isFinite(value) ? Math.max(0, value / s.target.value) : 0;
     const color = s.pass ? '#2e9d4f' : '#d0453a';
-    out.push(`<text x="${left - 10}" y="${y + 15}" text-anchor="end">${esc(s.title.length > 60 ? s.title.slice(0, 59) + '…' : s.title)}</text>`);
-    out.push(`<rect x="${left}" y="${y + 4}" width="${(Math.max(1, x(rel) - left)).toFixed(1)}" height="16" fill="${color}" opacity="0.85"/>`);
-    if (rel > cap) out.push(`<text x="${x(cap) - 4}" y="${y + 16}" text-anchor="end" fill="#fff" font-size="11">»</text>`);
+    out.push(
+      `<text x="${left - 10}" y="${y + 15}" text-anchor="end">${esc(s.title.length > 60 ? s.title.slice(0, 59) + '…' : s.title)}</text>`,
+    );
+    out.push(
+      `<rect x="${left}" y="${y + 4}" width="${(Math.max(1, x(rel) - left)).toFixed(1)}" height="16" fill="${color}" opacity="0.85"/>`,
+    );
+    if (rel > cap)
+      out.push(`<text x="${x(cap) - 4}" y="${y + 16}" text-anchor="end" fill="#fff" font-size="11">»</text>`);
     const unit = s.unit === 'ratio' ? '' : ` ${s.unit}`;
     const label = `${Number.isFinite(value) ? value : '?'}${unit}  (target ${s.target.op === '>=' ? '≥' : '≤'} ${s.target.value})  ${s.pass ? 'pass' : 'FAIL'}`;
-    out.push(`<text x="${valuesX}" y="${y + 16}" fill="${s.pass ? '#1d6b35' : '#a32d24'}" font-size="11">${esc(label)}</text>`);
+    out.push(
+      `<text x="${valuesX}" y="${y + 16}" fill="${s.pass ? '#1d6b35' : '#a32d24'}" font-size="11">${esc(label)}</text>`,
+    );
   });
   out.push(
     `<text x="16" y="${height - 12}" fill="#777" font-size="11">${esc(`${report.machine.cpus} CPU ${report.machine.cpuModel}, Node ${report.machine.node}; raw figures in bench/results/${report.mode.name === 'quick' ? 'quick' : 'latest'}.json`)}</text>`,
@@ -163,7 +184,10 @@ export function writeReport(report, { root, name, readme }) {
   const results = join(root, 'bench', 'results');
   const table = markdownTable(report, name);
   const profileTable = profileMarkdown(report);
-  writeFileSync(join(results, `${name}.json`), JSON.stringify({ ...report, table, profileTable }, (_k, v) => (typeof v === 'bigint' ? String(v) : v), 2) + '\n');
+  writeFileSync(
+    join(results, `${name}.json`),
+    JSON.stringify({ ...report, table, profileTable }, (_k, v) => (typeof v === 'bigint' ? String(v) : v), 2) + '\n',
+  );
   written.push(`bench/results/${name}.json`);
   writeFileSync(join(results, `${name}.svg`), svgChart(report));
   written.push(`bench/results/${name}.svg`);
@@ -182,7 +206,9 @@ export function writeReport(report, { root, name, readme }) {
     if (pa >= 0 && pb > pa) {
       writeFileSync(benchReadme, `${bench.slice(0, pa + PROFILE_START.length)}\n${profileTable}\n${bench.slice(pb)}`);
       // bench/README.md is under the formatter that CI's lint checks: its tables are aligned as it aligns them.
-      execFileSync(join(root, 'node_modules', '.bin', 'biome'), ['format', '--write', benchReadme], { stdio: 'ignore' });
+      execFileSync(join(root, 'node_modules', '.bin', 'biome'), ['format', '--write', benchReadme], {
+        stdio: 'ignore',
+      });
       written.push('bench/README.md (profile section)');
     }
   }

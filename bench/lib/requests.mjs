@@ -32,7 +32,14 @@ export function viewJson(owner, version, accept = 'application/json') {
 }
 
 const MODULE_ADDRESS = Buffer.from('00'.repeat(31) + '01', 'hex');
-const BCS_PREFIX = Buffer.concat([MODULE_ADDRESS, Buffer.from([3]), Buffer.from('sim'), Buffer.from([7]), Buffer.from('balance'), Buffer.from([0, 1, 32])]);
+const BCS_PREFIX = Buffer.concat([
+  MODULE_ADDRESS,
+  Buffer.from([3]),
+  Buffer.from('sim'),
+  Buffer.from([7]),
+  Buffer.from('balance'),
+  Buffer.from([0, 1, 32]),
+]);
 
 /** view 0x1::sim::balance(owner) with a BCS body (what the Aptos SDK sends), BCS answer. */
 export function viewBcs(owner, version) {
@@ -45,12 +52,20 @@ export function viewBcs(owner, version) {
 
 /** GET an account's coin store, as getAccountResource sends it (%3C, %3E). */
 export function resource(owner, version) {
-  return { method: 'GET', path: `/v1/accounts/${owner}/resource/0x1::coin::CoinStore%3C0x1::aptos_coin::AptosCoin%3E${query(version)}`, headers: { accept: 'application/json' } };
+  return {
+    method: 'GET',
+    path: `/v1/accounts/${owner}/resource/0x1::coin::CoinStore%3C0x1::aptos_coin::AptosCoin%3E${query(version)}`,
+    headers: { accept: 'application/json' },
+  };
 }
 
 /** GET a module's ABI, as aptos.view does before every view. */
 export function moduleAbi(owner, name, version) {
-  return { method: 'GET', path: `/v1/accounts/${owner}/module/${name}${query(version)}`, headers: { accept: 'application/json' } };
+  return {
+    method: 'GET',
+    path: `/v1/accounts/${owner}/module/${name}${query(version)}`,
+    headers: { accept: 'application/json' },
+  };
 }
 
 /** POST a table item by its JSON key, as getTableItem sends it. */
@@ -69,7 +84,11 @@ export function transactionByVersion(v) {
 
 /** GET a block by its height, without its transactions (getBlockByHeight's default). */
 export function blockByHeight(h) {
-  return { method: 'GET', path: `/v1/blocks/by_height/${h}?with_transactions=false`, headers: { accept: 'application/json' } };
+  return {
+    method: 'GET',
+    path: `/v1/blocks/by_height/${h}?with_transactions=false`,
+    headers: { accept: 'application/json' },
+  };
 }
 
 /** raw_item table key of item i. */

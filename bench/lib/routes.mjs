@@ -8,10 +8,23 @@ import { simAccountExists, simModules } from '../../dist/sim/state/accounts.js';
 import { simTableItem } from '../../dist/sim/state/tables.js';
 import { parseAddress } from '../../dist/wire/address.js';
 import { parseHexBytes } from '../../dist/wire/hex.js';
-import { address, blockByHeight, HANDLE, itemKey, moduleAbi, rawItem, resource, tableItem, transactionByVersion, viewBcs, viewJson } from './requests.mjs';
+import {
+  address,
+  blockByHeight,
+  HANDLE,
+  itemKey,
+  moduleAbi,
+  rawItem,
+  resource,
+  tableItem,
+  transactionByVersion,
+  viewBcs,
+  viewJson,
+} from './requests.mjs';
 
 /** Whether the sim's table holds item `item` at `version` (the sim's own function: a quarter are absent). */
-const tableHolds = (item, version) => simTableItem(parseAddress(HANDLE), parseHexBytes(itemKey(item)), BigInt(version)) !== null;
+const tableHolds = (item, version) =>
+  simTableItem(parseAddress(HANDLE), parseHexBytes(itemKey(item)), BigInt(version)) !== null;
 const u64le = (n) => Buffer.from(new BigUint64Array([BigInt(n)]).buffer);
 /** The same table read by its JSON u64 key (tables/item). */
 const tableHoldsU64 = (item, version) => simTableItem(parseAddress(HANDLE), u64le(item), BigInt(version)) !== null;
@@ -20,12 +33,32 @@ const accountExists = (item) => simAccountExists(parseAddress(address(item)));
 const hasModule = (item) => simModules(parseAddress(address(item))).some((m) => m.name === 'm0');
 
 export const HIT_ROUTES = [
-  { id: 'raw_item', title: 'raw_item (BCS)', request: (item, version) => rawItem(itemKey(item), version), present: tableHolds },
+  {
+    id: 'raw_item',
+    title: 'raw_item (BCS)',
+    request: (item, version) => rawItem(itemKey(item), version),
+    present: tableHolds,
+  },
   { id: 'view_json', title: 'view, JSON body', request: (item, version) => viewJson(address(item), version) },
   { id: 'view_bcs', title: 'view, BCS body (TS SDK)', request: (item, version) => viewBcs(address(item), version) },
-  { id: 'resource', title: 'account resource (GET)', request: (item, version) => resource(address(item), version), present: accountExists },
-  { id: 'module', title: 'module ABI (GET)', request: (item, version) => moduleAbi(address(item), 'm0', version), present: hasModule },
-  { id: 'table_item', title: 'table item, JSON key', request: (item, version) => tableItem(item, version), present: tableHoldsU64 },
+  {
+    id: 'resource',
+    title: 'account resource (GET)',
+    request: (item, version) => resource(address(item), version),
+    present: accountExists,
+  },
+  {
+    id: 'module',
+    title: 'module ABI (GET)',
+    request: (item, version) => moduleAbi(address(item), 'm0', version),
+    present: hasModule,
+  },
+  {
+    id: 'table_item',
+    title: 'table item, JSON key',
+    request: (item, version) => tableItem(item, version),
+    present: tableHoldsU64,
+  },
   // Items are versions and heights: the bench's sim starts with a history deep enough for 10,000 of each.
   { id: 'txn_by_version', title: 'transaction by version', request: (item) => transactionByVersion(item) },
   { id: 'block_by_height', title: 'block by height', request: (item) => blockByHeight(item) },

@@ -34,16 +34,29 @@ export class Services {
    * this process drains as a container's log collector would; handle.logLines()
    * counts the lines so far.
    */
-  async proxy(simUrl, config = {}, { nodeArgs = ['--expose-gc'], name = 'proxy', logLevel = 'info', script = proc('proxy') } = {}) {
+  async proxy(
+    simUrl,
+    config = {},
+    { nodeArgs = ['--expose-gc'], name = 'proxy', logLevel = 'info', script = proc('proxy') } = {},
+  ) {
     const full = { upstreams: [{ url: simUrl, name: 'sim' }], ...config };
-    const handle = await spawnChild(script, { cpu: SERVER_CPU, params: { config: full, logLevel }, nodeArgs, name, stdout: 'count' });
+    const handle = await spawnChild(script, {
+      cpu: SERVER_CPU,
+      params: { config: full, logLevel },
+      nodeArgs,
+      name,
+      stdout: 'count',
+    });
     handle.logLines = handle.stdoutLines;
     return this.#track(name, handle);
   }
 
   /** The proxy started by its CLI (`dist/main.js --config`), e.g. with server.workers > 1; pinned to `cpu` (a taskset list). */
   async cliProxy(simUrl, { workers = 1, cpu, name = `proxy-cli-${workers}`, config = {} } = {}) {
-    return this.#track(name, await startCliProxy({ config: { upstreams: [{ url: simUrl, name: 'sim' }], ...config }, cpu, workers }));
+    return this.#track(
+      name,
+      await startCliProxy({ config: { upstreams: [{ url: simUrl, name: 'sim' }], ...config }, cpu, workers }),
+    );
   }
 
   async ceiling(params) {
@@ -52,16 +65,31 @@ export class Services {
 
   /** The ceiling plus a lookup of each request's bytes among a route's keys (proc/keyed-ceiling.mjs). */
   async keyedCeiling(params) {
-    return this.#track('keyed-ceiling', await spawnChild(proc('keyed-ceiling'), { cpu: SERVER_CPU, params, name: 'keyed-ceiling' }));
+    return this.#track(
+      'keyed-ceiling',
+      await spawnChild(proc('keyed-ceiling'), { cpu: SERVER_CPU, params, name: 'keyed-ceiling' }),
+    );
   }
 
   /** A bare node:http + undici forwarder to `target` (proc/forwarder.mjs): the least a Node proxy adds to a miss. */
   async forwarder(target) {
-    return this.#track('forwarder', await spawnChild(proc('forwarder'), { cpu: SERVER_CPU, params: { target }, name: 'forwarder' }));
+    return this.#track(
+      'forwarder',
+      await spawnChild(proc('forwarder'), { cpu: SERVER_CPU, params: { target }, name: 'forwarder' }),
+    );
   }
 
   async memfill(params) {
-    return this.#track('memfill', await spawnChild(proc('memfill'), { cpu: SERVER_CPU, params, nodeArgs: ['--expose-gc'], name: 'memfill', readyTimeoutMs: 120_000 }));
+    return this.#track(
+      'memfill',
+      await spawnChild(proc('memfill'), {
+        cpu: SERVER_CPU,
+        params,
+        nodeArgs: ['--expose-gc'],
+        name: 'memfill',
+        readyTimeoutMs: 120_000,
+      }),
+    );
   }
 
   async redis() {
@@ -70,7 +98,10 @@ export class Services {
 
   /** The pids of everything running (and this process): what the quiet gate leaves out. */
   pids() {
-    return [process.pid, ...this.#started.map((s) => s.handle.info?.pid ?? s.handle.pid).filter((pid) => pid !== undefined)];
+    return [
+      process.pid,
+      ...this.#started.map((s) => s.handle.info?.pid ?? s.handle.pid).filter((pid) => pid !== undefined),
+    ];
   }
 
   /** Stops one handle early (it is also forgotten by stopAll). */

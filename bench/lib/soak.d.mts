@@ -18,7 +18,10 @@ export interface SoakReport {
   second: Record<string, number>;
   elapsedMs: number;
 }
-export function soak(url: string, options: { connections: number; maxKeys: number; durationMs: number; from?: number }): Promise<SoakReport>;
+export function soak(
+  url: string,
+  options: { connections: number; maxKeys: number; durationMs: number; from?: number },
+): Promise<SoakReport>;
 
 export function residentBytes(pid: number): number;
 export interface RssSample {

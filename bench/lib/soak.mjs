@@ -24,7 +24,12 @@ export function soakRead(i) {
     case 0:
       return { kind: 'transaction', method: 'GET', path: `/v1/transactions/by_version/${version}`, headers };
     case 1:
-      return { kind: 'block', method: 'GET', path: `/v1/blocks/by_height/${Math.floor(version / 4)}?with_transactions=true`, headers };
+      return {
+        kind: 'block',
+        method: 'GET',
+        path: `/v1/blocks/by_height/${Math.floor(version / 4)}?with_transactions=true`,
+        headers,
+      };
     case 2:
       return {
         kind: 'raw_item',
@@ -34,7 +39,12 @@ export function soakRead(i) {
         body: JSON.stringify({ key: '0x' + i.toString(16).padStart(8, '0') }),
       };
     default:
-      return { kind: 'resources', method: 'GET', path: `/v1/accounts/${address(i)}/resources?ledger_version=${version}`, headers };
+      return {
+        kind: 'resources',
+        method: 'GET',
+        path: `/v1/accounts/${address(i)}/resources?ledger_version=${version}`,
+        headers,
+      };
   }
 }
 

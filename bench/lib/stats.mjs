@@ -1,7 +1,10 @@
 // Percentiles (nearest rank) of latency samples in ms.
 export function percentiles(values) {
   const sorted = Float64Array.from(values).sort();
-  const at = (p) => (sorted.length === 0 ? null : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]);
+  const at = (p) =>
+    sorted.length === 0
+      ? null
+      : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
   let sum = 0;
   for (const v of sorted) sum += v;
   return {

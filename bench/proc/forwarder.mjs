@@ -18,12 +18,17 @@ const forward = async (req, res, body) => {
     const answer = await pool.request({
       method: req.method,
       path: req.url,
-      headers: { 'content-type': req.headers['content-type'] ?? 'application/json', accept: req.headers.accept ?? '*/*', 'accept-encoding': 'identity' },
+      headers: {
+        'content-type': req.headers['content-type'] ?? 'application/json',
+        accept: req.headers.accept ?? '*/*',
+        'accept-encoding': 'identity',
+      },
       body: body.length > 0 ? body : undefined,
     });
     const got = Buffer.from(await answer.body.arrayBuffer());
     const headers = [];
-    for (const [name, value] of Object.entries(answer.headers)) if (!HOP.has(name)) for (const v of [value].flat()) headers.push(name, v);
+    for (const [name, value] of Object.entries(answer.headers))
+      if (!HOP.has(name)) for (const v of [value].flat()) headers.push(name, v);
     res.writeHead(answer.statusCode, headers);
     res.end(got);
   } catch (err) {
@@ -42,4 +47,7 @@ server.keepAliveTimeout = 60_000;
 await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
 const url = `http://127.0.0.1:${server.address().port}`;
 
-serveRpc({ shutdown: () => Promise.all([new Promise((resolve) => server.close(resolve)), pool.close()]) }, { url, pid: process.pid });
+serveRpc(
+  { shutdown: () => Promise.all([new Promise((resolve) => server.close(resolve)), pool.close()]) },
+  { url, pid: process.pid },
+);

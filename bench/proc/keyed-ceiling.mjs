@@ -19,13 +19,17 @@ const flat = [];
 for (const [k, v] of headers) flat.push(k, v);
 flat.push('content-length', String(body.length));
 
-const spelling = (method, url, contentType, accept, reqBody) => `${method} ${url}\n${contentType ?? ''}\n${accept ?? ''}\n${reqBody.toString('latin1')}`;
+const spelling = (method, url, contentType, accept, reqBody) =>
+  `${method} ${url}\n${contentType ?? ''}\n${accept ?? ''}\n${reqBody.toString('latin1')}`;
 const replies = new Map();
 for (const item of items) {
   const r = hit.request(item, BigInt(version));
   const lower = Object.fromEntries(Object.entries(r.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
   const reqBody = r.body === undefined ? Buffer.alloc(0) : Buffer.from(r.body);
-  replies.set(spelling(r.method ?? 'POST', r.path, lower['content-type'], lower.accept, reqBody), { headers: [...flat], body: Buffer.from(body) });
+  replies.set(spelling(r.method ?? 'POST', r.path, lower['content-type'], lower.accept, reqBody), {
+    headers: [...flat],
+    body: Buffer.from(body),
+  });
 }
 
 const answer = (req, res, reqBody) => {

@@ -22,7 +22,8 @@ childParams();
 const traces = new Map();
 
 async function run(spec) {
-  const body = typeof spec.body === 'object' && spec.body !== null ? Buffer.from(spec.body.base64, 'base64') : spec.body;
+  const body =
+    typeof spec.body === 'object' && spec.body !== null ? Buffer.from(spec.body.base64, 'base64') : spec.body;
   const headerCounts = {};
   // countHeader: one header name, or several whose values are counted joined by '/'
   const countHeaders = spec.countHeader === undefined ? [] : [spec.countHeader].flat().map((h) => h.toLowerCase());
@@ -72,7 +73,9 @@ async function run(spec) {
     non2xx: result.non2xx,
     statusCodes: Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, v]) => [code, v.count])),
     // autocannon's own histogram has 1 ms resolution; precise ones come from `latencies`
-    latencyMs: spec.latencies ? percentiles(latencies) : { mean: result.latency.mean, p50: result.latency.p50, p99: result.latency.p99, max: result.latency.max },
+    latencyMs: spec.latencies
+      ? percentiles(latencies)
+      : { mean: result.latency.mean, p50: result.latency.p50, p99: result.latency.p99, max: result.latency.max },
     ...(spec.latencies && spec.returnSamples ? { samples: latencies } : {}),
     ...(countHeader ? { headerCounts } : {}),
     // counts of generated requests by kind (includes the first, built before the run starts)
@@ -105,7 +108,11 @@ async function burst(spec) {
           dispatcher,
         });
         await res.body.arrayBuffer();
-        return { status: res.statusCode, cache: String(res.headers['x-cache'] ?? '(none)'), ms: performance.now() - started };
+        return {
+          status: res.statusCode,
+          cache: String(res.headers['x-cache'] ?? '(none)'),
+          ms: performance.now() - started,
+        };
       }),
     );
     const byCache = {};
@@ -115,7 +122,14 @@ async function burst(spec) {
       byStatus[r.status] = (byStatus[r.status] ?? 0) + 1;
     }
     const times = replies.map((r) => r.ms).sort((a, b) => a - b);
-    return { n: spec.n, ms: performance.now() - started, firstReplyMs: times[0], lastReplyMs: times[times.length - 1], byCache, byStatus };
+    return {
+      n: spec.n,
+      ms: performance.now() - started,
+      firstReplyMs: times[0],
+      lastReplyMs: times[times.length - 1],
+      byCache,
+      byStatus,
+    };
   } finally {
     await dispatcher.close();
   }
@@ -129,7 +143,17 @@ const prepared = new Map();
  * The requests and their order are built once per (url, route, items, version, order).
  */
 async function blast(spec) {
-  const id = JSON.stringify([spec.url, spec.route, spec.items.length, spec.items[0], spec.items.at(-1), spec.version, spec.order, spec.s, spec.seed]);
+  const id = JSON.stringify([
+    spec.url,
+    spec.route,
+    spec.items.length,
+    spec.items[0],
+    spec.items.at(-1),
+    spec.version,
+    spec.order,
+    spec.s,
+    spec.seed,
+  ]);
   let p = prepared.get(id);
   if (!p) {
     const route = hitRoute(spec.route);

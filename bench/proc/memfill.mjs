@@ -25,7 +25,13 @@ async function settle() {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   const m = process.memoryUsage();
-  return { rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, arrayBuffers: m.arrayBuffers };
+  return {
+    rss: m.rss,
+    heapUsed: m.heapUsed,
+    heapTotal: m.heapTotal,
+    external: m.external,
+    arrayBuffers: m.arrayBuffers,
+  };
 }
 
 /** Which key function the memory tier really uses: one real miss through the listener (cached reads are answered by the raw responder, not fastify's inject), then look it up. */
@@ -39,7 +45,9 @@ async function detectKeyFunction() {
   for (const [name, fn] of Object.entries(KEY_FUNCTIONS)) {
     if (app.memory.get(keyOf(fn, readRequest(probe), VERSION, chainId)) !== undefined) return name;
   }
-  throw new Error(`the memory tier's key is none of ${Object.keys(KEY_FUNCTIONS).join(', ')}: update bench/lib/entries.mjs`);
+  throw new Error(
+    `the memory tier's key is none of ${Object.keys(KEY_FUNCTIONS).join(', ')}: update bench/lib/entries.mjs`,
+  );
 }
 const keyFunction = await detectKeyFunction();
 app.memory.delete(keyOf(KEY_FUNCTIONS[keyFunction], readRequest(0xfffffff), VERSION));

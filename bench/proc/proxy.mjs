@@ -27,7 +27,11 @@ let session;
 
 serveRpc(
   {
-    stats: () => ({ memory: app.memory.stats(), rss: process.memoryUsage().rss, heapUsed: process.memoryUsage().heapUsed }),
+    stats: () => ({
+      memory: app.memory.stats(),
+      rss: process.memoryUsage().rss,
+      heapUsed: process.memoryUsage().heapUsed,
+    }),
     /** The proxy's /metrics text. */
     metrics: async () => (await app.metrics.render()).body,
     /** After a few GCs: process memory and the memory tier's size (needs --expose-gc). */
@@ -37,7 +41,14 @@ serveRpc(
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
       const m = process.memoryUsage();
-      return { rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, arrayBuffers: m.arrayBuffers, memory: app.memory.stats() };
+      return {
+        rss: m.rss,
+        heapUsed: m.heapUsed,
+        heapTotal: m.heapTotal,
+        external: m.external,
+        arrayBuffers: m.arrayBuffers,
+        memory: app.memory.stats(),
+      };
     },
     async profileStart() {
       session ??= new Session();

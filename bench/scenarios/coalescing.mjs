@@ -28,7 +28,14 @@ export async function burstCoalescing(ctx) {
   for (const b of bursts) {
     await sim.call('fault', { mode: 'slow', delayMs: SLOW_MS, routes: [b.route] });
     const before = (await sim.call('counters')).byRoute[b.route];
-    const r = await load.call('burst', { url: proxy.info.url, path: b.req.path, headers: b.req.headers, body: b.req.body.toString('utf8'), n: mode.burst, warmPath: WARM_PATH });
+    const r = await load.call('burst', {
+      url: proxy.info.url,
+      path: b.req.path,
+      headers: b.req.headers,
+      body: b.req.body.toString('utf8'),
+      n: mode.burst,
+      warmPath: WARM_PATH,
+    });
     await new Promise((resolve) => setTimeout(resolve, 100));
     const calls = (await sim.call('counters')).byRoute[b.route] - before;
     await sim.call('clearFaults');
@@ -68,5 +75,8 @@ export async function burstCoalescing(ctx) {
       raw: { slowMs: SLOW_MS, connectionsOpenedFirst: true, bursts: list },
     };
   };
-  return [row('burst-pinned', '5a. Coalescing: 100 identical pinned misses', pinned), row('burst-latest', '5b. Coalescing: 100 identical latest reads', latest)];
+  return [
+    row('burst-pinned', '5a. Coalescing: 100 identical pinned misses', pinned),
+    row('burst-latest', '5b. Coalescing: 100 identical latest reads', latest),
+  ];
 }

@@ -28,12 +28,15 @@ const REDIS_TARGET = { op: '>=', value: 0.6 };
 /** Hits with tenants on (every request counted, shared through Redis) within 5% of the same hits without. */
 const RATE_LIMITED_TARGET = { op: '>=', value: 0.95 };
 /** The anonymous tenant's limits: far above the bench's load, so every request is counted and served. */
-const TENANT_LIMITS = { tenants: { anonymous: { requestsPerSecond: 1_000_000_000, nodeUnitsPerMinute: 1_000_000_000 } } };
+const TENANT_LIMITS = {
+  tenants: { anonymous: { requestsPerSecond: 1_000_000_000, nodeUnitsPerMinute: 1_000_000_000 } },
+};
 const ZIPF_S = 1.0;
 const SEED = 14;
 
 /** Reads that reached the node, on any route but GET /v1 (the proxy's health probes). */
-const upstreamReads = (counters) => Object.entries(counters.byRoute).reduce((n, [route, count]) => (route === 'ledger_info' ? n : n + count), 0);
+const upstreamReads = (counters) =>
+  Object.entries(counters.byRoute).reduce((n, [route, count]) => (route === 'ledger_info' ? n : n + count), 0);
 
 export const median = (values) => {
   const v = [...values].sort((x, y) => x - y);
@@ -47,13 +50,27 @@ function replyHeaderList(headers) {
 
 /** Sends every distinct request once (misses that fill), then checks every one is now served as `expect` (X-Cache/X-Cache-Tier). */
 export async function prime(load, target, expect, { eachConnection = false } = {}) {
-  const base = { url: target.url, route: target.route, items: target.items, version: target.version, order: 'cycle', once: true };
+  const base = {
+    url: target.url,
+    route: target.route,
+    items: target.items,
+    version: target.version,
+    order: 'cycle',
+    once: true,
+  };
   const filled = await load.call('blast', { ...base, connections: eachConnection ? 8 : 32, eachConnection });
-  const check = await load.call('blast', { ...base, connections: eachConnection ? 8 : 32, eachConnection, countHeaders: ['x-cache', 'x-cache-tier'] });
+  const check = await load.call('blast', {
+    ...base,
+    connections: eachConnection ? 8 : 32,
+    eachConnection,
+    countHeaders: ['x-cache', 'x-cache-tier'],
+  });
   const served = check.headerCounts;
   const bad = Object.entries(served).filter(([k]) => k !== expect.toLowerCase());
   if (bad.length > 0 || Object.keys(filled.statuses).some((s) => s !== '200')) {
-    throw new Error(`${target.name}: priming answered ${JSON.stringify(filled.statuses)}, then served ${JSON.stringify(served)} (expected all ${expect})`);
+    throw new Error(
+      `${target.name}: priming answered ${JSON.stringify(filled.statuses)}, then served ${JSON.stringify(served)} (expected all ${expect})`,
+    );
   }
   return served;
 }
@@ -77,11 +94,23 @@ export async function interleaved(ctx, pairs, spec, meterPids) {
         // reads that reached the node during this run: a hit run must have none
         const nodeCalls = upstreamReads(await sim.call('counters')) - nodeBefore;
         const bad = Object.entries(res.statuses).filter(([s]) => s !== '200');
-        if (res.errors > 0 || bad.length > 0) throw new Error(`${t.name}: ${res.errors} connection errors, statuses ${JSON.stringify(res.statuses)}`);
+        if (res.errors > 0 || bad.length > 0)
+          throw new Error(`${t.name}: ${res.errors} connection errors, statuses ${JSON.stringify(res.statuses)}`);
         const logLines = logsBefore === null ? null : t.logLines() - logsBefore;
-        (runs[t.name] ??= []).push({ round: r + 1, rps: round(res.rps, 1), completed: res.completed, durationS: round(res.durationS, 3), cpu, logLines, nodeCalls, reconnects: res.reconnects });
+        (runs[t.name] ??= []).push({
+          round: r + 1,
+          rps: round(res.rps, 1),
+          completed: res.completed,
+          durationS: round(res.durationS, 3),
+          cpu,
+          logLines,
+          nodeCalls,
+          reconnects: res.reconnects,
+        });
         log(
-          `  round ${r + 1} ${t.name.padEnd(22)} ${String(Math.round(res.rps)).padStart(6)} req/s (CPU: ${Object.entries(cpu)
+          `  round ${r + 1} ${t.name.padEnd(22)} ${String(Math.round(res.rps)).padStart(6)} req/s (CPU: ${Object.entries(
+            cpu,
+          )
             .map(([k, v]) => `${k} ${v ?? '?'}`)
             .join(', ')})${logLines ? `, ${logLines} log lines` : ''}${nodeCalls ? `, ${nodeCalls} NODE CALLS` : ''}`,
         );
@@ -102,7 +131,9 @@ export function compare(runs, a, b, cpuKey = 'server', saturatedAt = 0.9) {
   const perCpu = (n) => (cpu(n) ? rate(n) / cpu(n) : null);
   // Rounds where both servers ran flat out: only there is req/s each server's capacity
   // rather than what other processes left it. The headline uses them when there are any.
-  const saturatedRounds = perRound.filter((_, i) => runs[a][i].cpu[cpuKey] >= saturatedAt && runs[b][i].cpu[cpuKey] >= saturatedAt);
+  const saturatedRounds = perRound.filter(
+    (_, i) => runs[a][i].cpu[cpuKey] >= saturatedAt && runs[b][i].cpu[cpuKey] >= saturatedAt,
+  );
   return {
     ratio: median(saturatedRounds.length > 0 ? saturatedRounds : perRound),
     ratioAllRounds: round(median(perRound), 3),
@@ -114,9 +145,13 @@ export function compare(runs, a, b, cpuKey = 'server', saturatedAt = 0.9) {
     ratioOfTotals: round(rate(a) / rate(b), 3),
     rps: { [a]: round(rate(a), 1), [b]: round(rate(b), 1) },
     serverCpu: { [a]: round(cpu(a), 3), [b]: round(cpu(b), 3) },
-    serverCpuMicrosPerRequest: { [a]: cpu(a) ? round((1e6 * cpu(a)) / rate(a), 2) : null, [b]: cpu(b) ? round((1e6 * cpu(b)) / rate(b), 2) : null },
+    serverCpuMicrosPerRequest: {
+      [a]: cpu(a) ? round((1e6 * cpu(a)) / rate(a), 2) : null,
+      [b]: cpu(b) ? round((1e6 * cpu(b)) / rate(b), 2) : null,
+    },
     perServerCpuSecondRatio: perCpu(a) && perCpu(b) ? round(perCpu(a) / perCpu(b), 3) : null,
-    roundsBothSaturated: runs[a].filter((x, i) => x.cpu[cpuKey] >= saturatedAt && runs[b][i].cpu[cpuKey] >= saturatedAt).length,
+    roundsBothSaturated: runs[a].filter((x, i) => x.cpu[cpuKey] >= saturatedAt && runs[b][i].cpu[cpuKey] >= saturatedAt)
+      .length,
   };
 }
 
@@ -131,7 +166,11 @@ export async function hitThroughput(ctx) {
   const memProxies = {};
   const memory = { maxBytes: 256 * 1024 * 1024 };
   const memProxy = (id) => services.proxy(sim.info.url, { cache: { memory } }, { name: `proxy-memory-${id}` });
-  const redisProxy = await services.proxy(sim.info.url, { cache: { memory: { maxBytes: 1 }, redis: { url: redis.url } } }, { name: 'proxy-redis' });
+  const redisProxy = await services.proxy(
+    sim.info.url,
+    { cache: { memory: { maxBytes: 1 }, redis: { url: redis.url } } },
+    { name: 'proxy-redis' },
+  );
 
   const pairs = [];
   const routeInfo = {};
@@ -139,36 +178,95 @@ export async function hitThroughput(ctx) {
   for (const route of hitRoutes) {
     const items = routeItems(route, keys, version);
     const proxy = (memProxies[route.id] = await memProxy(route.id));
-    const proxyT = { name: `proxy ${route.id}`, route: route.id, items, version: v, url: proxy.info.url, pid: proxy.info.pid, logLines: proxy.logLines };
+    const proxyT = {
+      name: `proxy ${route.id}`,
+      route: route.id,
+      items,
+      version: v,
+      url: proxy.info.url,
+      pid: proxy.info.pid,
+      logLines: proxy.logLines,
+    };
     const served = await prime(load, proxyT, 'HIT/memory');
     // One real hit reply of this route: the ceiling answers exactly it.
     const hit = await call(proxy.info.url, route.request(items[0], version));
-    if (hit.headers['x-cache'] !== 'HIT' || hit.headers['x-cache-tier'] !== 'memory') throw new Error(`${route.id}: not a memory hit: ${JSON.stringify(hit.headers)}`);
+    if (hit.headers['x-cache'] !== 'HIT' || hit.headers['x-cache-tier'] !== 'memory')
+      throw new Error(`${route.id}: not a memory hit: ${JSON.stringify(hit.headers)}`);
     const headers = replyHeaderList(hit.headers);
     const ceiling = await services.ceiling({ status: hit.status, headers, bodyBase64: hit.body.toString('base64') });
     ceilings.push(ceiling);
     const again = await call(ceiling.info.url, route.request(items[0], version));
-    if (again.status !== hit.status || !again.body.equals(hit.body) || JSON.stringify(replyHeaderList(again.headers)) !== JSON.stringify(headers)) {
+    if (
+      again.status !== hit.status ||
+      !again.body.equals(hit.body) ||
+      JSON.stringify(replyHeaderList(again.headers)) !== JSON.stringify(headers)
+    ) {
       throw new Error(`${route.id}: the ceiling's reply differs from the proxy's hit`);
     }
-    const ceilingT = { name: `node:http ${route.id}`, route: route.id, items, version: v, url: ceiling.info.url, pid: ceiling.info.pid };
-    const keyed = await services.keyedCeiling({ status: hit.status, headers, bodyBase64: hit.body.toString('base64'), route: route.id, keys, version: v });
+    const ceilingT = {
+      name: `node:http ${route.id}`,
+      route: route.id,
+      items,
+      version: v,
+      url: ceiling.info.url,
+      pid: ceiling.info.pid,
+    };
+    const keyed = await services.keyedCeiling({
+      status: hit.status,
+      headers,
+      bodyBase64: hit.body.toString('base64'),
+      route: route.id,
+      keys,
+      version: v,
+    });
     ceilings.push(keyed);
     const keyedAgain = await call(keyed.info.url, route.request(items[items.length - 1], version));
-    if (keyedAgain.status !== hit.status || !keyedAgain.body.equals(hit.body)) throw new Error(`${route.id}: the keyed ceiling does not hold the route's keys`);
-    const keyedT = { name: `keyed node:http ${route.id}`, route: route.id, items, version: v, url: keyed.info.url, pid: keyed.info.pid };
+    if (keyedAgain.status !== hit.status || !keyedAgain.body.equals(hit.body))
+      throw new Error(`${route.id}: the keyed ceiling does not hold the route's keys`);
+    const keyedT = {
+      name: `keyed node:http ${route.id}`,
+      route: route.id,
+      items,
+      version: v,
+      url: keyed.info.url,
+      pid: keyed.info.pid,
+    };
     pairs.push([proxyT, ceilingT, keyedT]);
-    routeInfo[route.id] = { route, items: items.length, served, reply: { status: hit.status, bytes: hit.body.length, headers } };
-    log(`  ${route.id}: ${items.length} keys primed, served as ${JSON.stringify(served)}; reply ${hit.body.length} B, ${headers.length} headers`);
+    routeInfo[route.id] = {
+      route,
+      items: items.length,
+      served,
+      reply: { status: hit.status, bytes: hit.body.length, headers },
+    };
+    log(
+      `  ${route.id}: ${items.length} keys primed, served as ${JSON.stringify(served)}; reply ${hit.body.length} B, ${headers.length} headers`,
+    );
   }
   const rawItems = routeItems(HIT_ROUTES[0], keys, version);
   // The memory side of scenario 2: raw_item's own proxy, or one of its own when scenario 1 left raw_item out.
   const rawId = HIT_ROUTES[0].id;
   const primed = memProxies[rawId] !== undefined;
   const rawProxy = (memProxies[rawId] ??= await memProxy(rawId));
-  const memCycle = { name: 'memory raw_item cycle', route: rawId, items: rawItems, version: v, url: rawProxy.info.url, pid: rawProxy.info.pid, order: 'cycle' };
+  const memCycle = {
+    name: 'memory raw_item cycle',
+    route: rawId,
+    items: rawItems,
+    version: v,
+    url: rawProxy.info.url,
+    pid: rawProxy.info.pid,
+    order: 'cycle',
+  };
   if (!primed) await prime(load, memCycle, 'HIT/memory');
-  const redisCycle = { name: 'redis raw_item cycle', route: HIT_ROUTES[0].id, items: rawItems, version: v, url: redisProxy.info.url, pid: redisProxy.info.pid, order: 'cycle', redis: true };
+  const redisCycle = {
+    name: 'redis raw_item cycle',
+    route: HIT_ROUTES[0].id,
+    items: rawItems,
+    version: v,
+    url: redisProxy.info.url,
+    pid: redisProxy.info.pid,
+    order: 'cycle',
+    redis: true,
+  };
   const redisServed = await prime(load, redisCycle, 'HIT/redis');
   log(`  redis proxy: ${rawItems.length} keys primed, served as ${JSON.stringify(redisServed)}`);
   pairs.push([redisCycle, memCycle]);
@@ -176,10 +274,28 @@ export async function hitThroughput(ctx) {
   // 1b: memory hits with tenants on as config/production.example.yaml sets them (every
   // client counted per address, the counts shared through Redis), against raw_item's
   // plain proxy. The limits are set far above the load, so every request is counted and none refused.
-  const limitedProxy = await services.proxy(sim.info.url, { cache: { memory, redis: { url: redis.url } }, ...TENANT_LIMITS }, { name: 'proxy-rate-limited' });
-  const limited = { name: 'rate-limited raw_item', route: rawId, items: rawItems, version: v, url: limitedProxy.info.url, pid: limitedProxy.info.pid };
+  const limitedProxy = await services.proxy(
+    sim.info.url,
+    { cache: { memory, redis: { url: redis.url } }, ...TENANT_LIMITS },
+    { name: 'proxy-rate-limited' },
+  );
+  const limited = {
+    name: 'rate-limited raw_item',
+    route: rawId,
+    items: rawItems,
+    version: v,
+    url: limitedProxy.info.url,
+    pid: limitedProxy.info.pid,
+  };
   await prime(load, limited, 'HIT/memory');
-  const unlimited = { name: 'not rate-limited raw_item', route: rawId, items: rawItems, version: v, url: rawProxy.info.url, pid: rawProxy.info.pid };
+  const unlimited = {
+    name: 'not rate-limited raw_item',
+    route: rawId,
+    items: rawItems,
+    version: v,
+    url: rawProxy.info.url,
+    pid: rawProxy.info.pid,
+  };
   pairs.push([limited, unlimited]);
 
   const spec = (t) => ({
@@ -197,7 +313,10 @@ export async function hitThroughput(ctx) {
     log(`  warm-up ${t.name} ${mode.warmS}s`);
     await load.call('blast', { ...spec(t), durationS: mode.warmS });
   }
-  const runs = await interleaved(ctx, pairs, spec, (t) => ({ server: t.pid, ...(t.redis ? { redis: redis.pid } : {}) }));
+  const runs = await interleaved(ctx, pairs, spec, (t) => ({
+    server: t.pid,
+    ...(t.redis ? { redis: redis.pid } : {}),
+  }));
 
   for (const c of ceilings) await services.stop(c);
   await services.stop(redisProxy);
@@ -255,7 +374,8 @@ export async function hitThroughput(ctx) {
   const limitedNodeCalls = runs[limited.name].reduce((n, x) => n + x.nodeCalls, 0);
   results.push({
     id: 'rate-limited-hit-vs-hit',
-    title: '1b. Memory hit with tenants on (production example: counted per client address, shared through Redis) vs without (raw_item)',
+    title:
+      '1b. Memory hit with tenants on (production example: counted per client address, shared through Redis) vs without (raw_item)',
     measured: round(limitedCmp.ratio, 3),
     unit: 'ratio',
     target: RATE_LIMITED_TARGET,
@@ -270,7 +390,10 @@ export async function hitThroughput(ctx) {
     },
   });
   const cmp = compare(runs, redisCycle.name, memCycle.name);
-  const redisNodeCalls = [redisCycle, memCycle].reduce((n, t) => n + runs[t.name].reduce((s, x) => s + x.nodeCalls, 0), 0);
+  const redisNodeCalls = [redisCycle, memCycle].reduce(
+    (n, t) => n + runs[t.name].reduce((s, x) => s + x.nodeCalls, 0),
+    0,
+  );
   results.push({
     id: 'redis-hit-vs-memory-hit',
     title: '2. Redis-tier hit vs memory-tier hit (raw_item)',
@@ -279,7 +402,13 @@ export async function hitThroughput(ctx) {
     target: REDIS_TARGET,
     pass: meets(cmp.ratio, REDIS_TARGET) && redisNodeCalls === 0,
     display: `${round(cmp.ratio, 3)} (${cmp.headlineFrom}; ${Math.round(cmp.rps[redisCycle.name])} vs ${Math.round(cmp.rps[memCycle.name])} req/s cycling over ${rawItems.length} keys; per server CPU-second ${cmp.perServerCpuSecondRatio ?? '?'}${redisNodeCalls ? `; ${redisNodeCalls} reads reached the node: not all hits` : ''})`,
-    raw: { ...common, served: redisServed, ...cmp, nodeCallsDuringMeasurement: redisNodeCalls, runs: { [redisCycle.name]: runs[redisCycle.name], [memCycle.name]: runs[memCycle.name] } },
+    raw: {
+      ...common,
+      served: redisServed,
+      ...cmp,
+      nodeCallsDuringMeasurement: redisNodeCalls,
+      runs: { [redisCycle.name]: runs[redisCycle.name], [memCycle.name]: runs[memCycle.name] },
+    },
   });
   return results;
 }

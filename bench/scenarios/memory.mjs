@@ -74,7 +74,9 @@ export async function memoryFootprint(ctx) {
     arrayBuffers: (after.arrayBuffers - before.arrayBuffers) / added,
     rss: (after.rss - before.rss) / added,
   };
-  const directLive = (fill.after.heapUsed + fill.after.arrayBuffers - fill.before.heapUsed - fill.before.arrayBuffers) / fill.statsAfter.entries;
+  const directLive =
+    (fill.after.heapUsed + fill.after.arrayBuffers - fill.before.heapUsed - fill.before.arrayBuffers) /
+    fill.statsAfter.entries;
   const retainedRatio = perEntry.live / charged;
   log(
     `  HTTP fill: ${added} entries, charged ${charged.toFixed(0)} B/entry; live per entry ${perEntry.live.toFixed(0)} B (heap ${perEntry.heapUsed.toFixed(0)} B, ArrayBuffers ${perEntry.arrayBuffers.toFixed(0)} B; RSS ${perEntry.rss.toFixed(0)} B); direct fill: live ${directLive.toFixed(0)} B per ${entryBytes} B charged`,
@@ -86,11 +88,16 @@ export async function memoryFootprint(ctx) {
       title: `6a. RSS with the memory tier full of ${(fill.statsAfter.entries / 1e6).toFixed(2)}M small entries`,
       measured: round(rss / MiB, 1),
       unit: 'MiB',
-      target: { op: '<=', value: round(targetBytes / MiB, 1), formula: `1.3 × maxBytes + ${round(overhead / MiB, 0)} MiB` },
+      target: {
+        op: '<=',
+        value: round(targetBytes / MiB, 1),
+        formula: `1.3 × maxBytes + ${round(overhead / MiB, 0)} MiB`,
+      },
       pass: rss <= targetBytes,
       display: `${(rss / MiB).toFixed(1)} MiB (maxBytes ${(maxBytes / MiB).toFixed(1)} MiB)`,
       raw: {
-        method: 'app.memory.set in a proxy process built with buildApp; requests from parseRawItem; compact 8-byte bodies; inserted 1.1 × entries',
+        method:
+          'app.memory.set in a proxy process built with buildApp; requests from parseRawItem; compact 8-byte bodies; inserted 1.1 × entries',
         keyFunction,
         maxBytes,
         entryBytesCharged: entryBytes,
@@ -113,7 +120,8 @@ export async function memoryFootprint(ctx) {
       pass: meets(retainedRatio, RETAINED_TARGET),
       display: `${retainedRatio.toFixed(2)}× (${perEntry.live.toFixed(0)} B live vs ${charged.toFixed(0)} B charged, of which ArrayBuffers ${perEntry.arrayBuffers.toFixed(0)} B; direct fill ${(directLive / entryBytes).toFixed(2)}×)`,
       raw: {
-        method: 'distinct pinned raw_item misses over HTTP through the proxy; heapUsed + arrayBuffers after GC, before and after',
+        method:
+          'distinct pinned raw_item misses over HTTP through the proxy; heapUsed + arrayBuffers after GC, before and after',
         entriesAdded: added,
         chargedBytesPerEntry: round(charged, 1),
         bytesPerEntry: Object.fromEntries(Object.entries(perEntry).map(([k, v]) => [k, round(v, 1)])),

@@ -62,7 +62,12 @@ export async function missOverhead(ctx) {
     for (const t of order) {
       await ctx.quiet(`latency ${t.name} round ${i + 1}`);
       const before = (await sim.call('counters')).byRoute.raw_item;
-      const meter = cpuMeter({ sim: sim.info.pid, proxy: proxy.info.pid, forwarder: forwarder.info.pid, load: load.info.pid });
+      const meter = cpuMeter({
+        sim: sim.info.pid,
+        proxy: proxy.info.pid,
+        forwarder: forwarder.info.pid,
+        load: load.info.pid,
+      });
       const r = await load.call('run', spec(t.url, mode.measureS, true));
       const cpu = meter();
       await new Promise((resolve) => setTimeout(resolve, 100));
@@ -73,8 +78,18 @@ export async function missOverhead(ctx) {
         proxiedSent += r.sent;
       }
       samples[t.name].push(...r.samples);
-      runs[t.name].push({ round: i + 1, completed: r.completed, rps: round(r.rps, 1), latencyMs: roundAll(r.latencyMs), statusCodes: r.statusCodes, simCalls: calls, cpu });
-      log(`  round ${i + 1} ${t.name.padEnd(9)} ${Math.round(r.rps)} req/s p50 ${r.latencyMs.p50.toFixed(3)} ms p99 ${r.latencyMs.p99.toFixed(3)} ms (other processes CPU ${cpu.others ?? '?'})`);
+      runs[t.name].push({
+        round: i + 1,
+        completed: r.completed,
+        rps: round(r.rps, 1),
+        latencyMs: roundAll(r.latencyMs),
+        statusCodes: r.statusCodes,
+        simCalls: calls,
+        cpu,
+      });
+      log(
+        `  round ${i + 1} ${t.name.padEnd(9)} ${Math.round(r.rps)} req/s p50 ${r.latencyMs.p50.toFixed(3)} ms p99 ${r.latencyMs.p99.toFixed(3)} ms (other processes CPU ${cpu.others ?? '?'})`,
+      );
     }
   }
   await services.stop(proxy);
@@ -131,5 +146,7 @@ function signed(ms) {
 }
 
 function roundAll(obj) {
-  return Object.fromEntries(Object.entries(obj).map(([k, v]) => [k, typeof v === 'number' && !Number.isInteger(v) ? round(v, 4) : v]));
+  return Object.fromEntries(
+    Object.entries(obj).map(([k, v]) => [k, typeof v === 'number' && !Number.isInteger(v) ? round(v, 4) : v]),
+  );
 }

@@ -16,7 +16,9 @@ import { HIT_ROUTES, hitRoute, routeItems } from '../lib/routes.mjs';
 import { prime } from './hit-throughput.mjs';
 
 const PATHS = {
-  ...Object.fromEntries(HIT_ROUTES.map((r) => [`memory-hit-${r.id}`, { connections: (mode) => mode.hitConnections, route: r.id }])),
+  ...Object.fromEntries(
+    HIT_ROUTES.map((r) => [`memory-hit-${r.id}`, { connections: (mode) => mode.hitConnections, route: r.id }]),
+  ),
   'redis-hit-raw_item': { connections: (mode) => mode.hitConnections, route: 'raw_item', redis: true },
   miss: { connections: () => 8, workload: (start) => ({ kind: 'distinctLatest', start }) },
 };
@@ -46,13 +48,37 @@ export async function profilePath(ctx, path) {
     await services.stop(proxy);
     if (redis) await services.stop(redis);
     const summary = summarizeProfile(`${dir}${name}`, { root: root.replace(/\/$/, ''), top: 25 });
-    log(`  ${path}: ${Math.round(r.rps)} req/s under the profiler; ${summary.busyMs} ms busy, idle ${summary.idlePercent}%`);
-    return { path, ...summary, file: `bench/results/${name}`, rpsUnderProfiler: round(r.rps, 1), connections: how.connections(mode), seconds: mode.profileS, cpu };
+    log(
+      `  ${path}: ${Math.round(r.rps)} req/s under the profiler; ${summary.busyMs} ms busy, idle ${summary.idlePercent}%`,
+    );
+    return {
+      path,
+      ...summary,
+      file: `bench/results/${name}`,
+      rpsUnderProfiler: round(r.rps, 1),
+      connections: how.connections(mode),
+      seconds: mode.profileS,
+      cpu,
+    };
   };
   if (how.route) {
-    const t = { name: path, url: proxy.info.url, route: how.route, items: routeItems(hitRoute(how.route), mode.hitKeys, version), version: String(version) };
+    const t = {
+      name: path,
+      url: proxy.info.url,
+      route: how.route,
+      items: routeItems(hitRoute(how.route), mode.hitKeys, version),
+      version: String(version),
+    };
     await prime(load, t, redis ? 'HIT/redis' : 'HIT/memory');
-    const blast = (durationS) => load.call('blast', { ...t, order: redis ? 'cycle' : 'zipf', s: 1, seed: 14, connections: how.connections(mode), durationS });
+    const blast = (durationS) =>
+      load.call('blast', {
+        ...t,
+        order: redis ? 'cycle' : 'zipf',
+        s: 1,
+        seed: 14,
+        connections: how.connections(mode),
+        durationS,
+      });
     await blast(mode.warmS);
     return profiled(() => blast(mode.profileS));
   }

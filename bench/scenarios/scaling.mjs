@@ -22,15 +22,39 @@ export async function workerScaling(ctx) {
   const targets = [];
   for (const workers of [2, 1]) {
     const proxy = await services.cliProxy(sim.info.url, { workers, cpu });
-    const t = { name: `${workers} worker${workers > 1 ? 's' : ''}`, workers, proxy, route: route.id, items, version: String(version), url: proxy.info.url, logLines: proxy.logLines };
+    const t = {
+      name: `${workers} worker${workers > 1 ? 's' : ''}`,
+      workers,
+      proxy,
+      route: route.id,
+      items,
+      version: String(version),
+      url: proxy.info.url,
+      logLines: proxy.logLines,
+    };
     // Each worker has its own memory tier: every one of 8 connections sends every key once.
     const served = await prime(load, t, 'HIT/memory', { eachConnection: true });
-    log(`  ${t.name}: pids ${proxy.pids().join(', ')}; ${items.length} keys primed in every worker, served as ${JSON.stringify(served)}`);
+    log(
+      `  ${t.name}: pids ${proxy.pids().join(', ')}; ${items.length} keys primed in every worker, served as ${JSON.stringify(served)}`,
+    );
     targets.push(t);
   }
-  const spec = (t) => ({ url: t.url, route: t.route, items: t.items, version: t.version, order: 'zipf', s: 1, seed: 14, connections: mode.hitConnections, durationS: mode.measureS });
+  const spec = (t) => ({
+    url: t.url,
+    route: t.route,
+    items: t.items,
+    version: t.version,
+    order: 'zipf',
+    s: 1,
+    seed: 14,
+    connections: mode.hitConnections,
+    durationS: mode.measureS,
+  });
   for (const t of targets) await load.call('blast', { ...spec(t), durationS: mode.warmS });
-  const meterPids = (t) => Object.fromEntries(t.proxy.pids().map((pid, i) => [i === 0 ? (t.workers > 1 ? 'primary' : 'server') : `worker${i}`, pid]));
+  const meterPids = (t) =>
+    Object.fromEntries(
+      t.proxy.pids().map((pid, i) => [i === 0 ? (t.workers > 1 ? 'primary' : 'server') : `worker${i}`, pid]),
+    );
   const runs = await interleaved(ctx, [targets], spec, meterPids);
   // The proxy's CPU: all its processes together.
   for (const r of Object.values(runs).flat())
@@ -47,7 +71,9 @@ export async function workerScaling(ctx) {
   const [two, one] = targets.map((t) => t.name);
   // Only rounds where the single worker had a whole CPU say what one worker can do:
   // when other processes took its CPU, 2 vs 1 measures the machine, not the workers.
-  const valid = runs[one].map((x, i) => (x.cpu.proxyTotal >= SATURATED ? runs[two][i].rps / x.rps : null)).filter((x) => x !== null);
+  const valid = runs[one]
+    .map((x, i) => (x.cpu.proxyTotal >= SATURATED ? runs[two][i].rps / x.rps : null))
+    .filter((x) => x !== null);
   const measured = valid.length > 0 ? median(valid) : cmp.ratio;
   const how =
     valid.length > 0

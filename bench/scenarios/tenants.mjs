@@ -28,7 +28,12 @@ function tenantsConfig() {
   const anonymous = TENANTS.find((t) => t.key === null);
   return {
     anonymous: { priority: anonymous.priority, nodeUnitsPerMinute: anonymous.nodeUnitsPerMinute },
-    list: TENANTS.filter((t) => t.key !== null).map((t) => ({ name: t.name, keys: [{ sha256: sha256(t.key) }], priority: t.priority, nodeUnitsPerMinute: t.nodeUnitsPerMinute })),
+    list: TENANTS.filter((t) => t.key !== null).map((t) => ({
+      name: t.name,
+      keys: [{ sha256: sha256(t.key) }],
+      priority: t.priority,
+      nodeUnitsPerMinute: t.nodeUnitsPerMinute,
+    })),
   };
 }
 
@@ -108,6 +113,12 @@ export async function tenantShedding(ctx) {
     target: HIGH_SUCCESS_TARGET,
     pass: meets(high.successRatio, HIGH_SUCCESS_TARGET) && withinBudgets && lowShedMore,
     display: `${high.successRatio} for high (${high.answered} answered); low shed ${low.shed + low.rateLimited} of ${low.answered}; node units within each budget: ${withinBudgets ? 'yes' : 'NO'}`,
-    raw: { nodeDelayMs: NODE_DELAY_MS, nodeMaxInFlight: NODE_MAX_IN_FLIGHT, seconds: round((endedAt - startedAt) / 1000, 2), minuteWindows: windows, tenants: per },
+    raw: {
+      nodeDelayMs: NODE_DELAY_MS,
+      nodeMaxInFlight: NODE_MAX_IN_FLIGHT,
+      seconds: round((endedAt - startedAt) / 1000, 2),
+      minuteWindows: windows,
+      tenants: per,
+    },
   };
 }

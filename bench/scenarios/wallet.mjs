@@ -83,10 +83,15 @@ async function walletRun(ctx, variant) {
   const c2 = reads(await sim.call('counters'));
   const stats = await proxy.call('stats');
   await services.stop(proxy);
-  const oracle = await load.call('oracle', { traceIds: [traceId('warm'), traceId('measured')], windowMs: variant.windowMs, inflightMs });
+  const oracle = await load.call('oracle', {
+    traceIds: [traceId('warm'), traceId('measured')],
+    windowMs: variant.windowMs,
+    inflightMs,
+  });
   const vsOracle = (c2 - c1) / oracle.nodeCalls;
 
-  if (measured.errors + measured.timeouts > 0) throw new Error(`wallet: ${measured.errors} errors, ${measured.timeouts} timeouts`);
+  if (measured.errors + measured.timeouts > 0)
+    throw new Error(`wallet: ${measured.errors} errors, ${measured.timeouts} timeouts`);
   const upstreamPerCall = (c2 - c1) / measured.sent;
   const hits = measured.headerCounts.HIT ?? 0;
   const answered = Object.values(measured.headerCounts).reduce((a, b) => a + b, 0);
@@ -136,7 +141,12 @@ async function walletRun(ctx, variant) {
         cpu,
       },
       latestShare: round(latestShare, 4),
-      oracle: { ...oracle, windowMs: variant.windowMs, inflightMs: round(inflightMs, 3), definition: 'bench/lib/oracle.mjs' },
+      oracle: {
+        ...oracle,
+        windowMs: variant.windowMs,
+        inflightMs: round(inflightMs, 3),
+        definition: 'bench/lib/oracle.mjs',
+      },
       nodeCallsVsOracle: round(vsOracle, 4),
       memoryTier: stats.memory,
     },

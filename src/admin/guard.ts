@@ -71,10 +71,18 @@ export class AdminGuard {
   /** The refusal of a request to the admin listener (any route); null when it may be answered. */
   admit(req: IncomingMessage): NodeError | null {
     if (req.headers.origin !== undefined) {
-      return this.refused(req, 'origin', 'the admin listener does not answer web pages: a request that carries Origin is refused');
+      return this.refused(
+        req,
+        'origin',
+        'the admin listener does not answer web pages: a request that carries Origin is refused',
+      );
     }
     if (!this.namesListener(req.headers.host)) {
-      return this.refused(req, 'host', 'the admin listener answers only a Host that names it: its address, localhost when it listens on loopback, or a name in admin.allowedHosts');
+      return this.refused(
+        req,
+        'host',
+        'the admin listener answers only a Host that names it: its address, localhost when it listens on loopback, or a name in admin.allowedHosts',
+      );
     }
     return null;
   }
@@ -84,11 +92,15 @@ export class AdminGuard {
     if (this.tokenHash !== undefined) {
       const authorization = req.headers.authorization;
       const token = authorization === undefined ? undefined : bearerKey(authorization);
-      if (token === undefined) return unauthorized('a cache purge needs admin.token: send Authorization: Bearer <token>');
-      if (!timingSafeEqual(Buffer.from(sha256Hex(token), 'hex'), this.tokenHash)) return unauthorized('a cache purge needs admin.token: the token sent is not it');
+      if (token === undefined)
+        return unauthorized('a cache purge needs admin.token: send Authorization: Bearer <token>');
+      if (!timingSafeEqual(Buffer.from(sha256Hex(token), 'hex'), this.tokenHash))
+        return unauthorized('a cache purge needs admin.token: the token sent is not it');
     }
     if (mediaType(req.headers['content-type']) !== 'application/json') {
-      return NodeError.badRequest(`unsupported content type '${req.headers['content-type'] ?? 'none'}': a cache purge takes application/json`);
+      return NodeError.badRequest(
+        `unsupported content type '${req.headers['content-type'] ?? 'none'}': a cache purge takes application/json`,
+      );
     }
     return null;
   }
@@ -99,7 +111,11 @@ export class AdminGuard {
     const name = (match[1] ?? match[2]!).toLowerCase();
     if (this.names.has(name)) return true;
     // A probe or a scrape by the pod's (or host's) own address: no DNS name to rebind.
-    return this.everyAddress && isIP(name) !== 0 && Object.values(networkInterfaces()).some((addresses) => addresses?.some((a) => a.address.toLowerCase() === name));
+    return (
+      this.everyAddress &&
+      isIP(name) !== 0 &&
+      Object.values(networkInterfaces()).some((addresses) => addresses?.some((a) => a.address.toLowerCase() === name))
+    );
   }
 
   private refused(req: IncomingMessage, why: 'origin' | 'host', message: string): NodeError {
@@ -107,7 +123,15 @@ export class AdminGuard {
     if (now - this.lastWarnAt < REFUSAL_LOG_INTERVAL_MS) this.suppressed++;
     else {
       const host = (req.headers.host ?? '').slice(0, LOGGED_HOST_CHARS);
-      this.logger.warn({ refused: why, host, path: (req.url ?? '').split('?', 1)[0]!.slice(0, LOGGED_HOST_CHARS), suppressed: this.suppressed }, `admin listener refused a request (${why})`);
+      this.logger.warn(
+        {
+          refused: why,
+          host,
+          path: (req.url ?? '').split('?', 1)[0]!.slice(0, LOGGED_HOST_CHARS),
+          suppressed: this.suppressed,
+        },
+        `admin listener refused a request (${why})`,
+      );
       this.lastWarnAt = now;
       this.suppressed = 0;
     }

@@ -55,8 +55,12 @@ export async function purgeReply(body: Buffer, deps: PurgeRouteDeps): Promise<Pu
   }
   const message = [
     report.redis === 'failed' ? 'Redis did not answer: its entries are not purged.' : '',
-    report.redis === 'unknown' ? 'The worker asked to purge Redis did not answer in time: its entries may not be purged.' : '',
-    unanswered.length > 0 ? `Workers ${unanswered.join(', ')} did not answer in time: their memory tiers may not be purged.` : '',
+    report.redis === 'unknown'
+      ? 'The worker asked to purge Redis did not answer in time: its entries may not be purged.'
+      : '',
+    unanswered.length > 0
+      ? `Workers ${unanswered.join(', ')} did not answer in time: their memory tiers may not be purged.`
+      : '',
     'A purge is safe to repeat.',
   ]
     .filter((part) => part !== '')
@@ -73,8 +77,17 @@ export function localPurges(
   counted: PurgeRouteDeps['counted'],
 ): { here: (scope: PurgeScope, order: PurgeOrder) => Promise<PurgeDone | NodeError>; route: PurgeRouteDeps } {
   const matcher = routeMatcher(routes);
-  const here = (scope: PurgeScope, order: PurgeOrder): Promise<PurgeDone | NodeError> => purgeHere(purge, matcher, scope, order);
-  return { here, route: { run: (scope) => here(scope, { shared: true }), families: new Set(routes.map((r) => r.family)), logger, counted } };
+  const here = (scope: PurgeScope, order: PurgeOrder): Promise<PurgeDone | NodeError> =>
+    purgeHere(purge, matcher, scope, order);
+  return {
+    here,
+    route: {
+      run: (scope) => here(scope, { shared: true }),
+      families: new Set(routes.map((r) => r.family)),
+      logger,
+      counted,
+    },
+  };
 }
 
 /**
@@ -82,14 +95,21 @@ export function localPurges(
  * or a worker. A request is parsed here, by the routes of the vendor the nodes
  * named, into the key its reads use; not before the nodes have named it.
  */
-export async function purgeHere(purge: CachePurge, routes: RouteMatcher, scope: PurgeScope, order: PurgeOrder): Promise<PurgeDone | NodeError> {
+export async function purgeHere(
+  purge: CachePurge,
+  routes: RouteMatcher,
+  scope: PurgeScope,
+  order: PurgeOrder,
+): Promise<PurgeDone | NodeError> {
   const refused = scope.scope === 'request' ? purge.requestRefusal() : undefined;
   if (refused !== undefined) return refused;
   const parsed = cacheScopeOf(scope, routes);
   if (parsed instanceof NodeError) return parsed;
   try {
     const done = await purge.run(parsed, order);
-    return parsed.scope === 'request' ? { ...done, named: { family: parsed.read.route.family, version: versionOf(parsed.read) } } : done;
+    return parsed.scope === 'request'
+      ? { ...done, named: { family: parsed.read.route.family, version: versionOf(parsed.read) } }
+      : done;
   } catch (err) {
     return NodeError.from(err);
   }
@@ -98,6 +118,12 @@ export async function purgeHere(purge: CachePurge, routes: RouteMatcher, scope: 
 /** What the purge named, for the answer and the log line: never a request's path or body, only its family and version (`named`, as parsed where it ran). */
 function described(scope: PurgeScope, named: PurgeDone['named']): Record<string, unknown> {
   if (scope.scope === 'all') return { scope: 'all' };
-  if (scope.scope === 'family') return { scope: 'family', family: scope.family, fromVersion: scope.fromVersion, ...(scope.toVersion === null ? {} : { toVersion: scope.toVersion }) };
+  if (scope.scope === 'family')
+    return {
+      scope: 'family',
+      family: scope.family,
+      fromVersion: scope.fromVersion,
+      ...(scope.toVersion === null ? {} : { toVersion: scope.toVersion }),
+    };
   return { scope: 'request', family: named?.family, version: named?.version };
 }

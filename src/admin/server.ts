@@ -66,9 +66,12 @@ export function buildAdminServer(deps: AdminDeps): FastifyInstance {
   if (purge !== undefined) {
     // The body is read as bytes (the guard has checked its type): purge-body.ts parses it and says what is wrong.
     app.removeAllContentTypeParsers();
-    app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: PURGE_BODY_LIMIT_BYTES }, (_request, body, done) => done(null, body));
+    app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: PURGE_BODY_LIMIT_BYTES }, (_request, body, done) =>
+      done(null, body),
+    );
     // Before the body is read: a purge without the token or in another type is refused unread.
-    const onRequest = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => answerError(reply, guard.purgeRefusal(request.raw));
+    const onRequest = async (request: FastifyRequest, reply: FastifyReply): Promise<void> =>
+      answerError(reply, guard.purgeRefusal(request.raw));
     app.post('/cache/purge', { onRequest }, async (request, reply) => {
       const answer = await purgeReply(Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0), purge);
       if (answer instanceof NodeError) return answerError(reply, answer);

@@ -26,9 +26,17 @@ const KEY_SCHEME = 'lp5';
  * block), whose path names the item without a version; '-' keeps it apart from any N.
  * `generation`: the cache generation the entry belongs to (CacheGeneration.current).
  */
-export function cacheKeyText(vendor: string, chainId: number, req: ReadRequest, version: bigint | null, generation: number): string {
+export function cacheKeyText(
+  vendor: string,
+  chainId: number,
+  req: ReadRequest,
+  version: bigint | null,
+  generation: number,
+): string {
   const name = req.route.name;
-  const key = `${KEY_SCHEME}:${generation}:${vendor.length}:${vendor}${chainId}:${name.length}:${name}` + `${req.format.length}:${req.format}${version ?? '-'}:${req.identity}`;
+  const key =
+    `${KEY_SCHEME}:${generation}:${vendor.length}:${vendor}${chainId}:${name.length}:${name}` +
+    `${req.format.length}:${req.format}${version ?? '-'}:${req.identity}`;
   // V8 keeps a concatenation as a rope of its pieces; a cache holding the rope as
   // its key would keep every piece. Reading a character flattens it in place.
   key.charCodeAt(0);

@@ -27,7 +27,15 @@ export const GZIP_COPY_OVERHEAD_BYTES = 640;
 /** The bytes an entry is charged against maxBytes. String lengths stand in for their size. */
 export function entrySize(key: string, answer: StoredAnswer): number {
   const gzip = answer.gzip === undefined ? 0 : GZIP_COPY_OVERHEAD_BYTES + answer.gzip.length;
-  return ENTRY_OVERHEAD_BYTES + key.length + answer.contentType.length + (answer.gasUsed?.length ?? 0) + (answer.cursor?.length ?? 0) + answer.body.length + gzip;
+  return (
+    ENTRY_OVERHEAD_BYTES +
+    key.length +
+    answer.contentType.length +
+    (answer.gasUsed?.length ?? 0) +
+    (answer.cursor?.length ?? 0) +
+    answer.body.length +
+    gzip
+  );
 }
 
 export interface MemoryStoreOptions {

@@ -50,13 +50,22 @@ export function workerCannotListen(err: ListenError): void {
 }
 
 /** `exit` flushes the log, then ends the process. */
-export async function runPrimary(config: Config, logger: Logger, count: number, exit: (code: number) => never): Promise<void> {
+export async function runPrimary(
+  config: Config,
+  logger: Logger,
+  count: number,
+  exit: (code: number) => never,
+): Promise<void> {
   cluster.schedulingPolicy = cluster.SCHED_NONE;
   let stopping = false;
   const channel = new WorkerChannel();
   // Before any worker: an admin port in use stops the start with nothing forked.
   const admin = config.admin.port !== 0 ? adminFor(config, logger, channel, count, () => stopping) : undefined;
-  const adminAddress = admin ? await listenAs('admin', config.admin.host, config.admin.port, () => admin.listen({ host: config.admin.host, port: config.admin.port })) : undefined;
+  const adminAddress = admin
+    ? await listenAs('admin', config.admin.host, config.admin.port, () =>
+        admin.listen({ host: config.admin.host, port: config.admin.port }),
+      )
+    : undefined;
   const fork = (): void => {
     if (!stopping) cluster.fork();
   };
@@ -81,7 +90,8 @@ export async function runPrimary(config: Config, logger: Logger, count: number, 
     setTimeout(fork, RESTART_DELAY_MS).unref();
   });
   for (let i = 0; i < count; i++) fork();
-  if (adminAddress !== undefined) logger.info({ admin: adminAddress, workers: count }, 'ledger-proxy primary: admin listening, workers starting');
+  if (adminAddress !== undefined)
+    logger.info({ admin: adminAddress, workers: count }, 'ledger-proxy primary: admin listening, workers starting');
 
   process.on('SIGHUP', () => {
     for (const worker of connected()) worker.process.kill('SIGHUP');
@@ -92,7 +102,9 @@ export async function runPrimary(config: Config, logger: Logger, count: number, 
     stopping = true;
     logger.info({ signal, drainDelayMs: config.server.drainDelayMs }, 'shutting down: not ready; every worker drains');
     const alive = connected();
-    const exited = Promise.all(alive.map((w) => new Promise((resolve) => (w.isDead() ? resolve(undefined) : w.once('exit', resolve)))));
+    const exited = Promise.all(
+      alive.map((w) => new Promise((resolve) => (w.isDead() ? resolve(undefined) : w.once('exit', resolve)))),
+    );
     // Each worker fails its readiness, keeps accepting for drainDelayMs, then drains.
     for (const worker of alive) worker.process.kill('SIGTERM');
     const kill = setTimeout(
@@ -118,7 +130,13 @@ function connected(): Worker[] {
 }
 
 /** The admin listener of the primary: every worker's metrics, ready while every worker is, and purges that reach every worker. */
-function adminFor(config: Config, logger: Logger, channel: WorkerChannel, count: number, stopping: () => boolean): FastifyInstance {
+function adminFor(
+  config: Config,
+  logger: Logger,
+  channel: WorkerChannel,
+  count: number,
+  stopping: () => boolean,
+): FastifyInstance {
   const notReady: Readiness = { ready: false, upstreams: [] };
   // The purges are counted here, where they are asked for, and added to the workers' metrics.
   const own = new Registry();
@@ -135,7 +153,9 @@ function adminFor(config: Config, logger: Logger, channel: WorkerChannel, count:
     // said it answers yet: it is not ready, and nobody waits for it.
     readiness: async () => {
       if (stopping()) return notReady;
-      const answers = await Promise.all(channel.workers().map((w) => channel.ask<Readiness>(w, 'readiness', READINESS_WAIT_MS)));
+      const answers = await Promise.all(
+        channel.workers().map((w) => channel.ask<Readiness>(w, 'readiness', READINESS_WAIT_MS)),
+      );
       const all = answers.map((a) => a ?? notReady);
       return { ready: all.length === count && all.every((a) => a.ready), upstreams: all[0]?.upstreams ?? [] };
     },

@@ -19,7 +19,11 @@ const REDIS_PURGE_WAIT_MS = 30_000;
 const MEMORY_PURGE_WAIT_MS = 5000;
 
 /** Purges `scope` in every answering worker and in Redis (`redis`: one is configured). */
-export async function purgeWorkers(channel: WorkerChannel, scope: PurgeScope, redis: boolean): Promise<PurgeReport | NodeError> {
+export async function purgeWorkers(
+  channel: WorkerChannel,
+  scope: PurgeScope,
+  redis: boolean,
+): Promise<PurgeReport | NodeError> {
   const [first, ...rest] = channel.workers();
   if (first === undefined) return NodeError.notReady('no worker answers yet');
   const lead = await ask(channel, first, scope, { shared: true }, redis);
@@ -50,7 +54,13 @@ export async function purgeWorkers(channel: WorkerChannel, scope: PurgeScope, re
 }
 
 /** One worker's purge: what it did, undefined when it did not answer in time, or the error it refused it with. */
-async function ask(channel: WorkerChannel, worker: Worker, scope: PurgeScope, order: PurgeOrder, redis: boolean): Promise<PurgeDone | NodeError | undefined> {
+async function ask(
+  channel: WorkerChannel,
+  worker: Worker,
+  scope: PurgeScope,
+  order: PurgeOrder,
+  redis: boolean,
+): Promise<PurgeDone | NodeError | undefined> {
   const waitMs = order.shared && redis ? REDIS_PURGE_WAIT_MS : MEMORY_PURGE_WAIT_MS;
   const answer = await channel.ask<WorkerPurgeAnswer>(worker, 'purge', waitMs, { scope, order });
   if (answer === undefined || !('error' in answer)) return answer;

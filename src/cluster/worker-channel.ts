@@ -114,12 +114,21 @@ function purgeAnswer(done: PurgeDone | NodeError): WorkerPurgeAnswer {
  * scrape is whole: a worker that does not answer within `waitMs` is left out of
  * this scrape rather than failing it.
  */
-export async function clusterMetrics(channel: WorkerChannel, expected: number, waitMs: number, own: Registry): Promise<{ contentType: string; body: string }> {
+export async function clusterMetrics(
+  channel: WorkerChannel,
+  expected: number,
+  waitMs: number,
+  own: Registry,
+): Promise<{ contentType: string; body: string }> {
   const answers = await Promise.all(channel.workers().map((w) => channel.ask<WorkerMetrics>(w, 'metrics', waitMs)));
   const scraped = answers.filter((a): a is WorkerMetrics => Array.isArray(a));
   const registry = AggregatorRegistry.aggregate([...scraped, await own.getMetricsAsJSON()]);
   const registers = [registry];
-  new Gauge({ name: 'ledger_proxy_workers', help: 'Workers the primary keeps running (server.workers)', registers }).set(expected);
+  new Gauge({
+    name: 'ledger_proxy_workers',
+    help: 'Workers the primary keeps running (server.workers)',
+    registers,
+  }).set(expected);
   new Gauge({
     name: 'ledger_proxy_workers_scraped',
     help: 'Workers whose metrics this scrape adds up; fewer than ledger_proxy_workers while one boots, after one died, or when one did not answer in time',

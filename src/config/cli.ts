@@ -45,7 +45,12 @@ export function parseCli(argv: string[]): CliArgs {
   // parseArgs' advice about positionals starting with '-'.
   const { tokens } = parseArgs({
     args: argv,
-    options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' }, version: { type: 'boolean', short: 'v' }, check: { type: 'boolean' } },
+    options: {
+      config: { type: 'string', short: 'c' },
+      help: { type: 'boolean', short: 'h' },
+      version: { type: 'boolean', short: 'v' },
+      check: { type: 'boolean' },
+    },
     strict: false,
     allowPositionals: true,
     tokens: true,

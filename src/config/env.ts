@@ -25,7 +25,10 @@ function wholeNumber(value: string): Parsed {
 function urlList(value: string): Parsed {
   const urls = value.split(',').map((url) => url.trim());
   if (urls.some((url) => url === '')) {
-    return { ok: false, reason: `must be a comma-separated list of URLs without empty entries, got ${JSON.stringify(value)}` };
+    return {
+      ok: false,
+      reason: `must be a comma-separated list of URLs without empty entries, got ${JSON.stringify(value)}`,
+    };
   }
   return { ok: true, value: urls.map((url) => ({ url })) };
 }
@@ -58,7 +61,12 @@ function isMapping(value: unknown): value is Record<string, unknown> {
  * A copy of `root` with `value` at `path`, copying only the mappings on the way.
  * A non-mapping in the way is left alone: validation reports it at its own path.
  */
-function setIn(root: Record<string, unknown>, path: readonly string[], value: unknown, removes: readonly string[]): Record<string, unknown> {
+function setIn(
+  root: Record<string, unknown>,
+  path: readonly string[],
+  value: unknown,
+  removes: readonly string[],
+): Record<string, unknown> {
   const [key, ...rest] = path;
   if (key === undefined) return root;
   const copy = { ...root };

@@ -53,7 +53,9 @@ function bound(issue: z.core.$ZodIssueTooBig | z.core.$ZodIssueTooSmall): string
     return `must have ${big ? 'at most' : 'at least'} ${String(limit)} ${Number(limit) === 1 ? 'entry' : 'entries'}`;
   }
   if (issue.origin === 'string') {
-    return limit === 1 && !big ? 'must not be empty' : `length must be ${big ? 'at most' : 'at least'} ${String(limit)}`;
+    return limit === 1 && !big
+      ? 'must not be empty'
+      : `length must be ${big ? 'at most' : 'at least'} ${String(limit)}`;
   }
   const op = big ? (issue.inclusive ? 'at most' : 'less than') : issue.inclusive ? 'at least' : 'greater than';
   return `must be ${op} ${String(limit)}`;
@@ -69,7 +71,10 @@ const RETIRED: Readonly<Record<string, string>> = {
  * Zod's issues as config lines; unknown keys get one line each, at their own path.
  * `origin` names where a path's value came from (an env variable) when not the file.
  */
-export function issuesFromZod(error: z.ZodError, origin: (path: string) => string | undefined = () => undefined): ConfigIssue[] {
+export function issuesFromZod(
+  error: z.ZodError,
+  origin: (path: string) => string | undefined = () => undefined,
+): ConfigIssue[] {
   return error.issues.flatMap((issue): ConfigIssue[] => {
     const at = (path: readonly PropertyKey[], reason: string): ConfigIssue => {
       const dotted = dottedPath(path);
@@ -78,7 +83,9 @@ export function issuesFromZod(error: z.ZodError, origin: (path: string) => strin
     };
     switch (issue.code) {
       case 'unrecognized_keys':
-        return issue.keys.map((key) => at([...issue.path, key], RETIRED[dottedPath([...issue.path, key])] ?? 'unknown key'));
+        return issue.keys.map((key) =>
+          at([...issue.path, key], RETIRED[dottedPath([...issue.path, key])] ?? 'unknown key'),
+        );
       case 'invalid_type': {
         if (issue.input === undefined) return [at(issue.path, 'required')];
         const expected = TYPE_NAMES[issue.expected] ?? `a ${issue.expected}`;
@@ -88,7 +95,9 @@ export function issuesFromZod(error: z.ZodError, origin: (path: string) => strin
       case 'too_small':
         return [at(issue.path, bound(issue))];
       case 'invalid_value':
-        return [at(issue.path, `must be one of ${issue.values.map(String).join(' | ')}${given(issue.path, issue.input)}`)];
+        return [
+          at(issue.path, `must be one of ${issue.values.map(String).join(' | ')}${given(issue.path, issue.input)}`),
+        ];
       case 'invalid_format':
         if (issue.pattern === undefined) return [at(issue.path, issue.message)];
         return [at(issue.path, `must match ${issue.pattern}${given(issue.path, issue.input)}`)];

@@ -22,4 +22,10 @@ export { applyEnv, ENV_OVERRIDES } from './env.js';
 export { parseCli, CliError, USAGE } from './cli.js';
 export type { CliArgs } from './cli.js';
 export { SIM_URL } from './net.js';
-export { keepsLatestAnswers, LATEST_ANSWERS_SHARE, type MemoryShares, memoryShares, SPELLINGS_SHARE } from './memory-shares.js';
+export {
+  keepsLatestAnswers,
+  LATEST_ANSWERS_SHARE,
+  type MemoryShares,
+  memoryShares,
+  SPELLINGS_SHARE,
+} from './memory-shares.js';

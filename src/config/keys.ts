@@ -23,11 +23,17 @@ export function sha256Hex(text: string): string {
 }
 
 /** The sha256 (hex) of the key at `path`, or the issue that keeps it unknown; `holds` says whose key it is. */
-export function resolveKey(key: ConfiguredKey, env: NodeJS.ProcessEnv, path: string, holds: string): string | ConfigIssue {
+export function resolveKey(
+  key: ConfiguredKey,
+  env: NodeJS.ProcessEnv,
+  path: string,
+  holds: string,
+): string | ConfigIssue {
   if ('sha256' in key) return key.sha256;
   const value = env[key.env];
   // An empty variable counts as not set.
-  if (value === undefined || value === '') return { path: `${path}.env`, reason: `the environment variable ${key.env} is not set (it holds ${holds})` };
+  if (value === undefined || value === '')
+    return { path: `${path}.env`, reason: `the environment variable ${key.env} is not set (it holds ${holds})` };
   return sha256Hex(value);
 }
 

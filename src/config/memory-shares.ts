@@ -26,6 +26,10 @@ export function memoryShares(maxBytes: number, keepsLatestAnswers: boolean): Mem
 }
 
 /** Does the `latest` section keep latest answers (bounded staleness or stale-if-error)? */
-export function keepsLatestAnswers(latest: { maxStalenessMs: number; maxStalenessVersions: number; staleIfErrorMs: number }): boolean {
+export function keepsLatestAnswers(latest: {
+  maxStalenessMs: number;
+  maxStalenessVersions: number;
+  staleIfErrorMs: number;
+}): boolean {
   return latest.maxStalenessMs > 0 || latest.maxStalenessVersions > 0 || latest.staleIfErrorMs > 0;
 }

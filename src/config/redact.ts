@@ -27,14 +27,16 @@ export function redactSecrets(value: unknown): unknown {
   if (typeof value === 'string') return redactUrl(value);
   if (typeof value !== 'object' || value === null) return value;
   const out: Record<string, unknown> = {};
-  for (const [key, child] of Object.entries(value)) out[key] = SECRET_KEYS.test(key) ? hideLeaves(child) : redactSecrets(child);
+  for (const [key, child] of Object.entries(value))
+    out[key] = SECRET_KEYS.test(key) ? hideLeaves(child) : redactSecrets(child);
   return out;
 }
 
 /** The same shape (header names, list lengths), with every leaf value hidden. */
 function hideLeaves(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(hideLeaves);
-  if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, hideLeaves(v)]));
+  if (typeof value === 'object' && value !== null)
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, hideLeaves(v)]));
   return value === undefined ? value : REDACTED;
 }
 

@@ -19,7 +19,11 @@ import { RoutingSchema, UpstreamsSchema } from './sections/upstreams.js';
 
 export type { RedisTarget } from './sections/cache.js';
 
-export type DeepReadonly<T> = T extends readonly (infer U)[] ? readonly DeepReadonly<U>[] : T extends object ? { readonly [K in keyof T]: DeepReadonly<T[K]> } : T;
+export type DeepReadonly<T> = T extends readonly (infer U)[]
+  ? readonly DeepReadonly<U>[]
+  : T extends object
+    ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
+    : T;
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -68,9 +72,15 @@ export const ConfigSchema = z
       ctx.addIssue({ code: 'custom', path: ['tenants', 'trustedHeader'], message });
     }
     // Two listeners on one address would fail at start with a bare EADDRINUSE.
-    const listeners = [{ key: 'server', ...config.server }, ...(config.admin.port !== 0 ? [{ key: 'admin', ...config.admin }] : []), ...(usesSim ? [{ key: 'sim', ...config.sim }] : [])];
+    const listeners = [
+      { key: 'server', ...config.server },
+      ...(config.admin.port !== 0 ? [{ key: 'admin', ...config.admin }] : []),
+      ...(usesSim ? [{ key: 'sim', ...config.sim }] : []),
+    ];
     listeners.forEach((listener, index) => {
-      const clash = listeners.slice(0, index).find((other) => other.port === listener.port && other.host === listener.host);
+      const clash = listeners
+        .slice(0, index)
+        .find((other) => other.port === listener.port && other.host === listener.host);
       if (clash !== undefined && listener.port !== 0) {
         ctx.addIssue({ code: 'custom', path: [listener.key, 'port'], message: `same host and port as ${clash.key}` });
       }

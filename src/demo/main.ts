@@ -20,7 +20,13 @@ async function main(): Promise<void> {
   let values: { proxy?: string; port?: string; host?: string; account?: string; help?: boolean };
   try {
     ({ values } = parseArgs({
-      options: { proxy: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' }, account: { type: 'string' }, help: { type: 'boolean' } },
+      options: {
+        proxy: { type: 'string' },
+        port: { type: 'string' },
+        host: { type: 'string' },
+        account: { type: 'string' },
+        help: { type: 'boolean' },
+      },
     }));
   } catch (err) {
     fail((err as Error).message);
@@ -30,8 +36,10 @@ async function main(): Promise<void> {
     return;
   }
   const port = values.port === undefined ? undefined : Number(values.port);
-  if (port !== undefined && !(Number.isInteger(port) && port >= 0 && port <= 65535)) fail(`--port must be 0..65535: ${values.port}`);
-  if (values.proxy !== undefined && !/^https?:\/\/[^/]+\/?$/.test(values.proxy)) fail(`--proxy must be http(s)://host:port: ${values.proxy}`);
+  if (port !== undefined && !(Number.isInteger(port) && port >= 0 && port <= 65535))
+    fail(`--port must be 0..65535: ${values.port}`);
+  if (values.proxy !== undefined && !/^https?:\/\/[^/]+\/?$/.test(values.proxy))
+    fail(`--proxy must be http(s)://host:port: ${values.proxy}`);
   const logger = pino({ name: 'demo' });
   const demo = await startDemo({ proxyUrl: values.proxy, port, host: values.host, account: values.account, logger });
   // One plain line a person (or a test) reads: where to point the browser.

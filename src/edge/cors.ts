@@ -58,7 +58,14 @@ export class Cors {
   headersFor(req: IncomingMessage): string[] | undefined {
     const origin = this.allowedOrigin(req);
     if (origin === undefined) return undefined;
-    return ['access-control-allow-origin', origin, 'access-control-allow-credentials', 'true', 'access-control-expose-headers', this.expose()];
+    return [
+      'access-control-allow-origin',
+      origin,
+      'access-control-allow-credentials',
+      'true',
+      'access-control-expose-headers',
+      this.expose(),
+    ];
   }
 
   /**
@@ -74,7 +81,13 @@ export class Cors {
 
   /** A CORS preflight: OPTIONS with Origin and Access-Control-Request-Method, on a /v1 path. */
   isPreflight(req: IncomingMessage): boolean {
-    return this.settings.enabled && req.method === 'OPTIONS' && req.headers.origin !== undefined && req.headers['access-control-request-method'] !== undefined && /^\/v1(?:[/?]|$)/.test(req.url ?? '');
+    return (
+      this.settings.enabled &&
+      req.method === 'OPTIONS' &&
+      req.headers.origin !== undefined &&
+      req.headers['access-control-request-method'] !== undefined &&
+      /^\/v1(?:[/?]|$)/.test(req.url ?? '')
+    );
   }
 
   /** Answers a preflight: 204, the methods a node allows, the headers asked for, how long to keep the answer. */
@@ -82,9 +95,17 @@ export class Cors {
     const headers: string[] = ['vary', 'Origin, Access-Control-Request-Headers'];
     const origin = this.allowedOrigin(req);
     if (origin !== undefined) {
-      headers.push('access-control-allow-origin', origin, 'access-control-allow-credentials', 'true', 'access-control-allow-methods', 'GET, POST');
+      headers.push(
+        'access-control-allow-origin',
+        origin,
+        'access-control-allow-credentials',
+        'true',
+        'access-control-allow-methods',
+        'GET, POST',
+      );
       const asked = req.headers['access-control-request-headers']?.trim();
-      if (asked !== undefined && asked !== '' && HEADER_LIST.test(asked)) headers.push('access-control-allow-headers', asked);
+      if (asked !== undefined && asked !== '' && HEADER_LIST.test(asked))
+        headers.push('access-control-allow-headers', asked);
       headers.push('access-control-max-age', String(this.settings.maxAgeSeconds));
     }
     headers.push('content-length', '0');

@@ -45,7 +45,8 @@ export class Edge {
     }
     exchange.edgeHeaders = cors.headersFor(exchange.req);
     exchange.vary = cors.varyFor(exchange.req);
-    if (this.deps.trustedPeer(exchange.req)) (exchange.edgeHeaders ??= []).push('x-proxy-headroom', this.deps.headroom().toFixed(3));
+    if (this.deps.trustedPeer(exchange.req))
+      (exchange.edgeHeaders ??= []).push('x-proxy-headroom', this.deps.headroom().toFixed(3));
     return false;
   }
 

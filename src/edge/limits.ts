@@ -41,7 +41,8 @@ export class Limits {
     for (const scope of scopes(tenant, address)) {
       const limit = scope.limits?.requestsPerSecond;
       if (limit === undefined) continue;
-      if (this.requests.add(scope.key, 1) > limit) return tooMany(`${scope.what} is over its requestsPerSecond (${limit})`, limit, this.requests);
+      if (this.requests.add(scope.key, 1) > limit)
+        return tooMany(`${scope.what} is over its requestsPerSecond (${limit})`, limit, this.requests);
     }
     return null;
   }
@@ -50,14 +51,16 @@ export class Limits {
   nodeWorkRefusal(tenant: Tenant, address: string): NodeError | null {
     for (const scope of scopes(tenant, address)) {
       const limit = scope.limits?.nodeUnitsPerMinute;
-      if (limit !== undefined && this.units.total(scope.key) >= limit) return tooMany(`${scope.what} has spent its nodeUnitsPerMinute (${limit})`, limit, this.units);
+      if (limit !== undefined && this.units.total(scope.key) >= limit)
+        return tooMany(`${scope.what} has spent its nodeUnitsPerMinute (${limit})`, limit, this.units);
     }
     return null;
   }
 
   /** Charges node units, once it is known that a node answered. */
   charge(tenant: Tenant, address: string, units: number): void {
-    for (const scope of scopes(tenant, address)) if (scope.limits?.nodeUnitsPerMinute !== undefined) this.units.add(scope.key, units);
+    for (const scope of scopes(tenant, address))
+      if (scope.limits?.nodeUnitsPerMinute !== undefined) this.units.add(scope.key, units);
   }
 
   /** Shares the counts not shared yet (at shutdown). */
@@ -68,9 +71,15 @@ export class Limits {
 }
 
 function scopes(tenant: Tenant, address: string): Scope[] {
-  if (tenant.byAddress) return [{ key: `address:${tenant.name}:${address}`, limits: tenant, what: `client ${address}` }];
+  if (tenant.byAddress)
+    return [{ key: `address:${tenant.name}:${address}`, limits: tenant, what: `client ${address}` }];
   const out: Scope[] = [{ key: `tenant:${tenant.name}`, limits: tenant, what: `tenant ${tenant.name}` }];
-  if (tenant.perAddress !== undefined) out.push({ key: `address:${tenant.name}:${address}`, limits: tenant.perAddress, what: `a client ${address} of tenant ${tenant.name}` });
+  if (tenant.perAddress !== undefined)
+    out.push({
+      key: `address:${tenant.name}:${address}`,
+      limits: tenant.perAddress,
+      what: `a client ${address} of tenant ${tenant.name}`,
+    });
   return out;
 }
 

@@ -73,7 +73,8 @@ export class TenantDirectory {
       if (tenant !== undefined) return tenant;
     }
     const authorization = req.headers.authorization;
-    if (authorization === undefined) return this.anonymous ?? unauthorized('an API key is required: send Authorization: Bearer <key>');
+    if (authorization === undefined)
+      return this.anonymous ?? unauthorized('an API key is required: send Authorization: Bearer <key>');
     const key = bearerKey(authorization);
     if (key === undefined) return unauthorized('the Authorization header must be Bearer <key>');
     return this.tenantOfKey(key) ?? unauthorized('unknown API key');
@@ -82,7 +83,13 @@ export class TenantDirectory {
   /** The 403 for a client-side key presented from another origin than its own; null when the origin is one of them. */
   originRefusal(tenant: Tenant, req: IncomingMessage): NodeError | null {
     if (tenant.origins === undefined || tenant.origins.has(req.headers.origin ?? '')) return null;
-    return new NodeError(403, 'forbidden', `the API key of tenant ${tenant.name} is accepted only from its web origins`, null, 'forbidden');
+    return new NodeError(
+      403,
+      'forbidden',
+      `the API key of tenant ${tenant.name} is accepted only from its web origins`,
+      null,
+      'forbidden',
+    );
   }
 
   private tenantOfKey(key: string): Tenant | undefined {
@@ -116,7 +123,12 @@ export class TenantDirectory {
       for (const hash of keys.hashes[index] ?? []) byHash.set(hash, tenant);
     }
     const anonymous = section?.anonymous;
-    this.anonymous = section === undefined ? UNLIMITED : anonymous === false ? null : { name: 'anonymous', byAddress: true, ...anonymous! };
+    this.anonymous =
+      section === undefined
+        ? UNLIMITED
+        : anonymous === false
+          ? null
+          : { name: 'anonymous', byAddress: true, ...anonymous! };
     this.byHash = byHash;
     this.byName = byName;
     this.memo = new Map();

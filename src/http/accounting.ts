@@ -27,7 +27,12 @@ export interface RequestMetrics {
 export type Accounting = (exchange: Exchange, status: number) => void;
 
 /** `settle` charges the exchange's tenant for the node work it caused, and says how many units. */
-export function requestAccounting(metrics: RequestMetrics, logger: Logger, clientAddress: (req: IncomingMessage) => string, settle: (exchange: Exchange) => number): Accounting {
+export function requestAccounting(
+  metrics: RequestMetrics,
+  logger: Logger,
+  clientAddress: (req: IncomingMessage) => string,
+  settle: (exchange: Exchange) => number,
+): Accounting {
   return (exchange, status) => {
     if (exchange.accounted) return;
     exchange.accounted = true;
@@ -39,7 +44,8 @@ export function requestAccounting(metrics: RequestMetrics, logger: Logger, clien
     const units = settle(exchange);
     metrics.tenantRequest(tenant?.name ?? 'anonymous', tenantOutcome(reason), hit, units);
     const trace = exchange.trace;
-    if (trace !== undefined) endRequestSpan(trace, exchange, status, () => exchange.client ?? clientAddress(exchange.req));
+    if (trace !== undefined)
+      endRequestSpan(trace, exchange, status, () => exchange.client ?? clientAddress(exchange.req));
     const level = hit ? 'debug' : 'info';
     if (!logger.isLevelEnabled(level)) return;
     const req = exchange.req;

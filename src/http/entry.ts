@@ -78,7 +78,9 @@ export function publicEntry(deps: EntryDeps, next: Handler): PublicEntry {
     if (refused !== null) {
       if (cached) exchange.endpoint = parser.familyOf(method, url);
       // A body in a transfer coding the proxy cannot undo has no known end: nothing after the head is read.
-      return refused.reason === 'not_implemented' ? refuseAndEnd(exchange, refused) : responder.refuse(exchange, refused);
+      return refused.reason === 'not_implemented'
+        ? refuseAndEnd(exchange, refused)
+        : responder.refuse(exchange, refused);
     }
     if (!cached) return delegate(exchange);
     if (method === 'GET') return serve(exchange, method, url, EMPTY);

@@ -28,7 +28,8 @@ export function fromFrameworkError(err: unknown, bodyLimitBytes: number): NodeEr
       return NodeError.badRequest('malformed request URL');
   }
   const status = e.statusCode ?? 500;
-  if (status >= 400 && status < 500) return NodeError.badRequest(`malformed request${e.code === undefined ? '' : ` (${e.code})`}`);
+  if (status >= 400 && status < 500)
+    return NodeError.badRequest(`malformed request${e.code === undefined ? '' : ` (${e.code})`}`);
   return NodeError.from(err);
 }
 
@@ -48,5 +49,11 @@ export function fromClientError(err: { code?: string; message?: string }): NodeE
 
 /** What fastify answers for a route it does not have, node-shaped: an input error, without ledger headers. */
 export function notFound(req: IncomingMessage): NodeError {
-  return new NodeError(404, 'web_framework_error', `not found: ${req.method} ${(req.url ?? '').split('?')[0]}`, null, 'bad_input');
+  return new NodeError(
+    404,
+    'web_framework_error',
+    `not found: ${req.method} ${(req.url ?? '').split('?')[0]}`,
+    null,
+    'bad_input',
+  );
 }

@@ -12,7 +12,13 @@ export function framingError(req: IncomingMessage): NodeError | null {
   if (headers.host === undefined && req.httpVersionMinor === 1) return NodeError.badRequest('missing Host header');
   const coding = headers['transfer-encoding'];
   if (coding !== undefined && coding.trim().toLowerCase() !== 'chunked') {
-    return new NodeError(501, 'web_framework_error', `unsupported transfer coding ${JSON.stringify(coding)}: only chunked is implemented`, null, 'not_implemented');
+    return new NodeError(
+      501,
+      'web_framework_error',
+      `unsupported transfer coding ${JSON.stringify(coding)}: only chunked is implemented`,
+      null,
+      'not_implemented',
+    );
   }
   return null;
 }

@@ -39,7 +39,12 @@ export interface PassthroughDeps {
    * set); rejects with a NodeError when no node could answer. `trace`: the
    * request's span, while tracing is on (each node attempt goes under it).
    */
-  forward(call: PassthroughCall, minVersion: bigint | undefined, priority: Priority | undefined, trace?: TraceScope): Promise<PassthroughAnswer>;
+  forward(
+    call: PassthroughCall,
+    minVersion: bigint | undefined,
+    priority: Priority | undefined,
+    trace?: TraceScope,
+  ): Promise<PassthroughAnswer>;
   writer: ReplyWriter;
   /** the name of the client's SDK header (x-<vendor>-client): it goes on only when well-formed (sdk-client.ts) */
   sdkClientHeader?(): string;
@@ -48,7 +53,17 @@ export interface PassthroughDeps {
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
 /** Per-connection headers (RFC 9110 §7.6.1): they describe one hop, not the message. */
-const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade'];
+const HOP_BY_HOP = [
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+];
 
 /**
  * Client headers that must not reach a node: they would name another host, or
@@ -57,7 +72,17 @@ const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'proxy-authe
  * client's Authorization is the proxy's (its API key, SPEC-edge §2): nodes get
  * only upstreams[].headers.
  */
-const NOT_FORWARDED = ['host', 'x-forwarded-host', 'forwarded', 'x-forwarded-proto', 'x-forwarded-port', 'content-length', 'accept-encoding', 'expect', 'authorization'];
+const NOT_FORWARDED = [
+  'host',
+  'x-forwarded-host',
+  'forwarded',
+  'x-forwarded-proto',
+  'x-forwarded-port',
+  'content-length',
+  'accept-encoding',
+  'expect',
+  'authorization',
+];
 
 /** Node headers the proxy sets itself: CORS is the proxy's own (cors.ts). */
 const CORS_HEADERS = [
@@ -76,7 +101,10 @@ const NOT_RELAYED = ['content-length', 'content-encoding', ...CORS_HEADERS];
 const KEPT_LENGTH_NOT_RELAYED = ['content-encoding', ...CORS_HEADERS];
 
 /** Drops hop-by-hop headers, every header the Connection header names, and `extra`. */
-function withoutHopByHop(headers: Record<string, string | string[] | undefined>, extra: readonly string[]): Record<string, string | string[]> {
+function withoutHopByHop(
+  headers: Record<string, string | string[] | undefined>,
+  extra: readonly string[],
+): Record<string, string | string[]> {
   const listed = String(headers.connection ?? '')
     .split(',')
     .map((name) => name.trim().toLowerCase())
@@ -90,7 +118,8 @@ function withoutHopByHop(headers: Record<string, string | string[] | undefined>,
 /** The client's headers as a node may see them (the node client adds the node's own, such as an API key). */
 function clientHeaders(headers: FastifyRequest['headers']): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(withoutHopByHop(headers, NOT_FORWARDED))) out[name] = Array.isArray(value) ? value.join(', ') : value;
+  for (const [name, value] of Object.entries(withoutHopByHop(headers, NOT_FORWARDED)))
+    out[name] = Array.isArray(value) ? value.join(', ') : value;
   return out;
 }
 
@@ -111,7 +140,12 @@ export function registerPassthrough(app: FastifyInstance, deps: PassthroughDeps)
   const handler = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const path = request.url.split('?', 1)[0];
     if (!path.startsWith('/v1') || UNSAFE_PATH.test(path)) {
-      return refuse(reply, NodeError.badRequest(`refused path: ${JSON.stringify(path)} (dot segments, empty segments and encoded slashes are not forwarded)`));
+      return refuse(
+        reply,
+        NodeError.badRequest(
+          `refused path: ${JSON.stringify(path)} (dot segments, empty segments and encoded slashes are not forwarded)`,
+        ),
+      );
     }
     const method = request.method as PassthroughCall['method'];
     const body = Buffer.isBuffer(request.body) && method !== 'GET' && method !== 'HEAD' ? request.body : undefined;
@@ -123,7 +157,12 @@ export function registerPassthrough(app: FastifyInstance, deps: PassthroughDeps)
     if (sdkHeader !== undefined && sdkClientOf(request.headers, sdkHeader) === undefined) delete headers[sdkHeader];
     let answer: PassthroughAnswer;
     try {
-      answer = await deps.forward({ method, path: request.url, headers, body }, pinnedVersion(request.query), exchange?.tenant?.priority, exchange?.trace);
+      answer = await deps.forward(
+        { method, path: request.url, headers, body },
+        pinnedVersion(request.query),
+        exchange?.tenant?.priority,
+        exchange?.trace,
+      );
     } catch (err) {
       return refuse(reply, NodeError.from(err));
     }
@@ -132,9 +171,13 @@ export function registerPassthrough(app: FastifyInstance, deps: PassthroughDeps)
       if (Buffer.isBuffer(answer.body)) exchange.bytes = answer.body.length;
     }
     const streamed = !Buffer.isBuffer(answer.body);
-    const relayed = withoutHopByHop(answer.headers, method === 'HEAD' || streamed ? KEPT_LENGTH_NOT_RELAYED : NOT_RELAYED);
+    const relayed = withoutHopByHop(
+      answer.headers,
+      method === 'HEAD' || streamed ? KEPT_LENGTH_NOT_RELAYED : NOT_RELAYED,
+    );
     // The edge set its own Vary (Origin) on the response; the node's would replace it, so the two are one line, each name once.
-    if (exchange?.vary !== undefined && relayed.vary !== undefined) relayed.vary = joinVary(relayed.vary, exchange.vary);
+    if (exchange?.vary !== undefined && relayed.vary !== undefined)
+      relayed.vary = joinVary(relayed.vary, exchange.vary);
     // The request's id is the proxy's: a node's own would replace it.
     delete relayed['x-request-id'];
     reply.code(answer.status).headers({ ...relayed, 'x-cache': 'BYPASS' });

@@ -51,7 +51,13 @@ export class ReplyWriter {
     const exchange = exchangeOf(res.req);
     // One Vary line: the encoding chosen, and the edge's Origin.
     const vary = exchange?.vary;
-    if (body !== result.body) headers.push('content-encoding', 'gzip', 'vary', vary === undefined ? 'accept-encoding' : `accept-encoding, ${vary}`);
+    if (body !== result.body)
+      headers.push(
+        'content-encoding',
+        'gzip',
+        'vary',
+        vary === undefined ? 'accept-encoding' : `accept-encoding, ${vary}`,
+      );
     else if (vary !== undefined) headers.push('vary', vary);
     headers.push('content-length', String(body.length));
     if (exchange !== undefined) {

@@ -56,17 +56,27 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
 
   // CONNECT would otherwise get its socket dropped without a reply.
   app.server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
-    socket.end(rawErrorResponse(NodeError.badRequest('CONNECT is not supported: this is a ledger node API, not a forward proxy')));
+    socket.end(
+      rawErrorResponse(
+        NodeError.badRequest('CONNECT is not supported: this is a ledger node API, not a forward proxy'),
+      ),
+    );
   });
   serveUpgradesAsPlainHttp(app.server);
   // Node answers an Expect other than 100-continue with an empty 417 (not an allowed status).
   app.server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
-    entry!.refuse(req, res, NodeError.badRequest(`unsupported Expect header: ${JSON.stringify(req.headers.expect ?? '')}`));
+    entry!.refuse(
+      req,
+      res,
+      NodeError.badRequest(`unsupported Expect header: ${JSON.stringify(req.headers.expect ?? '')}`),
+    );
   });
 
   // Bodies stay raw bytes: passthrough forwards the client's own.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: bodyLimitBytes }, (_req, body, done) => done(null, body));
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: bodyLimitBytes }, (_req, body, done) =>
+    done(null, body),
+  );
   app.setErrorHandler((err, _request, reply) => refuse(reply, fromFrameworkError(err, bodyLimitBytes)));
   app.setNotFoundHandler((request, reply) => refuse(reply, notFound(request.raw)));
   if (options.passthrough) await options.passthrough(app);
@@ -87,11 +97,20 @@ function checkingIntervalMs(requestTimeoutMs: number): number {
  */
 function serverFactory(connections: Connections, entry: (next: Handler) => Handler): FastifyServerFactory {
   return (handler, options) => {
-    const opts = options as { http?: ServerOptions; keepAliveTimeout: number; requestTimeout: number; connectionTimeout: number; maxRequestsPerSocket: number };
+    const opts = options as {
+      http?: ServerOptions;
+      keepAliveTimeout: number;
+      requestTimeout: number;
+      connectionTimeout: number;
+      maxRequestsPerSocket: number;
+    };
     const handle = entry(handler as Handler);
-    const server = createServer({ ...opts.http, connectionsCheckingInterval: checkingIntervalMs(opts.requestTimeout) }, (req, res) => {
-      if (connections.track(req, res)) handle(req, res);
-    });
+    const server = createServer(
+      { ...opts.http, connectionsCheckingInterval: checkingIntervalMs(opts.requestTimeout) },
+      (req, res) => {
+        if (connections.track(req, res)) handle(req, res);
+      },
+    );
     server.on('connection', (socket: Duplex) => connections.open(socket));
     server.keepAliveTimeout = opts.keepAliveTimeout;
     server.requestTimeout = opts.requestTimeout;

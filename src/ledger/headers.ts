@@ -80,7 +80,15 @@ export function decodeLedgerHeaders(names: LedgerHeaderNames, headers: HeaderBag
   ) {
     return null;
   }
-  return { chainId: Number(chainId), epoch, ledgerVersion, oldestLedgerVersion, ledgerTimestampUsec, blockHeight, oldestBlockHeight };
+  return {
+    chainId: Number(chainId),
+    epoch,
+    ledgerVersion,
+    oldestLedgerVersion,
+    ledgerTimestampUsec,
+    blockHeight,
+    oldestBlockHeight,
+  };
 }
 
 /** A gas-used header value, when the node sent a valid one. */

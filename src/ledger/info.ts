@@ -37,9 +37,17 @@ export function parseLedgerInfoJson(body: unknown): LedgerInfo | null {
   if (typeof body !== 'object' || body === null) return null;
   const b = body as Record<string, unknown>;
   const chainId = b.chain_id;
-  const fields = [b.epoch, b.ledger_version, b.oldest_ledger_version, b.ledger_timestamp, b.block_height, b.oldest_block_height].map(u64Field);
+  const fields = [
+    b.epoch,
+    b.ledger_version,
+    b.oldest_ledger_version,
+    b.ledger_timestamp,
+    b.block_height,
+    b.oldest_block_height,
+  ].map(u64Field);
   if (typeof chainId !== 'number' || !Number.isInteger(chainId) || chainId < 0 || chainId > 255) return null;
   if (fields.some((f) => f === null)) return null;
-  const [epoch, ledgerVersion, oldestLedgerVersion, ledgerTimestampUsec, blockHeight, oldestBlockHeight] = fields as bigint[];
+  const [epoch, ledgerVersion, oldestLedgerVersion, ledgerTimestampUsec, blockHeight, oldestBlockHeight] =
+    fields as bigint[];
   return { chainId, epoch, ledgerVersion, oldestLedgerVersion, ledgerTimestampUsec, blockHeight, oldestBlockHeight };
 }

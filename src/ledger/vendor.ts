@@ -62,13 +62,15 @@ export class VendorIdentity {
     }
     const answered = [...votes.values()].reduce((n, names) => n + names.length, 0);
     const problem = this.problem(votes, answered);
-    if (problem !== null && problem !== this.lastProblem) this.logger.error({ vendor: this.configured }, `NOT READY: ${problem}`);
+    if (problem !== null && problem !== this.lastProblem)
+      this.logger.error({ vendor: this.configured }, `NOT READY: ${problem}`);
     this.lastProblem = problem ?? '';
     return problem;
   }
 
   private problem(votes: Map<string, string[]>, answered: number): string | null {
-    const describe = (): string => [...votes].map(([vendor, names]) => `${names.join(', ')}: X-${vendor.toUpperCase()}-`).join('; ');
+    const describe = (): string =>
+      [...votes].map(([vendor, names]) => `${names.join(', ')}: X-${vendor.toUpperCase()}-`).join('; ');
     if (this.configured !== 'auto') {
       const others = [...votes.keys()].filter((v) => v !== this.configured);
       return others.length === 0
@@ -76,16 +78,23 @@ export class VendorIdentity {
         : `vendor is configured as ${this.configured} (X-${this.configured.toUpperCase()}- headers), but the nodes answer with other headers (${describe()}); set vendor to match the nodes, or auto`;
     }
     if (this.adopted !== undefined) {
-      return votes.size > 1 ? `the nodes answer with the headers of different vendors (${describe()}); the proxy speaks as ${this.adopted.vendor}` : null;
+      return votes.size > 1
+        ? `the nodes answer with the headers of different vendors (${describe()}); the proxy speaks as ${this.adopted.vendor}`
+        : null;
     }
     for (const [vendor, names] of votes) {
       if (names.length * 2 > answered) {
         this.adopted = vendorNames(vendor);
-        this.logger.info({ vendor, nodes: names }, `vendor adopted from the nodes' ledger headers: X-${vendor.toUpperCase()}-`);
+        this.logger.info(
+          { vendor, nodes: names },
+          `vendor adopted from the nodes' ledger headers: X-${vendor.toUpperCase()}-`,
+        );
         return votes.size > 1 ? `the nodes answer with the headers of different vendors (${describe()})` : null;
       }
     }
-    return answered === 0 ? 'vendor is auto, and no node has answered with ledger headers yet' : `vendor is auto, and the nodes do not agree on one (${describe()}); set vendor`;
+    return answered === 0
+      ? 'vendor is auto, and no node has answered with ledger headers yet'
+      : `vendor is auto, and the nodes do not agree on one (${describe()}); set vendor`;
   }
 }
 

@@ -13,7 +13,10 @@ export class Watermark {
     const current = this.snapshot;
     // Same version but pruned further (a node pruned without new versions): the
     // newer observation, so a 410 says where the history now starts.
-    const newer = current === null || info.ledgerVersion > current.ledgerVersion || (info.ledgerVersion === current.ledgerVersion && info.oldestLedgerVersion > current.oldestLedgerVersion);
+    const newer =
+      current === null ||
+      info.ledgerVersion > current.ledgerVersion ||
+      (info.ledgerVersion === current.ledgerVersion && info.oldestLedgerVersion > current.oldestLedgerVersion);
     if (!newer) return false;
     this.snapshot = info;
     for (const listener of this.listeners) listener(info);

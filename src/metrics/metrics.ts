@@ -23,7 +23,19 @@ export type { TenantOutcome } from './tenants.js';
 
 const STALE_REASONS = ['bound', 'error'] as const;
 const REDIS_CLIENTS: readonly RedisClientName[] = ['cache', 'fill-channel', 'limits'];
-const REDIS_OPS = ['connection', 'get', 'set', 'delete', 'lock', 'unlock', 'publish', 'subscribe', 'encode', 'index', 'purge'] as const;
+const REDIS_OPS = [
+  'connection',
+  'get',
+  'set',
+  'delete',
+  'lock',
+  'unlock',
+  'publish',
+  'subscribe',
+  'encode',
+  'index',
+  'purge',
+] as const;
 const PURGE_SCOPES = ['all', 'family', 'request'] as const;
 
 /**
@@ -32,7 +44,12 @@ const PURGE_SCOPES = ['all', 'family', 'request'] as const;
  * stay at 0, so the sum counts each purge once).
  */
 export function purgeCounter(registers: Registry[]): Counter<'scope'> {
-  const counter = new Counter({ name: 'ledger_proxy_purges_total', help: 'Cache purges (POST /cache/purge on the admin listener), by scope: all, family, request', labelNames: ['scope'], registers });
+  const counter = new Counter({
+    name: 'ledger_proxy_purges_total',
+    help: 'Cache purges (POST /cache/purge on the admin listener), by scope: all, family, request',
+    labelNames: ['scope'],
+    registers,
+  });
   for (const scope of PURGE_SCOPES) counter.inc({ scope }, 0);
   return counter;
 }
@@ -92,7 +109,12 @@ export class Metrics {
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers,
     });
-    this.coalesced = new Counter({ name: 'ledger_proxy_coalesced_total', help: 'Requests that shared another identical request’s node call', labelNames: ['endpoint'], registers });
+    this.coalesced = new Counter({
+      name: 'ledger_proxy_coalesced_total',
+      help: 'Requests that shared another identical request’s node call',
+      labelNames: ['endpoint'],
+      registers,
+    });
     this.proxyErrors = new Counter({
       name: 'ledger_proxy_errors_total',
       help: 'Error replies the proxy made itself (not a node error relayed), by reason: bad_input, not_ready, pruned, rate_limited, no_node, node_shedding, …',
@@ -146,7 +168,8 @@ export class Metrics {
         this.reset();
         for (const byCache of requestCounts.values()) {
           for (const byStatus of byCache.values()) {
-            for (const c of byStatus.values()) this.inc({ endpoint: c.endpoint, cache: c.cache, status: c.status }, c.count);
+            for (const c of byStatus.values())
+              this.inc({ endpoint: c.endpoint, cache: c.cache, status: c.status }, c.count);
           }
         }
       },

@@ -51,7 +51,8 @@ export function registerStateGauges(registers: Registry[], sources: MetricsSourc
     aggregator: 'max',
     collect() {
       this.reset();
-      for (const u of sources.upstreams()) if (u.ledgerVersion !== null) this.set({ upstream: u.name }, Number(u.ledgerVersion));
+      for (const u of sources.upstreams())
+        if (u.ledgerVersion !== null) this.set({ upstream: u.name }, Number(u.ledgerVersion));
     },
   });
   new Gauge({

@@ -22,7 +22,8 @@ export class TenantMetrics {
       registers,
       collect() {
         this.reset();
-        for (const [tenant, counts] of tenants) for (const outcome of TENANT_OUTCOMES) this.inc({ tenant, outcome }, counts[outcome]);
+        for (const [tenant, counts] of tenants)
+          for (const outcome of TENANT_OUTCOMES) this.inc({ tenant, outcome }, counts[outcome]);
       },
     });
     new Counter({
@@ -61,7 +62,11 @@ export class TenantMetrics {
 
   private counts(tenant: string): TenantCounts {
     let counts = this.tenants.get(tenant);
-    if (counts === undefined) this.tenants.set(tenant, (counts = { served: 0, unauthorized: 0, forbidden: 0, rate_limited: 0, shed: 0, hits: 0, nodeUnits: 0 }));
+    if (counts === undefined)
+      this.tenants.set(
+        tenant,
+        (counts = { served: 0, unauthorized: 0, forbidden: 0, rate_limited: 0, shed: 0, hits: 0, nodeUnits: 0 }),
+      );
     return counts;
   }
 }

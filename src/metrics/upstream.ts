@@ -23,7 +23,8 @@ export class UpstreamMetrics {
       labelNames: ['upstream', 'outcome'],
       registers,
       collect() {
-        for (const { name } of upstreams()) for (const outcome of UPSTREAM_OUTCOMES) this.inc({ upstream: name, outcome }, 0);
+        for (const { name } of upstreams())
+          for (const outcome of UPSTREAM_OUTCOMES) this.inc({ upstream: name, outcome }, 0);
       },
     });
     this.seconds = new Histogram({
@@ -39,7 +40,8 @@ export class UpstreamMetrics {
       labelNames: ['upstream', 'reason'],
       registers,
       collect() {
-        for (const { name } of upstreams()) for (const reason of MISBEHAVING_REASONS) this.inc({ upstream: name, reason }, 0);
+        for (const { name } of upstreams())
+          for (const reason of MISBEHAVING_REASONS) this.inc({ upstream: name, reason }, 0);
       },
     });
     this.transitions = new Counter({

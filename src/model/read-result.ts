@@ -32,7 +32,13 @@ export type Replayed = Pick<StoredAnswer, 'status' | 'contentType' | 'body' | 'g
  * watermark (the freshest known); a node's latest answer or a stale one keeps its
  * own, since it says at which version the data was read.
  */
-export function readResult(answer: Replayed, ledger: LedgerInfo | null, cache: CacheStatus, tier?: CacheTier, upstream?: string): ReadResult {
+export function readResult(
+  answer: Replayed,
+  ledger: LedgerInfo | null,
+  cache: CacheStatus,
+  tier?: CacheTier,
+  upstream?: string,
+): ReadResult {
   return {
     status: answer.status,
     contentType: answer.contentType,

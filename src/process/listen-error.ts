@@ -47,7 +47,12 @@ export function listenErrorOf(section: ListenerKey, host: string, port: number, 
 }
 
 /** Runs `listen` for the listener `section`; an address problem becomes a ListenError naming its key. */
-export async function listenAs<T>(section: ListenerKey, host: string, port: number, listen: () => Promise<T>): Promise<T> {
+export async function listenAs<T>(
+  section: ListenerKey,
+  host: string,
+  port: number,
+  listen: () => Promise<T>,
+): Promise<T> {
   try {
     return await listen();
   } catch (err) {

@@ -67,7 +67,8 @@ export class Reloader {
       }
     }
     this.running = running;
-    if (outcome.applied.length + outcome.needRestart.length + outcome.failed.length === 0) this.logger.info('config reload: nothing changed');
+    if (outcome.applied.length + outcome.needRestart.length + outcome.failed.length === 0)
+      this.logger.info('config reload: nothing changed');
     return outcome;
   }
 }

@@ -54,12 +54,27 @@ export interface ReadHeaders {
  * cached route. The public entry reads through ReadParser; a purge of one
  * request (http/purge-body.ts) parses it here, so it names the very key a read would.
  */
-export function parseRead(routes: RouteMatcher, method: string, url: string, headers: ReadHeaders, body: Buffer): ReadRequest | NodeError | undefined {
+export function parseRead(
+  routes: RouteMatcher,
+  method: string,
+  url: string,
+  headers: ReadHeaders,
+  body: Buffer,
+): ReadRequest | NodeError | undefined {
   const matched = routes.match(method, url);
   if (matched === undefined) return undefined;
-  if (matched === 'undecodable') return NodeError.badRequest(`malformed request URL: ${JSON.stringify(url.split('?', 1)[0])} is not valid percent-encoding`);
+  if (matched === 'undecodable')
+    return NodeError.badRequest(
+      `malformed request URL: ${JSON.stringify(url.split('?', 1)[0])} is not valid percent-encoding`,
+    );
   try {
-    return matched.route.parse({ params: matched.params, query: matched.query, contentType: headers['content-type'], accept: headers.accept, body });
+    return matched.route.parse({
+      params: matched.params,
+      query: matched.query,
+      contentType: headers['content-type'],
+      accept: headers.accept,
+      body,
+    });
   } catch (err) {
     return NodeError.from(err);
   }
@@ -76,7 +91,8 @@ export class ReadParser {
     this.spellings = new Spellings(
       Math.ceil(spellingBytes / SPELLING_MIN_CHARGE),
       spellingBytes,
-      (read, spelling) => spelling.length + read.identity.length + read.path.length + (read.body?.length ?? 0) + SPELLING_OVERHEAD_BYTES,
+      (read, spelling) =>
+        spelling.length + read.identity.length + read.path.length + (read.body?.length ?? 0) + SPELLING_OVERHEAD_BYTES,
     );
   }
 

@@ -58,7 +58,11 @@ export class ReadResponder {
   private served(exchange: Exchange, parsed: Parsed, result: ReadResult): void {
     // A hit, from memory or Redis, will be asked again: its spelling is kept.
     if (result.cache === 'HIT') this.deps.parser.remember(parsed);
-    this.deps.writer.result(exchange.res, result, result.gzip !== undefined && acceptsGzip(exchange.req.headers['accept-encoding']));
+    this.deps.writer.result(
+      exchange.res,
+      result,
+      result.gzip !== undefined && acceptsGzip(exchange.req.headers['accept-encoding']),
+    );
     this.deps.account(exchange, result.status);
   }
 }

@@ -2,7 +2,17 @@
 // Every one is pinned by N; a missing account, resource or module at N is a fact
 // about N, cached like a 200.
 import type { ReadRequest } from '../model/read.js';
-import { addressParam, answerFormat, assetParam, identifierParam, ledgerVersion, limitParam, startParam, structTagParam, withQuery } from './params.js';
+import {
+  addressParam,
+  answerFormat,
+  assetParam,
+  identifierParam,
+  ledgerVersion,
+  limitParam,
+  startParam,
+  structTagParam,
+  withQuery,
+} from './params.js';
 import { BY_LEDGER_VERSION, type RawRead, type RouteDescriptor } from './route.js';
 
 /** What names the read, besides N and the format: its node path and identity. */
@@ -14,7 +24,10 @@ interface Target {
 }
 
 /** A GET pinned by ?ledger_version, whose target the path and query name. */
-export function pinnedGet(route: { name: string; family: string; url: string; deterministic404: readonly string[] }, target: (raw: RawRead) => Target): RouteDescriptor {
+export function pinnedGet(
+  route: { name: string; family: string; url: string; deterministic404: readonly string[] },
+  target: (raw: RawRead) => Target,
+): RouteDescriptor {
   const descriptor: RouteDescriptor = {
     ...route,
     ...BY_LEDGER_VERSION,
@@ -51,22 +64,47 @@ export const accountRoutes: readonly RouteDescriptor[] = [
     const address = addressParam(raw, 'address');
     return { path: `/v1/accounts/${address}`, identity: address };
   }),
-  pinnedGet({ name: 'resources', family: FAMILY, url: '/v1/accounts/:address/resources', deterministic404: ACCOUNT_404 }, (raw) => page(raw, 'resources')),
-  pinnedGet({ name: 'resource', family: FAMILY, url: '/v1/accounts/:address/resource/:resource_type', deterministic404: ['resource_not_found', ...ACCOUNT_404] }, (raw) => {
-    const address = addressParam(raw, 'address');
-    const tag = structTagParam(raw, 'resource_type');
-    return { path: `/v1/accounts/${address}/resource/${encodeURIComponent(tag)}`, identity: `${address}\n${tag}` };
-  }),
-  pinnedGet({ name: 'modules', family: FAMILY, url: '/v1/accounts/:address/modules', deterministic404: ACCOUNT_404 }, (raw) => page(raw, 'modules')),
-  pinnedGet({ name: 'module', family: FAMILY, url: '/v1/accounts/:address/module/:module_name', deterministic404: ['module_not_found', ...ACCOUNT_404] }, (raw) => {
-    const address = addressParam(raw, 'address');
-    const name = identifierParam(raw, 'module_name');
-    return { path: `/v1/accounts/${address}/module/${name}`, identity: `${address}\n${name}` };
-  }),
+  pinnedGet(
+    { name: 'resources', family: FAMILY, url: '/v1/accounts/:address/resources', deterministic404: ACCOUNT_404 },
+    (raw) => page(raw, 'resources'),
+  ),
+  pinnedGet(
+    {
+      name: 'resource',
+      family: FAMILY,
+      url: '/v1/accounts/:address/resource/:resource_type',
+      deterministic404: ['resource_not_found', ...ACCOUNT_404],
+    },
+    (raw) => {
+      const address = addressParam(raw, 'address');
+      const tag = structTagParam(raw, 'resource_type');
+      return { path: `/v1/accounts/${address}/resource/${encodeURIComponent(tag)}`, identity: `${address}\n${tag}` };
+    },
+  ),
+  pinnedGet(
+    { name: 'modules', family: FAMILY, url: '/v1/accounts/:address/modules', deterministic404: ACCOUNT_404 },
+    (raw) => page(raw, 'modules'),
+  ),
+  pinnedGet(
+    {
+      name: 'module',
+      family: FAMILY,
+      url: '/v1/accounts/:address/module/:module_name',
+      deterministic404: ['module_not_found', ...ACCOUNT_404],
+    },
+    (raw) => {
+      const address = addressParam(raw, 'address');
+      const name = identifierParam(raw, 'module_name');
+      return { path: `/v1/accounts/${address}/module/${name}`, identity: `${address}\n${name}` };
+    },
+  ),
   // No existence check on a node: an absent balance is 0, never a 404.
-  pinnedGet({ name: 'balance', family: FAMILY, url: '/v1/accounts/:address/balance/:asset_type', deterministic404: [] }, (raw) => {
-    const address = addressParam(raw, 'address');
-    const asset = assetParam(raw, 'asset_type');
-    return { path: `/v1/accounts/${address}/balance/${encodeURIComponent(asset)}`, identity: `${address}\n${asset}` };
-  }),
+  pinnedGet(
+    { name: 'balance', family: FAMILY, url: '/v1/accounts/:address/balance/:asset_type', deterministic404: [] },
+    (raw) => {
+      const address = addressParam(raw, 'address');
+      const asset = assetParam(raw, 'asset_type');
+      return { path: `/v1/accounts/${address}/balance/${encodeURIComponent(asset)}`, identity: `${address}\n${asset}` };
+    },
+  ),
 ];

@@ -14,9 +14,15 @@ interface Target {
 }
 
 /** A path route's rules: how its prune line, its routing and its answer's version are found. */
-type PathRules = Pick<RouteDescriptor, 'pruneBy' | 'pruneAt' | 'routingVersion' | 'answerVersion' | 'notFinal' | 'notYet404'>;
+type PathRules = Pick<
+  RouteDescriptor,
+  'pruneBy' | 'pruneAt' | 'routingVersion' | 'answerVersion' | 'notFinal' | 'notYet404'
+>;
 
-function pathGet(route: Pick<RouteDescriptor, 'name' | 'family' | 'url'> & PathRules, target: (raw: RawRead) => Target): RouteDescriptor {
+function pathGet(
+  route: Pick<RouteDescriptor, 'name' | 'family' | 'url'> & PathRules,
+  target: (raw: RawRead) => Target,
+): RouteDescriptor {
   const descriptor: RouteDescriptor = {
     ...route,
     pin: 'path',
@@ -27,28 +33,55 @@ function pathGet(route: Pick<RouteDescriptor, 'name' | 'family' | 'url'> & PathR
       const t = target(raw);
       const { format, accept } = answerFormat(raw);
       const { path, lines } = withQuery(t.path, t.query ?? []);
-      return { route: descriptor, version: null, item: t.item, format, identity: t.identity + lines, method: 'GET', path, accept };
+      return {
+        route: descriptor,
+        version: null,
+        item: t.item,
+        format,
+        identity: t.identity + lines,
+        method: 'GET',
+        path,
+        accept,
+      };
     },
   };
   return descriptor;
 }
 
 /** The version the path names (by_version routes). */
-const pathVersion = (req: ReadRequest): bigint | null => (req.item !== undefined && 'version' in req.item ? req.item.version : null);
-const pathHeight = (req: ReadRequest): bigint | null => (req.item !== undefined && 'height' in req.item ? req.item.height : null);
+const pathVersion = (req: ReadRequest): bigint | null =>
+  req.item !== undefined && 'version' in req.item ? req.item.version : null;
+const pathHeight = (req: ReadRequest): bigint | null =>
+  req.item !== undefined && 'height' in req.item ? req.item.height : null;
 const none = (): null => null;
 
 /** A path that names a version: it is the prune line, the routing and the answer's version. */
-const BY_PATH_VERSION: Omit<PathRules, 'notYet404'> = { pruneBy: 'version', pruneAt: pathVersion, routingVersion: pathVersion, answerVersion: pathVersion };
+const BY_PATH_VERSION: Omit<PathRules, 'notYet404'> = {
+  pruneBy: 'version',
+  pruneAt: pathVersion,
+  routingVersion: pathVersion,
+  answerVersion: pathVersion,
+};
 
-const withTransactions = (raw: RawRead): ReadonlyArray<readonly [string, string | undefined]> => [['with_transactions', withTransactionsParam(raw) ? 'true' : undefined]];
+const withTransactions = (raw: RawRead): ReadonlyArray<readonly [string, string | undefined]> => [
+  ['with_transactions', withTransactionsParam(raw) ? 'true' : undefined],
+];
 
 export const historyRoutes: readonly RouteDescriptor[] = [
   // Beyond the latest version a node answers transaction_not_found.
-  pathGet({ name: 'txn_by_version', family: 'transactions', url: '/v1/transactions/by_version/:txn_version', ...BY_PATH_VERSION, notYet404: ['transaction_not_found'] }, (raw) => {
-    const version = u64Param(raw, 'txn_version');
-    return { path: `/v1/transactions/by_version/${version}`, identity: String(version), item: { version } };
-  }),
+  pathGet(
+    {
+      name: 'txn_by_version',
+      family: 'transactions',
+      url: '/v1/transactions/by_version/:txn_version',
+      ...BY_PATH_VERSION,
+      notYet404: ['transaction_not_found'],
+    },
+    (raw) => {
+      const version = u64Param(raw, 'txn_version');
+      return { path: `/v1/transactions/by_version/${version}`, identity: String(version), item: { version } };
+    },
+  ),
   // No pruning on a node for a hash: the entry is dropped once the version in it is pruned.
   pathGet(
     {
@@ -83,13 +116,32 @@ export const historyRoutes: readonly RouteDescriptor[] = [
     },
     (raw) => {
       const height = u64Param(raw, 'block_height');
-      return { path: `/v1/blocks/by_height/${height}`, identity: String(height), item: { height }, query: withTransactions(raw) };
+      return {
+        path: `/v1/blocks/by_height/${height}`,
+        identity: String(height),
+        item: { height },
+        query: withTransactions(raw),
+      };
     },
   ),
-  pathGet({ name: 'block_by_version', family: 'blocks', url: '/v1/blocks/by_version/:version', ...BY_PATH_VERSION, notYet404: ['version_not_found', 'block_not_found'] }, (raw) => {
-    const version = u64Param(raw, 'version');
-    return { path: `/v1/blocks/by_version/${version}`, identity: String(version), item: { version }, query: withTransactions(raw) };
-  }),
+  pathGet(
+    {
+      name: 'block_by_version',
+      family: 'blocks',
+      url: '/v1/blocks/by_version/:version',
+      ...BY_PATH_VERSION,
+      notYet404: ['version_not_found', 'block_not_found'],
+    },
+    (raw) => {
+      const version = u64Param(raw, 'version');
+      return {
+        path: `/v1/blocks/by_version/${version}`,
+        identity: String(version),
+        item: { version },
+        query: withTransactions(raw),
+      };
+    },
+  ),
 ];
 
 /** TransactionData's variants: a committed transaction (its version first) or one still in the mempool. */

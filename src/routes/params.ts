@@ -16,7 +16,8 @@ export const BCS_TYPE = 'application/x-bcs';
 /** One query parameter: absent → undefined; given twice → 400 (a node's query extractor refuses duplicates). */
 export function queryValue(raw: RawRead, name: string): string | undefined {
   const value = raw.query[name];
-  if (Array.isArray(value)) throw NodeError.badRequest(`failed to parse query parameter "${name}": given more than once`);
+  if (Array.isArray(value))
+    throw NodeError.badRequest(`failed to parse query parameter "${name}": given more than once`);
   return value;
 }
 
@@ -26,7 +27,9 @@ export function ledgerVersion(raw: RawRead): bigint | null {
   if (text === undefined) return null;
   const version = parseU64(text);
   if (version === null) {
-    throw NodeError.badRequest(`failed to parse "ledger_version": ${JSON.stringify(text)} is not a valid u64 (a decimal string of digits)`);
+    throw NodeError.badRequest(
+      `failed to parse "ledger_version": ${JSON.stringify(text)} is not a valid u64 (a decimal string of digits)`,
+    );
   }
   return version;
 }
@@ -36,7 +39,9 @@ export function addressParam(raw: RawRead, name: string): string {
   const text = raw.params[name] ?? '';
   const address = parseAddress(text);
   if (address === null) {
-    throw NodeError.badRequest(`failed to parse path "${name}": ${JSON.stringify(text)} is not a valid address (0x then 1 to 64 hex digits)`);
+    throw NodeError.badRequest(
+      `failed to parse path "${name}": ${JSON.stringify(text)} is not a valid address (0x then 1 to 64 hex digits)`,
+    );
   }
   return address;
 }
@@ -45,7 +50,8 @@ export function addressParam(raw: RawRead, name: string): string {
 export function u64Param(raw: RawRead, name: string): bigint {
   const text = raw.params[name] ?? '';
   const value = parseU64(text);
-  if (value === null) throw NodeError.badRequest(`failed to parse path "${name}": ${JSON.stringify(text)} is not a valid u64`);
+  if (value === null)
+    throw NodeError.badRequest(`failed to parse path "${name}": ${JSON.stringify(text)} is not a valid u64`);
   return value;
 }
 
@@ -55,14 +61,16 @@ const HASH = /^(?:0x)?([0-9a-fA-F]{64})$/;
 export function hashParam(raw: RawRead, name: string): string {
   const text = raw.params[name] ?? '';
   const match = HASH.exec(text);
-  if (match === null) throw NodeError.badRequest(`failed to parse path "${name}": ${JSON.stringify(text)} is not a 32-byte hash in hex`);
+  if (match === null)
+    throw NodeError.badRequest(`failed to parse path "${name}": ${JSON.stringify(text)} is not a 32-byte hash in hex`);
   return '0x' + match[1].toLowerCase();
 }
 
 /** A Move identifier (a module name). */
 export function identifierParam(raw: RawRead, name: string): string {
   const text = raw.params[name] ?? '';
-  if (!isIdentifier(text)) throw NodeError.badRequest(`failed to parse path "${name}": ${JSON.stringify(text)} is not a Move identifier`);
+  if (!isIdentifier(text))
+    throw NodeError.badRequest(`failed to parse path "${name}": ${JSON.stringify(text)} is not a Move identifier`);
   return text;
 }
 
@@ -92,7 +100,8 @@ export function limitParam(raw: RawRead): string | undefined {
   const text = queryValue(raw, 'limit');
   if (text === undefined) return undefined;
   const value = U16.test(text) ? Number(text) : NaN;
-  if (!(value <= 0xffff)) throw NodeError.badRequest(`failed to parse query parameter "limit": ${JSON.stringify(text)} is not a u16`);
+  if (!(value <= 0xffff))
+    throw NodeError.badRequest(`failed to parse query parameter "limit": ${JSON.stringify(text)} is not a u16`);
   return String(value);
 }
 
@@ -106,7 +115,9 @@ export function withTransactionsParam(raw: RawRead): boolean {
   const text = queryValue(raw, 'with_transactions');
   if (text === undefined || text === 'false') return false;
   if (text === 'true') return true;
-  throw NodeError.badRequest(`failed to parse query parameter "with_transactions": ${JSON.stringify(text)} is not true or false`);
+  throw NodeError.badRequest(
+    `failed to parse query parameter "with_transactions": ${JSON.stringify(text)} is not true or false`,
+  );
 }
 
 /** A route whose body is JSON: any other content type is refused, as a node's JSON extractor does. */
@@ -118,7 +129,8 @@ export function requireJsonBody(raw: RawRead, route: string): void {
 
 /** A route that answers only BCS (raw_item, state_values/raw): checked after the input parsed, as a node does. */
 export function requireBcsAnswer(raw: RawRead): void {
-  if (acceptFormat(raw.accept) !== 'bcs') throw new NodeError(403, 'api_disabled', 'Only BCS is supported as an AcceptType.');
+  if (acceptFormat(raw.accept) !== 'bcs')
+    throw new NodeError(403, 'api_disabled', 'Only BCS is supported as an AcceptType.');
 }
 
 /** The format the client's Accept selects, and the Accept to send a node for it. */
@@ -131,7 +143,10 @@ export function answerFormat(raw: RawRead): { format: AnswerFormat; accept: stri
  * The node path with its canonical query (only the parameters a node reads, in a
  * fixed order, none that is absent), and the same parameters as identity lines.
  */
-export function withQuery(path: string, params: ReadonlyArray<readonly [string, string | bigint | undefined]>): { path: string; lines: string } {
+export function withQuery(
+  path: string,
+  params: ReadonlyArray<readonly [string, string | bigint | undefined]>,
+): { path: string; lines: string } {
   let query = '';
   let lines = '';
   for (const [name, value] of params) {

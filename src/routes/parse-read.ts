@@ -11,12 +11,31 @@ import { formatTypeTag, parseTypeTag } from '../wire/move-type.js';
 import type { ReadRequest, ReadRoute } from '../model/read.js';
 import { decodeViewRequest } from '../wire/view-bcs.js';
 import type { VendorNames } from '../wire/vendor.js';
-import { addressParam, BCS_TYPE, JSON_TYPE, ledgerVersion, requireBcsAnswer, requireJsonBody, withQuery } from './params.js';
+import {
+  addressParam,
+  BCS_TYPE,
+  JSON_TYPE,
+  ledgerVersion,
+  requireBcsAnswer,
+  requireJsonBody,
+  withQuery,
+} from './params.js';
 import { BY_LEDGER_VERSION, type RawRead, type RouteDescriptor } from './route.js';
 
-export const RAW_ITEM_ROUTE: ReadRoute = { name: 'raw_item', family: 'raw_item', ...BY_LEDGER_VERSION, deterministic404: ['table_item_not_found'] };
+export const RAW_ITEM_ROUTE: ReadRoute = {
+  name: 'raw_item',
+  family: 'raw_item',
+  ...BY_LEDGER_VERSION,
+  deterministic404: ['table_item_not_found'],
+};
 // A view that aborts is a 400 invalid_input: a fact about the function at N.
-export const VIEW_ROUTE: ReadRoute = { name: 'view', family: 'view', ...BY_LEDGER_VERSION, deterministic404: [], cachesInvalidInput: true };
+export const VIEW_ROUTE: ReadRoute = {
+  name: 'view',
+  family: 'view',
+  ...BY_LEDGER_VERSION,
+  deterministic404: [],
+  cachesInvalidInput: true,
+};
 
 // Strict: toString('utf8') would turn invalid bytes into U+FFFD, so a body a node
 // refuses (serde_json validates UTF-8) would share a cache identity with a valid one.
@@ -55,7 +74,9 @@ function rawItemKey(body: Buffer): Buffer {
   if (simple !== null) return parseHexBytes(simple[1])!;
   const { parsed } = parseJsonObject(body);
   if (typeof parsed.key !== 'string') {
-    throw NodeError.badRequest('parse request payload error: missing string member "key" (the BCS-serialized key as hex)');
+    throw NodeError.badRequest(
+      'parse request payload error: missing string member "key" (the BCS-serialized key as hex)',
+    );
   }
   const key = parseHexBytes(parsed.key);
   if (key === null) {
@@ -98,19 +119,27 @@ export function parseView(raw: RawRead, vendor: VendorNames): ReadRequest {
     accept: format === 'bcs' ? BCS_TYPE : JSON_TYPE,
   };
   if (type === vendor.viewBcsMediaType) {
-    const read: ReadRequest = { ...common, identity: `bcs\n${raw.body.toString('hex')}`, contentType: vendor.viewBcsMediaType };
+    const read: ReadRequest = {
+      ...common,
+      identity: `bcs\n${raw.body.toString('hex')}`,
+      contentType: vendor.viewBcsMediaType,
+    };
     // A node takes any bytes here and decodes them in its handler, after reading its ledger.
     const { reason } = decodeViewRequest(raw.body);
     if (reason !== undefined) read.refusedAtLedger = `Failed to deserialize input into ViewRequest: ${reason}`;
     return read;
   }
   if (type !== JSON_TYPE) {
-    throw NodeError.badRequest(`unsupported content type '${raw.contentType ?? 'none'}': view takes ${JSON_TYPE} or ${vendor.viewBcsMediaType}`);
+    throw NodeError.badRequest(
+      `unsupported content type '${raw.contentType ?? 'none'}': view takes ${JSON_TYPE} or ${vendor.viewBcsMediaType}`,
+    );
   }
   const { parsed, members } = parseJsonObject(raw.body);
   const fn = typeof parsed.function === 'string' ? parseEntryFunctionId(parsed.function) : null;
   if (fn === null) {
-    throw NodeError.badRequest(`parse request payload error: "function" must be an entry function id {address}::{module}::{function}, got ${JSON.stringify(parsed.function)}`);
+    throw NodeError.badRequest(
+      `parse request payload error: "function" must be an entry function id {address}::{module}::{function}, got ${JSON.stringify(parsed.function)}`,
+    );
   }
   if (!Array.isArray(parsed.type_arguments)) {
     throw NodeError.badRequest('parse request payload error: "type_arguments" must be an array of Move types');
@@ -118,7 +147,9 @@ export function parseView(raw: RawRead, vendor: VendorNames): ReadRequest {
   const typeArgs = parsed.type_arguments.map((t) => (typeof t === 'string' ? parseTypeTag(t) : null));
   const badType = typeArgs.indexOf(null);
   if (badType >= 0) {
-    throw NodeError.badRequest(`parse request payload error: type_arguments[${badType}] is not a Move type: ${JSON.stringify(parsed.type_arguments[badType])}`);
+    throw NodeError.badRequest(
+      `parse request payload error: type_arguments[${badType}] is not a Move type: ${JSON.stringify(parsed.type_arguments[badType])}`,
+    );
   }
   if (!Array.isArray(parsed.arguments)) {
     throw NodeError.badRequest('parse request payload error: "arguments" must be an array');
@@ -126,7 +157,12 @@ export function parseView(raw: RawRead, vendor: VendorNames): ReadRequest {
   // Canonical: the function and types in their long forms, the arguments with
   // members sorted and numbers as written, other members as canonical JSON.
   const rest = [...members].filter(([k]) => k !== 'function' && k !== 'type_arguments');
-  const identity = ['json', `${fn.address}::${fn.module}::${fn.name}`, typeArgs.map((t) => formatTypeTag(t!)).join(','), ...rest.map(([k, v]) => `${JSON.stringify(k)}:${v}`)].join('\n');
+  const identity = [
+    'json',
+    `${fn.address}::${fn.module}::${fn.name}`,
+    typeArgs.map((t) => formatTypeTag(t!)).join(','),
+    ...rest.map(([k, v]) => `${JSON.stringify(k)}:${v}`),
+  ].join('\n');
   return { ...common, identity, contentType: JSON_TYPE };
 }
 

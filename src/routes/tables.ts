@@ -5,7 +5,16 @@ import { NodeError } from '../errors.js';
 import { parseHexBytes } from '../wire/hex.js';
 import { formatTypeTag, parseTypeTag } from '../wire/move-type.js';
 import type { ReadRequest } from '../model/read.js';
-import { addressParam, answerFormat, BCS_TYPE, JSON_TYPE, ledgerVersion, requireBcsAnswer, requireJsonBody, withQuery } from './params.js';
+import {
+  addressParam,
+  answerFormat,
+  BCS_TYPE,
+  JSON_TYPE,
+  ledgerVersion,
+  requireBcsAnswer,
+  requireJsonBody,
+  withQuery,
+} from './params.js';
 import { parseJsonObject } from './parse-read.js';
 import { BY_LEDGER_VERSION, type RawRead, type RouteDescriptor } from './route.js';
 
@@ -20,7 +29,10 @@ function jsonBody(raw: RawRead, route: string): ReturnType<typeof parseJsonObjec
 function typeMember(parsed: Record<string, unknown>, name: string): string {
   const text = parsed[name];
   const tag = typeof text === 'string' ? parseTypeTag(text) : null;
-  if (tag === null) throw NodeError.badRequest(`parse request payload error: "${name}" must be a Move type, got ${JSON.stringify(text)}`);
+  if (tag === null)
+    throw NodeError.badRequest(
+      `parse request payload error: "${name}" must be a Move type, got ${JSON.stringify(text)}`,
+    );
   return formatTypeTag(tag);
 }
 
@@ -68,7 +80,9 @@ const stateValue: RouteDescriptor = {
     const { parsed } = jsonBody(raw, 'state_values/raw');
     const key = typeof parsed.key === 'string' ? parseHexBytes(parsed.key) : null;
     if (key === null) {
-      throw NodeError.badRequest(`parse request payload error: "key" must be the BCS-serialized state key as hex, got ${JSON.stringify(parsed.key)}`);
+      throw NodeError.badRequest(
+        `parse request payload error: "key" must be the BCS-serialized state key as hex, got ${JSON.stringify(parsed.key)}`,
+      );
     }
     // BCS only, as raw_item.
     requireBcsAnswer(raw);

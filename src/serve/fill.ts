@@ -83,7 +83,9 @@ export class FillCoordinator {
     // costs at most one command timeout: no further lookups, and no wait for a lock.
     if (shared === undefined || !shared.store.isHealthy(key)) return asked(await nodeCall(steps));
     const { store, settings } = shared;
-    const found = (await (steps.trace === undefined ? store.get(key) : tracedGet(store, key, steps.trace))) as StoredAnswer | undefined;
+    const found = (await (steps.trace === undefined ? store.get(key) : tracedGet(store, key, steps.trace))) as
+      | StoredAnswer
+      | undefined;
     if (found !== undefined && usable(found)) return { answer: found, tier: 'redis' };
     // Refused before the lock: another instance's waiters never hear of this request's refusal.
     const refused = steps.refusal();
@@ -100,13 +102,24 @@ export class FillCoordinator {
   }
 
   /** Asks a node while holding the lock, and tells the waiters what came of it. */
-  private async fillHolding(store: SharedStore, key: string, lock: FillLock, fromNode: () => Promise<NodeFill>): Promise<Filled> {
+  private async fillHolding(
+    store: SharedStore,
+    key: string,
+    lock: FillLock,
+    fromNode: () => Promise<NodeFill>,
+  ): Promise<Filled> {
     let node: NodeFill;
     try {
       node = await fromNode();
     } catch (err) {
       // Waiters get the proxy's own error as a one-off: they learn now, not at lock expiry.
-      publish(store, key, lock, err instanceof NodeError ? { answer: errorAnswer(err), stored: false } : 'gave-up', NOTHING_WRITTEN);
+      publish(
+        store,
+        key,
+        lock,
+        err instanceof NodeError ? { answer: errorAnswer(err), stored: false } : 'gave-up',
+        NOTHING_WRITTEN,
+      );
       throw err;
     }
     // A waiter on another instance found this lock taken, so it may have come
@@ -115,7 +128,14 @@ export class FillCoordinator {
     // and the answer is never kept at the outcome key.
     if (node.notYet !== undefined) publish(store, key, lock, 'gave-up', NOTHING_WRITTEN);
     else if (node.verifying !== undefined) publishChecked(store, key, lock, node.answer, node.verifying);
-    else publish(store, key, lock, { answer: node.answer, stored: node.written !== undefined }, node.written ?? NOTHING_WRITTEN);
+    else
+      publish(
+        store,
+        key,
+        lock,
+        { answer: node.answer, stored: node.written !== undefined },
+        node.written ?? NOTHING_WRITTEN,
+      );
     return asked(node);
   }
 }
@@ -155,7 +175,13 @@ function publish(store: SharedStore, key: string, lock: FillLock, outcome: FillO
  * not stored. The lock is held until then, so an instance that takes it next finds
  * the entry if there is one.
  */
-function publishChecked(store: SharedStore, key: string, lock: FillLock, answer: StoredAnswer, verifying: Promise<boolean>): void {
+function publishChecked(
+  store: SharedStore,
+  key: string,
+  lock: FillLock,
+  answer: StoredAnswer,
+  verifying: Promise<boolean>,
+): void {
   void store
     .publishFill(key, { answer, stored: false })
     .then(() => verifying)

@@ -80,7 +80,9 @@ export class LatestAnswers {
     if (!byTime && !byVersions) return undefined;
     // Refresh ahead, late in the bound: readers of a hot key rarely find it expired,
     // and the node is asked about once per bound, not twice.
-    const refresh = (maxStalenessMs > 0 && age >= maxStalenessMs * REFRESH_AT) || (maxStalenessVersions > 0 && Number(behind) >= maxStalenessVersions * REFRESH_AT);
+    const refresh =
+      (maxStalenessMs > 0 && age >= maxStalenessMs * REFRESH_AT) ||
+      (maxStalenessVersions > 0 && Number(behind) >= maxStalenessVersions * REFRESH_AT);
     return { entry, refresh };
   }
 

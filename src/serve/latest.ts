@@ -106,7 +106,10 @@ export class LatestReads {
         });
       if (tiers.purges === since) this.o.latest?.remember(flightKey, stored, answer.ledger);
     } else if (!verdict.cacheable) {
-      this.o.logger.debug({ reqId: context?.requestId, route: req.route.name, reason: verdict.reason }, 'latest answer not stored');
+      this.o.logger.debug(
+        { reqId: context?.requestId, route: req.route.name, reason: verdict.reason },
+        'latest answer not stored',
+      );
     }
     return answer;
   }

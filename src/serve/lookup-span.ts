@@ -14,11 +14,21 @@ export function lookupSpan(context: ReadContext | undefined): TraceScope | undef
 
 /** The context of the node calls a traced lookup makes: the same request, its calls under the lookup's span. */
 export function underLookup(context: ReadContext, lookup: TraceScope): ReadContext {
-  return { requestId: context.requestId, priority: context.priority, sdkClient: context.sdkClient, trace: lookup, nodeCallRefusal: () => context.nodeCallRefusal() };
+  return {
+    requestId: context.requestId,
+    priority: context.priority,
+    sdkClient: context.sdkClient,
+    trace: lookup,
+    nodeCallRefusal: () => context.nodeCallRefusal(),
+  };
 }
 
 export function endLookup(lookup: TraceScope, result: ReadResult): void {
-  lookup.end(result.tier === undefined ? { [ATTR.cache]: result.cache } : { [ATTR.cache]: result.cache, [ATTR.tier]: result.tier });
+  lookup.end(
+    result.tier === undefined
+      ? { [ATTR.cache]: result.cache }
+      : { [ATTR.cache]: result.cache, [ATTR.tier]: result.tier },
+  );
 }
 
 /** `result`, the lookup's span ended once it settles. */

@@ -55,7 +55,12 @@ export class PinnedReads {
   }
 
   /** `began`: for a read that asks again, where in the sequence it first began waiting. */
-  private readSince(req: ReadRequest, chain: number, context: ReadContext | undefined, began: number | undefined): Promise<ReadResult> | ReadResult {
+  private readSince(
+    req: ReadRequest,
+    chain: number,
+    context: ReadContext | undefined,
+    began: number | undefined,
+  ): Promise<ReadResult> | ReadResult {
     const pruned = this.prunedError(req);
     if (pruned !== undefined) throw pruned;
     const key = this.keys.text(req, chain, this.o.generation.current);
@@ -76,7 +81,10 @@ export class PinnedReads {
     const { promise, shared } = this.flights.do(key, () => this.fill(key, chain, req, forNode));
     const result = promise.then(
       // A "not yet" from a call sent before this read began may be out of date: it asks again.
-      (filled) => (filled.notYet !== undefined && filled.notYet.sent < start ? this.readSince(req, chain, context, start) : this.served(req, filled, shared)),
+      (filled) =>
+        filled.notYet !== undefined && filled.notYet.sent < start
+          ? this.readSince(req, chain, context, start)
+          : this.served(req, filled, shared),
       // The read this one joined was refused a node call for its own tenant: this one asks for itself.
       (err: unknown) => {
         if (shared && err instanceof NodeError && err.reason === 'rate_limited') return this.read(req, chain, context);
@@ -133,23 +141,43 @@ export class PinnedReads {
   }
 
   /** Asks a node, and stores its answer when it is immutable (`keyed.since`: the tiers' purges when the read began). */
-  private async fromNode(req: ReadRequest, chain: number, keyed: { key: string; shared: string; since: number }, deadlineAt: number, context: ReadContext | undefined): Promise<NodeFill> {
+  private async fromNode(
+    req: ReadRequest,
+    chain: number,
+    keyed: { key: string; shared: string; since: number },
+    deadlineAt: number,
+    context: ReadContext | undefined,
+  ): Promise<NodeFill> {
     // Counted before the call: a read that comes while the call waits for a node's budget asks again, which is never wrong.
     const sent = ++this.sequence;
     const answer = await this.o.nodes.read(req, deadlineAt, context);
     let verdict = cacheability(req, answer);
     const at = verdict.cacheable ? req.route.answerVersion(req, answer) : null;
-    if (verdict.cacheable && at === null) verdict = { cacheable: false, reason: 'the version of the answer is not known' };
+    if (verdict.cacheable && at === null)
+      verdict = { cacheable: false, reason: 'the version of the answer is not known' };
     const stored = storedAnswer(answer, at ?? 0n);
     if (!verdict.cacheable) {
-      this.o.logger.debug({ reqId: context?.requestId, route: req.route.name, version: req.version === null ? undefined : String(req.version), reason: verdict.reason }, 'answer not cached');
+      this.o.logger.debug(
+        {
+          reqId: context?.requestId,
+          route: req.route.name,
+          version: req.version === null ? undefined : String(req.version),
+          reason: verdict.reason,
+        },
+        'answer not cached',
+      );
       return { answer: stored, upstream: answer.upstream, notYet: isNotYet(req, answer) ? { sent } : undefined };
     }
     // An answer from after a chain change is not stored under the old chain's key.
     if (this.o.nodes.chainId() !== chain) return { answer: stored, upstream: answer.upstream };
     const { key, shared, since } = keyed;
     const check = this.o.verifier.check(key, { req, at: at!, answer, context });
-    if (check === null) return { answer: stored, upstream: answer.upstream, written: this.o.tiers.store(key, stored, req.route.family, since, shared) };
+    if (check === null)
+      return {
+        answer: stored,
+        upstream: answer.upstream,
+        written: this.o.tiers.store(key, stored, req.route.family, since, shared),
+      };
     const verifying = check.then(async (agreed) => {
       if (!agreed || this.o.nodes.chainId() !== chain) return false;
       await this.o.tiers.store(key, stored, req.route.family, since, shared);

@@ -18,9 +18,12 @@ export function cacheability(req: ReadRequest, answer: NodeAnswer): Cacheability
     const notFinal = route.notFinal?.(answer);
     return notFinal === undefined ? CACHEABLE : { cacheable: false, reason: notFinal };
   }
-  if (answer.status === 404 && answer.errorCode !== undefined && route.deterministic404.includes(answer.errorCode)) return CACHEABLE;
+  if (answer.status === 404 && answer.errorCode !== undefined && route.deterministic404.includes(answer.errorCode))
+    return CACHEABLE;
   if (route.cachesInvalidInput && answer.status === 400 && answer.errorCode === 'invalid_input') {
-    return answer.vmErrorCode === OUT_OF_GAS ? { cacheable: false, reason: 'out of gas depends on the node gas limit' } : CACHEABLE;
+    return answer.vmErrorCode === OUT_OF_GAS
+      ? { cacheable: false, reason: 'out of gas depends on the node gas limit' }
+      : CACHEABLE;
   }
   return { cacheable: false, reason: `status ${answer.status} ${answer.errorCode ?? ''}`.trim() };
 }

@@ -32,7 +32,12 @@ export interface NodeReader {
    * The same read from a node other than `other.exclude` that covers version
    * `other.covering` (cache.verify's second node); null when there is none to ask.
    */
-  readFromAnother(req: ReadRequest, other: { exclude: string; covering: bigint }, deadlineAt: number, context?: ReadContext): Promise<NodeAnswer | null>;
+  readFromAnother(
+    req: ReadRequest,
+    other: { exclude: string; covering: bigint },
+    deadlineAt: number,
+    context?: ReadContext,
+  ): Promise<NodeAnswer | null>;
   isPruned(version: bigint): boolean;
   /** a block height below the oldest block of every node that could serve it */
   isBlockPruned(height: bigint): boolean;

@@ -17,7 +17,10 @@ import type { NodeReader, SharedPurge } from './ports.js';
 import type { CacheTiers } from './tiers.js';
 
 /** What a purge removes, parsed. Versions are the ones entries are stored at (StoredAnswer.version). */
-export type CacheScope = { scope: 'all' } | { scope: 'family'; family: string; from: bigint; to: bigint | null } | { scope: 'request'; read: ReadRequest };
+export type CacheScope =
+  | { scope: 'all' }
+  | { scope: 'family'; family: string; from: bigint; to: bigint | null }
+  | { scope: 'request'; read: ReadRequest };
 
 /** What is dropped from memory: everything, a family's versions, or one key. */
 type Drop = 'all' | { family: string; from: bigint; to: bigint | null } | { key: string };
@@ -78,11 +81,19 @@ export class CachePurge {
     const key = scope.scope === 'request' ? this.keyOf(scope.read) : undefined;
     tiers.purged();
     const shared = this.o.shared;
-    const done: PurgeDone = { memoryEntries: 0, redis: shared === undefined ? 'off' : order.shared ? 'purged' : 'left' };
+    const done: PurgeDone = {
+      memoryEntries: 0,
+      redis: shared === undefined ? 'off' : order.shared ? 'purged' : 'left',
+    };
     // Redis first: a miss here in between would find the entry there again.
     if (shared !== undefined && order.shared) {
       try {
-        const purged = scope.scope === 'all' ? await shared.purgeAll() : scope.scope === 'family' ? await shared.purgeRange(scope.family, scope.from, scope.to) : await shared.purgeKey(key!);
+        const purged =
+          scope.scope === 'all'
+            ? await shared.purgeAll()
+            : scope.scope === 'family'
+              ? await shared.purgeRange(scope.family, scope.from, scope.to)
+              : await shared.purgeKey(key!);
         if (scope.scope !== 'all') done.redisEntries = purged.deleted;
         done.announced = purged.announced;
         if (purged.widened !== undefined && scope.scope === 'family') {
@@ -94,7 +105,10 @@ export class CachePurge {
         }
       } catch (err) {
         done.redis = 'failed';
-        this.o.logger.warn({ scope: scope.scope, err: (err as Error).message }, 'cache purge: redis did not answer; its entries are not purged');
+        this.o.logger.warn(
+          { scope: scope.scope, err: (err as Error).message },
+          'cache purge: redis did not answer; its entries are not purged',
+        );
       }
     }
     if (scope.scope === 'all') {
@@ -111,7 +125,9 @@ export class CachePurge {
     }
     // Another purge may have begun meanwhile: this one's reads in flight are fenced again.
     tiers.purged();
-    done.memoryEntries = this.dropHere(scope.scope === 'all' ? 'all' : scope.scope === 'family' ? scope : { key: key! });
+    done.memoryEntries = this.dropHere(
+      scope.scope === 'all' ? 'all' : scope.scope === 'family' ? scope : { key: key! },
+    );
     this.remember(announced, done.memoryEntries);
     return done;
   }
@@ -121,11 +137,20 @@ export class CachePurge {
     if (announced !== undefined && this.done.has(announced)) return;
     this.o.tiers.purged();
     let dropped: number;
-    if (notice.scope === 'family') dropped = this.dropHere({ family: notice.family, from: BigInt(notice.fromVersion), to: notice.toVersion === null ? null : BigInt(notice.toVersion) });
+    if (notice.scope === 'family')
+      dropped = this.dropHere({
+        family: notice.family,
+        from: BigInt(notice.fromVersion),
+        to: notice.toVersion === null ? null : BigInt(notice.toVersion),
+      });
     else if (notice.scope === 'key') dropped = this.dropHere({ key: notice.key });
     else dropped = this.dropHere('all');
     this.remember(announced, dropped);
-    if (notice.scope === 'missed') this.o.logger.info({ memoryEntries: dropped, generation: this.o.generation.current }, 'cache purges were missed while redis was away: memory tier cleared');
+    if (notice.scope === 'missed')
+      this.o.logger.info(
+        { memoryEntries: dropped, generation: this.o.generation.current },
+        'cache purges were missed while redis was away: memory tier cleared',
+      );
     else this.o.logger.debug({ scope: notice.scope, memoryEntries: dropped }, 'cache purge heard from another process');
   }
 
@@ -149,7 +174,10 @@ export class CachePurge {
     const { from, to } = drop;
     const names = new Set<string>();
     for (const [name, family] of this.o.families) if (family === drop.family) names.add(name);
-    return memory.purge((text: string, answer: StoredAnswer) => answer.version >= from && (to === null || answer.version <= to) && names.has(routeNameOfKey(text) ?? ''));
+    return memory.purge(
+      (text: string, answer: StoredAnswer) =>
+        answer.version >= from && (to === null || answer.version <= to) && names.has(routeNameOfKey(text) ?? ''),
+    );
   }
 
   /**

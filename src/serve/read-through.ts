@@ -68,11 +68,46 @@ export class ReadThrough {
     const shared = o.redis !== undefined && settings !== undefined ? { store: o.redis, settings } : undefined;
     const tiers = new CacheTiers(o.memory, shared?.store, settings?.maxTtlSeconds ?? 0, o.pruneClock);
     const { vendor, nodes, deadlineMs, watermark, logger } = o;
-    const verifier = new AnswerVerifier({ settings: o.verify ?? VERIFY_OFF, nodes, deadlineMs, logger, onVerify: o.onVerify });
+    const verifier = new AnswerVerifier({
+      settings: o.verify ?? VERIFY_OFF,
+      nodes,
+      deadlineMs,
+      logger,
+      onVerify: o.onVerify,
+    });
     const generation = o.generation ?? new CacheGeneration();
-    this.pinned = new PinnedReads({ vendor, nodes, tiers, generation, fills: new FillCoordinator(shared), deadlineMs, watermark, logger, verifier });
-    this.latest = new LatestReads({ vendor, nodes, tiers, generation, watermark, logger, latest: o.latest, onStale: o.onStale, verifier });
-    this.purge = new CachePurge({ vendor, nodes, tiers, generation, latest: o.latest, shared: o.redis, families: o.families ?? new Map(), logger });
+    this.pinned = new PinnedReads({
+      vendor,
+      nodes,
+      tiers,
+      generation,
+      fills: new FillCoordinator(shared),
+      deadlineMs,
+      watermark,
+      logger,
+      verifier,
+    });
+    this.latest = new LatestReads({
+      vendor,
+      nodes,
+      tiers,
+      generation,
+      watermark,
+      logger,
+      latest: o.latest,
+      onStale: o.onStale,
+      verifier,
+    });
+    this.purge = new CachePurge({
+      vendor,
+      nodes,
+      tiers,
+      generation,
+      latest: o.latest,
+      shared: o.redis,
+      families: o.families ?? new Map(),
+      logger,
+    });
   }
 
   /**
@@ -83,7 +118,9 @@ export class ReadThrough {
   read(req: ReadRequest, context?: ReadContext): Promise<ReadResult> | ReadResult {
     const chain = this.chain();
     if (req.refusedAtLedger !== undefined) throw this.refusedAtLedger(req, req.refusedAtLedger);
-    return req.version === null && req.route.pin === 'version' ? this.latest.read(req, chain, context) : this.pinned.read(req, chain, context);
+    return req.version === null && req.route.pin === 'version'
+      ? this.latest.read(req, chain, context)
+      : this.pinned.read(req, chain, context);
   }
 
   /**
@@ -96,7 +133,8 @@ export class ReadThrough {
     const at = req.version;
     if (at !== null && this.nodes.isPruned(at)) return NodeError.pruned(at);
     const latest = this.watermark.current();
-    if (at !== null && latest !== null && at > latest.ledgerVersion) return NodeError.versionNotFound(at, latest.ledgerVersion);
+    if (at !== null && latest !== null && at > latest.ledgerVersion)
+      return NodeError.versionNotFound(at, latest.ledgerVersion);
     return NodeError.refusedAtLedger(message);
   }
 

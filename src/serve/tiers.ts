@@ -71,13 +71,21 @@ export class CacheTiers {
     if (redis === undefined) return WRITTEN;
     const redisKey = shared ?? sharedKey(key);
     if (!redis.isHealthy(redisKey)) return WRITTEN;
-    return Promise.resolve(redis.set(redisKey, answer, this.pruneClock.secondsUntilPruned(answer.version, this.maxTtlSeconds), family));
+    return Promise.resolve(
+      redis.set(redisKey, answer, this.pruneClock.secondsUntilPruned(answer.version, this.maxTtlSeconds), family),
+    );
   }
 }
 
 /** A node's answer as it is stored, at the version it belongs to. */
 export function storedAnswer(answer: NodeAnswer, version: bigint): StoredAnswer {
-  const stored: StoredAnswer = { status: answer.status, contentType: answer.contentType, body: answer.body, gasUsed: answer.gasUsed, version };
+  const stored: StoredAnswer = {
+    status: answer.status,
+    contentType: answer.contentType,
+    body: answer.body,
+    gasUsed: answer.gasUsed,
+    version,
+  };
   if (answer.cursor !== undefined) stored.cursor = answer.cursor;
   return stored;
 }

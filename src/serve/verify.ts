@@ -84,18 +84,32 @@ export class AnswerVerifier {
     if (asked === undefined) return this.unverified(first, 'the route has no pinned form');
     let second: NodeAnswer | null;
     try {
-      second = await this.o.nodes.readFromAnother(asked, { exclude: answer.upstream, covering: at }, Date.now() + this.o.deadlineMs, context);
+      second = await this.o.nodes.readFromAnother(
+        asked,
+        { exclude: answer.upstream, covering: at },
+        Date.now() + this.o.deadlineMs,
+        context,
+      );
     } catch {
       return this.unverified(first, 'the second node did not answer');
     }
     if (second === null) return this.unverified(first, 'no other node covers the version');
     // A second answer that is no fact at the version (its node has not reached it, a 5xx) neither agrees nor disagrees.
     const verdict = cacheability(asked, second);
-    if (!verdict.cacheable) return this.unverified(first, `the second node answered ${verdict.reason}`, second.upstream);
+    if (!verdict.cacheable)
+      return this.unverified(first, `the second node answered ${verdict.reason}`, second.upstream);
     const differs = difference(answer, second);
     if (differs === null) return 'agreed';
     this.o.logger.warn(
-      { reqId: first.context?.requestId, family: req.route.family, route: req.route.name, version: String(at), first: answer.upstream, second: second.upstream, differs },
+      {
+        reqId: first.context?.requestId,
+        family: req.route.family,
+        route: req.route.name,
+        version: String(at),
+        first: answer.upstream,
+        second: second.upstream,
+        differs,
+      },
       'two nodes answered one read differently: the answer is not stored (cache.verify)',
     );
     return 'disagreed';
@@ -104,7 +118,15 @@ export class AnswerVerifier {
   private unverified(first: FirstAnswer, reason: string, second?: string): 'unverified' {
     const { req, at, answer } = first;
     this.o.logger.debug(
-      { reqId: first.context?.requestId, family: req.route.family, route: req.route.name, version: String(at), first: answer.upstream, second, reason },
+      {
+        reqId: first.context?.requestId,
+        family: req.route.family,
+        route: req.route.name,
+        version: String(at),
+        first: answer.upstream,
+        second,
+        reason,
+      },
       'answer not verified: not stored (cache.verify)',
     );
     return 'unverified';
@@ -127,7 +149,8 @@ export function difference(a: NodeAnswer, b: NodeAnswer): string | null {
 
 /** The warning at start when verification cannot succeed: fewer than two nodes. */
 export function verifyWarning(settings: VerifySettings, upstreams: number): string | undefined {
-  if (upstreams >= 2 || settings.mode === 'off' || (settings.mode === 'sample' && settings.sampleRatio === 0)) return undefined;
+  if (upstreams >= 2 || settings.mode === 'off' || (settings.mode === 'sample' && settings.sampleRatio === 0))
+    return undefined;
   const which = settings.mode === 'always' ? 'no pinned answer' : 'no sampled answer';
   return `cache.verify.mode is '${settings.mode}' but only one upstream is configured: a second node must answer the same bytes before an answer is stored, so ${which} is stored`;
 }

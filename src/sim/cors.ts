@@ -49,7 +49,11 @@ function preflight(headers: IncomingHttpHeaders, origin: string): SimReply {
   const method = headers['access-control-request-method'];
   if (method === undefined || !(SIM_CORS_METHODS as readonly string[]).includes(method)) {
     // No ledger headers: the node refuses before any handler reads its ledger.
-    return reply(403, 'application/json', simErrorBody(new SimError(403, 'web_framework_error', 'request-method not allowed')));
+    return reply(
+      403,
+      'application/json',
+      simErrorBody(new SimError(403, 'web_framework_error', 'request-method not allowed')),
+    );
   }
   const requested = headers['access-control-request-headers'];
   return {

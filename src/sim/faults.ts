@@ -7,7 +7,16 @@ import type { SimRoute } from './routes.js';
  * overloaded: a node shedding load (aptos-core's memory admission gate): 503
  * `overloaded` as plain JSON, no ledger headers, on every path but `/-/healthy`.
  */
-export type SimFaultMode = 'hang' | 'slow' | 'html' | 'reset' | 'status500' | 'status429' | 'empty' | 'overloaded' | SimHostileMode;
+export type SimFaultMode =
+  | 'hang'
+  | 'slow'
+  | 'html'
+  | 'reset'
+  | 'status500'
+  | 'status429'
+  | 'empty'
+  | 'overloaded'
+  | SimHostileMode;
 
 /**
  * A node that answers, but with something a proxy must not take as it comes:
@@ -77,10 +86,16 @@ export class SimFaultInjector implements SimFaults {
     if (fault.count !== undefined && !(Number.isInteger(fault.count) && fault.count > 0)) {
       throw new RangeError(`fault count must be a positive integer: ${fault.count}`);
     }
-    if (fault.delayMs !== undefined && !(fault.delayMs >= 0)) throw new RangeError(`delayMs must be >= 0: ${fault.delayMs}`);
-    if (fault.bytes !== undefined && !(Number.isSafeInteger(fault.bytes) && fault.bytes >= 0)) throw new RangeError(`bytes must be a whole number >= 0: ${fault.bytes}`);
-    if (fault.versions !== undefined && fault.versions < 0n) throw new RangeError(`versions must be >= 0: ${fault.versions}`);
-    if (fault.retryAfterSeconds !== undefined && !(Number.isSafeInteger(fault.retryAfterSeconds) && fault.retryAfterSeconds >= 0)) {
+    if (fault.delayMs !== undefined && !(fault.delayMs >= 0))
+      throw new RangeError(`delayMs must be >= 0: ${fault.delayMs}`);
+    if (fault.bytes !== undefined && !(Number.isSafeInteger(fault.bytes) && fault.bytes >= 0))
+      throw new RangeError(`bytes must be a whole number >= 0: ${fault.bytes}`);
+    if (fault.versions !== undefined && fault.versions < 0n)
+      throw new RangeError(`versions must be >= 0: ${fault.versions}`);
+    if (
+      fault.retryAfterSeconds !== undefined &&
+      !(Number.isSafeInteger(fault.retryAfterSeconds) && fault.retryAfterSeconds >= 0)
+    ) {
       throw new RangeError(`retryAfterSeconds must be a whole number >= 0: ${fault.retryAfterSeconds}`);
     }
     this.#active = { ...fault, routes: fault.routes && [...fault.routes], remaining: fault.count ?? Infinity };

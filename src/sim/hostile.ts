@@ -10,7 +10,14 @@ import { writeHead, writeReply } from './http-io.js';
 import { simLedgerHeaders } from './ledger-headers.js';
 import type { SimContext, SimReply } from './reply.js';
 
-export const SIM_HOSTILE_MODES: readonly SimHostileMode[] = ['gzipBomb', 'hugeBody', 'headerAhead', 'headerBehind', 'wrongBody', 'endlessBody'];
+export const SIM_HOSTILE_MODES: readonly SimHostileMode[] = [
+  'gzipBomb',
+  'hugeBody',
+  'headerAhead',
+  'headerBehind',
+  'wrongBody',
+  'endlessBody',
+];
 
 const GZIP_BOMB_BYTES = 1024 * 1024 * 1024;
 const HUGE_BODY_BYTES = 200 * 1000 * 1000;
@@ -27,7 +34,13 @@ export function isHostile(mode: SimFault['mode']): mode is SimHostileMode {
 }
 
 /** Writes the hostile version of `out` (the answer the node would have given). */
-export function writeHostile(res: ServerResponse, fault: SimFault & { mode: SimHostileMode }, out: SimReply, ctx: SimContext, gzip: boolean): void {
+export function writeHostile(
+  res: ServerResponse,
+  fault: SimFault & { mode: SimHostileMode },
+  out: SimReply,
+  ctx: SimContext,
+  gzip: boolean,
+): void {
   if (res.destroyed || res.writableEnded) return;
   switch (fault.mode) {
     case 'headerAhead':

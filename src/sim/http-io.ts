@@ -67,7 +67,12 @@ export function writeReply(res: ServerResponse, out: SimReply, gzip: boolean): v
 }
 
 /** The status line and headers of a reply whose body of `length` bytes (null: chunked, of no length known) the caller writes. */
-export function writeHead(res: ServerResponse, status: number, headers: Record<string, string>, length: number | null): void {
+export function writeHead(
+  res: ServerResponse,
+  status: number,
+  headers: Record<string, string>,
+  length: number | null,
+): void {
   const all: Record<string, string> = { ...headers };
   if (length !== null) all['content-length'] = String(length);
   res.sendDate = false;

@@ -14,7 +14,16 @@ export { SIM_REQUEST_LOG_SIZE, type SimCounters, type SimRecordedRequest } from 
 export { SIM_DEFAULT_SLOW_MS, SIM_FAULT_MODES, type SimFault, type SimFaultMode, type SimFaults } from './faults.js';
 export { SIM_ROUTES, classifyRoute, type SimRoute } from './routes.js';
 export { simTableItem, SIM_VALUE_PERIOD } from './state/tables.js';
-export { simAccountExists, simAssetBalance, simModules, simResources, simSequenceNumber, SIM_COIN, type SimModule, type SimResource } from './state/accounts.js';
+export {
+  simAccountExists,
+  simAssetBalance,
+  simModules,
+  simResources,
+  simSequenceNumber,
+  SIM_COIN,
+  type SimModule,
+  type SimResource,
+} from './state/accounts.js';
 export { simTransactionHash, type SimMempool } from './state/transactions.js';
 export { decodeSimStateKey, simBcsTableKey } from './handlers/table-item.js';
 export { SIM_MAX_PAGE_SIZE } from './state/pages.js';

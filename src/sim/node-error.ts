@@ -28,7 +28,9 @@ export class SimError extends Error {
 
   /** Anything that is not a SimError is a bug in the sim: a node would answer 500. */
   static from(err: unknown): SimError {
-    return err instanceof SimError ? err : new SimError(500, 'internal_error', 'Internal error: simulated node failure');
+    return err instanceof SimError
+      ? err
+      : new SimError(500, 'internal_error', 'Internal error: simulated node failure');
   }
 }
 

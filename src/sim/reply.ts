@@ -39,7 +39,12 @@ export interface SimContext {
   maxPageSize: number;
 }
 
-export function reply(status: number, contentType: string, body: Buffer, headers: Record<string, string> = {}): SimReply {
+export function reply(
+  status: number,
+  contentType: string,
+  body: Buffer,
+  headers: Record<string, string> = {},
+): SimReply {
   return { status, headers: { 'content-type': contentType, ...headers }, body };
 }
 
@@ -103,7 +108,9 @@ export function pathParam(name: string, raw: string): string {
 /** A JSON request body, which must be sent as application/json. */
 export function jsonBody(req: SimRequest): unknown {
   if (mediaType(req.headers['content-type']) !== 'application/json') {
-    throw SimError.badRequest(`unsupported content type ${JSON.stringify(req.headers['content-type'] ?? '')}, expected application/json`);
+    throw SimError.badRequest(
+      `unsupported content type ${JSON.stringify(req.headers['content-type'] ?? '')}, expected application/json`,
+    );
   }
   try {
     return JSON.parse(req.body.toString('utf8'));

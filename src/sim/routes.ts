@@ -3,7 +3,14 @@
 import { SimError } from './node-error.js';
 import { simLedgerInfoJson } from './ledger-headers.js';
 import { handleAccount, handleBalance, handleList, handleModule, handleResource } from './handlers/accounts.js';
-import { handleBlockByHeight, handleBlockByVersion, handleGasPrice, handleTransactionByHash, handleTransactionByVersion, handleTransactions } from './handlers/history.js';
+import {
+  handleBlockByHeight,
+  handleBlockByVersion,
+  handleGasPrice,
+  handleTransactionByHash,
+  handleTransactionByVersion,
+  handleTransactions,
+} from './handlers/history.js';
 import { handleRawItem } from './handlers/raw-item.js';
 import { handleStateValue, handleTableItem } from './handlers/table-item.js';
 import { handleView } from './handlers/view.js';
@@ -39,22 +46,92 @@ interface Route {
 }
 
 const ROUTES: Route[] = [
-  { name: 'raw_item', method: 'POST', pattern: /^\/v1\/tables\/([^/]+)\/raw_item$/, handle: (r, c, [h]) => handleRawItem(r, c, h) },
-  { name: 'table_item', method: 'POST', pattern: /^\/v1\/tables\/([^/]+)\/item$/, handle: (r, c, [h]) => handleTableItem(r, c, h) },
-  { name: 'state_value', method: 'POST', pattern: /^\/v1\/experimental\/state_values\/raw$/, handle: (r, c) => handleStateValue(r, c) },
+  {
+    name: 'raw_item',
+    method: 'POST',
+    pattern: /^\/v1\/tables\/([^/]+)\/raw_item$/,
+    handle: (r, c, [h]) => handleRawItem(r, c, h),
+  },
+  {
+    name: 'table_item',
+    method: 'POST',
+    pattern: /^\/v1\/tables\/([^/]+)\/item$/,
+    handle: (r, c, [h]) => handleTableItem(r, c, h),
+  },
+  {
+    name: 'state_value',
+    method: 'POST',
+    pattern: /^\/v1\/experimental\/state_values\/raw$/,
+    handle: (r, c) => handleStateValue(r, c),
+  },
   { name: 'view', method: 'POST', pattern: /^\/v1\/view$/, handle: (r, c) => handleView(r, c) },
-  { name: 'ledger_info', method: 'GET', pattern: /^\/v1\/?$/, handle: (_r, c) => atLedger(c, (info) => jsonReply(200, simLedgerInfoJson(info, c.gitHash))) },
-  { name: 'account', method: 'GET', pattern: /^\/v1\/accounts\/([^/]+)$/, handle: (r, c, [a]) => handleAccount(r, c, a) },
-  { name: 'resources', method: 'GET', pattern: /^\/v1\/accounts\/([^/]+)\/resources$/, handle: (r, c, [a]) => handleList(r, c, a, 'resources') },
-  { name: 'resource', method: 'GET', pattern: /^\/v1\/accounts\/([^/]+)\/resource\/([^/]+)$/, handle: (r, c, [a, t]) => handleResource(r, c, a, t) },
-  { name: 'modules', method: 'GET', pattern: /^\/v1\/accounts\/([^/]+)\/modules$/, handle: (r, c, [a]) => handleList(r, c, a, 'modules') },
-  { name: 'module', method: 'GET', pattern: /^\/v1\/accounts\/([^/]+)\/module\/([^/]+)$/, handle: (r, c, [a, m]) => handleModule(r, c, a, m) },
-  { name: 'balance', method: 'GET', pattern: /^\/v1\/accounts\/([^/]+)\/balance\/([^/]+)$/, handle: (r, c, [a, t]) => handleBalance(r, c, a, t) },
-  { name: 'txn_by_version', method: 'GET', pattern: /^\/v1\/transactions\/by_version\/([^/]+)$/, handle: (r, c, [v]) => handleTransactionByVersion(r, c, v) },
-  { name: 'txn_by_hash', method: 'GET', pattern: /^\/v1\/transactions\/by_hash\/([^/]+)$/, handle: (r, c, [h]) => handleTransactionByHash(r, c, h) },
+  {
+    name: 'ledger_info',
+    method: 'GET',
+    pattern: /^\/v1\/?$/,
+    handle: (_r, c) => atLedger(c, (info) => jsonReply(200, simLedgerInfoJson(info, c.gitHash))),
+  },
+  {
+    name: 'account',
+    method: 'GET',
+    pattern: /^\/v1\/accounts\/([^/]+)$/,
+    handle: (r, c, [a]) => handleAccount(r, c, a),
+  },
+  {
+    name: 'resources',
+    method: 'GET',
+    pattern: /^\/v1\/accounts\/([^/]+)\/resources$/,
+    handle: (r, c, [a]) => handleList(r, c, a, 'resources'),
+  },
+  {
+    name: 'resource',
+    method: 'GET',
+    pattern: /^\/v1\/accounts\/([^/]+)\/resource\/([^/]+)$/,
+    handle: (r, c, [a, t]) => handleResource(r, c, a, t),
+  },
+  {
+    name: 'modules',
+    method: 'GET',
+    pattern: /^\/v1\/accounts\/([^/]+)\/modules$/,
+    handle: (r, c, [a]) => handleList(r, c, a, 'modules'),
+  },
+  {
+    name: 'module',
+    method: 'GET',
+    pattern: /^\/v1\/accounts\/([^/]+)\/module\/([^/]+)$/,
+    handle: (r, c, [a, m]) => handleModule(r, c, a, m),
+  },
+  {
+    name: 'balance',
+    method: 'GET',
+    pattern: /^\/v1\/accounts\/([^/]+)\/balance\/([^/]+)$/,
+    handle: (r, c, [a, t]) => handleBalance(r, c, a, t),
+  },
+  {
+    name: 'txn_by_version',
+    method: 'GET',
+    pattern: /^\/v1\/transactions\/by_version\/([^/]+)$/,
+    handle: (r, c, [v]) => handleTransactionByVersion(r, c, v),
+  },
+  {
+    name: 'txn_by_hash',
+    method: 'GET',
+    pattern: /^\/v1\/transactions\/by_hash\/([^/]+)$/,
+    handle: (r, c, [h]) => handleTransactionByHash(r, c, h),
+  },
   { name: 'transactions', method: 'GET', pattern: /^\/v1\/transactions$/, handle: (r, c) => handleTransactions(r, c) },
-  { name: 'block_by_height', method: 'GET', pattern: /^\/v1\/blocks\/by_height\/([^/]+)$/, handle: (r, c, [h]) => handleBlockByHeight(r, c, h) },
-  { name: 'block_by_version', method: 'GET', pattern: /^\/v1\/blocks\/by_version\/([^/]+)$/, handle: (r, c, [v]) => handleBlockByVersion(r, c, v) },
+  {
+    name: 'block_by_height',
+    method: 'GET',
+    pattern: /^\/v1\/blocks\/by_height\/([^/]+)$/,
+    handle: (r, c, [h]) => handleBlockByHeight(r, c, h),
+  },
+  {
+    name: 'block_by_version',
+    method: 'GET',
+    pattern: /^\/v1\/blocks\/by_version\/([^/]+)$/,
+    handle: (r, c, [v]) => handleBlockByVersion(r, c, v),
+  },
   { name: 'gas_price', method: 'GET', pattern: /^\/v1\/estimate_gas_price$/, handle: (_r, c) => handleGasPrice(c) },
 ];
 

@@ -182,7 +182,13 @@ class SimServer implements SimNode {
 
   #answer(request: SimRequest, read: ReadBody): SimReply {
     // 411 is not an error status a node's body carries, so the body says 400's code.
-    if (read.chunked) return errorReply(SimError.badRequest('Length Required: chunked request bodies are not accepted'), this.#ctx, undefined, 411);
+    if (read.chunked)
+      return errorReply(
+        SimError.badRequest('Length Required: chunked request bodies are not accepted'),
+        this.#ctx,
+        undefined,
+        411,
+      );
     if (read.tooLarge) return errorReply(SimError.badRequest('request body is larger than the 8 MiB limit'), this.#ctx);
     // The body checks above sit outside a node's CORS layer: their refusals carry no CORS headers.
     return simCors(request, () => dispatch(request, this.#ctx));
@@ -222,12 +228,19 @@ class SimServer implements SimNode {
         return writeReply(res, withSimCors(req.headers, errorReply(err, this.#ctx, this.ledger.info())), gzip);
       }
       case 'status429':
-        return writeReply(res, reply(429, 'text/plain', Buffer.from('Too Many Requests'), { 'retry-after': '1' }), false);
+        return writeReply(
+          res,
+          reply(429, 'text/plain', Buffer.from('Too Many Requests'), { 'retry-after': '1' }),
+          false,
+        );
       case 'empty':
         return writeReply(res, { status: 503, headers: {}, body: Buffer.alloc(0) }, false);
       case 'overloaded': {
         // Shed before the request reaches the API: no ledger headers, no CORS, not compressed.
-        const shed = errorReply(new SimError(503, 'overloaded', 'Server is shedding load; please retry shortly'), this.#ctx);
+        const shed = errorReply(
+          new SimError(503, 'overloaded', 'Server is shedding load; please retry shortly'),
+          this.#ctx,
+        );
         if (fault.retryAfterSeconds !== undefined) shed.headers['retry-after'] = String(fault.retryAfterSeconds);
         return writeReply(res, shed, false);
       }

@@ -99,7 +99,11 @@ export class TraceScope {
  */
 export function requestScope(tracing: Tracing, headers: IncomingHttpHeaders, method: string): TraceScope {
   const parent = tracing.propagator.extract(ROOT_CONTEXT, headers, defaultTextMapGetter);
-  return new TraceScope(tracing.tracer.startSpan(method, { kind: SpanKind.SERVER, attributes: { [ATTR.method]: method } }, parent), parent, tracing);
+  return new TraceScope(
+    tracing.tracer.startSpan(method, { kind: SpanKind.SERVER, attributes: { [ATTR.method]: method } }, parent),
+    parent,
+    tracing,
+  );
 }
 
 export { SpanKind };

@@ -6,7 +6,15 @@
 import { type ExportResult, ExportResultCode, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, type ReadableSpan, type Sampler, type SpanExporter, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-base';
+import {
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  type ReadableSpan,
+  type Sampler,
+  type SpanExporter,
+  TraceIdRatioBasedSampler,
+} from '@opentelemetry/sdk-trace-base';
 import type { Logger } from 'pino';
 import type { Tracing } from './scope.js';
 
@@ -30,7 +38,10 @@ export interface TracingSdk extends Tracing {
 }
 
 export function startTracing(settings: TracingSettings, endpoint: string, logger: Logger, version: string): TracingSdk {
-  const exporter = new LoggedExporter(new OTLPTraceExporter({ url: endpoint, timeoutMillis: EXPORT_TIMEOUT_MS }), logger);
+  const exporter = new LoggedExporter(
+    new OTLPTraceExporter({ url: endpoint, timeoutMillis: EXPORT_TIMEOUT_MS }),
+    logger,
+  );
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': settings.serviceName, 'service.version': version }),
     sampler: samplerOf(settings),
@@ -76,7 +87,10 @@ class LoggedExporter implements SpanExporter {
     const now = performance.now();
     if (now - this.loggedAt < FAILURE_LOG_INTERVAL_MS) return;
     this.loggedAt = now;
-    this.logger.warn({ spans: this.failed, err: err?.message }, 'tracing: spans could not be sent to the collector (tracing.otlpEndpoint)');
+    this.logger.warn(
+      { spans: this.failed, err: err?.message },
+      'tracing: spans could not be sent to the collector (tracing.otlpEndpoint)',
+    );
     this.failed = 0;
   }
 

@@ -14,7 +14,13 @@ export type Attempt = (call: NodeCall, attempts: string[]) => Promise<NodeAnswer
  * when the request is sampled; `attempts` gets the attempt's reasons when it ends,
  * as it would untraced.
  */
-export async function tracedAttempt(trace: TraceScope, node: string, call: NodeCall, attempts: string[], attempt: Attempt): Promise<NodeAnswer | null> {
+export async function tracedAttempt(
+  trace: TraceScope,
+  node: string,
+  call: NodeCall,
+  attempts: string[],
+  attempt: Attempt,
+): Promise<NodeAnswer | null> {
   const span = trace.child(SPAN.attempt, SpanKind.CLIENT, { [ATTR.node]: node, [ATTR.method]: call.method });
   const traced = { ...call, headers: (span ?? trace).headers(call.headers) };
   if (span === undefined) return attempt(traced, attempts);
@@ -23,7 +29,10 @@ export async function tracedAttempt(trace: TraceScope, node: string, call: NodeC
     const answer = await attempt(traced, reasons);
     if (answer !== null) {
       const failed = answer.status >= 500;
-      span.end({ [ATTR.status]: answer.status, [ATTR.outcome]: failed ? 'node_error' : 'ok' }, failed ? `HTTP ${answer.status}` : undefined);
+      span.end(
+        { [ATTR.status]: answer.status, [ATTR.outcome]: failed ? 'node_error' : 'ok' },
+        failed ? `HTTP ${answer.status}` : undefined,
+      );
     } else if (call.signal?.aborted) {
       span.end({ [ATTR.outcome]: 'cancelled' });
     } else {

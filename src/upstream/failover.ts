@@ -103,7 +103,12 @@ export class Failover {
         attempts.push(`deadline of ${this.s.deadlineMs} ms reached`);
         break;
       }
-      const choice = await this.o.leases.take(plan.version, tried, Math.min(remaining, this.s.budgetWaitMs), plan.priority);
+      const choice = await this.o.leases.take(
+        plan.version,
+        tried,
+        Math.min(remaining, this.s.budgetWaitMs),
+        plan.priority,
+      );
       if (choice.kind === 'pruned') throw NodeError.pruned(plan.version!);
       if (choice.kind === 'none') break;
       if (choice.kind === 'exhausted') throw this.exhausted(choice.node);
@@ -112,7 +117,9 @@ export class Failover {
       const timed = { ...call, timeoutMs: Math.min(this.s.attemptTimeoutMs, remaining) };
       // Only a latest read is hedged: a passthrough answer is streamed on, and a second one could not be taken back.
       const hedge = plan.latest && this.s.hedgeAfterMs > 0 && this.s.hedgeAfterMs < timed.timeoutMs;
-      const answer = hedge ? await this.hedged(lease, timed, tried, attempts, plan) : await this.attempt(lease, timed, attempts, plan);
+      const answer = hedge
+        ? await this.hedged(lease, timed, tried, attempts, plan)
+        : await this.attempt(lease, timed, attempts, plan);
       if (answer === null) continue;
       if (!isNodeSpecific(answer) && !this.aheadOf(answer, tried)) return answer;
       const answered = this.o.nodes.nodes.find((n) => n.name === answer.upstream) ?? lease.node;
@@ -132,7 +139,11 @@ export class Failover {
     this.o.onShed?.('budget');
     const { maxInFlight, maxRps } = node.budget;
     const limits = `maxInFlight ${maxInFlight ?? 'unlimited'}, maxRps ${maxRps ?? 'unlimited'}`;
-    return NodeError.unavailable(`node budget exhausted: ${node.name} (${limits}) after waiting ${this.s.budgetWaitMs} ms`, 'node_budget', RETRY_SOON);
+    return NodeError.unavailable(
+      `node budget exhausted: ${node.name} (${limits}) after waiting ${this.s.budgetWaitMs} ms`,
+      'node_budget',
+      RETRY_SOON,
+    );
   }
 
   /**
@@ -142,9 +153,16 @@ export class Failover {
    * answer, so a hash nobody knows costs one call.
    */
   private aheadOf(answer: NodeAnswer, tried: ReadonlySet<NodeState>): boolean {
-    if (answer.status !== 404 || (answer.errorCode !== 'block_not_found' && answer.errorCode !== 'transaction_not_found') || answer.ledger === null) return false;
+    if (
+      answer.status !== 404 ||
+      (answer.errorCode !== 'block_not_found' && answer.errorCode !== 'transaction_not_found') ||
+      answer.ledger === null
+    )
+      return false;
     const at = answer.ledger.ledgerVersion;
-    return this.o.nodes.nodes.some((n) => !tried.has(n) && n.available() && !n.quarantined && n.ledger !== null && n.ledger.ledgerVersion > at);
+    return this.o.nodes.nodes.some(
+      (n) => !tried.has(n) && n.available() && !n.quarantined && n.ledger !== null && n.ledger.ledgerVersion > at,
+    );
   }
 
   /**
@@ -152,7 +170,13 @@ export class Failover {
    * hedgeAfterMs, a second node is asked too, and the first useful answer wins
    * (the other call is cancelled).
    */
-  private async hedged(lease: Lease, call: NodeCall, tried: Set<NodeState>, attempts: string[], plan: CallPlan): Promise<NodeAnswer | null> {
+  private async hedged(
+    lease: Lease,
+    call: NodeCall,
+    tried: Set<NodeState>,
+    attempts: string[],
+    plan: CallPlan,
+  ): Promise<NodeAnswer | null> {
     let shed: unknown;
     const kept = (answer: Promise<NodeAnswer | null>): Promise<NodeAnswer | null> =>
       answer.catch((err: unknown) => {
@@ -177,7 +201,14 @@ export class Failover {
     if (second === null) return outcome(await first);
     tried.add(second.node);
     const secondAbort = new AbortController();
-    const secondAnswer = kept(this.attempt(second, { ...call, timeoutMs: call.timeoutMs - this.s.hedgeAfterMs, signal: secondAbort.signal }, attempts, plan));
+    const secondAnswer = kept(
+      this.attempt(
+        second,
+        { ...call, timeoutMs: call.timeoutMs - this.s.hedgeAfterMs, signal: secondAbort.signal },
+        attempts,
+        plan,
+      ),
+    );
     return outcome(
       await firstUseful([
         { answer: first, abort: firstAbort },
@@ -189,7 +220,9 @@ export class Failover {
   /** One call to one node, on a lease it releases; null (with the reason in `attempts`) when it failed. */
   private attempt(lease: Lease, call: NodeCall, attempts: string[], plan: CallPlan): Promise<NodeAnswer | null> {
     if (plan.trace === undefined) return this.tryNode(lease, call, attempts, plan);
-    return tracedAttempt(plan.trace, lease.node.name, call, attempts, (traced, reasons) => this.tryNode(lease, traced, reasons, plan));
+    return tracedAttempt(plan.trace, lease.node.name, call, attempts, (traced, reasons) =>
+      this.tryNode(lease, traced, reasons, plan),
+    );
   }
 
   /** The attempt itself, traced or not. */
@@ -229,7 +262,12 @@ export class Failover {
   }
 
   /** The node's answer, judged: a 5xx or an implausible snapshot is thrown as a CountedFailure, load shedding as NodeShedding. */
-  private async judged(node: NodeState, call: NodeCall, plan: CallPlan, probedAtSend: ProbeRecord | null): Promise<NodeAnswer> {
+  private async judged(
+    node: NodeState,
+    call: NodeCall,
+    plan: CallPlan,
+    probedAtSend: ProbeRecord | null,
+  ): Promise<NodeAnswer> {
     let got: NodeAnswer;
     try {
       got = await node.client.call({ ...call, answerBytes: this.o.answerBytes });
@@ -238,7 +276,12 @@ export class Failover {
       throw call.signal?.aborted || isShed(err) ? err : new CountedFailure(err);
     }
     if (isOverloaded(got)) throw new NodeShedding(got.retryAfterMs);
-    const verdict = await this.o.nodes.judge(node, got, { latest: plan.latest, probedAtSend, receivedAt: node.clock(), timeoutMs: call.timeoutMs });
+    const verdict = await this.o.nodes.judge(node, got, {
+      latest: plan.latest,
+      probedAtSend,
+      receivedAt: node.clock(),
+      timeoutMs: call.timeoutMs,
+    });
     if (verdict !== null) throw new CountedFailure(new ImplausibleAnswer(verdict));
     if (got.status >= 500) throw new CountedFailure(null, got);
     return got;
@@ -266,7 +309,10 @@ export class Failover {
     this.o.onCall?.(node.name, 'failed', seconds);
     const cause = err instanceof CountedFailure ? err.cause : err;
     if (cause instanceof ImplausibleAnswer) {
-      const why = cause.verdict === 'unconfirmed' ? "its answer's ledger version could not be confirmed (its probe did not answer)" : 'answered an implausible ledger version';
+      const why =
+        cause.verdict === 'unconfirmed'
+          ? "its answer's ledger version could not be confirmed (its probe did not answer)"
+          : 'answered an implausible ledger version';
       attempts.push(`${node.name}: ${why}`);
       return null;
     }
@@ -290,9 +336,18 @@ export class Failover {
   private logUnexpected(node: NodeState, cause: unknown, call: NodeCall): void {
     const inner = cause instanceof NodeError ? cause.cause : cause;
     if (inner === undefined) return;
-    const e = (typeof inner === 'object' && inner !== null ? inner : {}) as { message?: unknown; code?: unknown; stack?: unknown };
+    const e = (typeof inner === 'object' && inner !== null ? inner : {}) as {
+      message?: unknown;
+      code?: unknown;
+      stack?: unknown;
+    };
     const reqId = call.headers?.['x-request-id'];
-    const fields = { reqId, upstream: node.name, err: typeof e.message === 'string' ? e.message : String(inner), code: typeof e.code === 'string' ? e.code : undefined };
+    const fields = {
+      reqId,
+      upstream: node.name,
+      err: typeof e.message === 'string' ? e.message : String(inner),
+      code: typeof e.code === 'string' ? e.code : undefined,
+    };
     this.o.logger.warn(fields, 'node call failed unexpectedly');
     this.o.logger.debug({ ...fields, stack: e.stack }, 'node call failed unexpectedly (stack)');
   }

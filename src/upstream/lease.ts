@@ -14,7 +14,11 @@ export interface Lease {
   release(): void;
 }
 
-export type LeaseChoice = { kind: 'lease'; lease: Lease } | { kind: 'pruned' } | { kind: 'none' } | { kind: 'exhausted'; node: NodeState };
+export type LeaseChoice =
+  | { kind: 'lease'; lease: Lease }
+  | { kind: 'pruned' }
+  | { kind: 'none' }
+  | { kind: 'exhausted'; node: NodeState };
 
 export interface LeaseOptions {
   /** the current node list */
@@ -42,7 +46,12 @@ export class NodeLeases {
    * been to `tried` yet, waiting up to waitMs for a budget. `priority`: the
    * tenant's, which decides how much of a budget the call may use.
    */
-  async take(version: bigint | null, tried: ReadonlySet<NodeState>, waitMs: number, priority?: Priority): Promise<LeaseChoice> {
+  async take(
+    version: bigint | null,
+    tried: ReadonlySet<NodeState>,
+    waitMs: number,
+    priority?: Priority,
+  ): Promise<LeaseChoice> {
     const share = budgetShare(this.o.shedFirst, version === null, priority);
     const until = Date.now() + waitMs;
     const base = { version, tried, maxLag: this.o.maxLag, floor: this.o.floor() };
@@ -54,7 +63,8 @@ export class NodeLeases {
       // together cannot all pass the check before any of them holds a slot.
       if (choice.node.hasBudget(share)) return { kind: 'lease', lease: this.lease(choice.node) };
       const alt = chooseNode(nodes, { ...base, usable: (n) => n.hasBudget(share) });
-      if (alt.kind === 'node' && (version === null || alt.node.covers(version) === choice.node.covers(version))) return { kind: 'lease', lease: this.lease(alt.node) };
+      if (alt.kind === 'node' && (version === null || alt.node.covers(version) === choice.node.covers(version)))
+        return { kind: 'lease', lease: this.lease(alt.node) };
       const left = until - Date.now();
       if (left <= 0) return { kind: 'exhausted', node: choice.node };
       await this.waits.next(choice.node, left);
@@ -65,7 +75,14 @@ export class NodeLeases {
   /** A second node for a latest read's hedge: never below the floor, never waiting for a budget. */
   takeHedge(tried: ReadonlySet<NodeState>, priority?: Priority): Lease | null {
     const share = budgetShare(this.o.shedFirst, true, priority);
-    const choice = chooseNode(this.o.nodes(), { version: null, tried, maxLag: this.o.maxLag, floor: this.o.floor(), atOrAboveFloor: true, usable: (n) => n.hasBudget(share) });
+    const choice = chooseNode(this.o.nodes(), {
+      version: null,
+      tried,
+      maxLag: this.o.maxLag,
+      floor: this.o.floor(),
+      atOrAboveFloor: true,
+      usable: (n) => n.hasBudget(share),
+    });
     return choice.kind === 'node' ? this.lease(choice.node) : null;
   }
 

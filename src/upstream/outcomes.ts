@@ -3,7 +3,11 @@ import type { NodeAnswer } from '../model/node-answer.js';
 
 /** Answers that say "not this node" rather than "not this request". */
 export function isNodeSpecific(answer: NodeAnswer): boolean {
-  return answer.status >= 500 || (answer.status === 404 && answer.errorCode === 'version_not_found') || (answer.status === 410 && answer.errorCode === 'version_pruned');
+  return (
+    answer.status >= 500 ||
+    (answer.status === 404 && answer.errorCode === 'version_not_found') ||
+    (answer.status === 410 && answer.errorCode === 'version_pruned')
+  );
 }
 
 /**
@@ -20,7 +24,9 @@ export function betterFallback(current: NodeAnswer | null, next: NodeAnswer): No
 }
 
 /** The first answer that is not a failure or node-specific; the rest are cancelled. */
-export function firstUseful(racers: Array<{ answer: Promise<NodeAnswer | null>; abort: AbortController }>): Promise<NodeAnswer | null> {
+export function firstUseful(
+  racers: Array<{ answer: Promise<NodeAnswer | null>; abort: AbortController }>,
+): Promise<NodeAnswer | null> {
   return new Promise((resolve) => {
     let pending = racers.length;
     let fallback: NodeAnswer | null = null;

@@ -107,7 +107,12 @@ export class UpstreamPool {
     this.onShed = options.onShed;
     this.answerBytes = new AnswerBytes(routing.maxAnswerBytesInFlight);
     this.set = new NodeSet({ ...options, routing });
-    const leases = new NodeLeases({ nodes: () => this.set.nodes, maxLag: routing.maxLagVersions, floor: () => this.set.floor.value(), shedFirst: budget.shedFirst });
+    const leases = new NodeLeases({
+      nodes: () => this.set.nodes,
+      maxLag: routing.maxLagVersions,
+      floor: () => this.set.floor.value(),
+      shedFirst: budget.shedFirst,
+    });
     this.failover = new Failover({
       settings: { ...routing, budgetWaitMs: budget.waitMs },
       nodes: this.set,
@@ -132,7 +137,18 @@ export class UpstreamPool {
     const latest = version === null && req.route.pin === 'version';
     const deadline = deadlineAt ?? Date.now() + this.deadlineMs;
     const priority = context?.priority;
-    const answer = await this.admitted(() => this.failover.run(readCall(req, context), { version, idempotent: true, latest, deadline, priority, trace: context?.trace }), priority);
+    const answer = await this.admitted(
+      () =>
+        this.failover.run(readCall(req, context), {
+          version,
+          idempotent: true,
+          latest,
+          deadline,
+          priority,
+          trace: context?.trace,
+        }),
+      priority,
+    );
     if (latest) this.set.floor.reported(answer, this.set.chainId());
     return answer;
   }
@@ -143,12 +159,25 @@ export class UpstreamPool {
    * before an answer is stored. null when no such node can take a call now; then
    * nothing is asked.
    */
-  async readFromAnother(req: ReadRequest, other: { exclude: string; covering: bigint }, deadlineAt: number, context?: CallFor): Promise<NodeAnswer | null> {
+  async readFromAnother(
+    req: ReadRequest,
+    other: { exclude: string; covering: bigint },
+    deadlineAt: number,
+    context?: CallFor,
+  ): Promise<NodeAnswer | null> {
     const nodes = this.set.nodes;
     if (!nodes.some((n) => n.name !== other.exclude && n.available() && n.covers(other.covering))) return null;
     const exclude = new Set(nodes.filter((n) => n.name === other.exclude));
     const priority = context?.priority;
-    const plan = { version: other.covering, idempotent: true, latest: false, deadline: deadlineAt, priority, exclude, trace: context?.trace };
+    const plan = {
+      version: other.covering,
+      idempotent: true,
+      latest: false,
+      deadline: deadlineAt,
+      priority,
+      exclude,
+      trace: context?.trace,
+    };
     return this.admitted(() => this.failover.run(readCall(req, context), plan), priority);
   }
 
@@ -163,7 +192,14 @@ export class UpstreamPool {
     // A version every node has pruned is the node's to judge (it may not even be a read route).
     const version = route.minVersion !== undefined && !this.isPruned(route.minVersion) ? route.minVersion : null;
     const deadline = Date.now() + this.deadlineMs;
-    const plan = { version, idempotent: route.idempotent, latest: false, deadline, priority: route.priority, trace: route.trace };
+    const plan = {
+      version,
+      idempotent: route.idempotent,
+      latest: false,
+      deadline,
+      priority: route.priority,
+      trace: route.trace,
+    };
     // The answer ends within the deadline too: it streams on after the call returns.
     return this.admitted(() => this.failover.run({ ...call, deliverBy: deadline }, plan), route.priority);
   }

@@ -29,7 +29,8 @@ export interface ChooseOptions {
 /** Least in flight per weight first; then the more advanced. */
 function leastLoaded(nodes: readonly NodeState[]): NodeState {
   return nodes.reduce((best, n) => {
-    if (n.inFlight * best.weight !== best.inFlight * n.weight) return n.inFlight * best.weight < best.inFlight * n.weight ? n : best;
+    if (n.inFlight * best.weight !== best.inFlight * n.weight)
+      return n.inFlight * best.weight < best.inFlight * n.weight ? n : best;
     return (n.ledger?.ledgerVersion ?? -1n) > (best.ledger?.ledgerVersion ?? -1n) ? n : best;
   });
 }

@@ -21,7 +21,9 @@ export function isOverloaded(answer: NodeAnswer): boolean {
 
 /** How long a node that answered `overloaded` is left alone. */
 export function shedBackOffMs(retryAfterMs: number | undefined, probeIntervalMs: number): number {
-  return retryAfterMs !== undefined ? Math.min(retryAfterMs, MAX_BACK_OFF_MS) : Math.min(probeIntervalMs, DEFAULT_BACK_OFF_MS);
+  return retryAfterMs !== undefined
+    ? Math.min(retryAfterMs, MAX_BACK_OFF_MS)
+    : Math.min(probeIntervalMs, DEFAULT_BACK_OFF_MS);
 }
 
 /** The node answered `overloaded`, thrown through its circuit: neither a failure nor a success. */
@@ -37,7 +39,11 @@ export class NodeShedding extends Error {
  * when it began, on the nodes' clock) or backing off now. null when none did.
  * Retry-After is when the first of them takes calls again, at least 1 s.
  */
-export function sheddingError(nodes: readonly NodeState[], shedSince: number, attempts: readonly string[]): NodeError | null {
+export function sheddingError(
+  nodes: readonly NodeState[],
+  shedSince: number,
+  attempts: readonly string[],
+): NodeError | null {
   const shedding = nodes.filter((n) => !n.quarantined && (n.shedding || n.shedAt >= shedSince));
   if (shedding.length === 0) return null;
   const backingOff = shedding.filter((n) => n.shedding);

@@ -62,7 +62,19 @@ const SIMPLE: Record<string, TypeTag['kind']> = {
 };
 
 /** The BCS tag of each TypeTag variant: its index in TypeTagBcs. */
-const BY_TAG: ReadonlyArray<TypeTag['kind']> = ['bool', 'u8', 'u64', 'u128', 'address', 'signer', 'vector', 'struct', 'u16', 'u32', 'u256'];
+const BY_TAG: ReadonlyArray<TypeTag['kind']> = [
+  'bool',
+  'u8',
+  'u64',
+  'u128',
+  'address',
+  'signer',
+  'vector',
+  'struct',
+  'u16',
+  'u32',
+  'u256',
+];
 /** Type arguments nested deeper than this are refused, as in their string form (move-type.ts). */
 const MAX_TYPE_DEPTH = 8;
 
@@ -102,7 +114,8 @@ export function decodeViewRequest(bytes: Uint8Array): ViewDecoding {
     const fn = identifier(r, 'the function name');
     const typeArgs = r.sequence('the type arguments', () => readTypeTag(r, 0));
     const args = r.sequence('the arguments', () => r.byteVector('the arguments'));
-    if (r.left > 0) throw new BcsUndecodable(r.left === 1 ? '1 byte follows the request' : `${r.left} bytes follow the request`);
+    if (r.left > 0)
+      throw new BcsUndecodable(r.left === 1 ? '1 byte follows the request' : `${r.left} bytes follow the request`);
     request = { address, module, function: fn, typeArgs, args };
   } catch (err) {
     if (err instanceof BcsUndecodable) return { reason: err.message };

@@ -62,10 +62,16 @@ export interface PublicListener {
 
 export async function buildPublicListener(deps: PublicListenerDeps): Promise<PublicListener> {
   const { config, logger, metrics } = deps;
-  const writer = new ReplyWriter(deps.headerNames, deps.snapshot, (cause, reqId) => logger.error({ reqId, err: cause }, 'internal error (the client got a 500 without its text)'));
+  const writer = new ReplyWriter(deps.headerNames, deps.snapshot, (cause, reqId) =>
+    logger.error({ reqId, err: cause }, 'internal error (the client got a 500 without its text)'),
+  );
   const tenants = new TenantDirectory(config.tenants, deps.env);
   metrics.knownTenants(tenants.names());
-  const limits = new Limits({ keyPrefix: `${config.cache.redis?.keyPrefix ?? 'ledger-proxy:'}limits:`, redis: deps.counters, now: deps.now });
+  const limits = new Limits({
+    keyPrefix: `${config.cache.redis?.keyPrefix ?? 'ledger-proxy:'}limits:`,
+    redis: deps.counters,
+    now: deps.now,
+  });
   const clientAddress = clientAddressOf(config.server.trustProxy);
   const edge = new Edge({
     cors: new Cors(config.cors, deps.headerNames),
@@ -80,7 +86,14 @@ export async function buildPublicListener(deps: PublicListenerDeps): Promise<Pub
   const parser = new ReadParser(routeMatcher(deps.routes), spellingBytesFor(config.cache.memory.maxBytes));
   const sdkClientHeader = (): string => deps.headerNames.client;
   const sdkClient = (exchange: Exchange): SdkClient | undefined => sdkClientOf(exchange.req.headers, sdkClientHeader());
-  const responder = new ReadResponder({ read: deps.read, nodeCallRefusal: (exchange) => edge.nodeWorkRefusal(exchange), sdkClient, parser, writer, account });
+  const responder = new ReadResponder({
+    read: deps.read,
+    nodeCallRefusal: (exchange) => edge.nodeWorkRefusal(exchange),
+    sdkClient,
+    parser,
+    writer,
+    account,
+  });
   const http = await buildHttpServer({
     bodyLimitBytes: config.server.bodyLimitBytes,
     requestTimeoutMs: config.server.requestTimeoutMs,
@@ -88,10 +101,21 @@ export async function buildPublicListener(deps: PublicListenerDeps): Promise<Pub
     writer,
     entry: (next, connections) =>
       publicEntry(
-        { requestIds: new RequestIds(config.server.trustRequestId), parser, responder, edge, account, bodyLimitBytes: config.server.bodyLimitBytes, connections, tracing: deps.tracing },
+        {
+          requestIds: new RequestIds(config.server.trustRequestId),
+          parser,
+          responder,
+          edge,
+          account,
+          bodyLimitBytes: config.server.bodyLimitBytes,
+          connections,
+          tracing: deps.tracing,
+        },
         next,
       ),
-    passthrough: config.passthrough ? (app) => registerPassthrough(app, { forward: deps.forward, writer, sdkClientHeader }) : undefined,
+    passthrough: config.passthrough
+      ? (app) => registerPassthrough(app, { forward: deps.forward, writer, sdkClientHeader })
+      : undefined,
   });
   return { http, tenants, limits };
 }

@@ -52,7 +52,13 @@ export function buildReads(config: Config, w: ReadsWiring): Reads {
   };
   const redis =
     redisConfig && redisClients
-      ? new RedisStore({ ...redisClients, keyPrefix: redisConfig.keyPrefix, generation, maxTtlSeconds: redisConfig.maxTtlSeconds, onCorrupt: (fault) => metrics.redisCorruptEntry(fault) })
+      ? new RedisStore({
+          ...redisClients,
+          keyPrefix: redisConfig.keyPrefix,
+          generation,
+          maxTtlSeconds: redisConfig.maxTtlSeconds,
+          onCorrupt: (fault) => metrics.redisCorruptEntry(fault),
+        })
       : undefined;
   const reads = new ReadThrough({
     vendor: w.vendor,
@@ -78,5 +84,6 @@ export function buildReads(config: Config, w: ReadsWiring): Reads {
 /** cache.verify needs a second node: say so at start (and reload) when there is none. */
 export function warnIfUnverifiable(config: Pick<Config, 'cache' | 'upstreams'>, logger: Logger): void {
   const warning = verifyWarning(config.cache.verify, config.upstreams.length);
-  if (warning !== undefined) logger.warn({ mode: config.cache.verify.mode, upstreams: config.upstreams.length }, warning);
+  if (warning !== undefined)
+    logger.warn({ mode: config.cache.verify.mode, upstreams: config.upstreams.length }, warning);
 }

@@ -76,7 +76,12 @@ export async function startBuiltInSim(config: Config, logger: Logger): Promise<S
 }
 
 /** The nodes of `upstreams`, each with its client, circuit breaker and budget. */
-function nodeStates(upstreams: Config['upstreams'], config: Config, headerNames: LedgerHeaderNames, sim: SimNode | undefined): NodeState[] {
+function nodeStates(
+  upstreams: Config['upstreams'],
+  config: Config,
+  headerNames: LedgerHeaderNames,
+  sim: SimNode | undefined,
+): NodeState[] {
   return upstreams.map((u) =>
     Object.assign(
       new NodeState(

@@ -47,7 +47,11 @@ export function runStoreContract(name: string, make: () => Promise<StoreUnderTes
     });
 
     it('returns what was set: status, content type, gas used, version, body', async () => {
-      const a = answer({ status: 404, contentType: 'application/json; charset=utf-8', body: Buffer.from('{"error_code":"table_item_not_found"}') });
+      const a = answer({
+        status: 404,
+        contentType: 'application/json; charset=utf-8',
+        body: Buffer.from('{"error_code":"table_item_not_found"}'),
+      });
       await store.set('k', a);
       expectSame(await store.get('k'), a);
     });

@@ -22,6 +22,10 @@ async function ready(store: RedisStore): Promise<{ store: RedisStore; cleanup():
 }
 
 // A fresh prefix per test keeps tests apart without flushing.
-runStoreContract('RedisStore', () => ready(new RedisStore({ url: server.url, keyPrefix: `contract:${++instance}:`, commandTimeoutMs: 2000 })));
+runStoreContract('RedisStore', () =>
+  ready(new RedisStore({ url: server.url, keyPrefix: `contract:${++instance}:`, commandTimeoutMs: 2000 })),
+);
 
-runStoreContract('RedisStore on a Redis Cluster', () => ready(new RedisStore({ cluster: [clusterNode.url], keyPrefix: `contract:${++instance}:`, commandTimeoutMs: 2000 })));
+runStoreContract('RedisStore on a Redis Cluster', () =>
+  ready(new RedisStore({ cluster: [clusterNode.url], keyPrefix: `contract:${++instance}:`, commandTimeoutMs: 2000 })),
+);

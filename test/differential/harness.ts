@@ -7,7 +7,13 @@
 // the same request at the same version; the few ways they may differ because the
 // two are asked at different moments are named below, counted and reported.
 import { Pool } from 'undici';
-import { SIM_MODULE_ADDRESS, simAccountExists, simTableItem, simTransactionHash, type SimNode } from '../../src/sim/index.js';
+import {
+  SIM_MODULE_ADDRESS,
+  simAccountExists,
+  simTableItem,
+  simTransactionHash,
+  type SimNode,
+} from '../../src/sim/index.js';
 import type { TypeTag } from '../../src/wire/move-type.js';
 import { encodeViewRequest } from '../../src/wire/view-bcs.js';
 import { errorCodeOf, header, parseErrorBody, shapeProblem, type ReplyLike } from '../helpers/fuzz-reply.js';
@@ -86,7 +92,11 @@ function viewJsonText(rng: Rng, call: { function: string; type_arguments: string
     case 0:
       return JSON.stringify(call);
     case 1:
-      return JSON.stringify({ arguments: call.arguments, function: call.function, type_arguments: call.type_arguments });
+      return JSON.stringify({
+        arguments: call.arguments,
+        function: call.function,
+        type_arguments: call.type_arguments,
+      });
     case 2:
       return JSON.stringify(call, null, 2);
     default:
@@ -94,28 +104,61 @@ function viewJsonText(rng: Rng, call: { function: string; type_arguments: string
   }
 }
 
-function viewJsonCall(rng: Rng): { call: { function: string; type_arguments: string[]; arguments: unknown[] }; label: string } {
+function viewJsonCall(rng: Rng): {
+  call: { function: string; type_arguments: string[]; arguments: unknown[] };
+  label: string;
+} {
   const n = (): string => String(rng.int(0, 50));
   switch (rng.int(0, 9)) {
     case 0:
     case 1:
     case 2:
-      return { call: { function: rng.pick(['0x1::sim::balance', '0x01::sim::balance']), type_arguments: [], arguments: [rng.pick(OWNERS)] }, label: 'view balance' };
+      return {
+        call: {
+          function: rng.pick(['0x1::sim::balance', '0x01::sim::balance']),
+          type_arguments: [],
+          arguments: [rng.pick(OWNERS)],
+        },
+        label: 'view balance',
+      };
     case 3:
-      return { call: { function: '0x1::sim::add', type_arguments: [], arguments: [n(), rng.chance(0.5) ? n() : rng.int(0, 50)] }, label: 'view add' };
+      return {
+        call: {
+          function: '0x1::sim::add',
+          type_arguments: [],
+          arguments: [n(), rng.chance(0.5) ? n() : rng.int(0, 50)],
+        },
+        label: 'view add',
+      };
     case 4:
       return { call: { function: '0x1::sim::pair', type_arguments: [], arguments: [n()] }, label: 'view pair' };
     case 5:
       return {
-        call: { function: '0x1::sim::type_name', type_arguments: [rng.pick(['u8', 'vector<u8>', '0x1::string::String', '0x1::coin::Coin<0x1::aptos_coin::AptosCoin>'])], arguments: [] },
+        call: {
+          function: '0x1::sim::type_name',
+          type_arguments: [
+            rng.pick(['u8', 'vector<u8>', '0x1::string::String', '0x1::coin::Coin<0x1::aptos_coin::AptosCoin>']),
+          ],
+          arguments: [],
+        },
         label: 'view type_name',
       };
     case 6:
       return { call: { function: '0x1::sim::always_abort', type_arguments: [], arguments: [] }, label: 'view abort' };
     case 7:
-      return { call: { function: '0x1::sim::burn', type_arguments: [], arguments: [rng.pick(['5', '2000000'])] }, label: 'view burn' };
+      return {
+        call: { function: '0x1::sim::burn', type_arguments: [], arguments: [rng.pick(['5', '2000000'])] },
+        label: 'view burn',
+      };
     case 8:
-      return { call: { function: rng.pick(['0x1::sim::nope', '0x1::sim::poke', '0x2::sim::balance']), type_arguments: [], arguments: [] }, label: 'view unknown' };
+      return {
+        call: {
+          function: rng.pick(['0x1::sim::nope', '0x1::sim::poke', '0x2::sim::balance']),
+          type_arguments: [],
+          arguments: [],
+        },
+        label: 'view unknown',
+      };
     default:
       return { call: { function: '0x1::sim::add', type_arguments: [], arguments: [n()] }, label: 'view arity' };
   }
@@ -125,18 +168,27 @@ function viewJsonCall(rng: Rng): { call: { function: string; type_arguments: str
 const UNDECODABLE = 'view-bcs undecodable';
 
 function viewBcsBody(rng: Rng): { body: Buffer; label: string } {
-  const call = (fn: string, args: Uint8Array[], typeArgs: TypeTag[] = []): Buffer => Buffer.from(encodeViewRequest({ address: SIM_MODULE_ADDRESS, module: 'sim', function: fn, typeArgs, args }));
+  const call = (fn: string, args: Uint8Array[], typeArgs: TypeTag[] = []): Buffer =>
+    Buffer.from(encodeViewRequest({ address: SIM_MODULE_ADDRESS, module: 'sim', function: fn, typeArgs, args }));
   switch (rng.int(0, 6)) {
     case 6: {
       // Cut short inside its arguments, or with a byte left over.
       const whole = call('add', [u64le(BigInt(rng.int(0, 50))), u64le(BigInt(rng.int(0, 50)))]);
-      return { body: rng.chance(0.5) ? whole.subarray(0, whole.length - rng.int(1, 8)) : Buffer.concat([whole, Buffer.from([0])]), label: UNDECODABLE };
+      return {
+        body: rng.chance(0.5)
+          ? whole.subarray(0, whole.length - rng.int(1, 8))
+          : Buffer.concat([whole, Buffer.from([0])]),
+        label: UNDECODABLE,
+      };
     }
     case 0:
     case 1:
       return { body: call('balance', [Buffer.alloc(32, rng.pick([0xcd, 0xce]))]), label: 'view-bcs balance' };
     case 2:
-      return { body: call('add', [u64le(BigInt(rng.int(0, 50))), u64le(BigInt(rng.int(0, 50)))]), label: 'view-bcs add' };
+      return {
+        body: call('add', [u64le(BigInt(rng.int(0, 50))), u64le(BigInt(rng.int(0, 50)))]),
+        label: 'view-bcs add',
+      };
     case 3:
       return { body: call('pair', [u64le(BigInt(rng.int(0, 50)))]), label: 'view-bcs pair' };
     case 4:
@@ -179,12 +231,24 @@ function acceptHeader(rng: Rng): Record<string, string> {
 /** An account route: pinned by ledger_version (added when sent), JSON or BCS. */
 function accountRequest(rng: Rng, at: At, zeros: number, missing: string): Request {
   const who = rng.chance(0.85) ? rng.pick(ACCOUNT_FORMS) : missing;
-  const get = (path: string, label: string): Request => ({ endpoint: 'accounts', method: 'GET', path, headers: acceptHeader(rng), body: Buffer.alloc(0), at, zeros, label });
+  const get = (path: string, label: string): Request => ({
+    endpoint: 'accounts',
+    method: 'GET',
+    path,
+    headers: acceptHeader(rng),
+    body: Buffer.alloc(0),
+    at,
+    zeros,
+    label,
+  });
   switch (rng.int(0, 5)) {
     case 0:
       return get(`/v1/accounts/${who}`, 'account');
     case 1:
-      return get(`/v1/accounts/${who}/resources${rng.pick(['', '?limit=2', '?limit=3', '?limit=0', '?x=1'])}`, 'resources');
+      return get(
+        `/v1/accounts/${who}/resources${rng.pick(['', '?limit=2', '?limit=3', '?limit=0', '?x=1'])}`,
+        'resources',
+      );
     case 2:
       return get(`/v1/accounts/${who}/resource/${rng.pick(STRUCT_TAGS)}`, 'resource');
     case 3:
@@ -201,7 +265,9 @@ function tableRequest(rng: Rng, at: At, zeros: number): Request {
   const n = rng.int(0, 40);
   if (rng.chance(0.7)) {
     const key = rng.pick([String(n), n]);
-    const body = JSON.stringify(rng.chance(0.5) ? { key_type: 'u64', value_type: 'u64', key } : { value_type: 'u64', key, key_type: 'u64' });
+    const body = JSON.stringify(
+      rng.chance(0.5) ? { key_type: 'u64', value_type: 'u64', key } : { value_type: 'u64', key, key_type: 'u64' },
+    );
     return {
       endpoint: 'tables',
       method: 'POST',
@@ -214,7 +280,12 @@ function tableRequest(rng: Rng, at: At, zeros: number): Request {
     };
   }
   // StateKey::TableItem { handle, key }: variant 1, the 32-byte handle, then the key as bytes.
-  const stateKey = Buffer.concat([Buffer.from([1]), Buffer.from(HANDLE.slice(2), 'hex'), Buffer.from([8]), u64le(BigInt(n))]);
+  const stateKey = Buffer.concat([
+    Buffer.from([1]),
+    Buffer.from(HANDLE.slice(2), 'hex'),
+    Buffer.from([8]),
+    u64le(BigInt(n)),
+  ]);
   const key = rng.chance(0.9) ? '0x' + stateKey.toString('hex') : '0x02ff';
   const accept = rng.chance(0.9) ? 'application/x-bcs' : 'application/json';
   return {
@@ -240,7 +311,17 @@ function historyRequest(rng: Rng, at: At, chainId: number): Request {
   ];
   const item = rng.pick(items);
   const endpoint = item.kind.startsWith('txn') ? 'transactions' : 'blocks';
-  return { endpoint, method: 'GET', path: '', headers: acceptHeader(rng), body: Buffer.alloc(0), at, zeros: 0, label: item.kind, item };
+  return {
+    endpoint,
+    method: 'GET',
+    path: '',
+    headers: acceptHeader(rng),
+    body: Buffer.alloc(0),
+    at,
+    zeros: 0,
+    label: item.kind,
+    item,
+  };
 }
 
 /** A missing account of the sim's (one in eight addresses): the first of a fixed list. */
@@ -252,7 +333,10 @@ export function missingAccount(exists: (address: string) => boolean): string {
 }
 
 /** The i-th request of the stream (the stream depends on the seed only). */
-export function nextRequest(rng: Rng, ctx: { missing: string; chainId: number } = { missing: '0x2', chainId: 4 }): Request {
+export function nextRequest(
+  rng: Rng,
+  ctx: { missing: string; chainId: number } = { missing: '0x2', chainId: 4 },
+): Request {
   const at = pickAt(rng);
   const zeros = rng.chance(0.05) ? rng.int(1, 5) : 0;
   const family = rng.next();
@@ -266,7 +350,9 @@ export function nextRequest(rng: Rng, ctx: { missing: string; chainId: number } 
     const keyText = rng.pick(['0x' + hex, '0x' + hex.toUpperCase(), hex]);
     const handle = rng.chance(0.8) ? rng.pick(HANDLE_FORMS) : rng.pick(HANDLE2_FORMS);
     // Mostly BCS; a JSON Accept is refused with 403 by both (no ledger headers).
-    const accept = rng.chance(0.97) ? rng.pick(['application/x-bcs', 'application/x-bcs, application/json', 'application/x-bcs;q=0.9']) : 'application/json';
+    const accept = rng.chance(0.97)
+      ? rng.pick(['application/x-bcs', 'application/x-bcs, application/json', 'application/x-bcs;q=0.9'])
+      : 'application/json';
     return {
       endpoint: 'raw_item',
       method: 'POST',
@@ -282,10 +368,28 @@ export function nextRequest(rng: Rng, ctx: { missing: string; chainId: number } 
   const acceptHeaders: Record<string, string> = accept === undefined ? {} : { accept };
   if (rng.chance(0.35)) {
     const { body, label } = viewBcsBody(rng);
-    return { endpoint: 'view', method: 'POST', path: '/v1/view', headers: { 'content-type': BCS_VIEW_TYPE, ...acceptHeaders }, body, at, zeros, label };
+    return {
+      endpoint: 'view',
+      method: 'POST',
+      path: '/v1/view',
+      headers: { 'content-type': BCS_VIEW_TYPE, ...acceptHeaders },
+      body,
+      at,
+      zeros,
+      label,
+    };
   }
   const { call, label } = viewJsonCall(rng);
-  return { endpoint: 'view', method: 'POST', path: '/v1/view', headers: { 'content-type': JSON_TYPE, ...acceptHeaders }, body: Buffer.from(viewJsonText(rng, call)), at, zeros, label };
+  return {
+    endpoint: 'view',
+    method: 'POST',
+    path: '/v1/view',
+    headers: { 'content-type': JSON_TYPE, ...acceptHeaders },
+    body: Buffer.from(viewJsonText(rng, call)),
+    at,
+    zeros,
+    label,
+  };
 }
 
 /** The pinned version a request asks for, given the sim's ledger when it is sent; null for latest. */
@@ -318,7 +422,8 @@ export interface Reply extends ReplyLike {
 }
 
 async function send(pool: Pool, req: Request, version: bigint | null, zeros = 0): Promise<Reply> {
-  const query = version === null ? '' : `${req.path.includes('?') ? '&' : '?'}ledger_version=${'0'.repeat(zeros)}${version}`;
+  const query =
+    version === null ? '' : `${req.path.includes('?') ? '&' : '?'}ledger_version=${'0'.repeat(zeros)}${version}`;
   const res = await pool.request({
     method: req.method,
     path: req.path + query,
@@ -410,7 +515,14 @@ function bump<K>(map: Map<K, number>, key: K): void {
 
 export async function runDifferential(o: RunOptions): Promise<Report> {
   const rng = new Rng(o.seed);
-  const proxyPools = o.proxies.map((url) => new Pool(url, { connections: Math.ceil(o.concurrency / o.proxies.length), headersTimeout: 20_000, bodyTimeout: 20_000 }));
+  const proxyPools = o.proxies.map(
+    (url) =>
+      new Pool(url, {
+        connections: Math.ceil(o.concurrency / o.proxies.length),
+        headersTimeout: 20_000,
+        bodyTimeout: 20_000,
+      }),
+  );
   const simPool = new Pool(o.node.url, { connections: o.concurrency, headersTimeout: 20_000, bodyTimeout: 20_000 });
   const oraclePool = new Pool(o.oracle.url, { connections: 4, headersTimeout: 20_000, bodyTimeout: 20_000 });
   const report: Report = {
@@ -455,7 +567,8 @@ export async function runDifferential(o: RunOptions): Promise<Report> {
         o.node.ledger.advance(step);
         o.oracle.ledger.advance(step);
         if (o.lagging !== undefined) {
-          const gap = o.node.ledger.info().ledgerVersion - o.lagging.behind - o.lagging.node.ledger.info().ledgerVersion;
+          const gap =
+            o.node.ledger.info().ledgerVersion - o.lagging.behind - o.lagging.node.ledger.info().ledgerVersion;
           if (gap > 0n) o.lagging.node.ledger.advance(gap);
         }
         untilAdvance = rng.int(1, o.advanceEvery);
@@ -487,15 +600,18 @@ export async function runDifferential(o: RunOptions): Promise<Report> {
         const v = BigInt(pv);
         if (v < seen) {
           report.backwards++;
-          if (report.backwardsExamples.length < 8) report.backwardsExamples.push(`${v} after ${seen} (${seenFrom}): ${where}`);
+          if (report.backwardsExamples.length < 8)
+            report.backwardsExamples.push(`${v} after ${seen} (${seenFrom}): ${where}`);
         }
         if (v > seen) {
           seen = v;
           seenFrom = `#${i} x-cache=${cache}`;
         }
-        if (v > after.ledgerVersion) wrong(`ledger header ${v} is beyond the sim's latest ${after.ledgerVersion}: ${where}`);
+        if (v > after.ledgerVersion)
+          wrong(`ledger header ${v} is beyond the sim's latest ${after.ledgerVersion}: ${where}`);
         const po = BigInt(header(proxied, 'x-node-ledger-oldest-version')!);
-        if (po > after.oldestLedgerVersion) wrong(`oldest-version header ${po} is beyond the sim's ${after.oldestLedgerVersion}: ${where}`);
+        if (po > after.oldestLedgerVersion)
+          wrong(`oldest-version header ${po} is beyond the sim's ${after.oldestLedgerVersion}: ${where}`);
       }
 
       if (req.item !== undefined) {
@@ -518,8 +634,14 @@ export async function runDifferential(o: RunOptions): Promise<Report> {
           // answer: the lagging node may look ahead of the leader's last answer.
           // What must hold is that no client sees the version go back (checked above).
           else if (o.lagging !== undefined && at >= before.ledgerVersion - o.lagging.behind) {
-            bump(report.allowed, 'latest read answered at a version the lagging node had (the proxy had not seen the leader pass it)');
-          } else wrong(`a forwarded latest read (${cache}) was read at ${at}, below the sim's latest ${before.ledgerVersion} when it was sent: ${where}`);
+            bump(
+              report.allowed,
+              'latest read answered at a version the lagging node had (the proxy had not seen the leader pass it)',
+            );
+          } else
+            wrong(
+              `a forwarded latest read (${cache}) was read at ${at}, below the sim's latest ${before.ledgerVersion} when it was sent: ${where}`,
+            );
         }
       }
       // A 410 from the proxy: the sim must have pruned the version by the time the answer came.
@@ -537,27 +659,49 @@ export async function runDifferential(o: RunOptions): Promise<Report> {
         report.identical++;
         // 410 for a version that was still readable when sent: the prune came while
         // the request was in flight (the proxy learned it first, or the sim said so).
-        if (proxied.status === 410 && version !== null && version >= before.oldestLedgerVersion) report.prunedInFlight++;
+        if (proxied.status === 410 && version !== null && version >= before.oldestLedgerVersion)
+          report.prunedInFlight++;
         continue;
       }
       // (1) Not reached yet: both say 404 version_not_found, but the message names the
       //     latest version at the moment each was asked.
-      if (proxied.status === 404 && pCode === 'version_not_found' && direct.status === 404 && dCode === 'version_not_found') {
-        const latestLeftOut = (r: Reply): string => r.body.toString('utf8').replace(/latest version is \d+/, 'latest version is N');
+      if (
+        proxied.status === 404 &&
+        pCode === 'version_not_found' &&
+        direct.status === 404 &&
+        dCode === 'version_not_found'
+      ) {
+        const latestLeftOut = (r: Reply): string =>
+          r.body.toString('utf8').replace(/latest version is \d+/, 'latest version is N');
         if (latestLeftOut(proxied) === latestLeftOut(direct)) {
           bump(report.allowed, 'future: both 404 version_not_found, the messages name different latest versions');
           continue;
         }
       }
       // (2) Not reached when the proxy asked, reached when the sim was asked.
-      if (proxied.status === 404 && pCode === 'version_not_found' && version !== null && version > before.ledgerVersion) {
+      if (
+        proxied.status === 404 &&
+        pCode === 'version_not_found' &&
+        version !== null &&
+        version > before.ledgerVersion
+      ) {
         bump(report.allowed, 'future when sent, reached before the sim was asked');
         continue;
       }
       // (2b) An undecodable body is answered by the proxy without a node: a version
       //      beyond the newest it has seen a node report is "not found" to it.
-      if (req.label === UNDECODABLE && pCode === 'version_not_found' && dCode === 'invalid_input' && version !== null && pv !== undefined && version > BigInt(pv)) {
-        bump(report.allowed, 'undecodable view body at a version the sim had but the proxy had not seen a node reach (it answers without asking one)');
+      if (
+        req.label === UNDECODABLE &&
+        pCode === 'version_not_found' &&
+        dCode === 'invalid_input' &&
+        version !== null &&
+        pv !== undefined &&
+        version > BigInt(pv)
+      ) {
+        bump(
+          report.allowed,
+          'undecodable view body at a version the sim had but the proxy had not seen a node reach (it answers without asking one)',
+        );
         continue;
       }
       // (3) The sim has pruned the version since (or had, and the proxy answered from
@@ -577,7 +721,10 @@ export async function runDifferential(o: RunOptions): Promise<Report> {
         // proxy's own snapshot (its oldest-version header) still covers the version.
         const po = header(proxied, 'x-node-ledger-oldest-version');
         if (laggingBefore !== undefined && at >= laggingBefore.oldestLedgerVersion) {
-          bump(report.allowed, "pinned read below the leader's prune line, answered by the lagging node that still had it (compared with the oracle)");
+          bump(
+            report.allowed,
+            "pinned read below the leader's prune line, answered by the lagging node that still had it (compared with the oracle)",
+          );
           continue;
         }
         if (cache === 'HIT' && po !== undefined && BigInt(po) <= at) {
@@ -585,10 +732,15 @@ export async function runDifferential(o: RunOptions): Promise<Report> {
           continue;
         }
         if (req.label === UNDECODABLE && po !== undefined && BigInt(po) <= at) {
-          bump(report.allowed, 'undecodable view body below a prune line the proxy had not learned yet (compared with the oracle)');
+          bump(
+            report.allowed,
+            'undecodable view body below a prune line the proxy had not learned yet (compared with the oracle)',
+          );
           continue;
         }
-        wrong(`answered a version the sim had pruned before it was sent, below the proxy's own prune line: ${detail()}`);
+        wrong(
+          `answered a version the sim had pruned before it was sent, below the proxy's own prune line: ${detail()}`,
+        );
         continue;
       }
       // Anything else is a wrong answer: the proxy said 410 while the sim still had the
@@ -637,20 +789,39 @@ export async function runDifferential(o: RunOptions): Promise<Report> {
         return;
       }
       if (sent !== 'pruned') {
-        bump(report.allowed, 'transaction or block pruned after the proxy answered (compared with the unpruned oracle)');
+        bump(
+          report.allowed,
+          'transaction or block pruned after the proxy answered (compared with the unpruned oracle)',
+        );
         return;
       }
-      if (w.laggingBefore !== undefined && itemState(item, v, w.laggingBefore.ledgerVersion, w.laggingBefore.oldestLedgerVersion) !== 'pruned') {
-        bump(report.allowed, "transaction or block below the leader's prune line, answered by the lagging node that still had it (compared with the oracle)");
+      if (
+        w.laggingBefore !== undefined &&
+        itemState(item, v, w.laggingBefore.ledgerVersion, w.laggingBefore.oldestLedgerVersion) !== 'pruned'
+      ) {
+        bump(
+          report.allowed,
+          "transaction or block below the leader's prune line, answered by the lagging node that still had it (compared with the oracle)",
+        );
         return;
       }
       const pv = header(proxied, 'x-node-ledger-version');
       const po = header(proxied, 'x-node-ledger-oldest-version');
-      if (w.cache === 'HIT' && pv !== undefined && po !== undefined && itemState(item, v, BigInt(pv), BigInt(po)) !== 'pruned') {
-        bump(report.allowed, 'transaction or block: cache hit below a prune line the proxy had not learned yet (compared with the oracle)');
+      if (
+        w.cache === 'HIT' &&
+        pv !== undefined &&
+        po !== undefined &&
+        itemState(item, v, BigInt(pv), BigInt(po)) !== 'pruned'
+      ) {
+        bump(
+          report.allowed,
+          'transaction or block: cache hit below a prune line the proxy had not learned yet (compared with the oracle)',
+        );
         return;
       }
-      wrong(`answered a transaction or block the sim had pruned before it was sent, below the proxy's own prune line: ${detail}`);
+      wrong(
+        `answered a transaction or block the sim had pruned before it was sent, below the proxy's own prune line: ${detail}`,
+      );
       return;
     }
     wrong(`the proxy's answer differs from the sim's: ${detail}`);
@@ -686,7 +857,11 @@ export function formatReport(label: string, r: Report): string {
     `  allowed differences by kind:\n${allowed}\n` +
     `  also: ${r.prunedInFlight} pinned reads pruned while in flight (410 from both), ${r.coalescedOlder} coalesced latest reads read below the latest at send\n` +
     `  x-cache: ${cache}\n  answers:\n${status}` +
-    (r.wrongExamples.length > 0 ? `\n  wrong answers (first ${r.wrongExamples.length}):\n    ${r.wrongExamples.join('\n    ')}` : '') +
-    (r.backwardsExamples.length > 0 ? `\n  ledger headers going back (first ${r.backwardsExamples.length}):\n    ${r.backwardsExamples.join('\n    ')}` : '')
+    (r.wrongExamples.length > 0
+      ? `\n  wrong answers (first ${r.wrongExamples.length}):\n    ${r.wrongExamples.join('\n    ')}`
+      : '') +
+    (r.backwardsExamples.length > 0
+      ? `\n  ledger headers going back (first ${r.backwardsExamples.length}):\n    ${r.backwardsExamples.join('\n    ')}`
+      : '')
   );
 }

@@ -40,7 +40,10 @@ describe('the proxy answers as the node does (memory cache)', () => {
   let oracle: SimNode;
 
   beforeAll(async () => {
-    stack = await startStack({ sim: { startVersion: START, pruneWindow: PRUNE_WINDOW }, overrides: { routing: ROUTING } });
+    stack = await startStack({
+      sim: { startVersion: START, pruneWindow: PRUNE_WINDOW },
+      overrides: { routing: ROUTING },
+    });
     oracle = await startSim({ startVersion: START, pruneWindow: 10n ** 15n, gzip: false });
   });
 
@@ -52,8 +55,19 @@ describe('the proxy answers as the node does (memory cache)', () => {
   it(
     `${TOTAL} requests, ${CONCURRENCY} in flight, while the ledger advances and prunes`,
     async () => {
-      console.log(`[differential memory] DIFF_SEED=${SEED} requests=${TOTAL} (replay: DIFF_SEED=${SEED} npx vitest run test/differential)`);
-      const report = await runDifferential({ seed: SEED, total: TOTAL, concurrency: CONCURRENCY, proxies: [stack.url], node: stack.node, oracle, advanceEvery: 8, maxAdvance: 2 });
+      console.log(
+        `[differential memory] DIFF_SEED=${SEED} requests=${TOTAL} (replay: DIFF_SEED=${SEED} npx vitest run test/differential)`,
+      );
+      const report = await runDifferential({
+        seed: SEED,
+        total: TOTAL,
+        concurrency: CONCURRENCY,
+        proxies: [stack.url],
+        node: stack.node,
+        oracle,
+        advanceEvery: 8,
+        maxAdvance: 2,
+      });
       console.log(formatReport('memory', report));
       expectClean(report, TOTAL);
     },
@@ -71,8 +85,13 @@ describe('the proxy answers as the node does (two proxies sharing Redis, a tiny 
     // 16 KiB of memory tier: most repeats are served from Redis, and what one proxy
     // fetched the other finds there.
     const cache = { memory: { maxBytes: 16_384 }, redis: { url: redis.url, keyPrefix: `diff-${SEED}:` } };
-    stack = await startStack({ sim: { startVersion: START, pruneWindow: PRUNE_WINDOW }, overrides: { routing: ROUTING, cache } });
-    second = await startStack({ overrides: { routing: ROUTING, cache, upstreams: [{ url: stack.node.url, name: 'node0' }] } });
+    stack = await startStack({
+      sim: { startVersion: START, pruneWindow: PRUNE_WINDOW },
+      overrides: { routing: ROUTING, cache },
+    });
+    second = await startStack({
+      overrides: { routing: ROUTING, cache, upstreams: [{ url: stack.node.url, name: 'node0' }] },
+    });
     oracle = await startSim({ startVersion: START, pruneWindow: 10n ** 15n, gzip: false });
   });
 
@@ -111,7 +130,11 @@ describe('the proxy answers as the nodes do (two nodes at different versions)', 
 
   beforeAll(async () => {
     lagging = await startSim({ startVersion: START - BEHIND, pruneWindow: PRUNE_WINDOW, gzip: true });
-    stack = await startStack({ sim: { startVersion: START, pruneWindow: PRUNE_WINDOW }, overrides: { routing: ROUTING }, moreNodes: [lagging.url] });
+    stack = await startStack({
+      sim: { startVersion: START, pruneWindow: PRUNE_WINDOW },
+      overrides: { routing: ROUTING },
+      moreNodes: [lagging.url],
+    });
     oracle = await startSim({ startVersion: START, pruneWindow: 10n ** 15n, gzip: false });
   });
 

@@ -23,7 +23,10 @@ import { HANDLE } from './harness.js';
 
 const KEY = Buffer.from([1, 0x5a]);
 
-async function readAt(base: string, version: bigint): Promise<{ status: number; headers: Record<string, unknown>; body: Buffer }> {
+async function readAt(
+  base: string,
+  version: bigint,
+): Promise<{ status: number; headers: Record<string, unknown>; body: Buffer }> {
   const res = await request(`${base}/v1/tables/${HANDLE}/raw_item?ledger_version=${version}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/x-bcs' },
@@ -41,7 +44,10 @@ describe('a pinned read answered from Redis after the proxy learned of the prune
   beforeAll(async () => {
     // Commands may take 2 s, so a stalled Redis is slow rather than skipped; probes
     // every 25 ms, so the prune is learned while the lookup waits.
-    const overrides = { routing: { probeIntervalMs: 25 }, cache: { redis: { url: redis.url, commandTimeoutMs: 2000 } } };
+    const overrides = {
+      routing: { probeIntervalMs: 25 },
+      cache: { redis: { url: redis.url, commandTimeoutMs: 2000 } },
+    };
     filler = await startStack({ sim: { startVersion: 1000n }, overrides });
     reader = await startStack({ overrides: { ...overrides, upstreams: [{ url: filler.node.url, name: 'node0' }] } });
     client = new Redis(redis.url, { maxRetriesPerRequest: 0 });
@@ -76,6 +82,10 @@ describe('a pinned read answered from Redis after the proxy learned of the prune
     const description = `${reply.status} x-cache=${String(reply.headers['x-cache'])} tier=${String(reply.headers['x-cache-tier'])} oldest header ${oldest}, body ${reply.body.toString('latin1').slice(0, 120)}`;
     expect(oldest, `the reader learned of the prune: ${description}`).toBe(950n);
     expect(reply.status, `a version below the oldest in the reply's own headers: ${description}`).toBe(410);
-    expect(JSON.parse(reply.body.toString('utf8'))).toEqual({ message: `Ledger version(${version}) has been pruned`, error_code: 'version_pruned', vm_error_code: null });
+    expect(JSON.parse(reply.body.toString('utf8'))).toEqual({
+      message: `Ledger version(${version}) has been pruned`,
+      error_code: 'version_pruned',
+      vm_error_code: null,
+    });
   });
 });

@@ -39,7 +39,11 @@ describe('chain identity', () => {
     const { app, url } = await proxy([up, down], QUIET);
     expect(app.pool.chainId()).toBe(4);
     expect(app.pool.ready()).toBe(true);
-    for (const reply of [await rawItem(url, '0x01', { version: 900 }), await rawItem(url, '0x01', { version: 900 }), await rawItem(url, '0x01')]) {
+    for (const reply of [
+      await rawItem(url, '0x01', { version: 900 }),
+      await rawItem(url, '0x01', { version: 900 }),
+      await rawItem(url, '0x01'),
+    ]) {
       expect(reply.status).toBe(200);
       expect(Object.keys(ledgerHeaders(reply))).toHaveLength(7);
       expect(reply.headers['x-node-chain-id']).toBe('4');
@@ -50,7 +54,12 @@ describe('chain identity', () => {
     const node = await sim({ chainId: 4 });
     const lines: Array<Record<string, unknown>> = [];
     const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) });
-    const config = parseConfig({ server: { host: '127.0.0.1', port: 0 }, admin: { port: 0 }, upstreams: [{ url: node.url, name: 'node0' }], ...QUIET });
+    const config = parseConfig({
+      server: { host: '127.0.0.1', port: 0 },
+      admin: { port: 0 },
+      upstreams: [{ url: node.url, name: 'node0' }],
+      ...QUIET,
+    });
     const probes = new ManualProbes();
     const app: App = await buildApp(config, { logger, probeSchedule: probes });
     apps.push(app);
@@ -82,13 +91,19 @@ describe('chain identity across a reload', () => {
     const { app, url } = await proxy([first], QUIET);
     expect(app.pool.chainId()).toBe(4);
     const same = await sim({ chainId: 4 });
-    await app.reload({ ...app.config, upstreams: parseConfig({ upstreams: [{ url: same.url, name: 'same' }] }).upstreams });
+    await app.reload({
+      ...app.config,
+      upstreams: parseConfig({ upstreams: [{ url: same.url, name: 'same' }] }).upstreams,
+    });
     expect(app.pool.chainId()).toBe(4);
     expect((await rawItem(url, '0x01', { version: 900 })).status).toBe(200);
     expect(same.counters.byRoute.raw_item).toBe(1);
 
     const other = await sim({ chainId: 5 });
-    await app.reload({ ...app.config, upstreams: parseConfig({ upstreams: [{ url: other.url, name: 'other' }] }).upstreams });
+    await app.reload({
+      ...app.config,
+      upstreams: parseConfig({ upstreams: [{ url: other.url, name: 'other' }] }).upstreams,
+    });
     expect(app.pool.chainId()).toBe(4);
     expect(app.pool.health(app.pool.nodes[0])).toBe('quarantined');
     expect((await rawItem(url, '0x01', { version: 901 })).status).toBe(503);

@@ -19,7 +19,12 @@ import { flushAll, type RedisServerHandle, stallRedis, useRedisServer } from '..
 import { until } from '../helpers/until.js';
 import { metricValue } from '../helpers/metrics.js';
 
-const ROUTING = { attemptTimeoutMs: 300, deadlineMs: 1500, probeIntervalMs: 100, breaker: { failureThreshold: 3, openMs: 500 } };
+const ROUTING = {
+  attemptTimeoutMs: 300,
+  deadlineMs: 1500,
+  probeIntervalMs: 100,
+  breaker: { failureThreshold: 3, openMs: 500 },
+};
 /**
  * The routing of the Redis faults, where the nodes are healthy and not what is
  * measured. The sims run in this process: on a machine short of CPU their
@@ -54,8 +59,10 @@ function readAt(reply: LoadReply): bigint | string {
 }
 
 function expectBody(reply: LoadReply, contentType: string, expected: Buffer, what: string): string | null {
-  if (!reply.headers['content-type']?.startsWith(contentType)) return `${what}: content type ${reply.headers['content-type']}`;
-  if (!reply.body.equals(expected)) return `${what}: body ${reply.body.toString('hex')} != model ${expected.toString('hex')}`;
+  if (!reply.headers['content-type']?.startsWith(contentType))
+    return `${what}: content type ${reply.headers['content-type']}`;
+  if (!reply.body.equals(expected))
+    return `${what}: body ${reply.body.toString('hex')} != model ${expected.toString('hex')}`;
   return null;
 }
 
@@ -88,7 +95,12 @@ function balanceRequest(owner: string, version: bigint | null): LoadRequest {
     check(reply) {
       const at = version ?? readAt(reply);
       if (typeof at === 'string') return at;
-      return expectBody(reply, 'application/json', encodeJsonValues([{ type: 'u64', value: simBalance(owner, at) }]), `balance(${owner}) at ${at}`);
+      return expectBody(
+        reply,
+        'application/json',
+        encodeJsonValues([{ type: 'u64', value: simBalance(owner, at) }]),
+        `balance(${owner}) at ${at}`,
+      );
     },
   };
 }
@@ -101,7 +113,8 @@ function addRequest(a: bigint, b: bigint, version: bigint | null): LoadRequest {
     path: `/v1/view${q}`,
     headers: VIEW_HEADERS,
     body: JSON.stringify({ function: '0x1::sim::add', type_arguments: [], arguments: [String(a), String(b)] }),
-    check: (reply) => expectBody(reply, 'application/json', encodeJsonValues([{ type: 'u128', value: a + b }]), `add(${a}, ${b})`),
+    check: (reply) =>
+      expectBody(reply, 'application/json', encodeJsonValues([{ type: 'u128', value: a + b }]), `add(${a}, ${b})`),
   };
 }
 
@@ -174,7 +187,12 @@ const FAULTS: Fault[] = [
   nodeFault('a node answers HTML 502', 'html'),
   nodeFault('a node resets connections', 'reset'),
   nodeFault('a node slows to 2 s', 'slow', 2000),
-  { name: 'redis-server is killed and restarted', redis: true, begin: ({ redis }) => redis.kill(), end: ({ redis }) => redis.restart() },
+  {
+    name: 'redis-server is killed and restarted',
+    redis: true,
+    begin: ({ redis }) => redis.kill(),
+    end: ({ redis }) => redis.restart(),
+  },
   {
     name: 'Redis stalls (DEBUG SLEEP 1)',
     redis: true,
@@ -209,12 +227,20 @@ afterAll(async () => {
   process.off('unhandledRejection', onUnhandled);
   // Sockets close asynchronously once their peers are gone; the assertion below names what stayed open.
   const limit = resourcesBefore + 2;
-  await until(() => process.getActiveResourcesInfo().length <= limit, 3000, 'open resources back to their count before the suite').catch(() => undefined);
+  await until(
+    () => process.getActiveResourcesInfo().length <= limit,
+    3000,
+    'open resources back to their count before the suite',
+  ).catch(() => undefined);
   const after = process.getActiveResourcesInfo();
-  figures.push(`[faults] unhandled rejections: ${unhandled.length}; active resources: ${resourcesBefore} before, ${after.length} after`);
+  figures.push(
+    `[faults] unhandled rejections: ${unhandled.length}; active resources: ${resourcesBefore} before, ${after.length} after`,
+  );
   for (const line of figures) console.log(line);
   expect(unhandled.map(String), 'unhandled rejections').toEqual([]);
-  expect(after.length, `open resources: ${resourcesBefore} before, now ${JSON.stringify(after)}`).toBeLessThanOrEqual(limit);
+  expect(after.length, `open resources: ${resourcesBefore} before, now ${JSON.stringify(after)}`).toBeLessThanOrEqual(
+    limit,
+  );
 });
 
 const redis = useRedisServer();
@@ -226,7 +252,10 @@ async function setup(fault: Fault, seed: number): Promise<Ctx> {
   if (fault.redis) {
     await flushAll(redis.url);
     // A memory tier that holds nothing: every pinned read asks Redis.
-    overrides = { routing: REDIS_FAULT_ROUTING, cache: { memory: { maxBytes: 1 }, redis: { url: redis.url, keyPrefix: `faults${seed}:` } } };
+    overrides = {
+      routing: REDIS_FAULT_ROUTING,
+      cache: { memory: { maxBytes: 1 }, redis: { url: redis.url, keyPrefix: `faults${seed}:` } },
+    };
   }
   // At debug, every reply has its access line (hits too).
   const { logger, lines } = capturedLog('debug');
@@ -251,7 +280,9 @@ async function recovery(ctx: Ctx, fault: Fault): Promise<{ ms: number; sent: num
   let sent = 0;
   for (;;) {
     const ms = performance.now() - started;
-    const healthy = fault.redis ? ctx.app.redis!.isHealthy() : ctx.app.pool.nodes.every((n) => ctx.app.pool.health(n) === 'healthy');
+    const healthy = fault.redis
+      ? ctx.app.redis!.isHealthy()
+      : ctx.app.pool.nodes.every((n) => ctx.app.pool.health(n) === 'healthy');
     const replies = await Promise.all(PROBE_READS.map((r) => send(ctx.url, r)));
     sent += replies.length;
     const allOk = replies.every((reply, i) => reply.status === 200 && PROBE_READS[i].check(reply) === null);
@@ -276,7 +307,8 @@ function describeProblems(report: LoadReport): string {
  * before the request is written and end when this process gets round to reading
  * the reply, and on a machine short of CPU they add this process's own wait.
  */
-const slowestAtProxy = (ctx: Ctx): number => Math.max(0, ...ctx.log.filter((line) => line.msg === 'request').map((line) => Number(line.ms)));
+const slowestAtProxy = (ctx: Ctx): number =>
+  Math.max(0, ...ctx.log.filter((line) => line.msg === 'request').map((line) => Number(line.ms)));
 
 /** Every reply the proxy counted (ledger_proxy_requests_total, all labels). */
 const requestsAnswered = (app: App): Promise<number> => metricValue(app, 'ledger_proxy_requests_total');
@@ -321,13 +353,17 @@ describe('faults under load: two nodes (and Redis), a few hundred reads/s', () =
 
       // The proxy answered and accounted for every request the load sent, and the recovery poll's.
       expect(report.sent, 'requests sent').toBeGreaterThan(0);
-      expect((await requestsAnswered(ctx.app)) - answeredBefore, 'requests the proxy answered').toBe(report.sent + recoveryPolls);
+      expect((await requestsAnswered(ctx.app)) - answeredBefore, 'requests the proxy answered').toBe(
+        report.sent + recoveryPolls,
+      );
       // Every reply: the model's answer or a 503 internal_error error body.
       expect(describeProblems(report), 'wrong answers, socket errors or hangs').toBe('');
       expect(report.byOutcome.wrong + report.byOutcome.socket_error + report.byOutcome.hang).toBe(0);
       expect(['200', '200,503', '503']).toContain(statuses);
       // Never a wait past the deadline.
-      expect(slowestAtProxy(ctx), 'slowest reply as the proxy timed it (ms)').toBeLessThanOrEqual(ROUTING.deadlineMs + MARGIN_MS);
+      expect(slowestAtProxy(ctx), 'slowest reply as the proxy timed it (ms)').toBeLessThanOrEqual(
+        ROUTING.deadlineMs + MARGIN_MS,
+      );
       // README: Redis down, slow or restarting costs no 5xx at all.
       if (fault.redis) expect(report.byOutcome.unavailable, '503s while only Redis failed').toBe(0);
       // Back to normal within 2 s of the fault ending: the recovery poll, and every
@@ -349,7 +385,8 @@ describe('faults under load: two nodes (and Redis), a few hundred reads/s', () =
         try {
           await admin.connect();
           // Entries only: a fill's lock and outcome keys come and go within a second.
-          const entries = async (): Promise<number> => (await admin.keys('*')).filter((k) => /^faults\d+:[0-9a-f]{64}$/.test(k)).length;
+          const entries = async (): Promise<number> =>
+            (await admin.keys('*')).filter((k) => /^faults\d+:[0-9a-f]{64}$/.test(k)).length;
           const before = await entries();
           let fresh = 123n;
           await until(

@@ -24,7 +24,11 @@ describe('a node whose answers carry a ledger version far ahead (u64 max)', () =
     const probes = new ManualProbes();
     const { app, url } = await proxy([node], QUIET, { probeSchedule: probes });
     node.faults.set({ mode: 'headerAhead', routes: ['raw_item'] });
-    const bad = [await rawItem(url, hex(PRESENT_KEYS[0])), await rawItem(url, hex(PRESENT_KEYS[1]), { version: START - 10n }), await rawItem(url, hex(PRESENT_KEYS[2]))];
+    const bad = [
+      await rawItem(url, hex(PRESENT_KEYS[0])),
+      await rawItem(url, hex(PRESENT_KEYS[1]), { version: START - 10n }),
+      await rawItem(url, hex(PRESENT_KEYS[2])),
+    ];
     for (const reply of bad) {
       expect(reply.status, reply.body.toString()).toBe(503);
       expect(reply.headers['x-node-ledger-version']).not.toBe(String(U64_MAX));
@@ -45,7 +49,9 @@ describe('a node whose answers carry a ledger version far ahead (u64 max)', () =
     const atTheLie = await rawItem(url, hex(PRESENT_KEYS[0]), { version: U64_MAX });
     expect(atTheLie.status, 'served from what the lie stored').toBe(404);
     expect(atTheLie.json().error_code).toBe('version_not_found');
-    expect(await metricValue(app, 'ledger_proxy_upstream_misbehaving_total', { upstream: 'node0', reason: 'ahead' })).toBe(3);
+    expect(
+      await metricValue(app, 'ledger_proxy_upstream_misbehaving_total', { upstream: 'node0', reason: 'ahead' }),
+    ).toBe(3);
     // The last node able to take reads is not quarantined: its lies are refused one by one.
     expect(app.pool.health(app.pool.nodes[0])).toBe('healthy');
   });
@@ -65,7 +71,9 @@ describe('a node whose answers carry a ledger version far ahead (u64 max)', () =
     }
     expect(liar.counters.byRoute.raw_item).toBe(OFFENCES_TO_QUARANTINE);
     expect(app.pool.health(app.pool.nodes[0])).toBe('quarantined');
-    expect(await metricValue(app, 'ledger_proxy_upstream_transitions_total', { upstream: 'node0', state: 'quarantined' })).toBe(1);
+    expect(
+      await metricValue(app, 'ledger_proxy_upstream_transitions_total', { upstream: 'node0', state: 'quarantined' }),
+    ).toBe(1);
     const more = await rawItem(url, hex(PRESENT_KEYS[5]));
     expect(more.status).toBe(200);
     expect(liar.counters.byRoute.raw_item, 'a quarantined node gets no reads').toBe(OFFENCES_TO_QUARANTINE);
@@ -75,7 +83,9 @@ describe('a node whose answers carry a ledger version far ahead (u64 max)', () =
     vi.setSystemTime(Date.now() + MISBEHAVING_QUARANTINE_MS + 1);
     await probes.round();
     expect(app.pool.health(app.pool.nodes[0])).toBe('healthy');
-    expect(await metricValue(app, 'ledger_proxy_upstream_transitions_total', { upstream: 'node0', state: 'released' })).toBe(1);
+    expect(
+      await metricValue(app, 'ledger_proxy_upstream_transitions_total', { upstream: 'node0', state: 'released' }),
+    ).toBe(1);
   });
 });
 
@@ -94,7 +104,9 @@ describe('a latest answer whose headers are 1000 versions behind the data it hol
     expect(pinned.status).toBe(200);
     expect(pinned.headers['x-cache']).toBe('MISS');
     expect(pinned.body.equals(itemAt(key, lie))).toBe(true);
-    expect(await metricValue(app, 'ledger_proxy_upstream_misbehaving_total', { upstream: 'node0', reason: 'behind' })).toBe(1);
+    expect(
+      await metricValue(app, 'ledger_proxy_upstream_misbehaving_total', { upstream: 'node0', reason: 'behind' }),
+    ).toBe(1);
   });
 
   it('beside an honest node: the latest read is answered by it', async () => {
@@ -127,12 +139,17 @@ describe('a watermark pushed ahead by answers within what the rate allows', () =
     expect(versionOf(await rawItem(url, hex(PRESENT_KEYS[1]), { version: START - 10n }))).toBe(START + 500n);
 
     await probes.round();
-    for (const reply of [await rawItem(url, hex(PRESENT_KEYS[1]), { version: START - 10n }), await rawItem(url, hex(PRESENT_KEYS[2]), { version: START - 10n })]) {
+    for (const reply of [
+      await rawItem(url, hex(PRESENT_KEYS[1]), { version: START - 10n }),
+      await rawItem(url, hex(PRESENT_KEYS[2]), { version: START - 10n }),
+    ]) {
       expect(reply.status).toBe(200);
       expect(versionOf(reply)).toBe(START);
     }
     const latest = await rawItem(url, hex(PRESENT_KEYS[3]));
     expect(versionOf(latest), 'a latest read after the correction').toBe(START);
-    expect(await metricValue(app, 'ledger_proxy_upstream_misbehaving_total', { upstream: 'node0', reason: 'ahead' })).toBe(1);
+    expect(
+      await metricValue(app, 'ledger_proxy_upstream_misbehaving_total', { upstream: 'node0', reason: 'ahead' }),
+    ).toBe(1);
   });
 });

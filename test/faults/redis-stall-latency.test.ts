@@ -39,7 +39,10 @@ describe('a stalled Redis costs a pinned miss at most one command timeout', () =
     const node = await sim();
     const { app, url } = await proxy([node], {
       // Nothing in memory: every pinned read asks Redis first.
-      cache: { memory: { maxBytes: 1 }, redis: { url: redis.url, keyPrefix: 'stall:', commandTimeoutMs: COMMAND_TIMEOUT_MS } },
+      cache: {
+        memory: { maxBytes: 1 },
+        redis: { url: redis.url, keyPrefix: 'stall:', commandTimeoutMs: COMMAND_TIMEOUT_MS },
+      },
     });
     expect(app.redis!.isReady()).toBe(true);
     // Warm: the connection is up and a first command has been answered.
@@ -66,7 +69,10 @@ describe('a stalled Redis costs a pinned miss at most one command timeout', () =
     // Fails open: every read is the node's right answer.
     expect(results.filter((r) => !r.ok)).toEqual([]);
     const slow = results.filter((r) => r.ms > COMMAND_TIMEOUT_MS + SLACK_MS);
-    expect(slow, `reads slower than commandTimeoutMs (${COMMAND_TIMEOUT_MS}) + ${SLACK_MS} ms; all: ${JSON.stringify(results.map((r) => r.ms))}`).toEqual([]);
+    expect(
+      slow,
+      `reads slower than commandTimeoutMs (${COMMAND_TIMEOUT_MS}) + ${SLACK_MS} ms; all: ${JSON.stringify(results.map((r) => r.ms))}`,
+    ).toEqual([]);
   });
 
   it('a lock attempt that timed out during a stall leaves no lock behind once Redis answers again', async () => {
@@ -95,7 +101,12 @@ describe('a stalled Redis costs a pinned miss at most one command timeout', () =
 
   it('a reply that arrived while the process was blocked past commandTimeoutMs is a reply, not a timeout', async () => {
     const errors: string[] = [];
-    const store = new RedisStore({ url: redis.url, keyPrefix: 'busy:', commandTimeoutMs: 100, onError: (op) => errors.push(op) });
+    const store = new RedisStore({
+      url: redis.url,
+      keyPrefix: 'busy:',
+      commandTimeoutMs: 100,
+      onError: (op) => errors.push(op),
+    });
     try {
       expect(await store.whenReady(2000)).toBe(true);
       await store.set('k', { status: 200, contentType: 'application/x-bcs', body: Buffer.from([1, 2]), version: 3n });
@@ -135,7 +146,12 @@ describe('a stalled Redis costs a pinned miss at most one command timeout', () =
     admin.on('error', () => {});
     try {
       await admin.connect();
-      await admin.set(`deadline:lock:${sharedKey(cacheKeyText('node', 4, req, 700n, 0))}`, 'another-instance', 'PX', 10_000);
+      await admin.set(
+        `deadline:lock:${sharedKey(cacheKeyText('node', 4, req, 700n, 0))}`,
+        'another-instance',
+        'PX',
+        10_000,
+      );
       // The node is slow but within the attempt timeout.
       node.faults.set({ mode: 'slow', delayMs: 1200, routes: ['raw_item'] });
       const started = performance.now();
@@ -143,7 +159,10 @@ describe('a stalled Redis costs a pinned miss at most one command timeout', () =
       const ms = performance.now() - started;
       // Either the node's answer or a 503, but within the deadline (plus slack).
       expect([200, 503]).toContain(reply.status);
-      expect(Math.round(ms), `reply after ${Math.round(ms)} ms (status ${reply.status}) with deadlineMs ${deadlineMs}`).toBeLessThanOrEqual(deadlineMs + SLACK_MS);
+      expect(
+        Math.round(ms),
+        `reply after ${Math.round(ms)} ms (status ${reply.status}) with deadlineMs ${deadlineMs}`,
+      ).toBeLessThanOrEqual(deadlineMs + SLACK_MS);
     } finally {
       admin.disconnect();
     }

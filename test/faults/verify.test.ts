@@ -18,7 +18,8 @@ function verifying(mode: 'off' | 'sample' | 'always', sampleRatio?: number): Rec
   return { ...QUIET, cache: { verify: { mode, ...(sampleRatio === undefined ? {} : { sampleRatio }) } } };
 }
 
-const checks = (app: App, outcome: string): Promise<number> => metricValue(app, 'ledger_proxy_verify_total', { outcome });
+const checks = (app: App, outcome: string): Promise<number> =>
+  metricValue(app, 'ledger_proxy_verify_total', { outcome });
 const allChecks = (app: App): Promise<number> => metricValue(app, 'ledger_proxy_verify_total');
 const itemCalls = (node: SimNode): number => node.counters.byRoute.raw_item;
 
@@ -65,8 +66,18 @@ describe('cache.verify: always', () => {
     expect([itemCalls(honest), itemCalls(liar)]).toEqual([2, 2]);
     expect(await checks(app, 'agreed')).toBe(0);
 
-    const logged = lines.filter((l) => l.msg === 'two nodes answered one read differently: the answer is not stored (cache.verify)');
-    expect(logged[0]).toMatchObject({ level: 40, family: 'raw_item', route: 'raw_item', version: String(AT), first: 'node0', second: 'node1', differs: 'body' });
+    const logged = lines.filter(
+      (l) => l.msg === 'two nodes answered one read differently: the answer is not stored (cache.verify)',
+    );
+    expect(logged[0]).toMatchObject({
+      level: 40,
+      family: 'raw_item',
+      route: 'raw_item',
+      version: String(AT),
+      first: 'node0',
+      second: 'node1',
+      differs: 'body',
+    });
     expect(await metricValue(app, 'ledger_proxy_upstream_misbehaving_total')).toBe(0);
     expect(app.pool.nodes.map((n) => app.pool.health(n))).toEqual(['healthy', 'healthy']);
   });
@@ -94,7 +105,9 @@ describe('cache.verify: always', () => {
     const latest = await rawItem(url, hex(KEY));
     expect(latest.headers['x-node-ledger-version']).toBe(String(START));
     await settled(app, 'agreed');
-    expect(second.counters.requests.filter((r) => r.url.includes('raw_item')).map((r) => r.url)).toEqual([`/v1/tables/${'0x' + 'ab'.repeat(32)}/raw_item?ledger_version=${START}`]);
+    expect(second.counters.requests.filter((r) => r.url.includes('raw_item')).map((r) => r.url)).toEqual([
+      `/v1/tables/${'0x' + 'ab'.repeat(32)}/raw_item?ledger_version=${START}`,
+    ]);
     expect(cacheOf(await rawItem(url, hex(KEY), { version: START }))).toBe('HIT memory');
 
     second.faults.set({ mode: 'wrongBody', routes: ['raw_item'] });
@@ -120,7 +133,11 @@ describe('cache.verify: always', () => {
     const only = await sim({ startVersion: START });
     const { logger, lines } = capturedLog();
     const { app, url } = await proxy([only], verifying('always'), { logger });
-    expect(lines.find((l) => l.level === 40 && String(l.msg).startsWith("cache.verify.mode is 'always' but only one upstream"))).toMatchObject({ mode: 'always', upstreams: 1 });
+    expect(
+      lines.find(
+        (l) => l.level === 40 && String(l.msg).startsWith("cache.verify.mode is 'always' but only one upstream"),
+      ),
+    ).toMatchObject({ mode: 'always', upstreams: 1 });
     for (let i = 0; i < 2; i++) expect(cacheOf(await rawItem(url, hex(KEY), { version: AT }))).toBe('MISS');
     await settled(app, 'unverified', 2);
     expect(itemCalls(only)).toBe(2);

@@ -31,7 +31,11 @@ function config(port: number, adminPort: number, node: SimNode): string {
 }
 
 async function status(url: string, init: { dispatcher?: Agent } = {}): Promise<number> {
-  const res = await request(url, { reset: init.dispatcher === undefined, dispatcher: init.dispatcher, signal: AbortSignal.timeout(SCRAPE_BOUND_MS) });
+  const res = await request(url, {
+    reset: init.dispatcher === undefined,
+    dispatcher: init.dispatcher,
+    signal: AbortSignal.timeout(SCRAPE_BOUND_MS),
+  });
   await res.body.dump();
   return res.statusCode;
 }
@@ -41,7 +45,8 @@ async function startWorkers(): Promise<{ cli: Cli; admin: string; listening(): n
   const [port, adminPort] = [await freePort(), await freePort()];
   const cli = await startCli(configFile(`worker-death-${port}.yaml`, config(port, adminPort, node)), port);
   const admin = `http://127.0.0.1:${adminPort}`;
-  const listening = (): number[] => [...cli.output().matchAll(/"pid":(\d+)[^\n]*"msg":"ledger-proxy listening"/g)].map((m) => Number(m[1]));
+  const listening = (): number[] =>
+    [...cli.output().matchAll(/"pid":(\d+)[^\n]*"msg":"ledger-proxy listening"/g)].map((m) => Number(m[1]));
   await until(
     () => listening().length === 2,
     10_000,
@@ -129,9 +134,14 @@ describe('server.workers: 2, a worker SIGKILLed under load', () => {
     expect(cli.child.exitCode, 'the primary is alive').toBeNull();
 
     // Every scrape and probe answered within its bound; /metrics always 200.
-    const slow = scrapes.filter((s) => s.ms > SCRAPE_BOUND_MS || s.status === 'error' || (s.path === '/metrics' && s.status !== 200));
+    const slow = scrapes.filter(
+      (s) => s.ms > SCRAPE_BOUND_MS || s.status === 'error' || (s.path === '/metrics' && s.status !== 200),
+    );
     expect(
-      slow.map((s) => `${s.path} at ${Math.round(s.sentAt)} ms: ${s.status} after ${Math.round(s.ms)} ms ${s.status === 200 ? '' : s.body.slice(0, 200)}`),
+      slow.map(
+        (s) =>
+          `${s.path} at ${Math.round(s.sentAt)} ms: ${s.status} after ${Math.round(s.ms)} ms ${s.status === 200 ? '' : s.body.slice(0, 200)}`,
+      ),
       `${scrapes.length} scrapes`,
     ).toEqual([]);
     const metrics = scrapes.filter((s) => s.path === '/metrics');
@@ -141,7 +151,15 @@ describe('server.workers: 2, a worker SIGKILLed under load', () => {
 
     // Ready again with the new worker; its metrics join the next scrape.
     await until(async () => (await status(`${admin}/readyz`)) === 200, 10_000, 'ready again');
-    await until(async () => gauge(await request(`${admin}/metrics`, { reset: true }).then((r) => r.body.text()), 'ledger_proxy_workers_scraped') === 2, 10_000, 'both workers in a scrape again');
+    await until(
+      async () =>
+        gauge(
+          await request(`${admin}/metrics`, { reset: true }).then((r) => r.body.text()),
+          'ledger_proxy_workers_scraped',
+        ) === 2,
+      10_000,
+      'both workers in a scrape again',
+    );
   });
 
   it('a worker that dies while the primary is busy: the requests the primary meets first are answered or closed, and the primary lives on', async () => {

@@ -59,7 +59,8 @@ export function asHeaderValue(text: string): string {
 export function encodePathBytes(text: string): string {
   let out = '';
   for (const byte of Buffer.from(text, 'utf8')) {
-    out += byte >= 0x21 && byte <= 0x7e ? String.fromCharCode(byte) : '%' + byte.toString(16).toUpperCase().padStart(2, '0');
+    out +=
+      byte >= 0x21 && byte <= 0x7e ? String.fromCharCode(byte) : '%' + byte.toString(16).toUpperCase().padStart(2, '0');
   }
   return out;
 }
@@ -70,8 +71,10 @@ interface Part<T> {
   tag: string;
 }
 
-const valid = <T>(tag: string, arb: fc.Arbitrary<T>): fc.Arbitrary<Part<T>> => arb.map((value) => ({ value, valid: true, tag }));
-const invalid = <T>(tag: string, arb: fc.Arbitrary<T>): fc.Arbitrary<Part<T>> => arb.map((value) => ({ value, valid: false, tag }));
+const valid = <T>(tag: string, arb: fc.Arbitrary<T>): fc.Arbitrary<Part<T>> =>
+  arb.map((value) => ({ value, valid: true, tag }));
+const invalid = <T>(tag: string, arb: fc.Arbitrary<T>): fc.Arbitrary<Part<T>> =>
+  arb.map((value) => ({ value, valid: false, tag }));
 
 /** Text with a fair share of the characters that break parsers: unicode, controls, quotes, %. */
 export const nastyText = (maxLength = 24): fc.Arbitrary<string> =>
@@ -79,15 +82,50 @@ export const nastyText = (maxLength = 24): fc.Arbitrary<string> =>
     fc.string({ maxLength }),
     fc.string({ unit: 'grapheme', maxLength }),
     fc.string({ unit: 'binary', maxLength }),
-    fc.constantFrom('é', '\u{1F600}', '\u202e', '\ufeff', '\u0000', '\r\n', '%', '%00', '%zz', '"', "'", '\\', '../', '//', ' ', '\t', '１', '٣'),
+    fc.constantFrom(
+      'é',
+      '\u{1F600}',
+      '\u202e',
+      '\ufeff',
+      '\u0000',
+      '\r\n',
+      '%',
+      '%00',
+      '%zz',
+      '"',
+      "'",
+      '\\',
+      '../',
+      '//',
+      ' ',
+      '\t',
+      '１',
+      '٣',
+    ),
   );
 
-const hexDigits = (min: number, max: number): fc.Arbitrary<string> => fc.string({ unit: fc.constantFrom(...'0123456789abcdefABCDEF'.split('')), minLength: min, maxLength: max });
+const hexDigits = (min: number, max: number): fc.Arbitrary<string> =>
+  fc.string({ unit: fc.constantFrom(...'0123456789abcdefABCDEF'.split('')), minLength: min, maxLength: max });
 
 // ---------------------------------------------------------------- path parts
 
 const handle: fc.Arbitrary<Part<string>> = fc.oneof(
-  { weight: 6, arbitrary: valid('handle', fc.constantFrom(HANDLE, HANDLE.toUpperCase().replace('0X', '0x'), 'ab'.repeat(32), '0x1', '0x01', '0xAB', '0x' + '0'.repeat(64), '%30x1')) },
+  {
+    weight: 6,
+    arbitrary: valid(
+      'handle',
+      fc.constantFrom(
+        HANDLE,
+        HANDLE.toUpperCase().replace('0X', '0x'),
+        'ab'.repeat(32),
+        '0x1',
+        '0x01',
+        '0xAB',
+        '0x' + '0'.repeat(64),
+        '%30x1',
+      ),
+    ),
+  },
   {
     weight: 2,
     arbitrary: valid(
@@ -143,7 +181,13 @@ const version: fc.Arbitrary<Part<string>> = fc.oneof(
     ),
   },
   { weight: 2, arbitrary: valid('v-pruned', fc.bigInt(0n, FUZZ_OLDEST - 1n).map(String)) },
-  { weight: 2, arbitrary: valid('v-future', fc.oneof(fc.bigInt(FUZZ_LATEST + 1n, 18446744073709551615n), fc.constant(18446744073709551615n)).map(String)) },
+  {
+    weight: 2,
+    arbitrary: valid(
+      'v-future',
+      fc.oneof(fc.bigInt(FUZZ_LATEST + 1n, 18446744073709551615n), fc.constant(18446744073709551615n)).map(String),
+    ),
+  },
   {
     weight: 4,
     arbitrary: invalid(
@@ -187,12 +231,29 @@ const query: fc.Arbitrary<Part<string>> = fc.oneof(
   { weight: 3, arbitrary: valid('latest', fc.constant('')) },
   { weight: 8, arbitrary: version.map((v) => ({ ...v, value: `?ledger_version=${v.value}` })) },
   { weight: 1, arbitrary: version.map((v) => ({ ...v, value: `?other=1&ledger_version=${v.value}&x=%20` })) },
-  { weight: 1, arbitrary: fc.tuple(version, version).map(([a, b]) => ({ value: `?ledger_version=${a.value}&ledger_version=${b.value}`, valid: false, tag: 'dup-version' })) },
+  {
+    weight: 1,
+    arbitrary: fc.tuple(version, version).map(([a, b]) => ({
+      value: `?ledger_version=${a.value}&ledger_version=${b.value}`,
+      valid: false,
+      tag: 'dup-version',
+    })),
+  },
   {
     weight: 1,
     arbitrary: invalid(
       'odd-query',
-      fc.constantFrom('?', '?&&', '?ledger_version', '?ledger_version[]=900', '?ledger%5Fversion=900', '?ledger_version=900#frag', '?%ZZ', '?ledger_version=%ZZ', '?=&='),
+      fc.constantFrom(
+        '?',
+        '?&&',
+        '?ledger_version',
+        '?ledger_version[]=900',
+        '?ledger%5Fversion=900',
+        '?ledger_version=900#frag',
+        '?%ZZ',
+        '?ledger_version=%ZZ',
+        '?=&=',
+      ),
     ),
   },
   { weight: 1, arbitrary: nastyText().map((t) => ({ value: '?' + t, valid: false, tag: 'random-query' })) },
@@ -237,10 +298,24 @@ const accept: fc.Arbitrary<Part<string | undefined>> = fc.oneof(
 );
 
 const BCS_TYPE = 'application/x.node.view_function+bcs';
-const CONTENT_TYPES_JSON = ['application/json', 'application/json; charset=utf-8', 'Application/JSON', 'application/json;', ' application/json'];
+const CONTENT_TYPES_JSON = [
+  'application/json',
+  'application/json; charset=utf-8',
+  'Application/JSON',
+  'application/json;',
+  ' application/json',
+];
 const contentTypeFor = (kind: 'json' | 'bcs'): fc.Arbitrary<Part<string | undefined>> =>
   fc.oneof(
-    { weight: 10, arbitrary: valid('ctype', fc.constantFrom(...(kind === 'json' ? CONTENT_TYPES_JSON : [BCS_TYPE, BCS_TYPE + '; x=1', BCS_TYPE.toUpperCase()]))) },
+    {
+      weight: 10,
+      arbitrary: valid(
+        'ctype',
+        fc.constantFrom(
+          ...(kind === 'json' ? CONTENT_TYPES_JSON : [BCS_TYPE, BCS_TYPE + '; x=1', BCS_TYPE.toUpperCase()]),
+        ),
+      ),
+    },
     {
       weight: 2,
       arbitrary: invalid(
@@ -276,7 +351,21 @@ const wrongValue: fc.Arbitrary<unknown> = fc.oneof(
 );
 
 /** Text-level JSON oddities that JSON.stringify cannot produce. */
-const RAW_VALUES = ['1e400', '-1e400', '18446744073709551616', '123456789012345678901234567890', '1.0', '1E2', '0.0000001', '-0', '"\\ud800"', '"\\u0000"', '"\\uDFFF\\uD800"', '"é"', '"\\u00e9"'];
+const RAW_VALUES = [
+  '1e400',
+  '-1e400',
+  '18446744073709551616',
+  '123456789012345678901234567890',
+  '1.0',
+  '1E2',
+  '0.0000001',
+  '-0',
+  '"\\ud800"',
+  '"\\u0000"',
+  '"\\uDFFF\\uD800"',
+  '"é"',
+  '"\\u00e9"',
+];
 
 function nested(depth: number): string {
   return '['.repeat(depth) + ']'.repeat(depth);
@@ -295,7 +384,9 @@ function mutateJsonText(text: string): fc.Arbitrary<Part<string>> {
     ),
     invalid(
       'inserted',
-      fc.tuple(fc.integer({ min: 0, max: text.length }), nastyText(4)).map(([at, t]) => text.slice(0, at) + t + text.slice(at)),
+      fc
+        .tuple(fc.integer({ min: 0, max: text.length }), nastyText(4))
+        .map(([at, t]) => text.slice(0, at) + t + text.slice(at)),
     ),
     invalid(
       'deep',
@@ -306,7 +397,9 @@ function mutateJsonText(text: string): fc.Arbitrary<Part<string>> {
     invalid('wrapped', fc.constantFrom(`[${text}]`, `"${text.replace(/"/g, '\\"')}"`, 'null', '0', '""', '[]')),
     valid(
       'spaced',
-      fc.constantFrom<string | number>(' ', '\t', 2, '\r\n').map((ws) => ` ${JSON.stringify(JSON.parse(text), null, ws)}\n`),
+      fc
+        .constantFrom<string | number>(' ', '\t', 2, '\r\n')
+        .map((ws) => ` ${JSON.stringify(JSON.parse(text), null, ws)}\n`),
     ),
   );
 }
@@ -315,7 +408,23 @@ function keyText(key: Buffer): fc.Arbitrary<Part<string>> {
   const hex = key.toString('hex');
   return fc.oneof(
     { weight: 6, arbitrary: valid('key', fc.constantFrom('0x' + hex, '0x' + hex.toUpperCase(), hex)) },
-    { weight: 3, arbitrary: invalid('bad-key', fc.constantFrom('0X' + hex, '0x' + hex + '0', '0x' + hex.slice(1), 'zz', '0xgg', ' 0x' + hex, '0x' + hex + ' ', '0x\u00e9', '\u{1F600}')) },
+    {
+      weight: 3,
+      arbitrary: invalid(
+        'bad-key',
+        fc.constantFrom(
+          '0X' + hex,
+          '0x' + hex + '0',
+          '0x' + hex.slice(1),
+          'zz',
+          '0xgg',
+          ' 0x' + hex,
+          '0x' + hex + ' ',
+          '0x\u00e9',
+          '\u{1F600}',
+        ),
+      ),
+    },
     {
       weight: 1,
       arbitrary: valid(
@@ -333,10 +442,30 @@ const rawItemBody: fc.Arbitrary<Part<BodySpec>> = fc
     const text = `{"key":${JSON.stringify(k.value)}}`;
     return fc.oneof(
       { weight: 8, arbitrary: fc.constant({ value: text, valid: k.valid, tag: k.tag }) },
-      { weight: 1, arbitrary: fc.constant({ value: `{"key":${JSON.stringify(k.value)},"extra":[1,{"a":null}]}`, valid: k.valid, tag: 'extra-member' }) },
-      { weight: 2, arbitrary: wrongValue.map((v) => ({ value: JSON.stringify({ key: v }) ?? '{}', valid: false, tag: 'key-type' })) },
-      { weight: 1, arbitrary: fc.constantFrom(...RAW_VALUES).map((v) => ({ value: `{"key":${v}}`, valid: false, tag: 'key-raw' })) },
-      { weight: 1, arbitrary: invalid('no-key', fc.constantFrom('{}', '{"Key":"0x01"}', '{"key ":"0x01"}', '{"keys":["0x01"]}')) },
+      {
+        weight: 1,
+        arbitrary: fc.constant({
+          value: `{"key":${JSON.stringify(k.value)},"extra":[1,{"a":null}]}`,
+          valid: k.valid,
+          tag: 'extra-member',
+        }),
+      },
+      {
+        weight: 2,
+        arbitrary: wrongValue.map((v) => ({
+          value: JSON.stringify({ key: v }) ?? '{}',
+          valid: false,
+          tag: 'key-type',
+        })),
+      },
+      {
+        weight: 1,
+        arbitrary: fc.constantFrom(...RAW_VALUES).map((v) => ({ value: `{"key":${v}}`, valid: false, tag: 'key-raw' })),
+      },
+      {
+        weight: 1,
+        arbitrary: invalid('no-key', fc.constantFrom('{}', '{"Key":"0x01"}', '{"key ":"0x01"}', '{"keys":["0x01"]}')),
+      },
       { weight: 3, arbitrary: mutateJsonText(text) },
     );
   })
@@ -354,14 +483,27 @@ interface ViewCall {
 /** A well-formed call: the sim answers it 200, or 400 invalid_input (abort, out of gas, unknown). */
 const viewCall: fc.Arbitrary<ViewCall> = fc.oneof(
   fc.constantFrom(...ADDRESS_FORMS).map((a) => ({ function: '0x1::sim::balance', type_arguments: [], arguments: [a] })),
-  fc.tuple(fc.constantFrom(...U64_ARGS), fc.constantFrom(...U64_ARGS)).map(([a, b]) => ({ function: '0x1::sim::add', type_arguments: [], arguments: [a, b] })),
+  fc
+    .tuple(fc.constantFrom(...U64_ARGS), fc.constantFrom(...U64_ARGS))
+    .map(([a, b]) => ({ function: '0x1::sim::add', type_arguments: [], arguments: [a, b] })),
   fc.constantFrom(...U64_ARGS).map((a) => ({ function: '0x01::sim::pair', type_arguments: [], arguments: [a] })),
   fc
-    .constantFrom('u8', 'vector<u8>', '0x1::string::String', 'vector<0x1::coin::Coin<0x1::aptos_coin::AptosCoin>>', 'address', 'u256')
+    .constantFrom(
+      'u8',
+      'vector<u8>',
+      '0x1::string::String',
+      'vector<0x1::coin::Coin<0x1::aptos_coin::AptosCoin>>',
+      'address',
+      'u256',
+    )
     .map((t) => ({ function: '0x1::sim::type_name', type_arguments: [t], arguments: [] })),
   fc.constant<ViewCall>({ function: '0x1::sim::always_abort', type_arguments: [], arguments: [] }),
-  fc.constantFrom('5', '1000001', '18446744073709551615').map((n) => ({ function: '0x1::sim::burn', type_arguments: [], arguments: [n] })),
-  fc.constantFrom('0x1::sim::poke', '0x1::sim::nope', '0x2::sim::balance', '0x1::other::balance', '0x1::Sim::balance').map((f) => ({ function: f, type_arguments: [], arguments: [] })),
+  fc
+    .constantFrom('5', '1000001', '18446744073709551615')
+    .map((n) => ({ function: '0x1::sim::burn', type_arguments: [], arguments: [n] })),
+  fc
+    .constantFrom('0x1::sim::poke', '0x1::sim::nope', '0x2::sim::balance', '0x1::other::balance', '0x1::Sim::balance')
+    .map((f) => ({ function: f, type_arguments: [], arguments: [] })),
   fc.constant<ViewCall>({ function: '0x1::sim::add', type_arguments: ['u8'], arguments: ['1', '2'] }),
   fc.constant<ViewCall>({ function: '0x1::sim::add', type_arguments: [], arguments: ['1'] }),
 );
@@ -410,23 +552,64 @@ const viewJsonBody: fc.Arbitrary<Part<BodySpec>> = viewCall
       { weight: 8, arbitrary: fc.constant<Part<string>>({ value: text, valid: true, tag: 'view-json' }) },
       {
         weight: 1,
-        arbitrary: fc.constant<Part<string>>({ value: JSON.stringify({ arguments: c.arguments, type_arguments: c.type_arguments, function: c.function }), valid: true, tag: 'member-order' }),
+        arbitrary: fc.constant<Part<string>>({
+          value: JSON.stringify({ arguments: c.arguments, type_arguments: c.type_arguments, function: c.function }),
+          valid: true,
+          tag: 'member-order',
+        }),
       },
-      { weight: 1, arbitrary: fc.constantFrom(...BAD_FUNCTIONS).map((f) => ({ value: JSON.stringify({ ...c, function: f }), valid: false, tag: 'bad-function' })) },
-      { weight: 1, arbitrary: fc.constantFrom(...BAD_TYPES).map((t) => ({ value: JSON.stringify({ ...c, type_arguments: [t] }), valid: false, tag: 'bad-type' })) },
+      {
+        weight: 1,
+        arbitrary: fc
+          .constantFrom(...BAD_FUNCTIONS)
+          .map((f) => ({ value: JSON.stringify({ ...c, function: f }), valid: false, tag: 'bad-function' })),
+      },
+      {
+        weight: 1,
+        arbitrary: fc
+          .constantFrom(...BAD_TYPES)
+          .map((t) => ({ value: JSON.stringify({ ...c, type_arguments: [t] }), valid: false, tag: 'bad-type' })),
+      },
       {
         weight: 2,
         arbitrary: fc
           .tuple(fc.constantFrom('function', 'type_arguments', 'arguments'), wrongValue)
-          .map(([member, v]) => ({ value: JSON.stringify({ ...c, [member]: v }), valid: false, tag: `wrong-${member}` })),
+          .map(([member, v]) => ({
+            value: JSON.stringify({ ...c, [member]: v }),
+            valid: false,
+            tag: `wrong-${member}`,
+          })),
       },
       {
         weight: 1,
-        arbitrary: fc.constantFrom('function', 'type_arguments', 'arguments').map((member) => ({ value: JSON.stringify({ ...c, [member]: undefined }), valid: false, tag: `missing-${member}` })),
+        arbitrary: fc.constantFrom('function', 'type_arguments', 'arguments').map((member) => ({
+          value: JSON.stringify({ ...c, [member]: undefined }),
+          valid: false,
+          tag: `missing-${member}`,
+        })),
       },
-      { weight: 1, arbitrary: fc.constantFrom(...RAW_VALUES).map((v) => ({ value: text.replace(/"arguments":\[[^\]]*\]/, `"arguments":[${v},${v}]`), valid: false, tag: 'arg-raw' })) },
-      { weight: 1, arbitrary: fc.array(wrongValue, { maxLength: 3 }).map((args) => ({ value: JSON.stringify({ ...c, arguments: args }), valid: false, tag: 'args-any' })) },
-      { weight: 1, arbitrary: nastyText().map((t) => ({ value: JSON.stringify({ ...c, function: c.function + t }), valid: false, tag: 'function-unicode' })) },
+      {
+        weight: 1,
+        arbitrary: fc.constantFrom(...RAW_VALUES).map((v) => ({
+          value: text.replace(/"arguments":\[[^\]]*\]/, `"arguments":[${v},${v}]`),
+          valid: false,
+          tag: 'arg-raw',
+        })),
+      },
+      {
+        weight: 1,
+        arbitrary: fc
+          .array(wrongValue, { maxLength: 3 })
+          .map((args) => ({ value: JSON.stringify({ ...c, arguments: args }), valid: false, tag: 'args-any' })),
+      },
+      {
+        weight: 1,
+        arbitrary: nastyText().map((t) => ({
+          value: JSON.stringify({ ...c, function: c.function + t }),
+          valid: false,
+          tag: 'function-unicode',
+        })),
+      },
       { weight: 3, arbitrary: mutateJsonText(text) },
     );
   })
@@ -441,13 +624,55 @@ interface BcsCall {
 }
 
 const bcsCall: fc.Arbitrary<BcsCall> = fc.oneof(
-  fc.tuple(fc.bigInt(0n, 2n ** 64n - 1n), fc.bigInt(0n, 2n ** 64n - 1n)).map(([a, b]) => ({ address: SIM_MODULE_ADDRESS, module: 'sim', function: 'add', typeArgs: [], args: [u64le(a), u64le(b)] })),
-  fc.constant<BcsCall>({ address: SIM_MODULE_ADDRESS, module: 'sim', function: 'balance', typeArgs: [], args: [Buffer.alloc(32, 0xcd)] }),
-  fc.constant<BcsCall>({ address: SIM_MODULE_ADDRESS, module: 'sim', function: 'pair', typeArgs: [], args: [u64le(7n)] }),
-  fc.constant<BcsCall>({ address: SIM_MODULE_ADDRESS, module: 'sim', function: 'type_name', typeArgs: [{ kind: 'vector', of: { kind: 'u8' } }], args: [] }),
-  fc.constant<BcsCall>({ address: SIM_MODULE_ADDRESS, module: 'sim', function: 'always_abort', typeArgs: [], args: [] }),
-  fc.constant<BcsCall>({ address: SIM_MODULE_ADDRESS, module: 'sim', function: 'balance', typeArgs: [], args: [Buffer.alloc(31, 0xcd)] }),
-  fc.constant<BcsCall>({ address: '0x' + '2'.padStart(64, '0'), module: 'sim', function: 'nope', typeArgs: [], args: [] }),
+  fc.tuple(fc.bigInt(0n, 2n ** 64n - 1n), fc.bigInt(0n, 2n ** 64n - 1n)).map(([a, b]) => ({
+    address: SIM_MODULE_ADDRESS,
+    module: 'sim',
+    function: 'add',
+    typeArgs: [],
+    args: [u64le(a), u64le(b)],
+  })),
+  fc.constant<BcsCall>({
+    address: SIM_MODULE_ADDRESS,
+    module: 'sim',
+    function: 'balance',
+    typeArgs: [],
+    args: [Buffer.alloc(32, 0xcd)],
+  }),
+  fc.constant<BcsCall>({
+    address: SIM_MODULE_ADDRESS,
+    module: 'sim',
+    function: 'pair',
+    typeArgs: [],
+    args: [u64le(7n)],
+  }),
+  fc.constant<BcsCall>({
+    address: SIM_MODULE_ADDRESS,
+    module: 'sim',
+    function: 'type_name',
+    typeArgs: [{ kind: 'vector', of: { kind: 'u8' } }],
+    args: [],
+  }),
+  fc.constant<BcsCall>({
+    address: SIM_MODULE_ADDRESS,
+    module: 'sim',
+    function: 'always_abort',
+    typeArgs: [],
+    args: [],
+  }),
+  fc.constant<BcsCall>({
+    address: SIM_MODULE_ADDRESS,
+    module: 'sim',
+    function: 'balance',
+    typeArgs: [],
+    args: [Buffer.alloc(31, 0xcd)],
+  }),
+  fc.constant<BcsCall>({
+    address: '0x' + '2'.padStart(64, '0'),
+    module: 'sim',
+    function: 'nope',
+    typeArgs: [],
+    args: [],
+  }),
 );
 
 const viewBcsBody: fc.Arbitrary<Part<BodySpec>> = bcsCall
@@ -485,7 +710,12 @@ const viewBcsBody: fc.Arbitrary<Part<BodySpec>> = bcsCall
         weight: 1,
         arbitrary: invalid(
           'bcs-huge-length',
-          fc.constantFrom(Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f]), Buffer.from([0x80, 0x80, 0x80, 0x80, 0x80, 0x01])).map((len) => Buffer.concat([bytes.subarray(0, 32), len, bytes.subarray(33)])),
+          fc
+            .constantFrom(
+              Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f]),
+              Buffer.from([0x80, 0x80, 0x80, 0x80, 0x80, 0x01]),
+            )
+            .map((len) => Buffer.concat([bytes.subarray(0, 32), len, bytes.subarray(33)])),
         ),
       },
       {
@@ -517,17 +747,27 @@ const junkBody: fc.Arbitrary<Part<BodySpec | undefined>> = fc.oneof(
   ),
   invalid(
     'deep-json',
-    fc.tuple(fc.integer({ min: 10, max: 5000 }), fc.constantFrom('[', '{"a":')).map(([d, open]) => ({ bytes: Buffer.from(open.repeat(d) + '1' + (open === '[' ? ']' : '}').repeat(d)) })),
+    fc
+      .tuple(fc.integer({ min: 10, max: 5000 }), fc.constantFrom('[', '{"a":'))
+      .map(([d, open]) => ({ bytes: Buffer.from(open.repeat(d) + '1' + (open === '[' ? ']' : '}').repeat(d)) })),
   ),
 );
 
 /** Bodies around the 8 MiB limit: valid JSON padded with spaces. Built at send time. */
 const sizedBody = (json: string): fc.Arbitrary<Part<BodySpec>> =>
-  fc.constantFrom(BODY_LIMIT - 1, BODY_LIMIT, BODY_LIMIT + 1, BODY_LIMIT + 4096).map((padTo) => ({ value: { padTo, json }, valid: padTo <= BODY_LIMIT, tag: `size-${padTo - BODY_LIMIT}` }));
+  fc
+    .constantFrom(BODY_LIMIT - 1, BODY_LIMIT, BODY_LIMIT + 1, BODY_LIMIT + 4096)
+    .map((padTo) => ({ value: { padTo, json }, valid: padTo <= BODY_LIMIT, tag: `size-${padTo - BODY_LIMIT}` }));
 
 // ---------------------------------------------------------------- requests
 
-function combine(endpoint: Endpoint | null, method: Part<string>, path: Part<string>, headers: Array<[string, Part<string | undefined>]>, body: Part<BodySpec | undefined>): FuzzRequest {
+function combine(
+  endpoint: Endpoint | null,
+  method: Part<string>,
+  path: Part<string>,
+  headers: Array<[string, Part<string | undefined>]>,
+  body: Part<BodySpec | undefined>,
+): FuzzRequest {
   const parts: Array<Part<unknown>> = [method, path, ...headers.map(([, h]) => h), body];
   const out: Record<string, string> = {};
   for (const [name, h] of headers) if (h.value !== undefined) out[name] = h.value;
@@ -544,7 +784,10 @@ function combine(endpoint: Endpoint | null, method: Part<string>, path: Part<str
 
 const post: fc.Arbitrary<Part<string>> = fc.oneof(
   { weight: 30, arbitrary: valid('', fc.constant('POST')) },
-  { weight: 1, arbitrary: invalid('method', fc.constantFrom('GET', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD', 'post')) },
+  {
+    weight: 1,
+    arbitrary: invalid('method', fc.constantFrom('GET', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD', 'post')),
+  },
 );
 
 /** Served-path mutations that change which route matches. */
@@ -582,14 +825,25 @@ const rawItemRequestOf = (clean: boolean): fc.Arbitrary<FuzzRequest> =>
       query: either(clean, query),
       accept,
       ctype: either(clean, contentTypeFor('json')),
-      body: clean ? good(rawItemBody) : fc.oneof({ weight: 12, arbitrary: rawItemBody }, { weight: 2, arbitrary: junkBody }),
+      body: clean
+        ? good(rawItemBody)
+        : fc.oneof({ weight: 12, arbitrary: rawItemBody }, { weight: 2, arbitrary: junkBody }),
     })
     .chain((r) =>
-      either(clean, routeVariant(`/v1/tables/${encodePathBytes(r.handle.value).replace(/[/?#]/g, (c) => encodeURIComponent(c))}/raw_item`)).map((route) =>
+      either(
+        clean,
+        routeVariant(
+          `/v1/tables/${encodePathBytes(r.handle.value).replace(/[/?#]/g, (c) => encodeURIComponent(c))}/raw_item`,
+        ),
+      ).map((route) =>
         combine(
           'raw_item',
           r.method,
-          { value: route.value + encodePathBytes(r.query.value), valid: route.valid && r.handle.valid && r.query.valid, tag: [route.tag, r.handle.tag, r.query.tag].join('+') },
+          {
+            value: route.value + encodePathBytes(r.query.value),
+            valid: route.valid && r.handle.valid && r.query.valid,
+            tag: [route.tag, r.handle.tag, r.query.tag].join('+'),
+          },
           [
             ['accept', r.accept],
             ['content-type', r.ctype],
@@ -608,15 +862,23 @@ const viewRequestOf = (clean: boolean): fc.Arbitrary<FuzzRequest> =>
       json: fc.boolean(),
       jsonCtype: either(clean, contentTypeFor('json')),
       bcsCtype: either(clean, contentTypeFor('bcs')),
-      jsonBody: clean ? good(viewJsonBody) : fc.oneof({ weight: 12, arbitrary: viewJsonBody }, { weight: 2, arbitrary: junkBody }),
-      bcsBody: clean ? good(viewBcsBody) : fc.oneof({ weight: 12, arbitrary: viewBcsBody }, { weight: 2, arbitrary: junkBody }),
+      jsonBody: clean
+        ? good(viewJsonBody)
+        : fc.oneof({ weight: 12, arbitrary: viewJsonBody }, { weight: 2, arbitrary: junkBody }),
+      bcsBody: clean
+        ? good(viewBcsBody)
+        : fc.oneof({ weight: 12, arbitrary: viewBcsBody }, { weight: 2, arbitrary: junkBody }),
     })
     .chain((r) =>
       either(clean, routeVariant('/v1/view')).map((route) =>
         combine(
           'view',
           r.method,
-          { value: route.value + encodePathBytes(r.query.value), valid: route.valid && r.query.valid, tag: [route.tag, r.query.tag].join('+') },
+          {
+            value: route.value + encodePathBytes(r.query.value),
+            valid: route.valid && r.query.valid,
+            tag: [route.tag, r.query.tag].join('+'),
+          },
           [
             ['accept', r.accept],
             ['content-type', r.json ? r.jsonCtype : r.bcsCtype],
@@ -626,17 +888,29 @@ const viewRequestOf = (clean: boolean): fc.Arbitrary<FuzzRequest> =>
       ),
     );
 
-const rawItemRequest = fc.oneof({ weight: 1, arbitrary: rawItemRequestOf(true) }, { weight: 2, arbitrary: rawItemRequestOf(false) });
-const viewRequest = fc.oneof({ weight: 1, arbitrary: viewRequestOf(true) }, { weight: 2, arbitrary: viewRequestOf(false) });
+const rawItemRequest = fc.oneof(
+  { weight: 1, arbitrary: rawItemRequestOf(true) },
+  { weight: 2, arbitrary: rawItemRequestOf(false) },
+);
+const viewRequest = fc.oneof(
+  { weight: 1, arbitrary: viewRequestOf(true) },
+  { weight: 2, arbitrary: viewRequestOf(false) },
+);
 
 /** Rare, and built at send time: bodies around the 8 MiB limit, for both endpoints. */
 const oversizedRequest: fc.Arbitrary<FuzzRequest> = fc.boolean().chain((isView) => {
-  const json = isView ? JSON.stringify({ function: '0x1::sim::add', type_arguments: [], arguments: ['2', '40'] }) : `{"key":"0x${PRESENT_KEY.toString('hex')}"}`;
+  const json = isView
+    ? JSON.stringify({ function: '0x1::sim::add', type_arguments: [], arguments: ['2', '40'] })
+    : `{"key":"0x${PRESENT_KEY.toString('hex')}"}`;
   return sizedBody(json).map((body) =>
     combine(
       isView ? 'view' : 'raw_item',
       { value: 'POST', valid: true, tag: '' },
-      { value: isView ? '/v1/view?ledger_version=900' : `/v1/tables/${HANDLE}/raw_item?ledger_version=900`, valid: true, tag: 'sized' },
+      {
+        value: isView ? '/v1/view?ledger_version=900' : `/v1/tables/${HANDLE}/raw_item?ledger_version=900`,
+        valid: true,
+        tag: 'sized',
+      },
       [
         ['accept', { value: 'application/x-bcs', valid: true, tag: '' }],
         ['content-type', { value: 'application/json', valid: true, tag: '' }],
@@ -679,7 +953,12 @@ const otherRequest: fc.Arbitrary<FuzzRequest> = fc
     method: fc.constantFrom('GET', 'GET', 'GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'HEAD'),
     path: fc.oneof(
       fc.constantFrom(...OTHER_PATHS),
-      fc.array(nastyText(12), { minLength: 1, maxLength: 5 }).map((segs) => '/v1/' + segs.map((s) => encodePathBytes(s).replace(/[/?#]/g, (c) => encodeURIComponent(c))).join('/')),
+      fc
+        .array(nastyText(12), { minLength: 1, maxLength: 5 })
+        .map(
+          (segs) =>
+            '/v1/' + segs.map((s) => encodePathBytes(s).replace(/[/?#]/g, (c) => encodeURIComponent(c))).join('/'),
+        ),
       fc.array(nastyText(12), { maxLength: 4 }).map((segs) => '/' + segs.map((s) => encodePathBytes(s)).join('/')),
     ),
     accept,

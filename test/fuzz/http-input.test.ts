@@ -17,9 +17,24 @@ import fc from 'fast-check';
 import { Pool } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { simTableItem } from '../../src/sim/index.js';
-import { errorCodeOf, FailureLog, header, parseErrorBody, shapeProblem, type ReplyLike } from '../helpers/fuzz-reply.js';
+import {
+  errorCodeOf,
+  FailureLog,
+  header,
+  parseErrorBody,
+  shapeProblem,
+  type ReplyLike,
+} from '../helpers/fuzz-reply.js';
 import { LONG, seedFrom, startStack, type Stack } from '../helpers/fuzz-stack.js';
-import { bodyBytes, FUZZ_LATEST, FUZZ_OLDEST, fuzzRequest, HANDLE, PRESENT_KEY, type FuzzRequest } from './arbitraries.js';
+import {
+  bodyBytes,
+  FUZZ_LATEST,
+  FUZZ_OLDEST,
+  fuzzRequest,
+  HANDLE,
+  PRESENT_KEY,
+  type FuzzRequest,
+} from './arbitraries.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? (LONG ? 9000 : 2000));
 const SEED = seedFrom('FUZZ_SEED');
@@ -40,7 +55,12 @@ function bump(map: Map<string, number>, key: string): void {
 }
 
 function describeReq(req: FuzzRequest, body: Buffer | undefined): string {
-  const shown = body === undefined ? '(none)' : body.length > 300 ? `${body.length} bytes: ${JSON.stringify(body.subarray(0, 120).toString('latin1'))}…` : JSON.stringify(body.toString('latin1'));
+  const shown =
+    body === undefined
+      ? '(none)'
+      : body.length > 300
+        ? `${body.length} bytes: ${JSON.stringify(body.subarray(0, 120).toString('latin1'))}…`
+        : JSON.stringify(body.toString('latin1'));
   return `${req.method} ${req.path} headers=${JSON.stringify(req.headers)} body=${shown} [${req.tags.join(' ')}]${req.valid ? ' (valid)' : ''}`;
 }
 
@@ -60,7 +80,12 @@ function reasonOf(reply: ReplyLike): string {
 
 /** The same answer: status, body bytes, content type and gas used. */
 function sameAnswer(a: ReplyLike, b: ReplyLike): boolean {
-  return a.status === b.status && a.body.equals(b.body) && header(a, 'content-type') === header(b, 'content-type') && header(a, 'x-node-gas-used') === header(b, 'x-node-gas-used');
+  return (
+    a.status === b.status &&
+    a.body.equals(b.body) &&
+    header(a, 'content-type') === header(b, 'content-type') &&
+    header(a, 'x-node-gas-used') === header(b, 'x-node-gas-used')
+  );
 }
 
 describe('fuzzed client input over HTTP', () => {
@@ -70,7 +95,10 @@ describe('fuzzed client input over HTTP', () => {
 
   beforeAll(async () => {
     // latest 1000, oldest 400: pinned versions below 400 are pruned, above 1000 not reached.
-    stack = await startStack({ sim: { startVersion: FUZZ_LATEST }, beforeProxy: (node) => node.ledger.pruneTo(FUZZ_OLDEST) });
+    stack = await startStack({
+      sim: { startVersion: FUZZ_LATEST },
+      beforeProxy: (node) => node.ledger.pruneTo(FUZZ_OLDEST),
+    });
     // Bounded: a reply that does not come within 15 s is a failure, not a hang.
     toProxy = new Pool(stack.url, { connections: 1, headersTimeout: 15_000, bodyTimeout: 15_000 });
     toSim = new Pool(stack.node.url, { connections: 1, headersTimeout: 15_000, bodyTimeout: 15_000 });
@@ -114,17 +142,25 @@ describe('fuzzed client input over HTTP', () => {
     stats.cases++;
     if (req.valid) stats.valid++;
     const code = errorCodeOf(proxied);
-    bump(stats.byOutcome, `${req.endpoint ?? 'other'} ${proxied.status} ${code ?? ''} ${header(proxied, 'x-cache') ?? ''}`.trim());
+    bump(
+      stats.byOutcome,
+      `${req.endpoint ?? 'other'} ${proxied.status} ${code ?? ''} ${header(proxied, 'x-cache') ?? ''}`.trim(),
+    );
 
     const problem = shapeProblem(proxied, { head: req.method === 'HEAD' });
-    if (problem !== null) throw new Error(`not node-shaped: ${problem}\n  request: ${what()}\n  reply: ${describeReply(proxied)}`);
+    if (problem !== null)
+      throw new Error(`not node-shaped: ${problem}\n  request: ${what()}\n  reply: ${describeReply(proxied)}`);
 
     const inputError = (proxied.status === 400 && code === 'web_framework_error') || proxied.status === 403;
     if (inputError && reachedNode !== 0) {
-      throw new Error(`an input error (${proxied.status} ${code}) reached the node (${reachedNode} raw_item/view calls)\n  request: ${what()}\n  reply: ${describeReply(proxied)}`);
+      throw new Error(
+        `an input error (${proxied.status} ${code}) reached the node (${reachedNode} raw_item/view calls)\n  request: ${what()}\n  reply: ${describeReply(proxied)}`,
+      );
     }
     if (inputError && header(proxied, 'x-node-ledger-version') !== undefined) {
-      throw new Error(`an input error carries ledger headers\n  request: ${what()}\n  reply: ${describeReply(proxied)}`);
+      throw new Error(
+        `an input error carries ledger headers\n  request: ${what()}\n  reply: ${describeReply(proxied)}`,
+      );
     }
     // Other paths go to the node as they are: their shape is all we check. So for a
     // HEAD, whose reply has no body to compare (nor an error_code to read).
@@ -147,7 +183,10 @@ describe('fuzzed client input over HTTP', () => {
     if (inputError && proxied.status === 400) {
       const directCode = errorCodeOf(direct) ?? '';
       const key = `sim ${direct.status} ${directCode}, proxy: ${reasonOf(proxied)}`;
-      const entry = stats.stricter.get(key) ?? { count: 0, example: `${what().slice(0, 400)}\n        sim: ${describeReply(direct).slice(0, 200)}` };
+      const entry = stats.stricter.get(key) ?? {
+        count: 0,
+        example: `${what().slice(0, 400)}\n        sim: ${describeReply(direct).slice(0, 200)}`,
+      };
       entry.count++;
       stats.stricter.set(key, entry);
       return;
@@ -158,8 +197,17 @@ describe('fuzzed client input over HTTP', () => {
   it(
     `keeps every reply node-shaped, keeps invalid input from the node, and answers valid reads as the node does (${RUNS} cases)`,
     async () => {
-      console.log(`[fuzz http] FUZZ_SEED=${SEED} runs=${RUNS} (replay: FUZZ_SEED=${SEED} npx vitest run test/fuzz/http-input.test.ts)`);
-      const stats: Stats = { cases: 0, valid: 0, clientRefused: 0, sameVerdict: 0, byOutcome: new Map(), stricter: new Map() };
+      console.log(
+        `[fuzz http] FUZZ_SEED=${SEED} runs=${RUNS} (replay: FUZZ_SEED=${SEED} npx vitest run test/fuzz/http-input.test.ts)`,
+      );
+      const stats: Stats = {
+        cases: 0,
+        valid: 0,
+        clientRefused: 0,
+        sameVerdict: 0,
+        byOutcome: new Map(),
+        stricter: new Map(),
+      };
       const started = performance.now();
       // Every case runs; failures are grouped by kind and reported together at the end.
       const failures = new FailureLog();
@@ -184,7 +232,8 @@ describe('fuzzed client input over HTTP', () => {
           `  outcomes (endpoint status error_code x-cache):\n${outcomes.join('\n')}\n` +
           `  proxy refused input the sim answered otherwise (${[...stats.stricter.values()].reduce((n, v) => n + v.count, 0)}):\n${stricter.join('\n')}`,
       );
-      if (failures.total > 0) console.log(`[fuzz http] ${failures.total} FAILURES (seed ${SEED}):\n${failures.summary()}`);
+      if (failures.total > 0)
+        console.log(`[fuzz http] ${failures.total} FAILURES (seed ${SEED}):\n${failures.summary()}`);
       expect(failures.total, `${failures.total} failures, FUZZ_SEED=${SEED}:\n${failures.summary()}`).toBe(0);
       expect(stats.cases).toBeGreaterThan(RUNS * 0.9);
       expect(stats.valid).toBeGreaterThan(RUNS * 0.1);
@@ -206,7 +255,12 @@ describe('fuzzed client input over HTTP', () => {
     expect(health.statusCode).toBe(200);
     expect(JSON.parse(await health.body.text()).ledger_version).toBe(String(FUZZ_LATEST));
     // The error body check itself is exercised: a known input error.
-    const bad = await toProxy.request({ method: 'POST', path: '/v1/view?ledger_version=abc', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const bad = await toProxy.request({
+      method: 'POST',
+      path: '/v1/view?ledger_version=abc',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     const badReply = { status: bad.statusCode, headers: bad.headers, body: Buffer.from(await bad.body.arrayBuffer()) };
     expect(badReply.status).toBe(400);
     expect(parseErrorBody(badReply)).toMatchObject({ error_code: 'web_framework_error', vm_error_code: null });

@@ -38,11 +38,17 @@ function bodyOf(kind: BodyKind, nonce: number, random: Uint8Array): Buffer {
     case 'raw_item':
       return Buffer.from(`{"key":"0x${hex8}5a"}`);
     case 'view':
-      return Buffer.from(`{"function":"0x1::sim::add","type_arguments":[],"arguments":["9${String(nonce).padStart(8, '0')}","40"]}`);
+      return Buffer.from(
+        `{"function":"0x1::sim::add","type_arguments":[],"arguments":["9${String(nonce).padStart(8, '0')}","40"]}`,
+      );
     case 'view-bcs': {
       const arg = Buffer.alloc(8);
       arg.writeBigUInt64LE(900_000_000n + BigInt(nonce));
-      return Buffer.concat([Buffer.from('00'.repeat(31) + '010373696d03616464000208', 'hex'), arg, Buffer.from('082800000000000000', 'hex')]);
+      return Buffer.concat([
+        Buffer.from('00'.repeat(31) + '010373696d03616464000208', 'hex'),
+        arg,
+        Buffer.from('082800000000000000', 'hex'),
+      ]);
     }
     case 'utf8':
       return Buffer.from(`{"key":"0x${hex8}5b","é":"😀\u202e"}`);
@@ -105,7 +111,16 @@ interface RawRequest {
   headers: string[];
   bodyKind: BodyKind;
   random: Uint8Array;
-  framing: 'exact' | 'none' | 'truncated' | 'extra-bytes' | 'chunked' | 'chunked-truncated' | 'chunked-bad' | 'bad-length' | 'te-and-cl';
+  framing:
+    | 'exact'
+    | 'none'
+    | 'truncated'
+    | 'extra-bytes'
+    | 'chunked'
+    | 'chunked-truncated'
+    | 'chunked-bad'
+    | 'bad-length'
+    | 'te-and-cl';
   /** where a fuzzed byte sequence went, for reports */
   injected: string[];
 }
@@ -139,28 +154,68 @@ function serialize(req: RawRequest, nonce: number): Buffer {
 
 /** Inserts `token` strictly inside `text` (never at its end, so no line ends early into an empty line). */
 const injectInto = (text: string): fc.Arbitrary<{ text: string; token: string }> =>
-  fc.tuple(fc.constantFrom(...INJECTIONS), fc.integer({ min: 0, max: Math.max(0, text.length - 1) })).map(([token, at]) => ({ text: text.slice(0, at) + token + text.slice(at), token }));
+  fc
+    .tuple(fc.constantFrom(...INJECTIONS), fc.integer({ min: 0, max: Math.max(0, text.length - 1) }))
+    .map(([token, at]) => ({ text: text.slice(0, at) + token + text.slice(at), token }));
 
 /** The text, with a fuzzed byte sequence inserted when `p` draws true; `note` says what went where. */
-const maybeInject = (text: string, field: string, p: fc.Arbitrary<boolean>): fc.Arbitrary<{ text: string; note: string | null }> =>
-  fc.tuple(p, injectInto(text)).map(([doIt, inj]) => (doIt && text.length > 0 ? { text: inj.text, note: `${field}:${JSON.stringify(inj.token)}` } : { text, note: null }));
+const maybeInject = (
+  text: string,
+  field: string,
+  p: fc.Arbitrary<boolean>,
+): fc.Arbitrary<{ text: string; note: string | null }> =>
+  fc
+    .tuple(p, injectInto(text))
+    .map(([doIt, inj]) =>
+      doIt && text.length > 0
+        ? { text: inj.text, note: `${field}:${JSON.stringify(inj.token)}` }
+        : { text, note: null },
+    );
 
 const rawRequest: fc.Arbitrary<RawRequest> = fc
   .record({
     endpoint: fc.constantFrom('raw_item', 'view', 'view-bcs', 'ledger', 'other'),
     version: fc.oneof(
       { weight: 12, arbitrary: fc.constant('') },
-      { weight: 1, arbitrary: fc.constantFrom('?ledger_version=900', '?ledger_version=10', '?ledger_version=99999', '?ledger_version=abc', '?ledger_version=9\xff', '?ledger_version=９') },
+      {
+        weight: 1,
+        arbitrary: fc.constantFrom(
+          '?ledger_version=900',
+          '?ledger_version=10',
+          '?ledger_version=99999',
+          '?ledger_version=abc',
+          '?ledger_version=9\xff',
+          '?ledger_version=９',
+        ),
+      },
     ),
-    method: fc.oneof({ weight: 12, arbitrary: fc.constant('') }, { weight: 1, arbitrary: fc.constantFrom('GET', 'PUT', 'post', 'P0ST', 'PROPFIND', 'CONNECT', 'X'.repeat(40), 'POST\x00') }),
+    method: fc.oneof(
+      { weight: 12, arbitrary: fc.constant('') },
+      {
+        weight: 1,
+        arbitrary: fc.constantFrom('GET', 'PUT', 'post', 'P0ST', 'PROPFIND', 'CONNECT', 'X'.repeat(40), 'POST\x00'),
+      },
+    ),
     httpVersion: fc.oneof(
       { weight: 12, arbitrary: fc.constant('HTTP/1.1') },
-      { weight: 1, arbitrary: fc.constantFrom('HTTP/1.0', 'HTTP/2.0', 'HTTP/1.1 x', 'http/1.1', 'HTTP/1.1\x00', 'HTTP/1', '') },
+      {
+        weight: 1,
+        arbitrary: fc.constantFrom('HTTP/1.0', 'HTTP/2.0', 'HTTP/1.1 x', 'http/1.1', 'HTTP/1.1\x00', 'HTTP/1', ''),
+      },
     ),
     accept: fc.constantFrom('application/x-bcs', 'application/json', 'application/json, application/x-bcs', '*/*'),
     host: fc.oneof(
       { weight: 10, arbitrary: fc.constant(['Host: proxy.test']) },
-      { weight: 1, arbitrary: fc.constantFrom<string[]>([], ['Host: a', 'Host: b'], ['Host: evil.example:1'], ['Host:'], ['Host: é']) },
+      {
+        weight: 1,
+        arbitrary: fc.constantFrom<string[]>(
+          [],
+          ['Host: a', 'Host: b'],
+          ['Host: evil.example:1'],
+          ['Host:'],
+          ['Host: é'],
+        ),
+      },
     ),
     extra: fc.oneof(
       { weight: 8, arbitrary: fc.constant<string[]>([]) },
@@ -175,17 +230,46 @@ const rawRequest: fc.Arbitrary<RawRequest> = fc
         ),
       },
       { weight: 1, arbitrary: fc.constantFrom(1, 100, 16_000, 70_000).map((n) => [`X-Big: ${'a'.repeat(n)}`]) },
-      { weight: 1, arbitrary: fc.integer({ min: 10, max: 3000 }).map((n) => Array.from({ length: n }, (_, i) => `X-H${i}: ${i}`)) },
-      { weight: 1, arbitrary: fc.constantFrom(['Bad Name: x'], ['Bad\x00Name: x'], ['Nämé: x'], [': no name'], ['NoColon'], [' Leading: space'], ['X-Tab\t: x'], ['X-Emoji-😀: x']) },
+      {
+        weight: 1,
+        arbitrary: fc.integer({ min: 10, max: 3000 }).map((n) => Array.from({ length: n }, (_, i) => `X-H${i}: ${i}`)),
+      },
+      {
+        weight: 1,
+        arbitrary: fc.constantFrom(
+          ['Bad Name: x'],
+          ['Bad\x00Name: x'],
+          ['Nämé: x'],
+          [': no name'],
+          ['NoColon'],
+          [' Leading: space'],
+          ['X-Tab\t: x'],
+          ['X-Emoji-😀: x'],
+        ),
+      },
     ),
     framing: fc.oneof(
       { weight: 120, arbitrary: fc.constant<RawRequest['framing']>('exact') },
-      { weight: 12, arbitrary: fc.constantFrom<RawRequest['framing']>('none', 'truncated', 'chunked', 'chunked-truncated', 'chunked-bad', 'bad-length', 'te-and-cl') },
+      {
+        weight: 12,
+        arbitrary: fc.constantFrom<RawRequest['framing']>(
+          'none',
+          'truncated',
+          'chunked',
+          'chunked-truncated',
+          'chunked-bad',
+          'bad-length',
+          'te-and-cl',
+        ),
+      },
       // More bytes after a complete request: a second (broken) request on the connection.
       { weight: 3, arbitrary: fc.constant<RawRequest['framing']>('extra-bytes') },
     ),
     badLength: fc.constantFrom('abc', '-1', '1 2', '+5', '0x10', '99999999999999999999999', '5, 6'),
-    bodyKind: fc.oneof({ weight: 8, arbitrary: fc.constant('endpoint') }, { weight: 1, arbitrary: fc.constantFrom('utf8', 'invalid-utf8', 'random', 'empty') }),
+    bodyKind: fc.oneof(
+      { weight: 8, arbitrary: fc.constant('endpoint') },
+      { weight: 1, arbitrary: fc.constantFrom('utf8', 'invalid-utf8', 'random', 'empty') },
+    ),
     // A GET (or HEAD) with a body is rare: the proxy holds such a request until its deadline (see regressions.test.ts).
     getWithBody: fc.integer({ min: 0, max: 199 }).map((n) => n === 0),
     random: fc.uint8Array({ maxLength: 64 }),
@@ -194,12 +278,25 @@ const rawRequest: fc.Arbitrary<RawRequest> = fc
   .chain((r) => {
     const p = fc.double({ min: 0, max: 1, noNaN: true }).map((x) => x < r.injectP);
     const path =
-      r.endpoint === 'raw_item' ? `/v1/tables/${HANDLE}/raw_item` : r.endpoint === 'view' || r.endpoint === 'view-bcs' ? '/v1/view' : r.endpoint === 'ledger' ? '/v1' : '/v1/accounts/0x1/module/sim';
+      r.endpoint === 'raw_item'
+        ? `/v1/tables/${HANDLE}/raw_item`
+        : r.endpoint === 'view' || r.endpoint === 'view-bcs'
+          ? '/v1/view'
+          : r.endpoint === 'ledger'
+            ? '/v1'
+            : '/v1/accounts/0x1/module/sim';
     const method = r.method !== '' ? r.method : r.endpoint === 'ledger' || r.endpoint === 'other' ? 'GET' : 'POST';
     const contentType = r.endpoint === 'view-bcs' ? 'application/x.node.view_function+bcs' : 'application/json';
     const bodyless = method === 'GET' || method === 'HEAD';
     const served = r.endpoint === 'raw_item' || r.endpoint === 'view' || r.endpoint === 'view-bcs';
-    const bodyKind: BodyKind = bodyless && !r.getWithBody ? 'empty' : r.bodyKind !== 'endpoint' ? (r.bodyKind as BodyKind) : served ? (r.endpoint as BodyKind) : 'ignored';
+    const bodyKind: BodyKind =
+      bodyless && !r.getWithBody
+        ? 'empty'
+        : r.bodyKind !== 'endpoint'
+          ? (r.bodyKind as BodyKind)
+          : served
+            ? (r.endpoint as BodyKind)
+            : 'ignored';
     const body = bodyOf(bodyKind, 0, r.random);
     return fc
       .record({
@@ -215,8 +312,17 @@ const rawRequest: fc.Arbitrary<RawRequest> = fc
         custom: maybeInject('some value; with=params', 'x-custom', p),
       })
       .map((f) => {
-        const headers = ['Connection: close', ...r.host, `Accept: ${f.accept.text}`, `Content-Type: ${f.contentType.text}`, `X-Custom: ${f.custom.text}`, ...r.extra];
-        const injected = [f.method, f.target, f.httpVersion, f.accept, f.contentType, f.custom].map((x) => x.note).filter((n): n is string => n !== null);
+        const headers = [
+          'Connection: close',
+          ...r.host,
+          `Accept: ${f.accept.text}`,
+          `Content-Type: ${f.contentType.text}`,
+          `X-Custom: ${f.custom.text}`,
+          ...r.extra,
+        ];
+        const injected = [f.method, f.target, f.httpVersion, f.accept, f.contentType, f.custom]
+          .map((x) => x.note)
+          .filter((n): n is string => n !== null);
         switch (r.framing) {
           case 'exact':
             headers.push(`Content-Length: ${body.length}`);
@@ -241,7 +347,16 @@ const rawRequest: fc.Arbitrary<RawRequest> = fc
           case 'none':
             break;
         }
-        return { method: f.method.text, target: f.target.text, version: f.httpVersion.text, headers, bodyKind, random: r.random, framing: r.framing, injected };
+        return {
+          method: f.method.text,
+          target: f.target.text,
+          version: f.httpVersion.text,
+          headers,
+          bodyKind,
+          random: r.random,
+          framing: r.framing,
+          injected,
+        };
       });
   });
 
@@ -251,7 +366,8 @@ function describeReq(req: RawRequest, nonce: number): string {
 }
 
 function describeOutcome(o: RawOutcome): string {
-  if (o.reply === null) return `no reply (closed ${o.closedWithoutReply}, timed out ${o.timedOut}, half-closed ${o.halfClosed}); got ${JSON.stringify(o.received.toString('latin1').slice(0, 300))}`;
+  if (o.reply === null)
+    return `no reply (closed ${o.closedWithoutReply}, timed out ${o.timedOut}, half-closed ${o.halfClosed}); got ${JSON.stringify(o.received.toString('latin1').slice(0, 300))}`;
   return `${o.reply.statusLine} x-cache=${o.reply.headers['x-cache']} body=${JSON.stringify(o.reply.body.toString('latin1').slice(0, 300))}`;
 }
 
@@ -266,7 +382,10 @@ describe('fuzzed HTTP on a raw socket', () => {
   let stack: Stack;
 
   beforeAll(async () => {
-    stack = await startStack({ sim: { startVersion: FUZZ_LATEST }, beforeProxy: (node) => node.ledger.pruneTo(FUZZ_OLDEST) });
+    stack = await startStack({
+      sim: { startVersion: FUZZ_LATEST },
+      beforeProxy: (node) => node.ledger.pruneTo(FUZZ_OLDEST),
+    });
   });
 
   afterAll(async () => {
@@ -281,14 +400,17 @@ describe('fuzzed HTTP on a raw socket', () => {
     const fresh = counters.total - simSeen;
     simSeen = counters.total;
     for (const r of counters.requests.slice(-Math.min(fresh, counters.requests.length))) {
-      if (r.method === 'POST' && (r.url.startsWith('/v1/view') || r.url.includes('/raw_item'))) simBodies.push(r.body.toString('latin1'));
+      if (r.method === 'POST' && (r.url.startsWith('/v1/view') || r.url.includes('/raw_item')))
+        simBodies.push(r.body.toString('latin1'));
     }
   };
 
   it(
     `answers every request with a node-shaped reply and keeps refused input from the node (${RUNS} cases)`,
     async () => {
-      console.log(`[fuzz raw] FUZZ_SEED=${SEED} runs=${RUNS} (replay: FUZZ_SEED=${SEED} npx vitest run test/fuzz/raw-socket.test.ts)`);
+      console.log(
+        `[fuzz raw] FUZZ_SEED=${SEED} runs=${RUNS} (replay: FUZZ_SEED=${SEED} npx vitest run test/fuzz/raw-socket.test.ts)`,
+      );
       const byStatus = new Map<string, number>();
       let cases = 0;
       let injectedCases = 0;
@@ -309,7 +431,9 @@ describe('fuzzed HTTP on a raw socket', () => {
         if (req.injected.length > 0) injectedCases++;
         const what = (): string => `\n  request: ${describeReq(req, nonce)}\n  reply: ${describeOutcome(outcome)}`;
         if (outcome.reply === null) {
-          throw new Error(`no reply (${JSON.stringify(req.method.slice(0, 10))} request, framing ${req.framing})${what()}`);
+          throw new Error(
+            `no reply (${JSON.stringify(req.method.slice(0, 10))} request, framing ${req.framing})${what()}`,
+          );
         }
         const reply: ReplyLike = outcome.reply;
         const code = errorCodeOf(reply);
@@ -319,12 +443,19 @@ describe('fuzzed HTTP on a raw socket', () => {
         const problem = shapeProblem(reply, { head, coded: hasTransferCoding(data) });
         if (problem !== null) throw new Error(`not node-shaped: ${problem}${what()}`);
         const token = nonceToken(req.bodyKind, nonce);
-        if (token !== null && ((reply.status === 400 && code === 'web_framework_error') || reply.status === 403 || reply.status === 501)) refused.push({ token, what: what(), framing: req.framing });
+        if (
+          token !== null &&
+          ((reply.status === 400 && code === 'web_framework_error') || reply.status === 403 || reply.status === 501)
+        )
+          refused.push({ token, what: what(), framing: req.framing });
         // Answered from a node or the cache: the sim must give the same answer to the same bytes.
         // (Unless injected bytes added framing headers of their own: then there is no
         // Content-Length form of "the same request" to give the sim.)
         const framingInjected = req.injected.some((n) => /Transfer-Encoding|Content-Length/.test(n));
-        if ((cache === 'MISS' || cache === 'HIT' || cache === 'COALESCED') && !(req.framing === 'chunked' && framingInjected)) {
+        if (
+          (cache === 'MISS' || cache === 'HIT' || cache === 'COALESCED') &&
+          !(req.framing === 'chunked' && framingInjected)
+        ) {
           // The proxy takes chunked request bodies (and sends nodes Content-Length, SPEC §7);
           // a node answers 411 to chunked ones, so the sim gets the same request with Content-Length.
           const length = bodyOf(req.bodyKind, nonce, req.random).length;
@@ -334,7 +465,17 @@ describe('fuzzed HTTP on a raw socket', () => {
           // first request alone.
           const sameForSim =
             req.framing === 'chunked'
-              ? serialize({ ...req, framing: 'exact', headers: [...req.headers.filter((h) => !/^transfer-encoding:/i.test(h)), `Content-Length: ${length}`] }, nonce)
+              ? serialize(
+                  {
+                    ...req,
+                    framing: 'exact',
+                    headers: [
+                      ...req.headers.filter((h) => !/^transfer-encoding:/i.test(h)),
+                      `Content-Length: ${length}`,
+                    ],
+                  },
+                  nonce,
+                )
               : req.framing === 'extra-bytes'
                 ? serialize({ ...req, framing: 'exact' }, nonce)
                 : data;
@@ -342,7 +483,9 @@ describe('fuzzed HTTP on a raw socket', () => {
           collectSimBodies();
           comparedWithSim++;
           if (direct.reply === null || direct.reply.status !== reply.status || !direct.reply.body.equals(reply.body)) {
-            throw new Error(`the proxy's answer differs from the sim's for the same bytes${what()}\n  sim: ${describeOutcome(direct)}`);
+            throw new Error(
+              `the proxy's answer differs from the sim's for the same bytes${what()}\n  sim: ${describeOutcome(direct)}`,
+            );
           }
         }
       };
@@ -353,20 +496,31 @@ describe('fuzzed HTTP on a raw socket', () => {
         { seed: SEED, numRuns: RUNS },
       );
       // Node calls the proxy makes after it has replied land here: wait until none is in flight.
-      await until(() => stack.app.pool.nodes.every((n) => n.inFlight === 0), 5000, 'the node calls still in flight to end');
+      await until(
+        () => stack.app.pool.nodes.every((n) => n.inFlight === 0),
+        5000,
+        'the node calls still in flight to end',
+      );
       collectSimBodies();
       const reachedSim = new Set<string>();
       for (const body of simBodies) for (const m of body.matchAll(/0x[0-9a-f]{8}5[ab]|"9\d{8}"/g)) reachedSim.add(m[0]);
       for (const r of refused) {
-        const found = r.token.startsWith('0x') || r.token.startsWith('"') ? reachedSim.has(r.token) : simBodies.some((b) => b.includes(r.token));
-        if (found) failures.record(new Error(`an input error reached the node (its body is in the sim's log; framing ${r.framing})${r.what}`));
+        const found =
+          r.token.startsWith('0x') || r.token.startsWith('"')
+            ? reachedSim.has(r.token)
+            : simBodies.some((b) => b.includes(r.token));
+        if (found)
+          failures.record(
+            new Error(`an input error reached the node (its body is in the sim's log; framing ${r.framing})${r.what}`),
+          );
       }
       const seconds = ((performance.now() - started) / 1000).toFixed(1);
       const table = [...byStatus].sort((a, b) => b[1] - a[1]).map(([k, n]) => `    ${n}\t${k}`);
       console.log(
         `[fuzz raw] ${cases} cases in ${seconds} s (${injectedCases} with injected bytes, ${refused.length} refused ones traced at the sim, ${comparedWithSim} answers compared with the sim), seed ${SEED}\n  replies (status error_code x-cache (framing)):\n${table.join('\n')}`,
       );
-      if (failures.total > 0) console.log(`[fuzz raw] ${failures.total} FAILURES (seed ${SEED}):\n${failures.summary()}`);
+      if (failures.total > 0)
+        console.log(`[fuzz raw] ${failures.total} FAILURES (seed ${SEED}):\n${failures.summary()}`);
       expect(failures.total, `${failures.total} failures, FUZZ_SEED=${SEED}:\n${failures.summary()}`).toBe(0);
       expect(cases).toBe(RUNS);
     },

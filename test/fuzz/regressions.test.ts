@@ -41,7 +41,10 @@ describe('fuzz findings, reduced', () => {
     expect(direct.reply?.status, 'the sim answers a GET with a body').toBe(200);
     const started = Date.now();
     const outcome = await rawExchange(stack.port, request, { halfCloseAfterMs: 3000, timeoutMs: 3000 });
-    expect(outcome.reply?.status, `after ${Date.now() - started} ms: ${outcome.received.toString('latin1').slice(0, 300)}`).toBe(200);
+    expect(
+      outcome.reply?.status,
+      `after ${Date.now() - started} ms: ${outcome.received.toString('latin1').slice(0, 300)}`,
+    ).toBe(200);
     expect(JSON.parse(outcome.reply!.body.toString('utf8')).chain_id).toBe(4);
   }, 15_000);
 
@@ -57,7 +60,10 @@ describe('fuzz findings, reduced', () => {
   // nothing) and end the socket.
   it('answers a complete request before the broken bytes that follow it on the connection', async () => {
     const before = servedCalls();
-    const outcome = await rawExchange(stack.port, rawItemRequest(901) + 'GARBAGE\r\n\r\n', { untilClose: true, timeoutMs: 3000 });
+    const outcome = await rawExchange(stack.port, rawItemRequest(901) + 'GARBAGE\r\n\r\n', {
+      untilClose: true,
+      timeoutMs: 3000,
+    });
     const replies = rawReplies(outcome.received, true);
     const reachedNode = servedCalls() - before;
     const seen = replies.map((r) => `${r.status} ${r.body.toString('latin1').slice(0, 80)}`);
@@ -68,7 +74,10 @@ describe('fuzz findings, reduced', () => {
   });
 
   it('answers a "Connection: close" request whose body is followed by more bytes', async () => {
-    const outcome = await rawExchange(stack.port, rawItemRequest(902, 'Connection: close\r\n') + 'XYZ', { untilClose: true, timeoutMs: 3000 });
+    const outcome = await rawExchange(stack.port, rawItemRequest(902, 'Connection: close\r\n') + 'XYZ', {
+      untilClose: true,
+      timeoutMs: 3000,
+    });
     const replies = rawReplies(outcome.received, true);
     const seen = replies.map((r) => `${r.status} ${r.body.toString('latin1').slice(0, 80)}`);
     expect(replies[0]?.status, `replies on the wire: ${JSON.stringify(seen)}`).toBe(200);
@@ -80,9 +89,15 @@ describe('fuzz findings, reduced', () => {
   // never a dropped connection without a reply where HTTP allows one). Fixed in
   // 1960006 (a 'connect' listener that writes the error body).
   it('answers CONNECT with the error body instead of dropping the connection', async () => {
-    for (const request of ['CONNECT /v1/view HTTP/1.1\r\nHost: proxy.test\r\n\r\n', 'CONNECT node.example:443 HTTP/1.1\r\nHost: node.example:443\r\n\r\n']) {
+    for (const request of [
+      'CONNECT /v1/view HTTP/1.1\r\nHost: proxy.test\r\n\r\n',
+      'CONNECT node.example:443 HTTP/1.1\r\nHost: node.example:443\r\n\r\n',
+    ]) {
       const outcome = await rawExchange(stack.port, request, { halfCloseAfterMs: 1000, timeoutMs: 2000 });
-      expect(outcome.reply?.status, `${JSON.stringify(request)}: closed without a reply ${outcome.closedWithoutReply}`).toBe(400);
+      expect(
+        outcome.reply?.status,
+        `${JSON.stringify(request)}: closed without a reply ${outcome.closedWithoutReply}`,
+      ).toBe(400);
       expect(parseErrorBody(outcome.reply!)).toMatchObject({ error_code: 'web_framework_error', vm_error_code: null });
     }
   });
@@ -99,21 +114,35 @@ describe('fuzz findings, reduced', () => {
 
     it('a bad chunk gets the 400 error body', async () => {
       const before = servedCalls();
-      const outcome = await rawExchange(stack.port, upgradeRequest(`zz\r\n${KEY_BODY}\r\n0\r\n\r\n`, 'Transfer-Encoding: chunked\r\n'), { halfCloseAfterMs: 1000, timeoutMs: 2000 });
+      const outcome = await rawExchange(
+        stack.port,
+        upgradeRequest(`zz\r\n${KEY_BODY}\r\n0\r\n\r\n`, 'Transfer-Encoding: chunked\r\n'),
+        { halfCloseAfterMs: 1000, timeoutMs: 2000 },
+      );
       expect(outcome.reply?.status, `closed without a reply ${outcome.closedWithoutReply}`).toBe(400);
-      expect(parseErrorBody(outcome.reply!)).toMatchObject({ error_code: 'web_framework_error', message: 'malformed chunked request body' });
+      expect(parseErrorBody(outcome.reply!)).toMatchObject({
+        error_code: 'web_framework_error',
+        message: 'malformed chunked request body',
+      });
       expect(servedCalls() - before, 'a refused request reached the node').toBe(0);
     });
 
     it('a body cut short gets the 400 error body when the client half-closes', async () => {
-      const outcome = await rawExchange(stack.port, upgradeRequest(KEY_BODY.slice(0, 5), `Content-Length: ${KEY_BODY.length}\r\n`), { halfCloseAtOnce: true, timeoutMs: 2000 });
+      const outcome = await rawExchange(
+        stack.port,
+        upgradeRequest(KEY_BODY.slice(0, 5), `Content-Length: ${KEY_BODY.length}\r\n`),
+        { halfCloseAtOnce: true, timeoutMs: 2000 },
+      );
       expect(outcome.reply?.status, `closed without a reply ${outcome.closedWithoutReply}`).toBe(400);
       expect(parseErrorBody(outcome.reply!)).toMatchObject({ error_code: 'web_framework_error' });
     });
 
     it('a well-formed one is answered, and the connection stays usable', async () => {
       const request = upgradeRequest(KEY_BODY, `Content-Length: ${KEY_BODY.length}\r\n`);
-      const outcome = await rawExchange(stack.port, request + rawItemRequest(904, 'Connection: close\r\n'), { untilClose: true, timeoutMs: 3000 });
+      const outcome = await rawExchange(stack.port, request + rawItemRequest(904, 'Connection: close\r\n'), {
+        untilClose: true,
+        timeoutMs: 3000,
+      });
       const replies = rawReplies(outcome.received, true);
       expect(replies.map((r) => r.status)).toEqual([200, 200]);
       expect(replies[0].body.equals(simTableItem(HANDLE, PRESENT_KEY, 903n)!)).toBe(true);

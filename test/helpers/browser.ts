@@ -10,7 +10,15 @@ import { build } from 'esbuild';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 
 /** Flags that work on a closed network: nothing of Chromium's own goes out. */
-export const CHROMIUM_FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+export const CHROMIUM_FLAGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 /** How long any one thing in a page may take before the test gives up on it. */
 export const PAGE_STEP_MS = 30_000;
@@ -18,7 +26,8 @@ export const PAGE_STEP_MS = 30_000;
 /** CHROMIUM_PATH, else Debian's /usr/bin/chromium. */
 export function chromiumPath(): string {
   const path = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-  if (!existsSync(path)) throw new Error(`no Chromium at ${path}: install the Debian package chromium (.ci/run does), or set CHROMIUM_PATH`);
+  if (!existsSync(path))
+    throw new Error(`no Chromium at ${path}: install the Debian package chromium (.ci/run does), or set CHROMIUM_PATH`);
   return path;
 }
 
@@ -31,7 +40,11 @@ export function launchChromium(): Promise<Browser> {
 }
 
 /** A fresh context (no HTTP or preflight cache shared with another run) and a page on it; console errors go to `log`. */
-export async function openPage(browser: Browser, url: string, log: string[] = []): Promise<{ context: BrowserContext; page: Page }> {
+export async function openPage(
+  browser: Browser,
+  url: string,
+  log: string[] = [],
+): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext();
   context.setDefaultTimeout(PAGE_STEP_MS);
   const page = await context.newPage();

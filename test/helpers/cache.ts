@@ -2,7 +2,14 @@
 // sim's model functions predict, a bounded poll, and reply checks.
 import type { Redis } from 'ioredis';
 import { expect } from 'vitest';
-import { encodeBcsValues, encodeJsonValues, simBalance, simTableItem, SIM_MODULE_ADDRESS, type SimNode } from '../../src/sim/index.js';
+import {
+  encodeBcsValues,
+  encodeJsonValues,
+  simBalance,
+  simTableItem,
+  SIM_MODULE_ADDRESS,
+  type SimNode,
+} from '../../src/sim/index.js';
 import { encodeViewRequest } from '../../src/wire/view-bcs.js';
 import { hex } from './bytes.js';
 import { call, HANDLE, type Reply } from './proxy.js';
@@ -13,7 +20,8 @@ export const PRESENT_KEYS = CANDIDATE_KEYS.filter((k) => simTableItem(HANDLE, k,
 export const ABSENT_KEYS = CANDIDATE_KEYS.filter((k) => simTableItem(HANDLE, k, 0n) === null);
 export const PRESENT = PRESENT_KEYS[0];
 /** A key with an item at every version in another table. */
-export const presentKeyOf = (handle: string): Buffer => CANDIDATE_KEYS.find((k) => simTableItem(handle, k, 0n) !== null)!;
+export const presentKeyOf = (handle: string): Buffer =>
+  CANDIDATE_KEYS.find((k) => simTableItem(handle, k, 0n) !== null)!;
 export const ABSENT = ABSENT_KEYS[0];
 
 export const OWNER = '0x' + 'cd'.repeat(32);
@@ -34,9 +42,16 @@ export function balanceAt(owner: string, version: bigint, format: 'json' | 'bcs'
 }
 
 /** POST /v1/view with a BCS request body (the Aptos SDK's way) for a 0x1::sim function. */
-export function viewBcsRequest(base: string, fn: string, args: Uint8Array[], opts: { version?: bigint | number; accept?: string } = {}): Promise<Reply> {
+export function viewBcsRequest(
+  base: string,
+  fn: string,
+  args: Uint8Array[],
+  opts: { version?: bigint | number; accept?: string } = {},
+): Promise<Reply> {
   const q = opts.version !== undefined ? `?ledger_version=${opts.version}` : '';
-  const body = Buffer.from(encodeViewRequest({ address: SIM_MODULE_ADDRESS, module: 'sim', function: fn, typeArgs: [], args }));
+  const body = Buffer.from(
+    encodeViewRequest({ address: SIM_MODULE_ADDRESS, module: 'sim', function: fn, typeArgs: [], args }),
+  );
   return call(base, `/v1/view${q}`, {
     headers: { 'content-type': 'application/x.node.view_function+bcs', accept: opts.accept ?? 'application/json' },
     body,
@@ -72,7 +87,10 @@ export function tally(replies: Reply[]): Record<string, number> {
 }
 
 export function expectStatus(reply: Reply, status: number, label = ''): void {
-  expect(reply.status, `${label} status (X-Cache ${cacheOf(reply)}, body ${reply.body.toString('utf8').slice(0, 300)})`).toBe(status);
+  expect(
+    reply.status,
+    `${label} status (X-Cache ${cacheOf(reply)}, body ${reply.body.toString('utf8').slice(0, 300)})`,
+  ).toBe(status);
 }
 
 /** Runs op and measures it in ms. */
@@ -97,11 +115,16 @@ export async function warmConnections(base: string, n: number): Promise<void> {
       }),
     ),
   );
-  for (const r of replies) if (r.status !== 200 && r.status !== 404) throw new Error(`warm-up read answered ${r.status}`);
+  for (const r of replies)
+    if (r.status !== 200 && r.status !== 404) throw new Error(`warm-up read answered ${r.status}`);
 }
 
 /** The answer entries (not fill locks, fill outcomes, nor the purge state and index) under a key prefix in Redis, sorted. */
 export async function redisEntryKeys(client: Redis, prefix: string): Promise<string[]> {
   const keys = await client.keys(`${prefix}*`);
-  return keys.filter((k) => !k.startsWith(`${prefix}lock:`) && !k.startsWith(`${prefix}fill:`) && !k.startsWith(`${prefix}purge`)).sort();
+  return keys
+    .filter(
+      (k) => !k.startsWith(`${prefix}lock:`) && !k.startsWith(`${prefix}fill:`) && !k.startsWith(`${prefix}purge`),
+    )
+    .sort();
 }

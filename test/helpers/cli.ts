@@ -71,9 +71,16 @@ export function cliConfig(port: number, node: { url: string }, more: Record<stri
 }
 
 /** Runs the CLI to its end with `args` (--check, --version...), with only `env`'s LEDGER_PROXY_* variables. */
-export async function runCli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export async function runCli(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('LEDGER_PROXY_')));
-  const child = spawn(process.execPath, [join(build!, 'main.js'), ...args], { cwd: ROOT, env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [join(build!, 'main.js'), ...args], {
+    cwd: ROOT,
+    env: { ...base, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.push(child);
   let stdout = '';
   let stderr = '';
@@ -87,12 +94,18 @@ export async function runCli(args: string[], env: Record<string, string> = {}): 
 export async function startCli(file: string, port: number): Promise<Cli> {
   // No LEDGER_PROXY_* from the environment may override the file.
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('LEDGER_PROXY_')));
-  const child = spawn(process.execPath, [join(build!, 'main.js'), '--config', file], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [join(build!, 'main.js'), '--config', file], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.push(child);
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString('utf8')));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString('utf8')));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) => child.once('exit', (code, signal) => res({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) =>
+    child.once('exit', (code, signal) => res({ code, signal })),
+  );
   const url = `http://127.0.0.1:${port}`;
   const answers = async (): Promise<boolean> => {
     if (child.exitCode !== null) throw new Error(`the proxy exited with ${child.exitCode} at start:\n${out}`);

@@ -14,7 +14,9 @@ export interface DemoProcess {
 
 /** Starts `node demo/main.js ...args`; resolves when it prints where its page is. */
 export async function startDemoCli(args: string[], readyWithinMs = 30_000): Promise<DemoProcess> {
-  const child = spawn(process.execPath, [join(inject('cliBuild'), 'demo', 'main.js'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [join(inject('cliBuild'), 'demo', 'main.js'), ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
   let out = '';
   child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));

@@ -24,14 +24,22 @@ export function expectNodeErrorBody(
   expect(ALLOWED_ERROR_STATUSES, `${label} status ${reply.status}`).toContain(reply.status);
   expect(reply.headers['content-type'], `${label} content type`).toBe('application/json');
   const body = JSON.parse(text);
-  expect(Object.keys(body).sort(), `${label} body ${text.slice(0, 300)}`).toEqual(['error_code', 'message', 'vm_error_code']);
+  expect(Object.keys(body).sort(), `${label} body ${text.slice(0, 300)}`).toEqual([
+    'error_code',
+    'message',
+    'vm_error_code',
+  ]);
   expect(typeof body.message, `${label} message`).toBe('string');
   if (code !== undefined) expect(body.error_code, `${label} error_code; message ${body.message}`).toBe(code);
   return body;
 }
 
 /** A node error body (expectNodeErrorBody), with `status` when given. */
-export function errorBodyOf(reply: Reply, status?: number, label = ''): { message: string; error_code: string; vm_error_code: number | null } {
+export function errorBodyOf(
+  reply: Reply,
+  status?: number,
+  label = '',
+): { message: string; error_code: string; vm_error_code: number | null } {
   return expectNodeErrorBody(reply, status, undefined, label);
 }
 

@@ -10,7 +10,15 @@ export interface ReplyLike {
 }
 
 /** The seven ledger headers, lower-case, without the vendor prefix. */
-export const LEDGER_HEADER_SUFFIXES = ['chain-id', 'ledger-version', 'ledger-oldest-version', 'ledger-timestampusec', 'epoch', 'block-height', 'oldest-block-height'] as const;
+export const LEDGER_HEADER_SUFFIXES = [
+  'chain-id',
+  'ledger-version',
+  'ledger-oldest-version',
+  'ledger-timestampusec',
+  'epoch',
+  'block-height',
+  'oldest-block-height',
+] as const;
 
 export function header(reply: ReplyLike, name: string): string | undefined {
   const v = reply.headers[name];
@@ -26,20 +34,24 @@ export interface ErrorBody {
 /** The error body of a reply, or a description of why it is not SPEC §5's body. */
 export function parseErrorBody(reply: ReplyLike): ErrorBody | string {
   const type = (header(reply, 'content-type') ?? '').split(';', 1)[0].trim().toLowerCase();
-  if (type !== 'application/json') return `error reply with content-type ${JSON.stringify(header(reply, 'content-type'))}`;
+  if (type !== 'application/json')
+    return `error reply with content-type ${JSON.stringify(header(reply, 'content-type'))}`;
   let body: unknown;
   try {
     body = JSON.parse(reply.body.toString('utf8'));
   } catch {
     return `error reply whose body is not JSON: ${JSON.stringify(reply.body.toString('latin1').slice(0, 200))}`;
   }
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return `error body is not an object: ${reply.body.toString('utf8').slice(0, 200)}`;
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    return `error body is not an object: ${reply.body.toString('utf8').slice(0, 200)}`;
   const keys = Object.keys(body).sort();
   if (keys.join(',') !== 'error_code,message,vm_error_code') return `error body members are ${JSON.stringify(keys)}`;
   const b = body as Record<string, unknown>;
   if (typeof b.message !== 'string') return 'error body message is not a string';
-  if (typeof b.error_code !== 'string' || !(ERROR_CODES as readonly string[]).includes(b.error_code)) return `error_code ${JSON.stringify(b.error_code)} is not one of SPEC §5`;
-  if (b.vm_error_code !== null && typeof b.vm_error_code !== 'number') return `vm_error_code ${JSON.stringify(b.vm_error_code)} is neither a number nor null`;
+  if (typeof b.error_code !== 'string' || !(ERROR_CODES as readonly string[]).includes(b.error_code))
+    return `error_code ${JSON.stringify(b.error_code)} is not one of SPEC §5`;
+  if (b.vm_error_code !== null && typeof b.vm_error_code !== 'number')
+    return `vm_error_code ${JSON.stringify(b.vm_error_code)} is neither a number nor null`;
   return b as unknown as ErrorBody;
 }
 
@@ -49,12 +61,19 @@ export function parseErrorBody(reply: ReplyLike): ErrorBody | string {
  * has a transfer coding other than chunked, which may be refused with 501
  * (RFC 9112 §6.1). Returns null when fine.
  */
-export function shapeProblem(reply: ReplyLike, options: { head?: boolean; prefix?: string; coded?: boolean } = {}): string | null {
+export function shapeProblem(
+  reply: ReplyLike,
+  options: { head?: boolean; prefix?: string; coded?: boolean } = {},
+): string | null {
   const prefix = options.prefix ?? 'x-node-';
-  const allowed = reply.status === 200 || (ERROR_STATUSES as readonly number[]).includes(reply.status) || (options.coded === true && reply.status === 501);
+  const allowed =
+    reply.status === 200 ||
+    (ERROR_STATUSES as readonly number[]).includes(reply.status) ||
+    (options.coded === true && reply.status === 501);
   if (!allowed) return `status ${reply.status} is not allowed`;
   const present = LEDGER_HEADER_SUFFIXES.filter((s) => header(reply, prefix + s) !== undefined);
-  if (present.length !== 0 && present.length !== LEDGER_HEADER_SUFFIXES.length) return `only some ledger headers: ${present.join(',')}`;
+  if (present.length !== 0 && present.length !== LEDGER_HEADER_SUFFIXES.length)
+    return `only some ledger headers: ${present.join(',')}`;
   if (reply.status === 200 || options.head) return null;
   const body = parseErrorBody(reply);
   return typeof body === 'string' ? body : null;

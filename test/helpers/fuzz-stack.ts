@@ -17,7 +17,14 @@ export interface Stack {
 
 /** A sim (gzip on, as real nodes) and a proxy on 127.0.0.1:0 with `overrides` merged into its config. */
 /** `moreNodes`: other nodes' urls, configured after the stack's own sim (node1, node2, …). */
-export async function startStack(options: { sim?: SimOptions; overrides?: Record<string, unknown>; beforeProxy?: (node: SimNode) => void; moreNodes?: string[] } = {}): Promise<Stack> {
+export async function startStack(
+  options: {
+    sim?: SimOptions;
+    overrides?: Record<string, unknown>;
+    beforeProxy?: (node: SimNode) => void;
+    moreNodes?: string[];
+  } = {},
+): Promise<Stack> {
   const node = await startSim({ gzip: true, ...options.sim });
   options.beforeProxy?.(node);
   let app: App;
@@ -25,7 +32,10 @@ export async function startStack(options: { sim?: SimOptions; overrides?: Record
     const config = parseConfig({
       server: { host: '127.0.0.1', port: 0 },
       admin: { port: 0 },
-      upstreams: [{ url: node.url, name: 'node0' }, ...(options.moreNodes ?? []).map((url, i) => ({ url, name: `node${i + 1}` }))],
+      upstreams: [
+        { url: node.url, name: 'node0' },
+        ...(options.moreNodes ?? []).map((url, i) => ({ url, name: `node${i + 1}` })),
+      ],
       log: { level: 'silent' },
       ...options.overrides,
     });

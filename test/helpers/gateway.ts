@@ -23,7 +23,11 @@ afterEach(async () => {
   while (closers.length > 0) await closers.pop()!();
 });
 
-export async function gateway(nodeUrl: string, prefix: string, apiKey: { name: string; value: string }): Promise<Gateway> {
+export async function gateway(
+  nodeUrl: string,
+  prefix: string,
+  apiKey: { name: string; value: string },
+): Promise<Gateway> {
   const node = new URL(nodeUrl);
   const seen: GatewaySeen[] = [];
   const server = createServer((req, res) => {
@@ -38,10 +42,13 @@ export async function gateway(nodeUrl: string, prefix: string, apiKey: { name: s
       return;
     }
     const headers = { ...req.headers, host: node.host };
-    const upstream = httpRequest({ host: node.hostname, port: node.port, method: req.method, path: url.slice(prefix.length), headers }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    });
+    const upstream = httpRequest(
+      { host: node.hostname, port: node.port, method: req.method, path: url.slice(prefix.length), headers },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
     upstream.on('error', () => res.destroy());
     req.pipe(upstream);
   });

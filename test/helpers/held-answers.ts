@@ -31,18 +31,27 @@ export async function heldAnswers(nodeUrl: string): Promise<HeldAnswers> {
     const url = req.url ?? '/';
     const hold = holding !== null && url.includes(holding.match);
     if (hold && --holding!.remaining <= 0) holding = null;
-    const upstream = request({ host: node.hostname, port: node.port, method: req.method, path: url, headers: { ...req.headers, host: node.host } }, (answer) => {
-      const chunks: Buffer[] = [];
-      answer.on('data', (chunk: Buffer) => chunks.push(chunk));
-      answer.on('end', () => {
-        const body = Buffer.concat(chunks);
-        const headers = { ...answer.headers, 'content-length': String(body.length) };
-        delete headers['transfer-encoding'];
-        const pass = (): void => void res.writeHead(answer.statusCode ?? 502, headers).end(body);
-        if (hold) waiting.push(pass);
-        else pass();
-      });
-    });
+    const upstream = request(
+      {
+        host: node.hostname,
+        port: node.port,
+        method: req.method,
+        path: url,
+        headers: { ...req.headers, host: node.host },
+      },
+      (answer) => {
+        const chunks: Buffer[] = [];
+        answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+        answer.on('end', () => {
+          const body = Buffer.concat(chunks);
+          const headers = { ...answer.headers, 'content-length': String(body.length) };
+          delete headers['transfer-encoding'];
+          const pass = (): void => void res.writeHead(answer.statusCode ?? 502, headers).end(body);
+          if (hold) waiting.push(pass);
+          else pass();
+        });
+      },
+    );
     upstream.on('error', () => res.destroy());
     req.pipe(upstream);
   });

@@ -25,11 +25,14 @@ export async function inFlightGauge(target: string): Promise<InFlightGauge> {
   const server = createServer((req, res) => {
     gauge.current++;
     gauge.max = Math.max(gauge.max, gauge.current);
-    const upstream = request({ host: to.hostname, port: to.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-      answer.on('end', () => gauge.current--);
-    });
+    const upstream = request(
+      { host: to.hostname, port: to.port, method: req.method, path: req.url, headers: req.headers },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+        answer.on('end', () => gauge.current--);
+      },
+    );
     upstream.on('error', () => {
       gauge.current--;
       res.destroy();

@@ -74,7 +74,8 @@ const MAX_HANG_MS = 10_000;
 /** True for a node error body with 503 internal_error (SPEC §5). */
 export function isUnavailableBody(reply: LoadReply): string | null {
   if (reply.status !== 503) return `status ${reply.status}`;
-  if (reply.headers['content-type'] !== 'application/json') return `503 with content type ${reply.headers['content-type']}`;
+  if (reply.headers['content-type'] !== 'application/json')
+    return `503 with content type ${reply.headers['content-type']}`;
   let body: unknown;
   try {
     body = JSON.parse(reply.body.toString('utf8'));
@@ -93,9 +94,11 @@ export function isUnavailableBody(reply: LoadReply): string | null {
 
 export async function runLoad(options: LoadOptions): Promise<LoadReport> {
   const target = new URL(options.url);
-  if (target.hostname !== '127.0.0.1' || target.protocol !== 'http:') throw new Error(`load only targets http://127.0.0.1, not ${options.url}`);
+  if (target.hostname !== '127.0.0.1' || target.protocol !== 'http:')
+    throw new Error(`load only targets http://127.0.0.1, not ${options.url}`);
   if (!(options.rps > 0 && options.rps <= MAX_RPS)) throw new RangeError(`rps must be in (0, ${MAX_RPS}]`);
-  if (!(options.durationMs > 0 && options.durationMs <= MAX_DURATION_MS)) throw new RangeError(`durationMs must be in (0, ${MAX_DURATION_MS}]`);
+  if (!(options.durationMs > 0 && options.durationMs <= MAX_DURATION_MS))
+    throw new RangeError(`durationMs must be in (0, ${MAX_DURATION_MS}]`);
   const connections = options.connections ?? 20;
   const hangMs = Math.min(options.hangMs ?? 5000, MAX_HANG_MS);
 
@@ -124,17 +127,32 @@ export async function runLoad(options: LoadOptions): Promise<LoadReport> {
       // An overall bound as well: a reply trickling in must not keep the run alive.
       const abort = AbortSignal.timeout(hangMs);
       try {
-        const res = await pool.request({ method: req.method, path: req.path, headers: req.headers, body: req.body, signal: abort });
+        const res = await pool.request({
+          method: req.method,
+          path: req.path,
+          headers: req.headers,
+          body: req.body,
+          signal: abort,
+        });
         const body = Buffer.from(await res.body.arrayBuffer());
         const headers: Record<string, string> = {};
-        for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+        for (const [k, v] of Object.entries(res.headers))
+          if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
         const reply: LoadReply = { status: res.statusCode, headers, body };
         if (reply.status === 200) {
           const problem = req.check(reply);
           done(problem === null ? { status: 200, outcome: 'ok' } : { status: 200, outcome: 'wrong', detail: problem });
         } else {
           const problem = isUnavailableBody(reply);
-          done(problem === null ? { status: reply.status, outcome: 'unavailable' } : { status: reply.status, outcome: 'wrong', detail: `${problem}: ${body.toString('utf8').slice(0, 300)}` });
+          done(
+            problem === null
+              ? { status: reply.status, outcome: 'unavailable' }
+              : {
+                  status: reply.status,
+                  outcome: 'wrong',
+                  detail: `${problem}: ${body.toString('utf8').slice(0, 300)}`,
+                },
+          );
         }
       } catch (err) {
         const e = err as { code?: string; name?: string; message?: string };

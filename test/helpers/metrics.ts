@@ -6,5 +6,7 @@ export async function metricValue(app: App, name: string, labels: Record<string,
   const metric = app.metrics.registry.getSingleMetric(name);
   if (metric === undefined) throw new Error(`no metric ${name}`);
   const { values } = await metric.get();
-  return values.filter((v) => Object.entries(labels).every(([k, want]) => String(v.labels[k]) === want)).reduce((sum, v) => sum + v.value, 0);
+  return values
+    .filter((v) => Object.entries(labels).every(([k, want]) => String(v.labels[k]) === want))
+    .reduce((sum, v) => sum + v.value, 0);
 }

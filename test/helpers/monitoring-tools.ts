@@ -17,13 +17,20 @@ export async function requireTool(command: string, debianPackage: string): Promi
 export const requirePromtool = (): Promise<void> => requireTool('promtool', 'prometheus');
 
 /** Runs promtool with `args` in `cwd`, `stdin` on its standard input; its exit code and output. */
-export async function promtool(args: string[], options: { cwd?: string; stdin?: string } = {}): Promise<{ code: number; out: string }> {
+export async function promtool(
+  args: string[],
+  options: { cwd?: string; stdin?: string } = {},
+): Promise<{ code: number; out: string }> {
   const { code, out } = await runTool('promtool', args, options);
   return { code, out };
 }
 
 /** Runs `command` with `args` in `cwd`, `stdin` on its standard input; its exit code, stdout, and both outputs as they came. */
-export function runTool(command: string, args: string[], options: { cwd?: string; stdin?: string } = {}): Promise<{ code: number; out: string; stdout: string }> {
+export function runTool(
+  command: string,
+  args: string[],
+  options: { cwd?: string; stdin?: string } = {},
+): Promise<{ code: number; out: string; stdout: string }> {
   return new Promise((resolve) => {
     const child = spawn(command, args, { cwd: options.cwd });
     let out = '';

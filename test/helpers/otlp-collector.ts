@@ -95,7 +95,8 @@ export async function otlpCollector(options: { refuse?: number } = {}): Promise<
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       paths.push(req.url ?? '');
-      if (options.refuse !== undefined) return res.writeHead(options.refuse, { 'content-type': 'application/json' }).end('{}');
+      if (options.refuse !== undefined)
+        return res.writeHead(options.refuse, { 'content-type': 'application/json' }).end('{}');
       spans.push(...spansOf(JSON.parse(Buffer.concat(chunks).toString('utf8')) as OtlpExport));
       res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     });
@@ -103,5 +104,10 @@ export async function otlpCollector(options: { refuse?: number } = {}): Promise<
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   servers.push(server);
   const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, spans, paths, trace: (traceId) => spans.filter((s) => s.traceId === traceId) };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    spans,
+    paths,
+    trace: (traceId) => spans.filter((s) => s.traceId === traceId),
+  };
 }

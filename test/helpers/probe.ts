@@ -18,12 +18,19 @@ export interface ProbeSample {
 export async function probeOnce(agent: Agent, url: string, boundMs: number): Promise<ProbeOutcome> {
   const signal = AbortSignal.timeout(boundMs);
   try {
-    const res = await request(url, { dispatcher: agent, reset: true, signal, headersTimeout: boundMs, bodyTimeout: boundMs });
+    const res = await request(url, {
+      dispatcher: agent,
+      reset: true,
+      signal,
+      headersTimeout: boundMs,
+      bodyTimeout: boundMs,
+    });
     await res.body.arrayBuffer();
     return { kind: 'answer', status: res.statusCode };
   } catch (err) {
     const e = err as { code?: string; name?: string };
-    if (signal.aborted || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT') return { kind: 'hang' };
+    if (signal.aborted || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT')
+      return { kind: 'hang' };
     return { kind: 'closed', code: e.code ?? e.name ?? 'error' };
   }
 }
@@ -45,13 +52,16 @@ export interface ProbeLoadOptions {
 export async function probeLoad(options: ProbeLoadOptions): Promise<ProbeSample[]> {
   const target = new URL(options.url);
   if (target.hostname !== '127.0.0.1') throw new Error(`probes only target 127.0.0.1, not ${options.url}`);
-  if (options.loops > 32 || options.durationMs > 10_000 || options.boundMs > 10_000) throw new RangeError('probe load out of bounds');
+  if (options.loops > 32 || options.durationMs > 10_000 || options.boundMs > 10_000)
+    throw new RangeError('probe load out of bounds');
   const agent = new Agent({ connections: options.loops, pipelining: 0 });
   const samples: ProbeSample[] = [];
   const started = performance.now();
   const elapsed = (): number => performance.now() - started;
   const hook = options.at;
-  const fired = hook ? new Promise<void>((resolve) => setTimeout(() => void Promise.resolve(hook.run()).finally(resolve), hook.atMs)) : Promise.resolve();
+  const fired = hook
+    ? new Promise<void>((resolve) => setTimeout(() => void Promise.resolve(hook.run()).finally(resolve), hook.atMs))
+    : Promise.resolve();
   const loop = async (): Promise<void> => {
     while (elapsed() < options.durationMs) {
       const sentAt = elapsed();
@@ -68,7 +78,12 @@ export async function probeLoad(options: ProbeLoadOptions): Promise<ProbeSample[
 export function tally(samples: ProbeSample[]): Record<string, number> {
   const out: Record<string, number> = {};
   for (const { outcome } of samples) {
-    const key = outcome.kind === 'answer' ? String(outcome.status) : outcome.kind === 'closed' ? `closed ${outcome.code}` : 'hang';
+    const key =
+      outcome.kind === 'answer'
+        ? String(outcome.status)
+        : outcome.kind === 'closed'
+          ? `closed ${outcome.code}`
+          : 'hang';
     out[key] = (out[key] ?? 0) + 1;
   }
   return out;

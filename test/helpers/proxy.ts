@@ -25,9 +25,23 @@ export interface ProxyHandle {
 }
 
 /** A proxy on 127.0.0.1:0 in front of `upstreams`, with `overrides` merged into the config; `deps.env` holds the keys given by env. */
-export type UpstreamSpec = SimNode | { url: string; name?: string; role?: string; weight?: number; maxInFlight?: number; maxRps?: number; headers?: Record<string, string> };
+export type UpstreamSpec =
+  | SimNode
+  | {
+      url: string;
+      name?: string;
+      role?: string;
+      weight?: number;
+      maxInFlight?: number;
+      maxRps?: number;
+      headers?: Record<string, string>;
+    };
 
-export async function proxy(upstreams: UpstreamSpec[], overrides: Record<string, unknown> = {}, deps: AppDeps = {}): Promise<ProxyHandle> {
+export async function proxy(
+  upstreams: UpstreamSpec[],
+  overrides: Record<string, unknown> = {},
+  deps: AppDeps = {},
+): Promise<ProxyHandle> {
   const config = parseConfig(
     {
       server: { host: '127.0.0.1', port: 0 },
@@ -44,7 +58,11 @@ export async function proxy(upstreams: UpstreamSpec[], overrides: Record<string,
     // Keys given by env are read from the test's own env, never the process's.
     deps.env ?? {},
   );
-  const app = await buildApp(config, { logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }), env: {}, ...deps });
+  const app = await buildApp(config, {
+    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+    env: {},
+    ...deps,
+  });
   cleanups.push(() => app.close());
   const url = await app.listen();
   return { app, url };
@@ -57,7 +75,11 @@ export interface Reply {
   json(): any;
 }
 
-export async function call(base: string, path: string, init: { method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string | Buffer } = {}): Promise<Reply> {
+export async function call(
+  base: string,
+  path: string,
+  init: { method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string | Buffer } = {},
+): Promise<Reply> {
   const res = await request(base + path, {
     method: init.method ?? (init.body !== undefined ? 'POST' : 'GET'),
     headers: init.headers,
@@ -65,7 +87,8 @@ export async function call(base: string, path: string, init: { method?: 'GET' | 
   });
   const body = Buffer.from(await res.body.arrayBuffer());
   const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+  for (const [k, v] of Object.entries(res.headers))
+    if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
   return { status: res.statusCode, headers, body, json: () => JSON.parse(body.toString('utf8')) };
 }
 
@@ -79,7 +102,9 @@ export const QUIET_ROUTING = { probeIntervalMs: 600_000 };
 export const QUIET = { routing: QUIET_ROUTING };
 
 /** A sim, and a QUIET proxy in front of it with `overrides` merged into the config. */
-export async function simBehindProxy(overrides: Record<string, unknown> = {}): Promise<{ node: SimNode; app: App; url: string }> {
+export async function simBehindProxy(
+  overrides: Record<string, unknown> = {},
+): Promise<{ node: SimNode; app: App; url: string }> {
   const node = await sim();
   const { app, url } = await proxy([node], { ...QUIET, ...overrides });
   return { node, app, url };
@@ -87,7 +112,11 @@ export async function simBehindProxy(overrides: Record<string, unknown> = {}): P
 
 export const HANDLE = '0x' + 'ab'.repeat(32);
 
-export function rawItem(base: string, key: string, opts: { version?: bigint | number | string; handle?: string; accept?: string } = {}): Promise<Reply> {
+export function rawItem(
+  base: string,
+  key: string,
+  opts: { version?: bigint | number | string; handle?: string; accept?: string } = {},
+): Promise<Reply> {
   const q = opts.version !== undefined ? `?ledger_version=${opts.version}` : '';
   return call(base, `/v1/tables/${opts.handle ?? HANDLE}/raw_item${q}`, {
     headers: { 'content-type': 'application/json', accept: opts.accept ?? 'application/x-bcs' },
@@ -95,7 +124,12 @@ export function rawItem(base: string, key: string, opts: { version?: bigint | nu
   });
 }
 
-export function viewJson(base: string, fn: string, args: unknown[], opts: { version?: bigint | number; typeArgs?: string[]; accept?: string } = {}): Promise<Reply> {
+export function viewJson(
+  base: string,
+  fn: string,
+  args: unknown[],
+  opts: { version?: bigint | number; typeArgs?: string[]; accept?: string } = {},
+): Promise<Reply> {
   const q = opts.version !== undefined ? `?ledger_version=${opts.version}` : '';
   return call(base, `/v1/view${q}`, {
     headers: { 'content-type': 'application/json', accept: opts.accept ?? 'application/json' },
@@ -107,14 +141,27 @@ export function viewJson(base: string, fn: string, args: unknown[], opts: { vers
 export const versionOf = (reply: Reply): bigint => BigInt(reply.headers['x-node-ledger-version']);
 
 /** POST /v1/view with `body` as it is (bytes or text), for input viewJson would not write. */
-export function postView(base: string, body: string | Buffer, headers: Record<string, string> = { 'content-type': 'application/json' }, query = ''): Promise<Reply> {
+export function postView(
+  base: string,
+  body: string | Buffer,
+  headers: Record<string, string> = { 'content-type': 'application/json' },
+  query = '',
+): Promise<Reply> {
   return call(base, `/v1/view${query}`, { method: 'POST', headers, body });
 }
 
 /** The seven ledger headers of a reply under a prefix, lower-case names. */
 export function ledgerHeaders(reply: Reply, prefix = 'x-node-'): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const name of ['chain-id', 'ledger-version', 'ledger-oldest-version', 'ledger-timestampusec', 'epoch', 'block-height', 'oldest-block-height']) {
+  for (const name of [
+    'chain-id',
+    'ledger-version',
+    'ledger-oldest-version',
+    'ledger-timestampusec',
+    'epoch',
+    'block-height',
+    'oldest-block-height',
+  ]) {
     if (reply.headers[prefix + name] !== undefined) out[prefix + name] = reply.headers[prefix + name];
   }
   return out;
@@ -124,7 +171,10 @@ export function ledgerHeaders(reply: Reply, prefix = 'x-node-'): Record<string, 
 export { freePort } from './free-port.js';
 
 /** A logger whose lines (parsed) are kept, for tests that assert on the log. */
-export function capturedLog(level: 'info' | 'debug' = 'info'): { logger: pino.Logger; lines: Array<Record<string, unknown>> } {
+export function capturedLog(level: 'info' | 'debug' = 'info'): {
+  logger: pino.Logger;
+  lines: Array<Record<string, unknown>>;
+} {
   const lines: Array<Record<string, unknown>> = [];
   const logger = pino({ level }, { write: (line: string) => lines.push(JSON.parse(line)) });
   return { logger, lines };

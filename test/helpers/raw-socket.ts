@@ -70,16 +70,22 @@ function splitReply(buf: Buffer, final: boolean, noBody: boolean): { reply: RawR
   const statusLine = lines[0];
   const status = Number(statusLine.split(' ')[1]);
   const rest = buf.subarray(end + 4);
-  if (noBody || (status >= 100 && status < 200) || status === 204 || status === 304) return { reply: { statusLine, status, headers, headerLines, body: Buffer.alloc(0) }, rest };
+  if (noBody || (status >= 100 && status < 200) || status === 204 || status === 304)
+    return { reply: { statusLine, status, headers, headerLines, body: Buffer.alloc(0) }, rest };
   if (headers['transfer-encoding']?.toLowerCase().includes('chunked')) {
     const body = dechunk(rest);
-    if (body === null) return final ? { reply: { statusLine, status, headers, headerLines, body: rest }, rest: Buffer.alloc(0) } : null;
+    if (body === null)
+      return final ? { reply: { statusLine, status, headers, headerLines, body: rest }, rest: Buffer.alloc(0) } : null;
     return { reply: { statusLine, status, headers, headerLines, body: body.body }, rest: rest.subarray(body.used) };
   }
   if (headers['content-length'] !== undefined) {
     const length = Number(headers['content-length']);
-    if (rest.length < length) return final ? { reply: { statusLine, status, headers, headerLines, body: rest }, rest: Buffer.alloc(0) } : null;
-    return { reply: { statusLine, status, headers, headerLines, body: rest.subarray(0, length) }, rest: rest.subarray(length) };
+    if (rest.length < length)
+      return final ? { reply: { statusLine, status, headers, headerLines, body: rest }, rest: Buffer.alloc(0) } : null;
+    return {
+      reply: { statusLine, status, headers, headerLines, body: rest.subarray(0, length) },
+      rest: rest.subarray(length),
+    };
   }
   return final ? { reply: { statusLine, status, headers, headerLines, body: rest }, rest: Buffer.alloc(0) } : null;
 }
@@ -124,7 +130,11 @@ export function parseFirstReply(buf: Buffer, final: boolean, noBody = false): Ra
 }
 
 /** Writes `data` on a fresh connection to 127.0.0.1:port and reads the first final reply. Never rejects. */
-export function rawExchange(port: number, data: Buffer | string, options: RawExchangeOptions = {}): Promise<RawOutcome> {
+export function rawExchange(
+  port: number,
+  data: Buffer | string,
+  options: RawExchangeOptions = {},
+): Promise<RawOutcome> {
   const halfCloseAfterMs = options.halfCloseAfterMs ?? 400;
   const timeoutMs = options.timeoutMs ?? 4000;
   return new Promise((resolve) => {
@@ -149,8 +159,15 @@ export function rawExchange(port: number, data: Buffer | string, options: RawExc
       socket.write(data, () => {
         if (options.halfCloseAtOnce) halfClose();
       });
-      if (!options.untilClose && Number.isFinite(halfCloseAfterMs)) timers.push(setTimeout(halfClose, halfCloseAfterMs));
-      timers.push(setTimeout(() => finish({ reply: parseFirstReply(received, true, options.head), closedWithoutReply: false, timedOut: true }), timeoutMs));
+      if (!options.untilClose && Number.isFinite(halfCloseAfterMs))
+        timers.push(setTimeout(halfClose, halfCloseAfterMs));
+      timers.push(
+        setTimeout(
+          () =>
+            finish({ reply: parseFirstReply(received, true, options.head), closedWithoutReply: false, timedOut: true }),
+          timeoutMs,
+        ),
+      );
     });
     socket.on('data', (chunk: Buffer) => {
       received = Buffer.concat([received, chunk]);
@@ -176,21 +193,33 @@ export function rawExchange(port: number, data: Buffer | string, options: RawExc
  */
 export async function rawHttp(base: string, request: string | Buffer, timeoutMs = 5000): Promise<RawReply> {
   const head = Buffer.from(request).subarray(0, 5).toString('latin1') === 'HEAD ';
-  const outcome = await rawExchange(Number(new URL(base).port), request, { halfCloseAfterMs: Number.POSITIVE_INFINITY, timeoutMs, head });
+  const outcome = await rawExchange(Number(new URL(base).port), request, {
+    halfCloseAfterMs: Number.POSITIVE_INFINITY,
+    timeoutMs,
+    head,
+  });
   const seen = JSON.stringify(outcome.received.toString('latin1').slice(0, 500));
   // Complete by its framing; without Content-Length or chunking, complete when the server closed.
-  const unframed = (r: RawReply): boolean => r.headers['content-length'] === undefined && !/chunked/i.test(r.headers['transfer-encoding'] ?? '');
-  const complete = parseFirstReply(outcome.received, false, head) ?? (!outcome.timedOut && outcome.reply !== null && unframed(outcome.reply) ? outcome.reply : null);
+  const unframed = (r: RawReply): boolean =>
+    r.headers['content-length'] === undefined && !/chunked/i.test(r.headers['transfer-encoding'] ?? '');
+  const complete =
+    parseFirstReply(outcome.received, false, head) ??
+    (!outcome.timedOut && outcome.reply !== null && unframed(outcome.reply) ? outcome.reply : null);
   if (complete !== null) return complete;
   if (outcome.timedOut) throw new Error(`no complete reply within ${timeoutMs} ms; got: ${seen}`);
-  throw new Error(outcome.reply === null ? `connection closed without a reply: ${seen}` : `connection closed mid-body: ${seen}`);
+  throw new Error(
+    outcome.reply === null ? `connection closed without a reply: ${seen}` : `connection closed mid-body: ${seen}`,
+  );
 }
 
 /** A request text: the request line, headers (CRLF-joined as given) and a body with its Content-Length unless one is given. */
 export function httpRequest(line: string, headers: string[], body?: string | Buffer): Buffer {
   const hasFraming = headers.some((h) => /^(content-length|transfer-encoding)\s*:/i.test(h));
   const all = body !== undefined && !hasFraming ? [...headers, `content-length: ${Buffer.byteLength(body)}`] : headers;
-  return Buffer.concat([Buffer.from(`${line}\r\n${all.map((h) => `${h}\r\n`).join('')}\r\n`, 'latin1'), body === undefined ? Buffer.alloc(0) : Buffer.from(body)]);
+  return Buffer.concat([
+    Buffer.from(`${line}\r\n${all.map((h) => `${h}\r\n`).join('')}\r\n`, 'latin1'),
+    body === undefined ? Buffer.alloc(0) : Buffer.from(body),
+  ]);
 }
 
 /** A body in chunked framing, in chunks of `size` bytes. */

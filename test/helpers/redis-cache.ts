@@ -15,14 +15,25 @@ export function redisConfig(url: string, extra: Record<string, unknown> = {}): R
     routing: { probeIntervalMs: 50 },
     cache: {
       memory: { maxBytes: 1_000_000 },
-      redis: { url, keyPrefix: PREFIX, commandTimeoutMs: COMMAND_TIMEOUT_MS, fillLock: true, fillLockMs: 2000, maxTtlSeconds: MAX_TTL_SECONDS },
+      redis: {
+        url,
+        keyPrefix: PREFIX,
+        commandTimeoutMs: COMMAND_TIMEOUT_MS,
+        fillLock: true,
+        fillLockMs: 2000,
+        maxTtlSeconds: MAX_TTL_SECONDS,
+      },
     },
     ...extra,
   };
 }
 
 /** A proxy in front of node with redisConfig(url, extra), connected to Redis. */
-export async function redisProxy(url: string, node: SimNode, extra: Record<string, unknown> = {}): Promise<ProxyHandle> {
+export async function redisProxy(
+  url: string,
+  node: SimNode,
+  extra: Record<string, unknown> = {},
+): Promise<ProxyHandle> {
   const p = await proxy([node], redisConfig(url, extra));
   expect(p.app.redis?.isReady(), 'the proxy is connected to Redis').toBe(true);
   return p;

@@ -62,7 +62,8 @@ export function useRedisCluster(): RedisClusterHandle {
     cluster = undefined;
   });
   const started = (): StartedCluster => {
-    if (cluster === undefined) throw new Error('the cluster of useRedisCluster is there only in the tests and hooks of its block');
+    if (cluster === undefined)
+      throw new Error('the cluster of useRedisCluster is there only in the tests and hooks of its block');
     return cluster;
   };
   return {
@@ -105,7 +106,11 @@ async function startRedisCluster(): Promise<StartedCluster> {
       children.push(child);
     }
     const addresses = ports.map((p) => `127.0.0.1:${p}`);
-    await execFileAsync('redis-cli', ['--cluster', 'create', ...addresses, '--cluster-replicas', '1', '--cluster-yes'], { timeout: CREATE_TIMEOUT_MS });
+    await execFileAsync(
+      'redis-cli',
+      ['--cluster', 'create', ...addresses, '--cluster-replicas', '1', '--cluster-yes'],
+      { timeout: CREATE_TIMEOUT_MS },
+    );
     const admin = (port: number): Redis => {
       let client = admins.get(port);
       if (client === undefined) {
@@ -189,7 +194,11 @@ async function startRedisCluster(): Promise<StartedCluster> {
         client.on('error', () => {});
         clients.push(client);
         // Ready before a test stalls a master: its first slot map may otherwise be asked of that one.
-        await within(new Promise((resolve) => client.once('ready', resolve)), CREATE_TIMEOUT_MS, 'the test’s cluster client ready');
+        await within(
+          new Promise((resolve) => client.once('ready', resolve)),
+          CREATE_TIMEOUT_MS,
+          'the test’s cluster client ready',
+        );
         return client;
       },
       stop,
@@ -205,7 +214,16 @@ async function startNode(dir: string): Promise<{ port: number; child: ChildProce
   for (let attempt = 1; ; attempt++) {
     const [port, busPort] = [await freePort(), await freePort()];
     // A replica's first sync starts at once (not after the default 5 s wait for more replicas).
-    const args = ['--cluster-enabled', 'yes', '--cluster-port', String(busPort), '--cluster-announce-ip', '127.0.0.1', '--repl-diskless-sync-delay', '0'];
+    const args = [
+      '--cluster-enabled',
+      'yes',
+      '--cluster-port',
+      String(busPort),
+      '--cluster-announce-ip',
+      '127.0.0.1',
+      '--repl-diskless-sync-delay',
+      '0',
+    ];
     args.push('--dir', dir, '--cluster-config-file', `nodes-${port}.conf`);
     try {
       return { port, child: await spawnRedisServer(port, args) };

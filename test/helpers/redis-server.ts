@@ -83,7 +83,8 @@ export function useRedisServer(options: UseRedisServerOptions = {}): UsedRedisSe
   });
   if (options.flushEach === true) beforeEach(() => flushAll(started().url));
   const started = (): RedisServerHandle => {
-    if (server === undefined) throw new Error('the redis-server of useRedisServer is there only in the tests and hooks of its block');
+    if (server === undefined)
+      throw new Error('the redis-server of useRedisServer is there only in the tests and hooks of its block');
     return server;
   };
   return {
@@ -148,7 +149,16 @@ async function launch(port: number, clusterDir?: string): Promise<ChildProcess> 
   if (clusterDir === undefined) return spawnRedisServer(port);
   // A lone node has met no peer to learn its address from, and would list itself
   // in CLUSTER SLOTS with an empty host, which cluster clients skip.
-  const args = ['--cluster-enabled', 'yes', '--cluster-announce-ip', '127.0.0.1', '--dir', clusterDir, '--cluster-config-file', `nodes-${port}.conf`];
+  const args = [
+    '--cluster-enabled',
+    'yes',
+    '--cluster-announce-ip',
+    '127.0.0.1',
+    '--dir',
+    clusterDir,
+    '--cluster-config-file',
+    `nodes-${port}.conf`,
+  ];
   const started = performance.now();
   const child = await spawnRedisServer(port, args);
   try {
@@ -167,7 +177,19 @@ async function launch(port: number, clusterDir?: string): Promise<ChildProcess> 
  */
 export async function spawnRedisServer(port: number, extra: string[] = []): Promise<ChildProcess> {
   // `local` lets tests stall the server with DEBUG SLEEP.
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--enable-debug-command', 'local', ...extra];
+  const args = [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--enable-debug-command',
+    'local',
+    ...extra,
+  ];
   const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
   let output = '';
@@ -199,7 +221,11 @@ async function assignAllSlots(port: number, timeoutMs: number): Promise<void> {
     await client.connect();
     const slots = (await client.call('CLUSTER', 'SLOTS')) as unknown[];
     if (slots.length === 0) await client.call('CLUSTER', 'ADDSLOTSRANGE', '0', '16383');
-    await until(async () => ((await client.call('CLUSTER', 'INFO')) as string).includes('cluster_state:ok'), timeoutMs, 'cluster_state:ok');
+    await until(
+      async () => ((await client.call('CLUSTER', 'INFO')) as string).includes('cluster_state:ok'),
+      timeoutMs,
+      'cluster_state:ok',
+    );
   } finally {
     client.disconnect();
   }
@@ -254,7 +280,11 @@ export async function untilSubscribed(url: string, channels: string[], timeoutMs
       const reply = (await client.call('PUBSUB', 'NUMSUB', ...channels)) as Array<string | number>;
       return channels.map((_, i) => Number(reply[2 * i + 1]));
     };
-    await until(async () => (await counts()).every((n) => n > 0), timeoutMs, `a subscriber on each of ${channels.join(', ')}`);
+    await until(
+      async () => (await counts()).every((n) => n > 0),
+      timeoutMs,
+      `a subscriber on each of ${channels.join(', ')}`,
+    );
   } finally {
     client.disconnect();
   }

@@ -13,7 +13,11 @@ export const DAPP_KEY = 'dapp-public-key';
 export const DAPP_ORIGIN = 'https://dapp.example';
 
 /** Sends a request from a chosen loopback source address (another client), with headers. */
-export function send(base: string, path: string, init: { from?: string; headers?: Record<string, string>; body?: string; method?: string } = {}): Promise<Reply> {
+export function send(
+  base: string,
+  path: string,
+  init: { from?: string; headers?: Record<string, string>; body?: string; method?: string } = {},
+): Promise<Reply> {
   const body = init.body;
   return new Promise((resolve, reject) => {
     const req = httpRequest(
@@ -22,7 +26,12 @@ export function send(base: string, path: string, init: { from?: string; headers?
         method: init.method ?? (body === undefined ? 'GET' : 'POST'),
         localAddress: init.from ?? '127.0.0.1',
         agent: false,
-        headers: { ...(body === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }), ...init.headers },
+        headers: {
+          ...(body === undefined
+            ? {}
+            : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }),
+          ...init.headers,
+        },
       },
       (res) => {
         const chunks: Buffer[] = [];
@@ -30,7 +39,8 @@ export function send(base: string, path: string, init: { from?: string; headers?
         res.on('end', () => {
           const raw = Buffer.concat(chunks);
           const headers: Record<string, string> = {};
-          for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+          for (const [k, v] of Object.entries(res.headers))
+            if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
           resolve({ status: res.statusCode ?? 0, headers, body: raw, json: () => JSON.parse(raw.toString('utf8')) });
         });
       },
@@ -53,7 +63,12 @@ export function tenantsConfig(extra: Record<string, unknown> = {}) {
       anonymous: { requestsPerSecond: 3 },
       list: [
         { name: 'wallet-backend', keys: [{ sha256: sha256Hex(WALLET_KEY) }], priority: 'high', nodeUnitsPerMinute: 12 },
-        { name: 'dapp-web', keys: [{ sha256: sha256Hex(DAPP_KEY) }], origins: [DAPP_ORIGIN], perAddress: { requestsPerSecond: 2 } },
+        {
+          name: 'dapp-web',
+          keys: [{ sha256: sha256Hex(DAPP_KEY) }],
+          origins: [DAPP_ORIGIN],
+          perAddress: { requestsPerSecond: 2 },
+        },
       ],
       ...extra,
     },

@@ -46,7 +46,15 @@ export interface WalletPageResult {
 }
 
 const PREFIX = 'x-aptos-';
-const LEDGER = ['chain-id', 'ledger-version', 'ledger-oldest-version', 'ledger-timestampusec', 'epoch', 'block-height', 'oldest-block-height'];
+const LEDGER = [
+  'chain-id',
+  'ledger-version',
+  'ledger-oldest-version',
+  'ledger-timestampusec',
+  'epoch',
+  'block-height',
+  'oldest-block-height',
+];
 const COIN_STORE = '0x1::coin::CoinStore<0x1::aptos_coin::AptosCoin>';
 
 /**
@@ -67,7 +75,10 @@ async function outcome(name: string, call: () => Promise<unknown>): Promise<SdkO
   } catch (err) {
     if (err instanceof AptosApiError) {
       const data = err.data as { error_code?: string } | undefined;
-      return { name, error: { aptosApiError: true, status: err.status, errorCode: data?.error_code, text: err.message } };
+      return {
+        name,
+        error: { aptosApiError: true, status: err.status, errorCode: data?.error_code, text: err.message },
+      };
     }
     return { name, error: { aptosApiError: false, text: String(err) } };
   }
@@ -80,7 +91,10 @@ async function sdkCalls(aptos: Aptos, input: WalletPageInput): Promise<SdkOutcom
   const calls: Array<[string, () => Promise<unknown>]> = [
     ['view (BCS body)', () => aptos.view({ payload: balance, options: pinned })],
     ['viewJson', () => aptos.viewJson({ payload: balance, options: pinned })],
-    ['getAccountResource', () => aptos.getAccountResource({ accountAddress: '0x1', resourceType: COIN_STORE, options: pinned })],
+    [
+      'getAccountResource',
+      () => aptos.getAccountResource({ accountAddress: '0x1', resourceType: COIN_STORE, options: pinned }),
+    ],
     ['getTransactionByVersion', () => aptos.getTransactionByVersion({ ledgerVersion: input.txnVersion })],
   ];
   const out: SdkOutcome[] = [];
@@ -88,13 +102,23 @@ async function sdkCalls(aptos: Aptos, input: WalletPageInput): Promise<SdkOutcom
     out.push(await outcome(name, call));
     out.push(await outcome(`${name} again`, call));
   }
-  out.push(await outcome('getAccountResource, pruned version', () => aptos.getAccountResource({ accountAddress: '0x1', resourceType: COIN_STORE, options: { ledgerVersion: input.pruned } })));
+  out.push(
+    await outcome('getAccountResource, pruned version', () =>
+      aptos.getAccountResource({
+        accountAddress: '0x1',
+        resourceType: COIN_STORE,
+        options: { ledgerVersion: input.pruned },
+      }),
+    ),
+  );
   return out;
 }
 
 /** 0x1's resources two at a time, following the cursor the SDK reads off each reply. */
 async function followCursor(base: string): Promise<string[][]> {
-  const aptos = new Aptos(new AptosConfig({ network: Network.CUSTOM, fullnode: `${base}/v1`, client: plainHeadersClient }));
+  const aptos = new Aptos(
+    new AptosConfig({ network: Network.CUSTOM, fullnode: `${base}/v1`, client: plainHeadersClient }),
+  );
   const pages: string[][] = [];
   let cursor: string | undefined;
   do {
@@ -108,9 +132,18 @@ async function followCursor(base: string): Promise<string[][]> {
 async function seen(name: string, res: Response): Promise<SeenReply> {
   const type = res.headers.get('content-type') ?? '';
   const bytes = new Uint8Array(await res.arrayBuffer());
-  const body = type.startsWith('application/json') ? JSON.parse(new TextDecoder().decode(bytes)) : Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+  const body = type.startsWith('application/json')
+    ? JSON.parse(new TextDecoder().decode(bytes))
+    : Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
   const ledger = Object.fromEntries(LEDGER.map((h) => [h, res.headers.get(PREFIX + h)]));
-  return { name, status: res.status, body, xCache: res.headers.get('x-cache'), ledger, cursor: res.headers.get(`${PREFIX}cursor`) };
+  return {
+    name,
+    status: res.status,
+    body,
+    xCache: res.headers.get('x-cache'),
+    ledger,
+    cursor: res.headers.get(`${PREFIX}cursor`),
+  };
 }
 
 /**
@@ -124,7 +157,11 @@ async function fetchCalls(input: WalletPageInput): Promise<SeenReply[]> {
   const view = JSON.stringify({ function: '0x1::sim::balance', type_arguments: [], arguments: [input.owner] });
   const calls: Array<[string, string, RequestInit?]> = [
     ['resource (JSON)', `/v1/accounts/0x1/resource/0x1::account::Account?ledger_version=${at}`],
-    ['resource (BCS)', `/v1/accounts/0x1/resource/0x1::account::Account?ledger_version=${at}`, { headers: { accept: 'application/x-bcs' } }],
+    [
+      'resource (BCS)',
+      `/v1/accounts/0x1/resource/0x1::account::Account?ledger_version=${at}`,
+      { headers: { accept: 'application/x-bcs' } },
+    ],
     ['view (JSON)', `/v1/view?ledger_version=${at}`, { method: 'POST', headers: json, body: view }],
     ['transaction', `/v1/transactions/by_version/${input.txnVersion - 1}`],
   ];
@@ -132,7 +169,10 @@ async function fetchCalls(input: WalletPageInput): Promise<SeenReply[]> {
   const ask = async (name: string, path: string, init?: RequestInit): Promise<SeenReply> => {
     try {
       // `cache` is the browser's RequestInit, which Node's type leaves out.
-      return await seen(name, await fetch(input.base + path, { credentials: 'include', cache: 'no-store', ...init } as RequestInit));
+      return await seen(
+        name,
+        await fetch(input.base + path, { credentials: 'include', cache: 'no-store', ...init } as RequestInit),
+      );
     } catch (err) {
       // What a CORS refusal looks like to a page: a TypeError, no status.
       return { name, status: 0, body: String(err), xCache: null, ledger: {}, cursor: null };

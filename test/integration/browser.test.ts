@@ -8,7 +8,15 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { simBalance, simResources, type SimNode } from '../../src/sim/index.js';
 import { startDemoCli } from '../helpers/demo-cli.js';
-import { bundleForBrowser, launchChromium, modulePage, openPage, PAGE_STEP_MS, type PageServer, servePages } from '../helpers/browser.js';
+import {
+  bundleForBrowser,
+  launchChromium,
+  modulePage,
+  openPage,
+  PAGE_STEP_MS,
+  type PageServer,
+  servePages,
+} from '../helpers/browser.js';
 import { proxy, sim, QUIET_ROUTING } from '../helpers/proxy.js';
 import { within } from '../helpers/until.js';
 import type { SdkOutcome, SeenReply, WalletPageInput, WalletPageResult } from '../helpers/wallet-page.js';
@@ -38,14 +46,21 @@ afterAll(async () => {
 });
 
 /** What a page on its own origin gets from fetch() of each path on `base`: the status, or the error a refused reply becomes. */
-async function fetchFromPage(base: string, calls: Array<[method: 'GET' | 'POST', path: string]>): Promise<Array<number | string>> {
+async function fetchFromPage(
+  base: string,
+  calls: Array<[method: 'GET' | 'POST', path: string]>,
+): Promise<Array<number | string>> {
   const { context, page } = await openPage(browser, `${pages.origin}/`);
   try {
     const run = async ({ base, calls }: { base: string; calls: Array<[string, string]> }) => {
       const out: Array<number | string> = [];
       for (const [method, path] of calls) {
         const init = { method, credentials: 'include', cache: 'no-store' } as RequestInit;
-        if (method === 'POST') Object.assign(init, { headers: { 'content-type': 'application/json' }, body: '{"function":"0x1::sim::add","type_arguments":[],"arguments":["1","2"]}' });
+        if (method === 'POST')
+          Object.assign(init, {
+            headers: { 'content-type': 'application/json' },
+            body: '{"function":"0x1::sim::add","type_arguments":[],"arguments":["1","2"]}',
+          });
         out.push(
           await fetch(base + path, init).then(
             (res) => res.status,
@@ -88,8 +103,13 @@ function reply(result: WalletPageResult, name: string): SeenReply {
 }
 
 /** How many requests reached `node` that `match` picks (paths %-decoded). */
-function reached(node: SimNode, match: (method: string, path: string, contentType: string | undefined) => boolean): number {
-  return node.counters.requests.filter((r) => match(r.method, decodeURIComponent(r.url), r.headers['content-type'] as string | undefined)).length;
+function reached(
+  node: SimNode,
+  match: (method: string, path: string, contentType: string | undefined) => boolean,
+): number {
+  return node.counters.requests.filter((r) =>
+    match(r.method, decodeURIComponent(r.url), r.headers['content-type'] as string | undefined),
+  ).length;
 }
 
 /**
@@ -107,27 +127,49 @@ function answers(result: WalletPageResult): unknown {
 
 /** The repeated calls each reached `node` `times` times. */
 function expectRepeatsReached(node: SimNode, times: number): void {
-  const view = (type: string) => reached(node, (m, p, t) => m === 'POST' && p === `/v1/view?ledger_version=${INPUT.pinned}` && t === type);
+  const view = (type: string) =>
+    reached(node, (m, p, t) => m === 'POST' && p === `/v1/view?ledger_version=${INPUT.pinned}` && t === type);
   expect({
     viewBcs: view('application/x.aptos.view_function+bcs'),
     viewJson: view('application/json'),
     // The proxy sends addresses in their long form: matched by the resource's name.
-    resource: reached(node, (m, p) => m === 'GET' && /\/resource\/[0-9a-fx]+::coin::CoinStore</.test(p) && p.endsWith(`?ledger_version=${INPUT.pinned}`)),
+    resource: reached(
+      node,
+      (m, p) =>
+        m === 'GET' &&
+        /\/resource\/[0-9a-fx]+::coin::CoinStore</.test(p) &&
+        p.endsWith(`?ledger_version=${INPUT.pinned}`),
+    ),
     transaction: reached(node, (m, p) => m === 'GET' && p === `/v1/transactions/by_version/${INPUT.txnVersion}`),
     fetchedView: reached(node, (m, p) => m === 'POST' && p === `/v1/view?ledger_version=${INPUT.pinned - 5}`),
-    fetchedTransaction: reached(node, (m, p) => m === 'GET' && p === `/v1/transactions/by_version/${INPUT.txnVersion - 1}`),
-  }).toEqual({ viewBcs: times, viewJson: times, resource: times, transaction: times, fetchedView: times, fetchedTransaction: times });
+    fetchedTransaction: reached(
+      node,
+      (m, p) => m === 'GET' && p === `/v1/transactions/by_version/${INPUT.txnVersion - 1}`,
+    ),
+  }).toEqual({
+    viewBcs: times,
+    viewJson: times,
+    resource: times,
+    transaction: times,
+    fetchedView: times,
+    fetchedTransaction: times,
+  });
 }
 
 function expectSdkAnswers(result: WalletPageResult): void {
   const balance = [String(simBalance(OWNER, BigInt(INPUT.pinned)))];
-  for (const name of ['view (BCS body)', 'view (BCS body) again', 'viewJson', 'viewJson again']) expect(sdk(result, name)).toEqual({ name, value: balance });
+  for (const name of ['view (BCS body)', 'view (BCS body) again', 'viewJson', 'viewJson again'])
+    expect(sdk(result, name)).toEqual({ name, value: balance });
   expect(sdk(result, 'getAccountResource again').value).toEqual(sdk(result, 'getAccountResource').value);
   expect(sdk(result, 'getAccountResource').value).toMatchObject({ coin: { value: expect.any(String) } });
   expect(sdk(result, 'getTransactionByVersion').value).toMatchObject({ version: String(INPUT.txnVersion) });
   expect(sdk(result, 'getTransactionByVersion again').value).toEqual(sdk(result, 'getTransactionByVersion').value);
   // A pruned version reaches the page as the SDK's own error type, with the node's code.
-  expect(sdk(result, 'getAccountResource, pruned version').error).toMatchObject({ aptosApiError: true, status: 410, errorCode: 'version_pruned' });
+  expect(sdk(result, 'getAccountResource, pruned version').error).toMatchObject({
+    aptosApiError: true,
+    status: 410,
+    errorCode: 'version_pruned',
+  });
   for (const r of result.fetches) expect(r.status, `${r.name}: ${JSON.stringify(r.body)}`).toBeGreaterThan(0);
 }
 
@@ -137,7 +179,12 @@ describe('a web wallet page in Chromium', { timeout: 90_000 }, () => {
     const result = await runWalletPage(node.url);
     expectSdkAnswers(result);
     for (const r of result.fetches) {
-      expect([r.name, r.xCache, r.cursor, Object.values(r.ledger).filter((v) => v !== null)]).toEqual([r.name, null, null, []]);
+      expect([r.name, r.xCache, r.cursor, Object.values(r.ledger).filter((v) => v !== null)]).toEqual([
+        r.name,
+        null,
+        null,
+        [],
+      ]);
     }
     // Without the cursor the SDK stops after one page.
     expect(result.pages).toEqual([
@@ -157,10 +204,20 @@ describe('a web wallet page in Chromium', { timeout: 90_000 }, () => {
     const [node, proxied] = [await runWalletPage(direct.url), await runWalletPage(front.url)];
     expectSdkAnswers(proxied);
     expect(answers(proxied)).toEqual(answers(node));
-    for (const name of PINNED_PAIRS) expect([name, reply(proxied, name).xCache, reply(proxied, `${name} again`).xCache]).toEqual([name, 'MISS', 'HIT']);
+    for (const name of PINNED_PAIRS)
+      expect([name, reply(proxied, name).xCache, reply(proxied, `${name} again`).xCache]).toEqual([
+        name,
+        'MISS',
+        'HIT',
+      ]);
     for (const name of PASSTHROUGH) expect([name, reply(proxied, name).xCache]).toEqual([name, 'BYPASS']);
     for (const r of proxied.fetches.filter((f) => f.status === 200)) {
-      expect([r.name, r.ledger['ledger-version'], r.ledger['chain-id'], r.ledger['ledger-oldest-version']]).toEqual([r.name, String(START), '4', String(START - SIM.pruneWindow)]);
+      expect([r.name, r.ledger['ledger-version'], r.ledger['chain-id'], r.ledger['ledger-oldest-version']]).toEqual([
+        r.name,
+        String(START),
+        '4',
+        String(START - SIM.pruneWindow),
+      ]);
     }
     expect(reply(proxied, 'pruned version').xCache).not.toBeNull();
     expect(reply(proxied, 'resources page (cursor)').cursor).toMatch(/^0x[0-9a-f]+$/);
@@ -185,9 +242,14 @@ describe('a web wallet page in Chromium', { timeout: 90_000 }, () => {
     const allowed = await proxy([node], { vendor: 'aptos', routing: QUIET_ROUTING, cors: { origins: [pages.origin] } });
     expect(await fetchFromPage(allowed.url, calls)).toEqual([200, 200, 200, 404, 410]);
     // The node's own CORS headers (it allows any origin) must not reach the page through the proxy.
-    const elsewhere = await proxy([node], { vendor: 'aptos', routing: QUIET_ROUTING, cors: { origins: ['https://wallet.example'] } });
+    const elsewhere = await proxy([node], {
+      vendor: 'aptos',
+      routing: QUIET_ROUTING,
+      cors: { origins: ['https://wallet.example'] },
+    });
     const off = await proxy([node], { vendor: 'aptos', routing: QUIET_ROUTING, cors: { enabled: false } });
-    for (const refusing of [elsewhere, off]) expect(await fetchFromPage(refusing.url, calls)).toEqual(calls.map(() => 'TypeError: Failed to fetch'));
+    for (const refusing of [elsewhere, off])
+      expect(await fetchFromPage(refusing.url, calls)).toEqual(calls.map(() => 'TypeError: Failed to fetch'));
   });
 });
 
@@ -201,8 +263,16 @@ describe('npm run demo', { timeout: 90_000 }, () => {
         await page.locator('body[data-state="done"], body[data-state="failed"]').waitFor();
         const summary = await page.locator('#summary').textContent();
         expect(await page.getAttribute('body', 'data-state'), summary ?? '').toBe('done');
-        expect(summary).toMatch(/^0x1 holds \d+ octas of 0x1::aptos_coin::AptosCoin at ledger version \d+ \(chain 4\)\.$/);
-        const rows = await page.locator('#calls tr').evaluateAll((trs) => trs.map((tr) => Array.from((tr as any).cells as ArrayLike<{ textContent: string }>, (td) => td.textContent)));
+        expect(summary).toMatch(
+          /^0x1 holds \d+ octas of 0x1::aptos_coin::AptosCoin at ledger version \d+ \(chain 4\)\.$/,
+        );
+        const rows = await page
+          .locator('#calls tr')
+          .evaluateAll((trs) =>
+            trs.map((tr) =>
+              Array.from((tr as any).cells as ArrayLike<{ textContent: string }>, (td) => td.textContent),
+            ),
+          );
         // columns: #, call, status, X-Cache, tier, ledger version, ms
         expect(rows.map((r) => r.slice(1, 5))).toEqual([
           ['ledger info', '200', 'BYPASS', ''],
@@ -212,7 +282,9 @@ describe('npm run demo', { timeout: 90_000 }, () => {
           ['resources, same version', '200', 'HIT', 'memory'],
         ]);
         for (const r of rows) expect(r[5]).toMatch(/^\d+$/);
-        expect(await page.locator('#resources').textContent()).toContain('0x1::coin::CoinStore<0x1::aptos_coin::AptosCoin>');
+        expect(await page.locator('#resources').textContent()).toContain(
+          '0x1::coin::CoinStore<0x1::aptos_coin::AptosCoin>',
+        );
       } finally {
         await context.close();
       }

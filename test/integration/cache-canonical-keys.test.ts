@@ -2,7 +2,23 @@
 // spellings a node reads alike share one node call, and requests that differ
 // keep their own entries and answers.
 import { describe, expect, it } from 'vitest';
-import { BALANCE, balanceAt, cacheOf, expectHitMemory, expectStatus, FAST_PROBES, hex, itemAt, OWNER, OWNER2, PRESENT, PRESENT_KEYS, served, u64le, viewBcsRequest } from '../helpers/cache.js';
+import {
+  BALANCE,
+  balanceAt,
+  cacheOf,
+  expectHitMemory,
+  expectStatus,
+  FAST_PROBES,
+  hex,
+  itemAt,
+  OWNER,
+  OWNER2,
+  PRESENT,
+  PRESENT_KEYS,
+  served,
+  u64le,
+  viewBcsRequest,
+} from '../helpers/cache.js';
 import { call, HANDLE, rawItem, simBehindProxy, viewJson, type Reply } from '../helpers/proxy.js';
 
 function itemOrNull(key: Buffer, handle: string): Buffer | null {
@@ -30,7 +46,10 @@ describe('canonical keys', () => {
     const variants: Array<[string, () => Promise<Reply>]> = [
       ['canonical', () => rawItem(url, '0x' + keyHex, { version: 7 })],
       ['ledger_version=007', () => rawItem(url, '0x' + keyHex, { version: '007' })],
-      ['handle upper case', () => rawItem(url, '0x' + keyHex, { version: 7, handle: HANDLE.toUpperCase().replace('0X', '0x') })],
+      [
+        'handle upper case',
+        () => rawItem(url, '0x' + keyHex, { version: 7, handle: HANDLE.toUpperCase().replace('0X', '0x') }),
+      ],
       ['handle without 0x', () => rawItem(url, '0x' + keyHex, { version: 7, handle: HANDLE.slice(2) })],
       ['key upper case', () => rawItem(url, '0x' + keyHex.toUpperCase(), { version: 7 })],
       ['key without 0x', () => rawItem(url, keyHex, { version: 7 })],
@@ -42,7 +61,10 @@ describe('canonical keys', () => {
             body: `\n{ "key" :\t"0x${keyHex}" }\n`,
           }),
       ],
-      ['accept with parameters', () => rawItem(url, '0x' + keyHex, { version: 7, accept: 'application/x-bcs; q=1, application/json' })],
+      [
+        'accept with parameters',
+        () => rawItem(url, '0x' + keyHex, { version: 7, accept: 'application/x-bcs; q=1, application/json' }),
+      ],
     ];
     for (const [label, send] of variants) {
       const r = await send();
@@ -72,16 +94,31 @@ describe('canonical keys', () => {
   it('view JSON: function address form, member order, whitespace, leading zeros of the version → one node call', async () => {
     const { node, url } = await simBehindProxy(FAST_PROBES);
     const expected = balanceAt(OWNER, 7n);
-    const post = (body: string, q = '?ledger_version=7') => call(url, `/v1/view${q}`, { headers: { 'content-type': 'application/json', accept: 'application/json' }, body });
+    const post = (body: string, q = '?ledger_version=7') =>
+      call(url, `/v1/view${q}`, { headers: { 'content-type': 'application/json', accept: 'application/json' }, body });
     const variants: Array<[string, () => Promise<Reply>]> = [
       ['canonical', () => viewJson(url, BALANCE, [OWNER], { version: 7 })],
-      ['long function address', () => viewJson(url, '0x' + '1'.padStart(64, '0') + '::sim::balance', [OWNER], { version: 7 })],
+      [
+        'long function address',
+        () => viewJson(url, '0x' + '1'.padStart(64, '0') + '::sim::balance', [OWNER], { version: 7 }),
+      ],
       ['member order', () => post(JSON.stringify({ arguments: [OWNER], type_arguments: [], function: BALANCE }))],
-      ['whitespace', () => post(JSON.stringify({ function: BALANCE, type_arguments: [], arguments: [OWNER] }, null, 2))],
-      ['ledger_version=007', () => post(JSON.stringify({ function: BALANCE, type_arguments: [], arguments: [OWNER] }), '?ledger_version=007')],
+      [
+        'whitespace',
+        () => post(JSON.stringify({ function: BALANCE, type_arguments: [], arguments: [OWNER] }, null, 2)),
+      ],
+      [
+        'ledger_version=007',
+        () =>
+          post(JSON.stringify({ function: BALANCE, type_arguments: [], arguments: [OWNER] }), '?ledger_version=007'),
+      ],
       [
         'no Accept means JSON',
-        () => call(url, '/v1/view?ledger_version=7', { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ function: BALANCE, type_arguments: [], arguments: [OWNER] }) }),
+        () =>
+          call(url, '/v1/view?ledger_version=7', {
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ function: BALANCE, type_arguments: [], arguments: [OWNER] }),
+          }),
       ],
     ];
     for (const [label, send] of variants) {
@@ -99,12 +136,24 @@ describe('canonical keys', () => {
     const cases: Array<[string, () => Promise<Reply>, Buffer]> = [
       ['balance(OWNER)@7 json', () => viewJson(url, BALANCE, [OWNER], { version: 7 }), balanceAt(OWNER, 7n)],
       ['balance(OWNER2)@7 json', () => viewJson(url, BALANCE, [OWNER2], { version: 7 }), balanceAt(OWNER2, 7n)],
-      ['balance(OWNER)@7 bcs', () => viewJson(url, BALANCE, [OWNER], { version: 7, accept: 'application/x-bcs' }), balanceAt(OWNER, 7n, 'bcs')],
+      [
+        'balance(OWNER)@7 bcs',
+        () => viewJson(url, BALANCE, [OWNER], { version: 7, accept: 'application/x-bcs' }),
+        balanceAt(OWNER, 7n, 'bcs'),
+      ],
       ['balance(OWNER)@17 json', () => viewJson(url, BALANCE, [OWNER], { version: 17 }), balanceAt(OWNER, 17n)],
       ['add(1,2)@7', () => viewJson(url, '0x1::sim::add', ['1', '2'], { version: 7 }), Buffer.from('["3"]')],
       ['add(1,3)@7', () => viewJson(url, '0x1::sim::add', ['1', '3'], { version: 7 }), Buffer.from('["4"]')],
-      ['add(1,2)@7 bcs request', () => viewBcsRequest(url, 'add', [u64le(1n), u64le(2n)], { version: 7 }), Buffer.from('["3"]')],
-      ['add(1,2)@7 bcs request, bcs answer', () => viewBcsRequest(url, 'add', [u64le(1n), u64le(2n)], { version: 7, accept: 'application/x-bcs' }), u128Answer(3n)],
+      [
+        'add(1,2)@7 bcs request',
+        () => viewBcsRequest(url, 'add', [u64le(1n), u64le(2n)], { version: 7 }),
+        Buffer.from('["3"]'),
+      ],
+      [
+        'add(1,2)@7 bcs request, bcs answer',
+        () => viewBcsRequest(url, 'add', [u64le(1n), u64le(2n)], { version: 7, accept: 'application/x-bcs' }),
+        u128Answer(3n),
+      ],
       ['item key1@7', () => rawItem(url, hex(PRESENT_KEYS[1]), { version: 7 }), itemAt(PRESENT_KEYS[1], 7n)],
       ['item key2@7', () => rawItem(url, hex(PRESENT_KEYS[2]), { version: 7 }), itemAt(PRESENT_KEYS[2], 7n)],
     ];

@@ -31,7 +31,11 @@ describe('two chains on one Redis with one key prefix', () => {
       expect(cacheOf(onA)).toBe('MISS');
       // A's entry is in Redis: another proxy on chain 4 finds it there.
       const alsoFour = await proxy([four], withRedis(configured ? { chainId: 4 } : {}));
-      await until(async () => cacheOf(await rawItem(alsoFour.url, hex(PRESENT), { version: 990 })) === 'HIT redis', 2000, 'the entry in Redis');
+      await until(
+        async () => cacheOf(await rawItem(alsoFour.url, hex(PRESENT), { version: 990 })) === 'HIT redis',
+        2000,
+        'the entry in Redis',
+      );
 
       const calls = served(five);
       const onB = await rawItem(b.url, hex(PRESENT), { version: 990 });

@@ -68,7 +68,9 @@ describe('one cache entry per canonical request', () => {
     expect(replies.map((r) => r.headers['x-cache'])).toEqual(['MISS', 'HIT', 'HIT', 'HIT', 'HIT']);
     for (const r of replies) expect(r.body).toEqual(simTableItem(ONE, PRESENT_AT_ONE, 960n));
     expect(node.counters.byRoute.raw_item).toBe(1);
-    expect(node.counters.requests.filter((r) => r.method === 'POST').at(-1)?.url).toBe(`/v1/tables/${ONE}/raw_item?ledger_version=960`);
+    expect(node.counters.requests.filter((r) => r.method === 'POST').at(-1)?.url).toBe(
+      `/v1/tables/${ONE}/raw_item?ledger_version=960`,
+    );
 
     const upper = await rawItem(url, hex(PRESENT), { handle: '0x' + 'AB'.repeat(32), version: 960 });
     const lower = await rawItem(url, hex(PRESENT), { handle: 'ab'.repeat(32), version: '0960' });
@@ -87,7 +89,13 @@ describe('one cache entry per canonical request', () => {
     ];
     const replies: Reply[] = [];
     for (const body of bodies) {
-      replies.push(await call(url, '/v1/view?ledger_version=950', { method: 'POST', headers: { 'content-type': 'application/json' }, body }));
+      replies.push(
+        await call(url, '/v1/view?ledger_version=950', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body,
+        }),
+      );
     }
     expect(replies.map((r) => r.status)).toEqual([200, 200, 200, 200]);
     expect(replies.map((r) => r.headers['x-cache'])).toEqual(['MISS', 'HIT', 'HIT', 'HIT']);
@@ -127,7 +135,9 @@ describe('one cache entry per canonical request', () => {
     const node = await sim();
     const { url } = await proxy([node], QUIET);
     node.faults.set({ mode: 'slow', delayMs: 150, routes: ['view'] });
-    const replies = await Promise.all(Array.from({ length: 5 }, () => viewJson(url, '0x1::sim::pair', ['9'], { version: 940 })));
+    const replies = await Promise.all(
+      Array.from({ length: 5 }, () => viewJson(url, '0x1::sim::pair', ['9'], { version: 940 })),
+    );
     node.faults.clear();
     expect(node.counters.byRoute.view).toBe(1);
     const statuses = replies.map((r) => r.headers['x-cache']).sort();

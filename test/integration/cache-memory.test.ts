@@ -25,7 +25,16 @@ import {
   warmConnections,
 } from '../helpers/cache.js';
 import { ManualProbes } from '../helpers/probes.js';
-import { ledgerHeaders, proxy, rawItem, sim, simBehindProxy, viewJson, type Reply, QUIET_ROUTING } from '../helpers/proxy.js';
+import {
+  ledgerHeaders,
+  proxy,
+  rawItem,
+  sim,
+  simBehindProxy,
+  viewJson,
+  type Reply,
+  QUIET_ROUTING,
+} from '../helpers/proxy.js';
 
 /**
  * How long the sim holds a read in the single-flight tests: every request of a
@@ -37,9 +46,29 @@ describe('repeat of a pinned read', () => {
   it('is a memory HIT that does not reach the node, byte-identical, with the stored gas used', async () => {
     const { node, url } = await simBehindProxy(FAST_PROBES);
     const v = 990n;
-    const cases: Array<{ label: string; route: SimRoute; send: () => Promise<Reply>; body: Buffer; type: string; gas?: string }> = [
-      { label: 'raw_item', route: 'raw_item', send: () => rawItem(url, hex(PRESENT), { version: v }), body: itemAt(PRESENT, v), type: 'application/x-bcs' },
-      { label: 'view json', route: 'view', send: () => viewJson(url, BALANCE, [OWNER], { version: v }), body: balanceAt(OWNER, v), type: 'application/json', gas: '7' },
+    const cases: Array<{
+      label: string;
+      route: SimRoute;
+      send: () => Promise<Reply>;
+      body: Buffer;
+      type: string;
+      gas?: string;
+    }> = [
+      {
+        label: 'raw_item',
+        route: 'raw_item',
+        send: () => rawItem(url, hex(PRESENT), { version: v }),
+        body: itemAt(PRESENT, v),
+        type: 'application/x-bcs',
+      },
+      {
+        label: 'view json',
+        route: 'view',
+        send: () => viewJson(url, BALANCE, [OWNER], { version: v }),
+        body: balanceAt(OWNER, v),
+        type: 'application/json',
+        gas: '7',
+      },
       {
         label: 'view, BCS answer',
         route: 'view',
@@ -88,7 +117,10 @@ describe('single-flight', () => {
       await warmConnections(url, 50);
       node.counters.reset();
       node.faults.set({ mode: 'slow', delayMs: SLOW_MS, routes: [route] });
-      const send = route === 'raw_item' ? () => rawItem(url, hex(PRESENT), { version: 995 }) : () => viewJson(url, BALANCE, [OWNER], { version: 995 });
+      const send =
+        route === 'raw_item'
+          ? () => rawItem(url, hex(PRESENT), { version: 995 })
+          : () => viewJson(url, BALANCE, [OWNER], { version: 995 });
       const replies = await Promise.all(Array.from({ length: 50 }, send));
       expect(node.counters.byRoute[route]).toBe(1);
       expect(served(node)).toBe(1);
@@ -136,10 +168,38 @@ describe('single-flight', () => {
 describe('what is cached', () => {
   it('deterministic errors are cached: 404 table_item_not_found and a view Move abort (4016)', async () => {
     const { node, url } = await simBehindProxy(FAST_PROBES);
-    const cases: Array<{ label: string; route: SimRoute; send: () => Promise<Reply>; status: number; code: string; vm: number | null }> = [
-      { label: 'absent item', route: 'raw_item', send: () => rawItem(url, hex(ABSENT), { version: 990 }), status: 404, code: 'table_item_not_found', vm: null },
-      { label: 'always_abort', route: 'view', send: () => viewJson(url, '0x1::sim::always_abort', [], { version: 990 }), status: 400, code: 'invalid_input', vm: VM_ABORTED },
-      { label: 'unknown function', route: 'view', send: () => viewJson(url, '0x1::sim::nope', [], { version: 990 }), status: 400, code: 'invalid_input', vm: null },
+    const cases: Array<{
+      label: string;
+      route: SimRoute;
+      send: () => Promise<Reply>;
+      status: number;
+      code: string;
+      vm: number | null;
+    }> = [
+      {
+        label: 'absent item',
+        route: 'raw_item',
+        send: () => rawItem(url, hex(ABSENT), { version: 990 }),
+        status: 404,
+        code: 'table_item_not_found',
+        vm: null,
+      },
+      {
+        label: 'always_abort',
+        route: 'view',
+        send: () => viewJson(url, '0x1::sim::always_abort', [], { version: 990 }),
+        status: 400,
+        code: 'invalid_input',
+        vm: VM_ABORTED,
+      },
+      {
+        label: 'unknown function',
+        route: 'view',
+        send: () => viewJson(url, '0x1::sim::nope', [], { version: 990 }),
+        status: 400,
+        code: 'invalid_input',
+        vm: null,
+      },
     ];
     for (const c of cases) {
       const first = await c.send();
@@ -178,7 +238,9 @@ describe('what is cached', () => {
   });
 
   it('failures are never cached: a node 500, unparseable answers, 429, a timeout; the next read reaches the node', async () => {
-    const { node, url } = await simBehindProxy({ routing: { ...QUIET_ROUTING, attemptTimeoutMs: 200, deadlineMs: 1000 } });
+    const { node, url } = await simBehindProxy({
+      routing: { ...QUIET_ROUTING, attemptTimeoutMs: 200, deadlineMs: 1000 },
+    });
     const faults = [
       { mode: 'status500', status: 500 },
       { mode: 'html', status: 503 },
@@ -228,7 +290,8 @@ describe('memory bound', () => {
     for (let i = 0; i < reads; i++) {
       const key = PRESENT_KEYS[i % PRESENT_KEYS.length];
       const version = 500n + BigInt(i);
-      const r = i % 2 === 0 ? await rawItem(url, hex(key), { version }) : await viewJson(url, BALANCE, [OWNER], { version });
+      const r =
+        i % 2 === 0 ? await rawItem(url, hex(key), { version }) : await viewJson(url, BALANCE, [OWNER], { version });
       expectStatus(r, 200, `read ${i}`);
       const stats = app.memory.stats();
       expect(stats.bytes, `after read ${i}`).toBeLessThanOrEqual(maxBytes);

@@ -18,7 +18,8 @@ const server = useRedisServer({ flushEach: true });
 const itemRead = (url: string, version: bigint): Promise<Reply> => rawItem(url, hex(PRESENT), { version });
 
 /** How many of a spied memory tier's lookups missed: a read past the memory tier, on its way to a fill. */
-const misses = (lookups: { mock: { results: Array<{ type: string; value: unknown }> } }): number => lookups.mock.results.filter((r) => r.type === 'return' && r.value === undefined).length;
+const misses = (lookups: { mock: { results: Array<{ type: string; value: unknown }> } }): number =>
+  lookups.mock.results.filter((r) => r.type === 'return' && r.value === undefined).length;
 
 /** What went wrong with a read sent once the node had `version`, or null when it got the item. */
 function staleness(reply: Reply, version: bigint, label: string): string | null {
@@ -34,10 +35,16 @@ describe('two instances on one Redis', () => {
     const stale: string[] = [];
     for (let loop = 0; loop < 30; loop++) {
       const next = node.ledger.info().ledgerVersion + 1n;
-      expectNodeErrorBody(await itemRead(a.url, next), 404, 'version_not_found', `loop ${loop}: read before the node has ${next}`);
+      expectNodeErrorBody(
+        await itemRead(a.url, next),
+        404,
+        'version_not_found',
+        `loop ${loop}: read before the node has ${next}`,
+      );
       node.ledger.advance(1);
       const [onB, onA] = await Promise.all([itemRead(b.url, next), itemRead(a.url, next)]);
-      for (const problem of [staleness(onB, next, `loop ${loop} on B`), staleness(onA, next, `loop ${loop} on A`)]) if (problem !== null) stale.push(problem);
+      for (const problem of [staleness(onB, next, `loop ${loop} on B`), staleness(onA, next, `loop ${loop} on A`)])
+        if (problem !== null) stale.push(problem);
     }
     expect(stale, 'reads sent after the node reached the version').toEqual([]);
   });
@@ -60,10 +67,19 @@ describe('two instances on one Redis', () => {
       const onB = itemRead(b.url, next);
       const onA = itemRead(a.url, next);
       await until(() => waits.mock.calls.length > waited, 5000, "B waiting for A's fill");
-      await until(() => misses(lookups) > looked, 5000, 'the second read on A past its memory tier, joining the call in flight');
+      await until(
+        () => misses(lookups) > looked,
+        5000,
+        'the second read on A past its memory tier, joining the call in flight',
+      );
       const calls = served(node);
       hop.release();
-      expectNodeErrorBody(await early, 404, 'version_not_found', `loop ${loop}: A's read, waiting when its call was sent`);
+      expectNodeErrorBody(
+        await early,
+        404,
+        'version_not_found',
+        `loop ${loop}: A's read, waiting when its call was sent`,
+      );
       expect(staleness(await onB, next, `loop ${loop} on B`)).toBeNull();
       expect(staleness(await onA, next, `loop ${loop} on A`)).toBeNull();
       // B asked for itself; A's second read found B's answer in Redis, or asked too.
@@ -75,12 +91,20 @@ describe('two instances on one Redis', () => {
 
 describe('one instance: a read that joins a node call sent before it', () => {
   it.each([
-    { label: 'raw_item at the next version', match: '/raw_item', code: 'version_not_found', ahead: (latest: bigint) => ({ advance: 1n, read: (url: string) => itemRead(url, latest + 1n) }) },
+    {
+      label: 'raw_item at the next version',
+      match: '/raw_item',
+      code: 'version_not_found',
+      ahead: (latest: bigint) => ({ advance: 1n, read: (url: string) => itemRead(url, latest + 1n) }),
+    },
     {
       label: 'a transaction by the next version',
       match: '/transactions/by_version/',
       code: 'transaction_not_found',
-      ahead: (latest: bigint) => ({ advance: 1n, read: (url: string) => call(url, `/v1/transactions/by_version/${latest + 1n}`) }),
+      ahead: (latest: bigint) => ({
+        advance: 1n,
+        read: (url: string) => call(url, `/v1/transactions/by_version/${latest + 1n}`),
+      }),
     },
     {
       label: 'the first block not complete',
@@ -89,28 +113,38 @@ describe('one instance: a read that joins a node call sent before it', () => {
       // A block of height h holds versions 4h to 4h + 3: complete once the latest is 4h + 3.
       ahead: (latest: bigint) => {
         const height = (latest + 1n) / 4n;
-        return { advance: 4n * height + 3n - latest, read: (url: string) => call(url, `/v1/blocks/by_height/${height}`) };
+        return {
+          advance: 4n * height + 3n - latest,
+          read: (url: string) => call(url, `/v1/blocks/by_height/${height}`),
+        };
       },
     },
-  ])('$label: the earlier read gets its 404, the later one its own node call and the item', async ({ match, code, ahead }) => {
-    const node = await sim();
-    const hop = await heldAnswers(node.url);
-    const { app, url } = await proxy([{ url: hop.url, name: 'node0' }], QUIET);
-    const lookups = vi.spyOn(app.memory, 'get');
-    const { advance, read } = ahead(node.ledger.info().ledgerVersion);
-    const calls = served(node);
-    hop.hold(match);
-    const early = read(url);
-    await until(() => hop.held() === 1, 5000, "the node's 404, held on its way");
-    node.ledger.advance(advance);
-    const looked = misses(lookups);
-    const late = read(url);
-    await until(() => misses(lookups) > looked, 5000, 'the later read past the memory tier, joining the call in flight');
-    hop.release();
-    expectNodeErrorBody(await early, 404, code, 'the read waiting when the call was sent');
-    const reply = await late;
-    expectStatus(reply, 200, 'the read that came after the call was sent');
-    expect(reply.body.equals((await read(node.url)).body), 'the node’s own answer').toBe(true);
-    expect(served(node) - calls, 'the held call, the later read’s own, and the test’s direct read').toBe(3);
-  });
+  ])(
+    '$label: the earlier read gets its 404, the later one its own node call and the item',
+    async ({ match, code, ahead }) => {
+      const node = await sim();
+      const hop = await heldAnswers(node.url);
+      const { app, url } = await proxy([{ url: hop.url, name: 'node0' }], QUIET);
+      const lookups = vi.spyOn(app.memory, 'get');
+      const { advance, read } = ahead(node.ledger.info().ledgerVersion);
+      const calls = served(node);
+      hop.hold(match);
+      const early = read(url);
+      await until(() => hop.held() === 1, 5000, "the node's 404, held on its way");
+      node.ledger.advance(advance);
+      const looked = misses(lookups);
+      const late = read(url);
+      await until(
+        () => misses(lookups) > looked,
+        5000,
+        'the later read past the memory tier, joining the call in flight',
+      );
+      hop.release();
+      expectNodeErrorBody(await early, 404, code, 'the read waiting when the call was sent');
+      const reply = await late;
+      expectStatus(reply, 200, 'the read that came after the call was sent');
+      expect(reply.body.equals((await read(node.url)).body), 'the node’s own answer').toBe(true);
+      expect(served(node) - calls, 'the held call, the later read’s own, and the test’s direct read').toBe(3);
+    },
+  );
 });

@@ -21,8 +21,15 @@ const COLD = 1000;
 const server = useRedisServer({ flushEach: true });
 
 async function purgeable(node: SimNode): Promise<ProxyHandle & { admin: string }> {
-  const cache = { memory: { maxBytes: 1_000_000 }, redis: { url: server.url, keyPrefix: PREFIX, commandTimeoutMs: 500 } };
-  const p = await proxy([node], { admin: { host: '127.0.0.1', port: await freePort() }, routing: { probeIntervalMs: 50 }, cache });
+  const cache = {
+    memory: { maxBytes: 1_000_000 },
+    redis: { url: server.url, keyPrefix: PREFIX, commandTimeoutMs: 500 },
+  };
+  const p = await proxy([node], {
+    admin: { host: '127.0.0.1', port: await freePort() },
+    routing: { probeIntervalMs: 50 },
+    cache,
+  });
   return { ...p, admin: p.app.adminUrl()! };
 }
 
@@ -40,15 +47,21 @@ async function expectServed(node: SimNode, url: string, version: number, cache: 
 /** The Redis keys (prefix included) of the entries in Redis, by the version each answers. */
 async function entriesByVersion(client: Redis): Promise<Map<number, string>> {
   const out = new Map<number, string>();
-  for (const key of await redisEntryKeys(client, PREFIX)) out.set(Number(decodeAnswer((await client.getBuffer(key))!)!.version), key);
+  for (const key of await redisEntryKeys(client, PREFIX))
+    out.set(Number(decodeAnswer((await client.getBuffer(key))!)!.version), key);
   return out;
 }
 
 /** What `p`'s Redis store answers for a Redis key (prefix included): read through it, so nothing is written back. */
-const storeHas = async (p: ProxyHandle, key: string): Promise<boolean> => (await p.app.redis!.get(key.slice(PREFIX.length))) !== undefined;
+const storeHas = async (p: ProxyHandle, key: string): Promise<boolean> =>
+  (await p.app.redis!.get(key.slice(PREFIX.length))) !== undefined;
 
 function purge(admin: string, body: unknown): Promise<Reply> {
-  return call(admin, '/cache/purge', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return call(admin, '/cache/purge', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
 }
 
 describe('a range purge on a Redis that evicted its index (maxmemory, allkeys-lru)', () => {
@@ -66,7 +79,14 @@ describe('a range purge on a Redis that evicted its index (maxmemory, allkeys-lr
     // Redis evicts under its own policy: the index set is made the coldest key, a
     // filler colder than the entries, and the filler grows until Redis evicts the set.
     await client.config('SET', 'maxmemory-policy', 'allkeys-lru');
-    await client.restore(indexSet, await client.pttl(indexSet), (await client.dumpBuffer(indexSet))!, 'REPLACE', 'IDLETIME', COLDEST);
+    await client.restore(
+      indexSet,
+      await client.pttl(indexSet),
+      (await client.dumpBuffer(indexSet))!,
+      'REPLACE',
+      'IDLETIME',
+      COLDEST,
+    );
     const used = Number(/used_memory:(\d+)/.exec(await client.info('memory'))![1]);
     await client.config('SET', 'maxmemory', String(used + 512 * 1024));
     await client.set(`${PREFIX}filler:template`, 'x'.repeat(16 * 1024));
@@ -83,20 +103,43 @@ describe('a range purge on a Redis that evicted its index (maxmemory, allkeys-lr
     );
     // Enough evicted: nothing else is, from here on.
     await client.config('SET', 'maxmemory', '0');
-    expect(Number(/evicted_keys:(\d+)/.exec(await client.info('stats'))![1]), 'evicted by maxmemory').toBeGreaterThan(0);
+    expect(Number(/evicted_keys:(\d+)/.exec(await client.info('stats'))![1]), 'evicted by maxmemory').toBeGreaterThan(
+      0,
+    );
     expect(await client.exists(...entries.values()), 'the entries are still there').toBe(3);
 
     const reply = await purge(a.admin, { family: 'view', fromVersion: '920', toVersion: '960' });
     expectStatus(reply, 200, 'purge');
     // The index had nothing left to delete: the purge's record keeps the entry from being read.
-    expect(reply.json()).toEqual({ purged: { scope: 'family', family: 'view', fromVersion: '920', toVersion: '960', memoryEntries: 1, redis: 'purged', redisEntries: 0 } });
+    expect(reply.json()).toEqual({
+      purged: {
+        scope: 'family',
+        family: 'view',
+        fromVersion: '920',
+        toVersion: '960',
+        memoryEntries: 1,
+        redis: 'purged',
+        redisEntries: 0,
+      },
+    });
     expect(await client.exists(...entries.values()), 'nothing deleted').toBe(3);
     expect(await storeHas(a, entries.get(950)!), 'view@950 through the store of A, which purged').toBe(false);
-    await until(async () => !(await storeHas(b, entries.get(950)!)), 2000, 'view@950 refused by the store of B, once B heard the purge');
-    for (const p of [a, b]) for (const v of [900, 990]) expect(await storeHas(p, entries.get(v)!), `view@${v}, outside the range`).toBe(true);
+    await until(
+      async () => !(await storeHas(b, entries.get(950)!)),
+      2000,
+      'view@950 refused by the store of B, once B heard the purge',
+    );
+    for (const p of [a, b])
+      for (const v of [900, 990]) expect(await storeHas(p, entries.get(v)!), `view@${v}, outside the range`).toBe(true);
 
     await expectServed(node, a.url, 950, 'MISS', 'view@950 on A');
-    await expectServed(node, b.url, 990, 'HIT redis', 'view@990 on B, outside the range: the entry from before the purge');
+    await expectServed(
+      node,
+      b.url,
+      990,
+      'HIT redis',
+      'view@990 on B, outside the range: the entry from before the purge',
+    );
     await expectServed(node, b.url, 900, 'HIT redis', 'view@900 on B, outside the range');
   });
 

@@ -7,7 +7,20 @@ import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { encodeViewRequest } from '../../src/wire/view-bcs.js';
 import { SIM_MODULE_ADDRESS, type SimNode } from '../../src/sim/index.js';
-import { BALANCE, cacheOf, errorBodyOf, expectStatus, hex, OWNER, OWNER2, PRESENT, redisEntryKeys, served, u64le, viewBcsRequest } from '../helpers/cache.js';
+import {
+  BALANCE,
+  cacheOf,
+  errorBodyOf,
+  expectStatus,
+  hex,
+  OWNER,
+  OWNER2,
+  PRESENT,
+  redisEntryKeys,
+  served,
+  u64le,
+  viewBcsRequest,
+} from '../helpers/cache.js';
 import { freePort } from '../helpers/free-port.js';
 import { call, capturedLog, type ProxyHandle, proxy, rawItem, type Reply, sim, viewJson } from '../helpers/proxy.js';
 import { useRedisServer } from '../helpers/redis-server.js';
@@ -24,18 +37,33 @@ function inspector(): Redis {
 }
 
 /** A proxy with its admin listener, on this file's Redis (`redisUrl` to reach it another way; null: no Redis). */
-async function purgeable(node: SimNode, options: { redisUrl?: string | null; logger?: ReturnType<typeof capturedLog>['logger'] } = {}): Promise<ProxyHandle & { admin: string }> {
+async function purgeable(
+  node: SimNode,
+  options: { redisUrl?: string | null; logger?: ReturnType<typeof capturedLog>['logger'] } = {},
+): Promise<ProxyHandle & { admin: string }> {
   const redisUrl = options.redisUrl === undefined ? server.url : options.redisUrl;
-  const cache = redisUrl === null ? { memory: { maxBytes: 1_000_000 } } : { memory: { maxBytes: 1_000_000 }, redis: { url: redisUrl, keyPrefix: PREFIX, commandTimeoutMs: 500 } };
-  const p = await proxy([node], { admin: { host: '127.0.0.1', port: await freePort() }, routing: { probeIntervalMs: 50 }, cache }, options.logger ? { logger: options.logger } : {});
+  const cache =
+    redisUrl === null
+      ? { memory: { maxBytes: 1_000_000 } }
+      : { memory: { maxBytes: 1_000_000 }, redis: { url: redisUrl, keyPrefix: PREFIX, commandTimeoutMs: 500 } };
+  const p = await proxy(
+    [node],
+    { admin: { host: '127.0.0.1', port: await freePort() }, routing: { probeIntervalMs: 50 }, cache },
+    options.logger ? { logger: options.logger } : {},
+  );
   return { ...p, admin: p.app.adminUrl()! };
 }
 
 function purge(admin: string, body: unknown): Promise<Reply> {
-  return call(admin, '/cache/purge', { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  return call(admin, '/cache/purge', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
 }
 
-const view = (url: string, version: number, owner = OWNER): Promise<Reply> => viewJson(url, BALANCE, [owner], { version });
+const view = (url: string, version: number, owner = OWNER): Promise<Reply> =>
+  viewJson(url, BALANCE, [owner], { version });
 const txn = (url: string, version: number): Promise<Reply> => call(url, `/v1/transactions/by_version/${version}`);
 
 /** Reads `read` and checks how it was served, and that it reached the node exactly when it says MISS. */
@@ -67,13 +95,28 @@ describe('POST /cache/purge', () => {
 
     const reply = await purge(a.admin, { family: 'view', fromVersion: '920', toVersion: '960' });
     expectStatus(reply, 200, 'purge');
-    expect(reply.json()).toEqual({ purged: { scope: 'family', family: 'view', fromVersion: '920', toVersion: '960', memoryEntries: 1, redis: 'purged', redisEntries: 1 } });
+    expect(reply.json()).toEqual({
+      purged: {
+        scope: 'family',
+        family: 'view',
+        fromVersion: '920',
+        toVersion: '960',
+        memoryEntries: 1,
+        redis: 'purged',
+        redisEntries: 1,
+      },
+    });
     // B hears of it from Redis.
     await until(() => b.app.memory.stats().entries === entriesOnB - 1, 2000, 'B dropped view@950 from memory');
 
     await expectServed(node, () => view(a.url, 950), 'MISS', 'purged view@950 on A');
     await entriesInRedis(5);
-    await expectServed(node, () => view(b.url, 950), 'HIT redis', 'purged view@950 on B: filled again by A, not kept by B');
+    await expectServed(
+      node,
+      () => view(b.url, 950),
+      'HIT redis',
+      'purged view@950 on B: filled again by A, not kept by B',
+    );
     for (const [label, read] of [
       ['view@900 on A', () => view(a.url, 900)],
       ['view@990 on A', () => view(a.url, 990)],
@@ -86,7 +129,13 @@ describe('POST /cache/purge', () => {
 
     // A path route is purged by the version its answer belongs to; no upper bound.
     const open = await purge(b.admin, { family: 'transactions', fromVersion: '950' });
-    expect(open.json().purged).toMatchObject({ scope: 'family', family: 'transactions', fromVersion: '950', memoryEntries: 0, redisEntries: 1 });
+    expect(open.json().purged).toMatchObject({
+      scope: 'family',
+      family: 'transactions',
+      fromVersion: '950',
+      memoryEntries: 0,
+      redisEntries: 1,
+    });
     await until(async () => !(await txn(a.url, 950)).headers['x-cache-tier'], 2000, 'the transaction purged from A');
   });
 
@@ -105,9 +154,18 @@ describe('POST /cache/purge', () => {
 
     // Whitespace and member order do not matter: the parser's canonical form names the key.
     const body = `{ "arguments": [${JSON.stringify(OWNER)}], "type_arguments": [], "function": "${BALANCE}" }`;
-    const reply = await purge(a.admin, { request: { method: 'POST', path: '/v1/view?ledger_version=990', body, headers: { 'Content-Type': 'application/json', accept: 'application/json' } } });
+    const reply = await purge(a.admin, {
+      request: {
+        method: 'POST',
+        path: '/v1/view?ledger_version=990',
+        body,
+        headers: { 'Content-Type': 'application/json', accept: 'application/json' },
+      },
+    });
     expectStatus(reply, 200, 'purge');
-    expect(reply.json()).toEqual({ purged: { scope: 'request', family: 'view', version: '990', memoryEntries: 1, redis: 'purged', redisEntries: 1 } });
+    expect(reply.json()).toEqual({
+      purged: { scope: 'request', family: 'view', version: '990', memoryEntries: 1, redis: 'purged', redisEntries: 1 },
+    });
     await until(() => b.app.memory.stats().entries === entriesOnB - 1, 2000, 'B dropped it from memory');
     await expectServed(node, () => view(b.url, 990), 'MISS', 'the purged request on B');
     await entriesInRedis(4);
@@ -116,9 +174,22 @@ describe('POST /cache/purge', () => {
     await expectServed(node, () => view(a.url, 980), 'HIT memory', 'the same request at 980');
 
     // A BCS request body is given as hex.
-    const viewBody = Buffer.from(encodeViewRequest({ address: SIM_MODULE_ADDRESS, module: 'sim', function: 'add', typeArgs: [], args: [u64le(2n), u64le(40n)] }));
+    const viewBody = Buffer.from(
+      encodeViewRequest({
+        address: SIM_MODULE_ADDRESS,
+        module: 'sim',
+        function: 'add',
+        typeArgs: [],
+        args: [u64le(2n), u64le(40n)],
+      }),
+    );
     const byHex = await purge(a.admin, {
-      request: { method: 'POST', path: '/v1/view?ledger_version=990', bodyHex: hex(viewBody), headers: { 'content-type': 'application/x.node.view_function+bcs', accept: 'application/json' } },
+      request: {
+        method: 'POST',
+        path: '/v1/view?ledger_version=990',
+        bodyHex: hex(viewBody),
+        headers: { 'content-type': 'application/x.node.view_function+bcs', accept: 'application/json' },
+      },
     });
     expect(byHex.json().purged).toMatchObject({ memoryEntries: 1, redisEntries: 1 });
     await expectServed(node, () => bcs(a.url), 'MISS', 'the purged BCS request on A');
@@ -191,11 +262,17 @@ describe('POST /cache/purge', () => {
   it('a request before the nodes have named their vendor and chain: 503 not ready, whatever it is, and nothing counted', async () => {
     // Nothing listens there: no node answers, so no vendor and no chain is known.
     const silent = `http://127.0.0.1:${await freePort()}`;
-    const p = await proxy([{ url: silent }], { admin: { host: '127.0.0.1', port: await freePort() }, routing: { probeIntervalMs: 50 }, cache: { memory: { maxBytes: 1_000_000 } } });
+    const p = await proxy([{ url: silent }], {
+      admin: { host: '127.0.0.1', port: await freePort() },
+      routing: { probeIntervalMs: 50 },
+      cache: { memory: { maxBytes: 1_000_000 } },
+    });
     const admin = p.app.adminUrl()!;
     // The view's media types are the vendor's: until the nodes name it, no request can be told good or bad.
     for (const type of ['application/json', 'application/x.aptos.view_function+bcs']) {
-      const reply = await purge(admin, { request: { method: 'POST', path: '/v1/view?ledger_version=990', body: '{}', headers: { 'content-type': type } } });
+      const reply = await purge(admin, {
+        request: { method: 'POST', path: '/v1/view?ledger_version=990', body: '{}', headers: { 'content-type': type } },
+      });
       expectStatus(reply, 503, type);
       expect(reply.json().message, type).toMatch(/^not ready: /);
     }
@@ -206,14 +283,21 @@ describe('POST /cache/purge', () => {
     const node = await sim();
     const a = await purgeable(node);
     await expectServed(node, () => view(a.url, 990), 'MISS', 'view@990');
-    const view990 = { method: 'POST', path: '/v1/view?ledger_version=990', headers: { 'content-type': 'application/json' } };
+    const view990 = {
+      method: 'POST',
+      path: '/v1/view?ledger_version=990',
+      headers: { 'content-type': 'application/json' },
+    };
     const bad: Array<[unknown, RegExp]> = [
       ['{"all": tru', /not JSON/],
       [[], /JSON object/],
       [{}, /exactly one/],
       [{ all: false }, /"all" must be true/],
       [{ all: true, family: 'view', fromVersion: '1' }, /exactly one/],
-      [{ family: 'nodes', fromVersion: '1' }, /"family" must be one of raw_item, view, accounts, tables, transactions, blocks/],
+      [
+        { family: 'nodes', fromVersion: '1' },
+        /"family" must be one of raw_item, view, accounts, tables, transactions, blocks/,
+      ],
       [{ family: 'view' }, /"fromVersion" must be a u64/],
       [{ family: 'view', fromVersion: 5 }, /"fromVersion" must be a u64/],
       [{ family: 'view', fromVersion: '-1' }, /"fromVersion" must be a u64/],
@@ -222,12 +306,33 @@ describe('POST /cache/purge', () => {
       [{ family: 'view', fromVersion: '10', extra: 1 }, /unknown member "extra"/],
       [{ request: { ...view990, method: 'PUT', body: '{}' } }, /"GET" or "POST"/],
       [{ request: { ...view990, path: 'view' } }, /"request.path"/],
-      [{ request: { ...view990, body: '{"function": ' } }, /refuses \(web_framework_error\): parse request payload error/],
-      [{ request: { ...view990, path: '/v1/view', body: JSON.stringify({ function: BALANCE, type_arguments: [], arguments: [OWNER] }) } }, /no ledger_version: a latest read/],
+      [
+        { request: { ...view990, body: '{"function": ' } },
+        /refuses \(web_framework_error\): parse request payload error/,
+      ],
+      [
+        {
+          request: {
+            ...view990,
+            path: '/v1/view',
+            body: JSON.stringify({ function: BALANCE, type_arguments: [], arguments: [OWNER] }),
+          },
+        },
+        /no ledger_version: a latest read/,
+      ],
       [{ request: { ...view990, path: '/v1/estimate_gas_price', method: 'GET' } }, /not a cached route/],
       [{ request: { ...view990, body: '{}', headers: { authorization: 'Bearer x' } } }, /content-type and accept only/],
       [{ request: { ...view990, bodyHex: 'zz' } }, /"request.bodyHex" must be hex/],
-      [{ request: { ...view990, bodyHex: '010203', headers: { 'content-type': 'application/x.node.view_function+bcs' } } }, /refuses \(invalid_input\): Failed to deserialize input into ViewRequest/],
+      [
+        {
+          request: {
+            ...view990,
+            bodyHex: '010203',
+            headers: { 'content-type': 'application/x.node.view_function+bcs' },
+          },
+        },
+        /refuses \(invalid_input\): Failed to deserialize input into ViewRequest/,
+      ],
     ];
     for (const [body, message] of bad) {
       const reply = await purge(a.admin, body);
@@ -247,15 +352,34 @@ describe('POST /cache/purge', () => {
     await expectServed(node, () => view(a.url, 990), 'MISS', 'view@990');
     const body = JSON.stringify({ function: BALANCE, type_arguments: [], arguments: [OWNER] });
     const headers = { 'content-type': 'application/json' };
-    expectStatus(await purge(a.admin, { request: { method: 'POST', path: '/v1/view?ledger_version=990', body, headers } }), 200, 'request');
+    expectStatus(
+      await purge(a.admin, { request: { method: 'POST', path: '/v1/view?ledger_version=990', body, headers } }),
+      200,
+      'request',
+    );
     expectStatus(await purge(a.admin, { family: 'raw_item', fromVersion: '1', toVersion: '2' }), 200, 'family');
     expectStatus(await purge(a.admin, { family: 'blocks', fromVersion: '7' }), 200, 'family');
     expect(await purges(a)).toEqual({ all: 0, family: 2, request: 1 });
 
     const purged = lines.filter((line) => line.msg === 'cache purged');
     expect(purged).toHaveLength(3);
-    expect(purged[0]).toMatchObject({ level: 30, scope: 'request', family: 'view', version: '990', memoryEntries: 1, redis: 'purged', redisEntries: 1 });
-    expect(purged[1]).toMatchObject({ scope: 'family', family: 'raw_item', fromVersion: '1', toVersion: '2', memoryEntries: 0, redisEntries: 0 });
+    expect(purged[0]).toMatchObject({
+      level: 30,
+      scope: 'request',
+      family: 'view',
+      version: '990',
+      memoryEntries: 1,
+      redis: 'purged',
+      redisEntries: 1,
+    });
+    expect(purged[1]).toMatchObject({
+      scope: 'family',
+      family: 'raw_item',
+      fromVersion: '1',
+      toVersion: '2',
+      memoryEntries: 0,
+      redisEntries: 0,
+    });
     expect(purged[2]).toMatchObject({ scope: 'family', family: 'blocks', fromVersion: '7' });
     const logged = lines.map((line) => JSON.stringify(line)).join('\n');
     expect(logged).not.toContain(OWNER.slice(2, 20));
@@ -268,7 +392,9 @@ describe('POST /cache/purge', () => {
     await expectServed(node, () => view(a.url, 990), 'MISS', 'view@990');
     await expectServed(node, () => view(a.url, 980), 'MISS', 'view@980');
     const family = await purge(a.admin, { family: 'view', fromVersion: '985' });
-    expect(family.json()).toEqual({ purged: { scope: 'family', family: 'view', fromVersion: '985', memoryEntries: 1, redis: 'off' } });
+    expect(family.json()).toEqual({
+      purged: { scope: 'family', family: 'view', fromVersion: '985', memoryEntries: 1, redis: 'off' },
+    });
     await expectServed(node, () => view(a.url, 990), 'MISS', 'view@990 after the family purge');
     await expectServed(node, () => view(a.url, 980), 'HIT memory', 'view@980 after the family purge');
     const all = await purge(a.admin, { all: true });
@@ -285,7 +411,10 @@ describe('POST /cache/purge', () => {
     await until(() => !a.app.redis!.isReady(), 2000, 'A lost Redis');
     const reply = await purge(a.admin, { family: 'view', fromVersion: '0' });
     expectStatus(reply, 503, 'purge');
-    expect(reply.json()).toMatchObject({ purged: { scope: 'family', memoryEntries: 1, redis: 'failed' }, message: expect.stringMatching(/Redis did not answer.*safe to repeat/) });
+    expect(reply.json()).toMatchObject({
+      purged: { scope: 'family', memoryEntries: 1, redis: 'failed' },
+      message: expect.stringMatching(/Redis did not answer.*safe to repeat/),
+    });
     expect(await purges(a)).toMatchObject({ family: 1 });
   });
 });

@@ -3,7 +3,20 @@
 // node's answer, in time (SPEC §7).
 import { describe, expect, it } from 'vitest';
 import { simBalance } from '../../src/sim/index.js';
-import { BALANCE, balanceAt, cacheOf, expectStatus, hex, itemAt, OWNER, PRESENT, PRESENT_KEYS, redisEntryKeys, tally, timed } from '../helpers/cache.js';
+import {
+  BALANCE,
+  balanceAt,
+  cacheOf,
+  expectStatus,
+  hex,
+  itemAt,
+  OWNER,
+  PRESENT,
+  PRESENT_KEYS,
+  redisEntryKeys,
+  tally,
+  timed,
+} from '../helpers/cache.js';
 import { COMMAND_TIMEOUT_MS, PREFIX, redisProxy } from '../helpers/redis-cache.js';
 import { until } from '../helpers/until.js';
 import { rawItem, sim, viewJson, type Reply } from '../helpers/proxy.js';
@@ -42,7 +55,13 @@ describe('failing open', () => {
         default: {
           const { value, ms } = await timed(() => viewJson(url, BALANCE, [OWNER]));
           const v = BigInt(value.headers['x-node-ledger-version'] ?? '0');
-          return { i, kind: 'latest view', reply: value, ms, expected: Buffer.from(JSON.stringify([String(simBalance(OWNER, v))])) };
+          return {
+            i,
+            kind: 'latest view',
+            reply: value,
+            ms,
+            expected: Buffer.from(JSON.stringify([String(simBalance(OWNER, v))])),
+          };
         }
       }
     };
@@ -74,8 +93,10 @@ describe('failing open', () => {
 
     const problems: string[] = [];
     for (const o of outcomes) {
-      if (o.reply.status !== 200) problems.push(`#${o.i} ${o.kind}: HTTP ${o.reply.status} ${o.reply.body.toString('utf8').slice(0, 200)}`);
-      else if (!o.reply.body.equals(o.expected)) problems.push(`#${o.i} ${o.kind}: wrong body ${o.reply.body.toString('hex')}`);
+      if (o.reply.status !== 200)
+        problems.push(`#${o.i} ${o.kind}: HTTP ${o.reply.status} ${o.reply.body.toString('utf8').slice(0, 200)}`);
+      else if (!o.reply.body.equals(o.expected))
+        problems.push(`#${o.i} ${o.kind}: wrong body ${o.reply.body.toString('hex')}`);
       if (o.ms > 1000) problems.push(`#${o.i} ${o.kind}: took ${Math.round(o.ms)} ms`);
     }
     expect(problems, `${outcomes.length} replies over ${elapsed} ms`).toEqual([]);
@@ -111,8 +132,16 @@ describe('failing open', () => {
 
     // Distinct pinned misses, all sent while the server sleeps.
     const misses: Array<{ label: string; send: () => Promise<Reply>; expected: Buffer }> = [
-      ...[1n, 2n, 3n].map((i) => ({ label: `raw_item @${810n + i}`, send: () => rawItem(url, hex(PRESENT), { version: 810n + i }), expected: itemAt(PRESENT, 810n + i) })),
-      ...[1n, 2n].map((i) => ({ label: `view @${820n + i}`, send: () => viewJson(url, BALANCE, [OWNER], { version: 820n + i }), expected: balanceAt(OWNER, 820n + i) })),
+      ...[1n, 2n, 3n].map((i) => ({
+        label: `raw_item @${810n + i}`,
+        send: () => rawItem(url, hex(PRESENT), { version: 810n + i }),
+        expected: itemAt(PRESENT, 810n + i),
+      })),
+      ...[1n, 2n].map((i) => ({
+        label: `view @${820n + i}`,
+        send: () => viewJson(url, BALANCE, [OWNER], { version: 820n + i }),
+        expected: balanceAt(OWNER, 820n + i),
+      })),
     ];
     const results = await Promise.all(
       misses.map(async (m) => {
@@ -123,7 +152,9 @@ describe('failing open', () => {
 
     await awake;
 
-    const report = results.map((r) => `${r.label}: HTTP ${r.reply.status} ${cacheOf(r.reply)} in ${Math.round(r.ms)} ms`).join('; ');
+    const report = results
+      .map((r) => `${r.label}: HTTP ${r.reply.status} ${cacheOf(r.reply)} in ${Math.round(r.ms)} ms`)
+      .join('; ');
     for (const r of results) {
       expectStatus(r.reply, 200, r.label);
       expect(r.reply.body.equals(r.expected), r.label).toBe(true);
@@ -144,6 +175,9 @@ describe('failing open', () => {
     expectStatus(value, 200);
     expect(value.body.equals(itemAt(PRESENT, 811n))).toBe(true);
     // 150 ms of scheduling slack on top of one command timeout and the node time.
-    expect(ms, `pinned miss with Redis stalled took ${Math.round(ms)} ms (node time ${Math.round(warm.ms)} ms)`).toBeLessThan(COMMAND_TIMEOUT_MS + warm.ms + 150);
+    expect(
+      ms,
+      `pinned miss with Redis stalled took ${Math.round(ms)} ms (node time ${Math.round(warm.ms)} ms)`,
+    ).toBeLessThan(COMMAND_TIMEOUT_MS + warm.ms + 150);
   });
 });

@@ -4,7 +4,20 @@
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { decodeAnswer, FORMAT_V4 } from '../../src/cache/redis/codec.js';
-import { BALANCE, balanceAt, cacheOf, expectStatus, hex, itemAt, OWNER, PRESENT, redisEntryKeys, served, tally, warmConnections } from '../helpers/cache.js';
+import {
+  BALANCE,
+  balanceAt,
+  cacheOf,
+  expectStatus,
+  hex,
+  itemAt,
+  OWNER,
+  PRESENT,
+  redisEntryKeys,
+  served,
+  tally,
+  warmConnections,
+} from '../helpers/cache.js';
 import { MAX_TTL_SECONDS, PREFIX, redisProxy } from '../helpers/redis-cache.js';
 import { until } from '../helpers/until.js';
 import { rawItem, sim, viewJson, type Reply } from '../helpers/proxy.js';
@@ -15,7 +28,11 @@ const server = useRedisServer({ flushEach: true });
 /** Waits (bounded) until `count` answer entries are in Redis: a write may finish after its reply. */
 async function entriesInRedis(client: Redis, count: number): Promise<string[]> {
   let keys: string[] = [];
-  await until(async () => (keys = await redisEntryKeys(client, PREFIX)).length >= count, 2000, `${count} entries in Redis`);
+  await until(
+    async () => (keys = await redisEntryKeys(client, PREFIX)).length >= count,
+    2000,
+    `${count} entries in Redis`,
+  );
   expect(keys).toHaveLength(count);
   return keys;
 }
@@ -28,7 +45,11 @@ describe('sharing between instances', () => {
     const reads: Array<[string, (url: string) => Promise<Reply>, Buffer]> = [
       ['raw_item', (url) => rawItem(url, hex(PRESENT), { version: 990 }), itemAt(PRESENT, 990n)],
       ['view', (url) => viewJson(url, BALANCE, [OWNER], { version: 990 }), balanceAt(OWNER, 990n)],
-      ['view bcs', (url) => viewJson(url, BALANCE, [OWNER], { version: 990, accept: 'application/x-bcs' }), balanceAt(OWNER, 990n, 'bcs')],
+      [
+        'view bcs',
+        (url) => viewJson(url, BALANCE, [OWNER], { version: 990, accept: 'application/x-bcs' }),
+        balanceAt(OWNER, 990n, 'bcs'),
+      ],
     ];
     const client = server.client();
     for (const [n, [label, read, expected]] of reads.entries()) {
@@ -80,7 +101,10 @@ describe('sharing between instances', () => {
       ['view', (url: string) => viewJson(url, BALANCE, [OWNER], { version: 995 }), balanceAt(OWNER, 995n)],
     ] as const) {
       const before = served(node);
-      const replies = await Promise.all([...Array.from({ length: 20 }, () => read(a.url)), ...Array.from({ length: 20 }, () => read(b.url))]);
+      const replies = await Promise.all([
+        ...Array.from({ length: 20 }, () => read(a.url)),
+        ...Array.from({ length: 20 }, () => read(b.url)),
+      ]);
       expect(served(node) - before, `${label}: node calls between both instances`).toBe(1);
       for (const r of replies) {
         expectStatus(r, 200, label);
@@ -89,7 +113,10 @@ describe('sharing between instances', () => {
       const counts = tally(replies);
       expect(counts.MISS, `${label}: ${JSON.stringify(counts)}`).toBe(1);
       // The other instance's leader found the answer in Redis; everyone else joined a flight.
-      expect((counts['HIT redis'] ?? 0) + (counts['COALESCED redis'] ?? 0) + (counts.COALESCED ?? 0), JSON.stringify(counts)).toBe(39);
+      expect(
+        (counts['HIT redis'] ?? 0) + (counts['COALESCED redis'] ?? 0) + (counts.COALESCED ?? 0),
+        JSON.stringify(counts),
+      ).toBe(39);
       expect(counts['HIT redis'], `${label}: ${JSON.stringify(counts)}`).toBe(1);
     }
   });
@@ -116,10 +143,16 @@ describe("waiting for another instance's fill (SPEC §8)", () => {
     const calls = served(node);
 
     const started = performance.now();
-    const onA = rawItem(a.url, hex(PRESENT), { version: 995 }).then((reply) => ({ reply, ms: performance.now() - started }));
+    const onA = rawItem(a.url, hex(PRESENT), { version: 995 }).then((reply) => ({
+      reply,
+      ms: performance.now() - started,
+    }));
     await until(async () => (await client.keys(`${PREFIX}lock:*`)).length === 1, 1000, 'A to hold the fill lock');
     await client.config('RESETSTAT');
-    const onB = await rawItem(b.url, hex(PRESENT), { version: 995 }).then((reply) => ({ reply, ms: performance.now() - started }));
+    const onB = await rawItem(b.url, hex(PRESENT), { version: 995 }).then((reply) => ({
+      reply,
+      ms: performance.now() - started,
+    }));
     const filler = await onA;
 
     expect(filler.reply.status).toBeGreaterThanOrEqual(500);
@@ -129,7 +162,10 @@ describe("waiting for another instance's fill (SPEC §8)", () => {
     expect(cacheOf(onB.reply)).toBe('COALESCED');
     expect(served(node) - calls, 'node calls between both instances').toBe(1);
     expect(filler.ms).toBeGreaterThanOrEqual(1450);
-    expect(Math.round(onB.ms), "the waiter answers within the filler's node call + 100 ms (and slack)").toBeLessThanOrEqual(filler.ms + 150);
+    expect(
+      Math.round(onB.ms),
+      "the waiter answers within the filler's node call + 100 ms (and slack)",
+    ).toBeLessThanOrEqual(filler.ms + 150);
 
     // B: GET, SET NX, SUBSCRIBE, GET outcome, UNSUBSCRIBE; A: SET outcome, PUBLISH,
     // unlock (EVAL, which Redis counts with the GET and DEL it runs).
@@ -148,9 +184,15 @@ describe("waiting for another instance's fill (SPEC §8)", () => {
     node.faults.set({ mode: 'slow', delayMs: 500, routes: ['raw_item'], count: 2 });
     const calls = served(node);
     const started = performance.now();
-    const onA = rawItem(a.url, hex(PRESENT), { version: 995 }).then((reply) => ({ reply, ms: performance.now() - started }));
+    const onA = rawItem(a.url, hex(PRESENT), { version: 995 }).then((reply) => ({
+      reply,
+      ms: performance.now() - started,
+    }));
     await until(async () => (await client.keys(`${PREFIX}lock:*`)).length === 1, 1000, 'A to hold the fill lock');
-    const onB = await rawItem(b.url, hex(PRESENT), { version: 995 }).then((reply) => ({ reply, ms: performance.now() - started }));
+    const onB = await rawItem(b.url, hex(PRESENT), { version: 995 }).then((reply) => ({
+      reply,
+      ms: performance.now() - started,
+    }));
     const filler = await onA;
     expectStatus(onB.reply, 200);
     expect(onB.reply.body.equals(itemAt(PRESENT, 995n))).toBe(true);

@@ -3,7 +3,23 @@
 // what reaches the node counted on the sim.
 import { describe, expect, it } from 'vitest';
 import { VM_OUT_OF_GAS } from '../../src/sim/index.js';
-import { ABSENT, BALANCE, balanceAt, cacheOf, errorBodyOf, expectHitMemory, expectStatus, FAST_PROBES, hex, itemAt, OWNER, PRESENT, PRESENT_KEYS, served, simHeaders } from '../helpers/cache.js';
+import {
+  ABSENT,
+  BALANCE,
+  balanceAt,
+  cacheOf,
+  errorBodyOf,
+  expectHitMemory,
+  expectStatus,
+  FAST_PROBES,
+  hex,
+  itemAt,
+  OWNER,
+  PRESENT,
+  PRESENT_KEYS,
+  served,
+  simHeaders,
+} from '../helpers/cache.js';
 import { until } from '../helpers/until.js';
 import { ledgerHeaders, rawItem, simBehindProxy, viewJson, type Reply, QUIET_ROUTING } from '../helpers/proxy.js';
 
@@ -11,9 +27,24 @@ describe('latest answers feed the pinned entries', () => {
   it('a latest read is stored at the version of its ledger header: the pinned read there is a HIT', async () => {
     const { node, url } = await simBehindProxy(FAST_PROBES);
     node.ledger.advance(7);
-    const cases: Array<{ label: string; latest: () => Promise<Reply>; pinned: (v: bigint) => Promise<Reply>; expected: (v: bigint) => Buffer }> = [
-      { label: 'raw_item', latest: () => rawItem(url, hex(PRESENT)), pinned: (v) => rawItem(url, hex(PRESENT), { version: v }), expected: (v) => itemAt(PRESENT, v) },
-      { label: 'view', latest: () => viewJson(url, BALANCE, [OWNER]), pinned: (v) => viewJson(url, BALANCE, [OWNER], { version: v }), expected: (v) => balanceAt(OWNER, v) },
+    const cases: Array<{
+      label: string;
+      latest: () => Promise<Reply>;
+      pinned: (v: bigint) => Promise<Reply>;
+      expected: (v: bigint) => Buffer;
+    }> = [
+      {
+        label: 'raw_item',
+        latest: () => rawItem(url, hex(PRESENT)),
+        pinned: (v) => rawItem(url, hex(PRESENT), { version: v }),
+        expected: (v) => itemAt(PRESENT, v),
+      },
+      {
+        label: 'view',
+        latest: () => viewJson(url, BALANCE, [OWNER]),
+        pinned: (v) => viewJson(url, BALANCE, [OWNER], { version: v }),
+        expected: (v) => balanceAt(OWNER, v),
+      },
       {
         label: 'absent item (404 table_item_not_found)',
         latest: () => rawItem(url, hex(ABSENT)),
@@ -45,7 +76,9 @@ describe('latest answers feed the pinned entries', () => {
     expectStatus(latest, 400);
     expect(errorBodyOf(latest).vm_error_code).toBe(VM_OUT_OF_GAS);
     const before = node.counters.byRoute.view;
-    const pinned = await viewJson(url, '0x1::sim::burn', ['2000000'], { version: BigInt(latest.headers['x-node-ledger-version']) });
+    const pinned = await viewJson(url, '0x1::sim::burn', ['2000000'], {
+      version: BigInt(latest.headers['x-node-ledger-version']),
+    });
     expectStatus(pinned, 400);
     expect(cacheOf(pinned)).toBe('MISS');
     expect(node.counters.byRoute.view).toBe(before + 1);
@@ -65,7 +98,9 @@ describe('ledger headers of hits', () => {
     const hit = await rawItem(url, hex(PRESENT), { version: 1000 });
     expectHitMemory(hit, 'after advance');
     expect(hit.body.equals(first.body)).toBe(true);
-    expect(ledgerHeaders(hit), 'a hit carries the freshest snapshot, all seven headers from it').toEqual(simHeaders(1050n, 0n));
+    expect(ledgerHeaders(hit), 'a hit carries the freshest snapshot, all seven headers from it').toEqual(
+      simHeaders(1050n, 0n),
+    );
     expect(node.counters.byRoute.raw_item).toBe(1);
 
     // Advance in steps while hits keep coming, without waiting for the probes.
@@ -73,7 +108,9 @@ describe('ledger headers of hits', () => {
     for (let step = 0; step < 20; step++) {
       node.ledger.advance(step % 3);
       for (let i = 0; i < 3; i++) {
-        const r = await (i % 2 === 0 ? rawItem(url, hex(PRESENT), { version: 1000 }) : viewJson(url, BALANCE, [OWNER], { version: 1000 }));
+        const r = await (i % 2 === 0
+          ? rawItem(url, hex(PRESENT), { version: 1000 })
+          : viewJson(url, BALANCE, [OWNER], { version: 1000 }));
         expectHitMemory(r, `step ${step}`);
         const v = BigInt(r.headers['x-node-ledger-version']);
         expect(v >= last, `step ${step}: header version ${v} after ${last}`).toBe(true);
@@ -112,7 +149,11 @@ describe('pruning', () => {
     ] as const) {
       const r = await send();
       expectStatus(r, 410, label);
-      expect(errorBodyOf(r), label).toEqual({ message: `Ledger version(${label.endsWith('never cached') ? n - 5n : n}) has been pruned`, error_code: 'version_pruned', vm_error_code: null });
+      expect(errorBodyOf(r), label).toEqual({
+        message: `Ledger version(${label.endsWith('never cached') ? n - 5n : n}) has been pruned`,
+        error_code: 'version_pruned',
+        vm_error_code: null,
+      });
       expect(Object.keys(ledgerHeaders(r)), `${label}: all seven ledger headers`).toHaveLength(7);
       expect(r.headers['x-node-chain-id'], label).toBe('4');
       expect(r.headers['x-node-gas-used'], label).toBeUndefined();

@@ -49,14 +49,20 @@ describe('ledger-proxy --check', () => {
   });
 
   it('redacts a Redis Cluster URL password too', async () => {
-    const file = configFile('check-cluster.yaml', 'cache:\n  redis:\n    cluster: ["redis://:cluster-pass@a:7000", "redis://b:7001"]\n');
+    const file = configFile(
+      'check-cluster.yaml',
+      'cache:\n  redis:\n    cluster: ["redis://:cluster-pass@a:7000", "redis://b:7001"]\n',
+    );
     const { code, stdout } = await runCli(['--check', '--config', file]);
     expect(code).toBe(0);
     expect(parse(stdout).cache.redis.cluster).toEqual(['redis://:<redacted>@a:7000', 'redis://b:7001']);
   });
 
   it('names each bad key and exits 2', async () => {
-    const file = configFile('check-bad.yaml', 'server:\n  workers: many\n  drainDelayMs: -5\ncache:\n  memory: { maxBytes: 0 }\nbogus: 1\n');
+    const file = configFile(
+      'check-bad.yaml',
+      'server:\n  workers: many\n  drainDelayMs: -5\ncache:\n  memory: { maxBytes: 0 }\nbogus: 1\n',
+    );
     const { code, stdout, stderr } = await runCli(['--check', '--config', file]);
     expect(code).toBe(2);
     expect(stdout).toBe('');
@@ -75,7 +81,8 @@ describe('ledger-proxy --check', () => {
 });
 
 /** A config with tenants `list` (and `more` keys of tenants, of server); refused, it starts nothing. */
-const withTenants = (list: string, more = '', server = 'port: 1'): string => `server: { ${server} }\nadmin: { port: 0 }\nupstreams: [{ url: "http://127.0.0.1:9" }]\ntenants:\n  ${more}list:\n${list}`;
+const withTenants = (list: string, more = '', server = 'port: 1'): string =>
+  `server: { ${server} }\nadmin: { port: 0 }\nupstreams: [{ url: "http://127.0.0.1:9" }]\ntenants:\n  ${more}list:\n${list}`;
 const PASTED_KEY = 'pasted-plain-key-42';
 
 describe('what a start refuses, --check refuses, by key and without a stack', () => {
@@ -87,12 +94,22 @@ describe('what a start refuses, --check refuses, by key and without a stack', ()
     ],
     [
       'one key listed for two tenants',
-      withTenants(`    - name: a\n      keys: [{ env: LP_TEST_KEY }]\n    - name: b\n      keys: [{ sha256: "${sha256Hex('shared-key')}" }]\n`),
+      withTenants(
+        `    - name: a\n      keys: [{ env: LP_TEST_KEY }]\n    - name: b\n      keys: [{ sha256: "${sha256Hex('shared-key')}" }]\n`,
+      ),
       'tenants.list.1.keys.0: the same key as tenants.list.0.keys.0 (tenant a)',
       { LP_TEST_KEY: 'shared-key' },
     ],
-    ['a hop count with a trusted tenant header', withTenants('    - name: a\n', 'trustedHeader: X-Tenant\n  ', 'port: 1, trustProxy: 1'), 'tenants.trustedHeader: needs server.trustProxy to list'],
-    ['a key pasted where its sha256 belongs', withTenants(`    - name: a\n      keys: [{ sha256: "${PASTED_KEY}" }]\n`), 'tenants.list.0.keys.0.sha256: must match'],
+    [
+      'a hop count with a trusted tenant header',
+      withTenants('    - name: a\n', 'trustedHeader: X-Tenant\n  ', 'port: 1, trustProxy: 1'),
+      'tenants.trustedHeader: needs server.trustProxy to list',
+    ],
+    [
+      'a key pasted where its sha256 belongs',
+      withTenants(`    - name: a\n      keys: [{ sha256: "${PASTED_KEY}" }]\n`),
+      'tenants.list.0.keys.0.sha256: must match',
+    ],
   ];
 
   it.each(CASES)('%s: --check exits 2 naming the key, and so does a start', async (_name, text, line, env = {}) => {

@@ -10,10 +10,17 @@ import { until } from '../helpers/until.js';
 
 const LONG_TYPE = '0x1::' + 'a'.repeat(1500) + '::T';
 
-async function view(base: string, typeArg: string, acceptEncoding?: string): Promise<{ headers: Record<string, string>; raw: Buffer }> {
+async function view(
+  base: string,
+  typeArg: string,
+  acceptEncoding?: string,
+): Promise<{ headers: Record<string, string>; raw: Buffer }> {
   const res = await request(`${base}/v1/view?ledger_version=990`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', ...(acceptEncoding !== undefined ? { 'accept-encoding': acceptEncoding } : {}) },
+    headers: {
+      'content-type': 'application/json',
+      ...(acceptEncoding !== undefined ? { 'accept-encoding': acceptEncoding } : {}),
+    },
     body: JSON.stringify({ function: '0x1::sim::type_name', type_arguments: [typeArg], arguments: [] }),
   });
   return { headers: res.headers as Record<string, string>, raw: Buffer.from(await res.body.arrayBuffer()) };
@@ -29,7 +36,11 @@ describe('compressed replies', () => {
     const identity = first.raw;
     expect(identity.length).toBeGreaterThan(1024);
     // The copy is made off the event loop, shortly after the store.
-    await until(async () => (await view(url, LONG_TYPE, 'gzip, deflate, br')).headers['content-encoding'] === 'gzip', 5000, 'the gzip copy of the large answer');
+    await until(
+      async () => (await view(url, LONG_TYPE, 'gzip, deflate, br')).headers['content-encoding'] === 'gzip',
+      5000,
+      'the gzip copy of the large answer',
+    );
     const hit = await view(url, LONG_TYPE, 'gzip, deflate, br');
     expect(hit.headers['x-cache']).toBe('HIT');
     expect(hit.headers.vary).toBe('accept-encoding');
@@ -49,7 +60,11 @@ describe('compressed replies', () => {
     await view(url, 'u8', 'gzip');
     // A large answer stored after it gets its copy: by then a copy of the small one would be there too.
     await view(url, LONG_TYPE, 'gzip');
-    await until(async () => (await view(url, LONG_TYPE, 'gzip')).headers['content-encoding'] === 'gzip', 5000, 'the gzip copy of a large answer stored after the small one');
+    await until(
+      async () => (await view(url, LONG_TYPE, 'gzip')).headers['content-encoding'] === 'gzip',
+      5000,
+      'the gzip copy of a large answer stored after the small one',
+    );
     const hit = await view(url, 'u8', 'gzip');
     expect(hit.headers['x-cache']).toBe('HIT');
     expect(hit.headers['content-encoding']).toBeUndefined();

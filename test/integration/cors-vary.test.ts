@@ -15,16 +15,33 @@ const UNLISTED = 'https://other.example';
 /** A clock that stands still: no second ends mid-test. */
 const FROZEN = { now: () => 1_800_000_000_500 };
 
-function ask(url: string, method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<RawReply> {
-  const lines = ['Host: proxy.test', 'Connection: close', ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`)];
+function ask(
+  url: string,
+  method: string,
+  path: string,
+  headers: Record<string, string> = {},
+  body?: string,
+): Promise<RawReply> {
+  const lines = [
+    'Host: proxy.test',
+    'Connection: close',
+    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+  ];
   return rawHttp(url, httpRequest(`${method} ${path} HTTP/1.1`, lines, body));
 }
 
 const item = (url: string, key: string, origin?: string, query = '?ledger_version=990'): Promise<RawReply> =>
-  ask(url, 'POST', `/v1/tables/${HANDLE}/raw_item${query}`, { 'content-type': 'application/json', accept: 'application/x-bcs', ...(origin ? { origin } : {}) }, JSON.stringify({ key }));
+  ask(
+    url,
+    'POST',
+    `/v1/tables/${HANDLE}/raw_item${query}`,
+    { 'content-type': 'application/json', accept: 'application/x-bcs', ...(origin ? { origin } : {}) },
+    JSON.stringify({ key }),
+  );
 
 /** The Vary lines of a reply, as sent. */
-const varyLines = (reply: RawReply): string[] => reply.headerLines.filter(([name]) => name.toLowerCase() === 'vary').map(([, value]) => value);
+const varyLines = (reply: RawReply): string[] =>
+  reply.headerLines.filter(([name]) => name.toLowerCase() === 'vary').map(([, value]) => value);
 
 describe('cors.origins a list', () => {
   it('every reply to an unlisted origin has no grant and one Vary: Origin: hit, miss, coalesced, passthrough, and the proxy’s own 400, 404, 429, 503', async () => {
@@ -46,13 +63,25 @@ describe('cors.origins a list', () => {
     replies.push(['429', await ask(limited.url, 'GET', '/v1', { origin: UNLISTED })]);
     const notReady = await proxy([{ url: 'http://127.0.0.1:9', name: 'gone' }], { ...QUIET, cors });
     replies.push(['503', await ask(notReady.url, 'GET', '/v1', { origin: UNLISTED })]);
-    expect(replies.map(([what, r]) => `${what} ${r.status}`)).toEqual(['miss 200', 'hit 200', 'coalesced 200', 'passthrough 200', '400 400', '404 404', '429 429', '503 503']);
+    expect(replies.map(([what, r]) => `${what} ${r.status}`)).toEqual([
+      'miss 200',
+      'hit 200',
+      'coalesced 200',
+      'passthrough 200',
+      '400 400',
+      '404 404',
+      '429 429',
+      '503 503',
+    ]);
     for (const [what, reply] of replies) {
       expect(reply.headers['access-control-allow-origin'], what).toBeUndefined();
       expect(varyLines(reply), what).toEqual(['Origin']);
     }
     // The listed origin's reply to the same URL: the grant, and the same one Vary.
-    for (const reply of [await item(p.url, '0x07', LISTED), await ask(p.url, 'GET', '/v1/estimate_gas_price', { origin: LISTED })]) {
+    for (const reply of [
+      await item(p.url, '0x07', LISTED),
+      await ask(p.url, 'GET', '/v1/estimate_gas_price', { origin: LISTED }),
+    ]) {
       expect(reply.headers['access-control-allow-origin']).toBe(LISTED);
       expect(varyLines(reply)).toEqual(['Origin']);
     }
@@ -91,11 +120,26 @@ describe('cors.origins any (the default): the origin is echoed, so its replies v
   it('a gzipped hit to a request with Origin gets one Vary line naming both', async () => {
     const node = await sim({ startVersion: 1000n });
     const p = await proxy([node], QUIET);
-    const view = JSON.stringify({ function: '0x1::sim::type_name', type_arguments: [`0x1::${'a'.repeat(1500)}::T`], arguments: [] });
-    const gzipped = (): Promise<RawReply> => ask(p.url, 'POST', '/v1/view?ledger_version=990', { 'content-type': 'application/json', 'accept-encoding': 'gzip', origin: UNLISTED }, view);
+    const view = JSON.stringify({
+      function: '0x1::sim::type_name',
+      type_arguments: [`0x1::${'a'.repeat(1500)}::T`],
+      arguments: [],
+    });
+    const gzipped = (): Promise<RawReply> =>
+      ask(
+        p.url,
+        'POST',
+        '/v1/view?ledger_version=990',
+        { 'content-type': 'application/json', 'accept-encoding': 'gzip', origin: UNLISTED },
+        view,
+      );
     // The gzip copy is made shortly after the answer is stored.
     let hit: RawReply | undefined;
-    await until(async () => (hit = await gzipped()).headers['content-encoding'] === 'gzip', 5000, 'the gzip copy of the large answer');
+    await until(
+      async () => (hit = await gzipped()).headers['content-encoding'] === 'gzip',
+      5000,
+      'the gzip copy of the large answer',
+    );
     expect(hit!.headers['access-control-allow-origin']).toBe(UNLISTED);
     expect(varyLines(hit!)).toEqual(['accept-encoding, Origin']);
   });

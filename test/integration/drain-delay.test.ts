@@ -16,7 +16,10 @@ useCliBuild();
 const DRAIN_DELAY_MS = 1500;
 
 function config(port: number, adminPort: number, node: SimNode, workers: number): string {
-  return cliConfig(port, node, { server: { workers, drainDelayMs: DRAIN_DELAY_MS }, admin: { host: '127.0.0.1', port: adminPort } });
+  return cliConfig(port, node, {
+    server: { workers, drainDelayMs: DRAIN_DELAY_MS },
+    admin: { host: '127.0.0.1', port: adminPort },
+  });
 }
 
 async function readyz(admin: string): Promise<number | string> {

@@ -27,7 +27,8 @@ describe('request bodies', () => {
     await rawItem(p.url, '0x0000000000000007', { version: 990 });
     const port = Number(new URL(p.url).port);
     const head = (length: number): string =>
-      `POST /v1/tables/${HANDLE}/raw_item?ledger_version=990 HTTP/1.1\r\nHost: proxy.test\r\nContent-Type: application/json\r\n` + `Accept: application/x-bcs\r\nContent-Length: ${length}\r\n\r\n`;
+      `POST /v1/tables/${HANDLE}/raw_item?ledger_version=990 HTTP/1.1\r\nHost: proxy.test\r\nContent-Type: application/json\r\n` +
+      `Accept: application/x-bcs\r\nContent-Length: ${length}\r\n\r\n`;
 
     const pieces = await new Promise<Buffer>((resolve, reject) => {
       import('node:net').then(({ connect }) => {
@@ -36,7 +37,9 @@ describe('request bodies', () => {
         socket.on('data', (d) => got.push(d));
         socket.on('end', () => resolve(Buffer.concat(got)));
         socket.on('error', reject);
-        socket.write(head(KEY_BODY.length).replace('HTTP/1.1\r\n', 'HTTP/1.1\r\nConnection: close\r\n') + KEY_BODY.slice(0, 10));
+        socket.write(
+          head(KEY_BODY.length).replace('HTTP/1.1\r\n', 'HTTP/1.1\r\nConnection: close\r\n') + KEY_BODY.slice(0, 10),
+        );
         // The rest of the body 50 ms later: the proxy waits for it.
         setTimeout(() => socket.write(KEY_BODY.slice(10)), 50);
       }, reject);
@@ -45,8 +48,14 @@ describe('request bodies', () => {
     expect(whole?.status).toBe(200);
     expect(whole?.headers['x-cache']).toBe('HIT');
 
-    const cut = await rawExchange(port, head(KEY_BODY.length) + KEY_BODY.slice(0, 10), { halfCloseAtOnce: true, timeoutMs: 2000 });
+    const cut = await rawExchange(port, head(KEY_BODY.length) + KEY_BODY.slice(0, 10), {
+      halfCloseAtOnce: true,
+      timeoutMs: 2000,
+    });
     expect(cut.reply?.status, `closed without a reply: ${cut.closedWithoutReply}`).toBe(400);
-    expect(JSON.parse(cut.reply!.body.toString('utf8'))).toMatchObject({ error_code: 'web_framework_error', vm_error_code: null });
+    expect(JSON.parse(cut.reply!.body.toString('utf8'))).toMatchObject({
+      error_code: 'web_framework_error',
+      vm_error_code: null,
+    });
   });
 });

@@ -49,8 +49,20 @@ const SCRIPT: Ask[] = [
   item('?ledger_version=990', KEY, { 'content-type': 'text/plain', accept: 'application/x-bcs' }),
   item('?ledger_version=990', KEY, JSON_IN),
   item('?ledger_version=990', `{"key":"0x${'00'.repeat(BODY_LIMIT)}"}`),
-  { label: 'undecodable path', method: 'POST', path: '/v1/tables/%zz/raw_item?ledger_version=990', headers: BCS_OUT, body: KEY },
-  { label: 'view bad function', method: 'POST', path: '/v1/view?ledger_version=990', headers: JSON_IN, body: '{"function":"nope","type_arguments":[],"arguments":[]}' },
+  {
+    label: 'undecodable path',
+    method: 'POST',
+    path: '/v1/tables/%zz/raw_item?ledger_version=990',
+    headers: BCS_OUT,
+    body: KEY,
+  },
+  {
+    label: 'view bad function',
+    method: 'POST',
+    path: '/v1/view?ledger_version=990',
+    headers: JSON_IN,
+    body: '{"function":"nope","type_arguments":[],"arguments":[]}',
+  },
   item('?ledger_version=5'),
   { label: 'transaction pruned', method: 'GET', path: '/v1/transactions/by_version/5' },
   { label: 'passthrough', method: 'GET', path: '/v1/estimate_gas_price' },
@@ -59,7 +71,11 @@ const SCRIPT: Ask[] = [
 
 function frame(ask: Ask, framing: Framing, extra: Record<string, string> = {}): Buffer {
   const line = `${ask.method} ${ask.path} ${framing === 'http10' ? 'HTTP/1.0' : 'HTTP/1.1'}`;
-  const headers = ['Host: proxy.test', 'Connection: close', ...Object.entries({ ...ask.headers, ...extra }).map(([k, v]) => `${k}: ${v}`)];
+  const headers = [
+    'Host: proxy.test',
+    'Connection: close',
+    ...Object.entries({ ...ask.headers, ...extra }).map(([k, v]) => `${k}: ${v}`),
+  ];
   if (ask.body === undefined) return httpRequest(line, headers);
   if (framing === 'chunked') return httpRequest(line, [...headers, 'Transfer-Encoding: chunked'], chunked(ask.body, 7));
   if (framing === 'expect') headers.push('Expect: 100-continue');
@@ -69,7 +85,8 @@ function frame(ask: Ask, framing: Framing, extra: Record<string, string> = {}): 
 /** What a client sees of a reply, less what belongs to the connection, the moment or the one request (its id). */
 function seen(reply: RawReply): { status: number; headers: Record<string, string>; body: string } {
   const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(reply.headers)) if (!['date', 'connection', 'keep-alive', 'x-request-id'].includes(name)) headers[name] = value;
+  for (const [name, value] of Object.entries(reply.headers))
+    if (!['date', 'connection', 'keep-alive', 'x-request-id'].includes(name)) headers[name] = value;
   return { status: reply.status, headers, body: reply.body.toString('latin1') };
 }
 
@@ -80,7 +97,9 @@ async function metricLines(app: App): Promise<string[]> {
 
 /** The access log lines, less their timing and the request's id. */
 function requestLines(lines: Array<Record<string, unknown>>): Array<Record<string, unknown>> {
-  return lines.filter((l) => l.msg === 'request').map(({ ms: _ms, time: _time, pid: _pid, hostname: _hostname, reqId: _reqId, ...rest }) => rest);
+  return lines
+    .filter((l) => l.msg === 'request')
+    .map(({ ms: _ms, time: _time, pid: _pid, hostname: _hostname, reqId: _reqId, ...rest }) => rest);
 }
 
 afterEach(() => {
@@ -93,20 +112,40 @@ describe('the same requests in every framing', () => {
     const runs = [];
     for (const framing of FRAMINGS) {
       const log = capturedLog('debug');
-      const p = await proxy([node], { ...QUIET, server: { host: '127.0.0.1', port: 0, bodyLimitBytes: BODY_LIMIT } }, { logger: log.logger });
+      const p = await proxy(
+        [node],
+        { ...QUIET, server: { host: '127.0.0.1', port: 0, bodyLimitBytes: BODY_LIMIT } },
+        { logger: log.logger },
+      );
       const before = node.counters.total;
       const replies = [];
       for (const ask of SCRIPT) replies.push(seen(await rawHttp(p.url, frame(ask, framing))));
-      runs.push({ framing, replies, nodeCalls: node.counters.total - before, metrics: await metricLines(p.app), log: requestLines(log.lines) });
+      runs.push({
+        framing,
+        replies,
+        nodeCalls: node.counters.total - before,
+        metrics: await metricLines(p.app),
+        log: requestLines(log.lines),
+      });
     }
     const [reference, ...others] = runs;
     expect(reference!.replies.map((r) => `${r.status} ${r.headers['x-cache']}`)).toEqual([
       ...['200 MISS', '200 HIT', '200 MISS', '200 HIT', '200 MISS', '200 HIT', '200 MISS'],
-      ...['400 BYPASS', '400 BYPASS', '400 BYPASS', '400 BYPASS', '403 BYPASS', '400 BYPASS', '400 BYPASS', '400 BYPASS'],
+      ...[
+        '400 BYPASS',
+        '400 BYPASS',
+        '400 BYPASS',
+        '400 BYPASS',
+        '403 BYPASS',
+        '400 BYPASS',
+        '400 BYPASS',
+        '400 BYPASS',
+      ],
       ...['410 BYPASS', '410 BYPASS', '200 BYPASS', '404 BYPASS'],
     ]);
     for (const run of others) {
-      for (let i = 0; i < SCRIPT.length; i++) expect(run.replies[i], `${run.framing}: ${SCRIPT[i]!.label}`).toEqual(reference!.replies[i]);
+      for (let i = 0; i < SCRIPT.length; i++)
+        expect(run.replies[i], `${run.framing}: ${SCRIPT[i]!.label}`).toEqual(reference!.replies[i]);
       expect(run.nodeCalls, run.framing).toBe(reference!.nodeCalls);
       expect(run.metrics, run.framing).toEqual(reference!.metrics);
       expect(run.log, run.framing).toEqual(reference!.log);
@@ -126,12 +165,17 @@ const PASSTHROUGH: Ask = { label: 'passthrough', method: 'GET', path: '/v1/estim
 async function bothPaths(url: string): Promise<Array<{ path: string; framing: Framing; reply: RawReply }>> {
   const out = [];
   for (const framing of FRAMINGS) {
-    for (const ask of [CACHED, PASSTHROUGH]) out.push({ path: ask.label, framing, reply: await rawHttp(url, frame(ask, framing, { Origin: ORIGIN })) });
+    for (const ask of [CACHED, PASSTHROUGH])
+      out.push({ path: ask.label, framing, reply: await rawHttp(url, frame(ask, framing, { Origin: ORIGIN })) });
   }
   return out;
 }
 
-function expectRefused(replies: Array<{ path: string; framing: Framing; reply: RawReply }>, status: number, code: string): void {
+function expectRefused(
+  replies: Array<{ path: string; framing: Framing; reply: RawReply }>,
+  status: number,
+  code: string,
+): void {
   for (const { path, framing, reply } of replies) {
     const where = `${path} (${framing})`;
     expect(reply.status, where).toBe(status);
@@ -142,7 +186,9 @@ function expectRefused(replies: Array<{ path: string; framing: Framing; reply: R
 }
 
 async function errorsByReason(app: App, reason: string): Promise<number> {
-  const line = (await app.metrics.render()).body.split('\n').find((l) => l.startsWith(`ledger_proxy_errors_total{reason="${reason}"}`));
+  const line = (await app.metrics.render()).body
+    .split('\n')
+    .find((l) => l.startsWith(`ledger_proxy_errors_total{reason="${reason}"}`));
   return line === undefined ? 0 : Number(line.split(' ').pop());
 }
 
@@ -170,8 +216,12 @@ describe('the edge treats a cached read and a passthrough call alike', () => {
     expect(await errorsByReason(p.app, 'rate_limited')).toBe(replies.length);
     // Each is counted under its own route family, a cached read as a cached read.
     const text = (await p.app.metrics.render()).body;
-    expect(text).toContain(`ledger_proxy_requests_total{endpoint="raw_item",cache="BYPASS",status="429"} ${FRAMINGS.length}`);
-    expect(text).toContain(`ledger_proxy_requests_total{endpoint="passthrough",cache="BYPASS",status="429"} ${FRAMINGS.length}`);
+    expect(text).toContain(
+      `ledger_proxy_requests_total{endpoint="raw_item",cache="BYPASS",status="429"} ${FRAMINGS.length}`,
+    );
+    expect(text).toContain(
+      `ledger_proxy_requests_total{endpoint="passthrough",cache="BYPASS",status="429"} ${FRAMINGS.length}`,
+    );
   });
 
   it('not ready: both paths answer 503 while no node has answered, counted by reason', async () => {

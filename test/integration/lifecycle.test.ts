@@ -38,7 +38,11 @@ async function portTaken(): Promise<number> {
  * worker's boot alone takes many seconds on a loaded machine.
  */
 async function startRefused(name: string, text: string): Promise<{ code: number | null; lines: string[] }> {
-  const { code, stderr } = await within(runCli(['--config', configFile(name, text)]), START_BOUND_MS, `the start on ${name} to end`);
+  const { code, stderr } = await within(
+    runCli(['--config', configFile(name, text)]),
+    START_BOUND_MS,
+    `the start on ${name} to end`,
+  );
   return { code, lines: stderr.split('\n').filter((line) => line !== '') };
 }
 
@@ -52,25 +56,44 @@ describe('a port in use', () => {
       await startCli(file, port);
       const second = await startRefused('second-copy.yaml', cliConfig(port, node));
       expect(second.code).toBe(3);
-      expect(second.lines).toEqual([`ledger-proxy: server.port: cannot listen on 127.0.0.1:${port}: it is already in use (another copy of the proxy, or another program, listens there)`]);
+      expect(second.lines).toEqual([
+        `ledger-proxy: server.port: cannot listen on 127.0.0.1:${port}: it is already in use (another copy of the proxy, or another program, listens there)`,
+      ]);
     },
     START_BOUND_MS + 15_000,
   );
 
   type Text = (taken: number, node: { url: string }, port: number) => string;
   it.each<[string, string, Text]>([
-    ['admin.port', 'admin.port', (taken, node, port) => cliConfig(port, node, { admin: { host: '127.0.0.1', port: taken } })],
+    [
+      'admin.port',
+      'admin.port',
+      (taken, node, port) => cliConfig(port, node, { admin: { host: '127.0.0.1', port: taken } }),
+    ],
     ['sim.port', 'sim.port', (taken, _node, port) => cliConfig(port, { url: 'sim' }, { sim: { port: taken } })],
-    ['server.port (server.workers: 2)', 'server.port', (taken, node) => cliConfig(taken, node, { server: { workers: 2 } })],
-    ['sim.port (server.workers: 2)', 'sim.port', (taken, _node, port) => cliConfig(port, { url: 'sim' }, { server: { workers: 2 }, sim: { port: taken } })],
+    [
+      'server.port (server.workers: 2)',
+      'server.port',
+      (taken, node) => cliConfig(taken, node, { server: { workers: 2 } }),
+    ],
+    [
+      'sim.port (server.workers: 2)',
+      'sim.port',
+      (taken, _node, port) => cliConfig(port, { url: 'sim' }, { server: { workers: 2 }, sim: { port: taken } }),
+    ],
   ])(
     'another program on %s: exits 3 with one line naming the key, no stack; no worker is started again',
     async (label, key, text) => {
       const node = await sim();
       const taken = await portTaken();
-      const refused = await startRefused(`taken-${label.replace(/\W+/g, '-')}.yaml`, text(taken, node, await freePort()));
+      const refused = await startRefused(
+        `taken-${label.replace(/\W+/g, '-')}.yaml`,
+        text(taken, node, await freePort()),
+      );
       expect(refused.code).toBe(3);
-      expect(refused.lines).toEqual([`ledger-proxy: ${key}: cannot listen on 127.0.0.1:${taken}: it is already in use (another copy of the proxy, or another program, listens there)`]);
+      expect(refused.lines).toEqual([
+        `ledger-proxy: ${key}: cannot listen on 127.0.0.1:${taken}: it is already in use (another copy of the proxy, or another program, listens there)`,
+      ]);
     },
     START_BOUND_MS + 15_000,
   );

@@ -40,7 +40,12 @@ function samples(all: Sample[], name: string, labels: Record<string, string> = {
 
 /** The one sample of `name` with exactly these labels, or undefined. */
 function value(all: Sample[], name: string, labels: Record<string, string>): number | undefined {
-  const hit = all.filter((s) => s.name === name && Object.keys(s.labels).length === Object.keys(labels).length && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
+  const hit = all.filter(
+    (s) =>
+      s.name === name &&
+      Object.keys(s.labels).length === Object.keys(labels).length &&
+      Object.entries(labels).every(([k, v]) => s.labels[k] === v),
+  );
   expect(hit.length, `${name}${JSON.stringify(labels)} appears at most once`).toBeLessThanOrEqual(1);
   return hit[0]?.value;
 }
@@ -63,7 +68,9 @@ describe('metrics on the admin listener', () => {
   it('counts exactly what the clients did', async () => {
     const node = await sim();
     const { url, adminUrl } = await withAdmin(node);
-    const keys = Array.from({ length: 64 }, (_, i) => Buffer.from([i, 9])).filter((k) => simTableItem(HANDLE, k, 1000n) !== null);
+    const keys = Array.from({ length: 64 }, (_, i) => Buffer.from([i, 9])).filter(
+      (k) => simTableItem(HANDLE, k, 1000n) !== null,
+    );
 
     // 3 pinned misses on distinct keys
     for (const v of [990, 980, 970]) {
@@ -119,12 +126,18 @@ describe('metrics on the admin listener', () => {
   it('labels a refused read with the endpoint it was sent to (not passthrough)', async () => {
     const node = await sim();
     const { url, adminUrl } = await withAdmin(node);
-    expectNodeErrorBody(await call(url, '/v1/view', { headers: { 'content-type': 'application/json' }, body: '{"function":' }), 400);
+    expectNodeErrorBody(
+      await call(url, '/v1/view', { headers: { 'content-type': 'application/json' }, body: '{"function":' }),
+      400,
+    );
     expectNodeErrorBody(await rawItem(url, '0xzz', { version: 990 }), 400);
     expectNodeErrorBody(await viewJson(url, 'not-a-function-id', [], { version: 990 }), 400);
     expect(node.counters.byRoute.view + node.counters.byRoute.raw_item).toBe(0);
     const m = await scrape(adminUrl);
-    const labelled = samples(m, 'ledger_proxy_requests_total', { cache: 'BYPASS', status: '400' }).map((s) => [s.labels.endpoint, s.value]);
+    const labelled = samples(m, 'ledger_proxy_requests_total', { cache: 'BYPASS', status: '400' }).map((s) => [
+      s.labels.endpoint,
+      s.value,
+    ]);
     // README: endpoint is a route family, passthrough or other; these reached the
     // served routes /v1/view and /v1/tables/{handle}/raw_item, not the passthrough.
     expect(Object.fromEntries(labelled)).toEqual({ view: 2, raw_item: 1 });
@@ -137,13 +150,20 @@ describe('metrics on the admin listener', () => {
     expect((await call(url, '/v1/estimate_gas_price')).status).toBe(200);
     expect((await call(url, '/v1/no/such/route')).status).toBe(404);
     const m = await scrape(adminUrl);
-    expect(value(m, 'ledger_proxy_requests_total', { endpoint: 'passthrough', cache: 'BYPASS', status: '200' })).toBe(2);
-    expect(value(m, 'ledger_proxy_requests_total', { endpoint: 'passthrough', cache: 'BYPASS', status: '404' })).toBe(1);
+    expect(value(m, 'ledger_proxy_requests_total', { endpoint: 'passthrough', cache: 'BYPASS', status: '200' })).toBe(
+      2,
+    );
+    expect(value(m, 'ledger_proxy_requests_total', { endpoint: 'passthrough', cache: 'BYPASS', status: '404' })).toBe(
+      1,
+    );
   });
 
   it('/healthz is 200; /readyz is 200 with a healthy node and 503 once probes see it down', async () => {
     const node = await sim();
-    const { adminUrl } = await withAdmin(node, { probeIntervalMs: 50, breaker: { failureThreshold: 1, openMs: 60_000 } });
+    const { adminUrl } = await withAdmin(node, {
+      probeIntervalMs: 50,
+      breaker: { failureThreshold: 1, openMs: 60_000 },
+    });
     const health = await call(adminUrl, '/healthz');
     expect(health.status).toBe(200);
     const ready = await call(adminUrl, '/readyz');

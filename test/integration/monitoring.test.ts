@@ -110,7 +110,10 @@ describe('monitoring (promtool)', () => {
     const text = await liveMetrics();
     const exported = new Set([...text.matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]));
     const alerts = readFileSync(join(PROMETHEUS, 'alerts.yml'), 'utf8');
-    const queried = [...metricNames(alerts), ...dashboard().panels.flatMap((p) => p.targets.flatMap((t) => metricNames(t.expr)))];
+    const queried = [
+      ...metricNames(alerts),
+      ...dashboard().panels.flatMap((p) => p.targets.flatMap((t) => metricNames(t.expr))),
+    ];
     expect(queried.length).toBeGreaterThan(10);
     for (const name of new Set(queried)) {
       if (CLUSTER_ONLY.includes(name)) continue;
@@ -119,14 +122,28 @@ describe('monitoring (promtool)', () => {
   });
 
   it('every alert has a rule test that fires it', () => {
-    const rules = parse(readFileSync(join(PROMETHEUS, 'alerts.yml'), 'utf8')) as { groups: Array<{ rules: Array<{ alert: string }> }> };
+    const rules = parse(readFileSync(join(PROMETHEUS, 'alerts.yml'), 'utf8')) as {
+      groups: Array<{ rules: Array<{ alert: string }> }>;
+    };
     const tests = parse(readFileSync(join(PROMETHEUS, 'alerts.test.yml'), 'utf8')) as {
       tests: Array<{ alert_rule_test: Array<{ alertname: string; exp_alerts: unknown[] }> }>;
     };
-    const fired = new Set(tests.tests.flatMap((t) => t.alert_rule_test.filter((a) => a.exp_alerts.length > 0).map((a) => a.alertname)));
-    const quiet = new Set(tests.tests.flatMap((t) => t.alert_rule_test.filter((a) => a.exp_alerts.length === 0).map((a) => a.alertname)));
+    const fired = new Set(
+      tests.tests.flatMap((t) => t.alert_rule_test.filter((a) => a.exp_alerts.length > 0).map((a) => a.alertname)),
+    );
+    const quiet = new Set(
+      tests.tests.flatMap((t) => t.alert_rule_test.filter((a) => a.exp_alerts.length === 0).map((a) => a.alertname)),
+    );
     const alerts = rules.groups.flatMap((g) => g.rules.map((r) => r.alert));
-    expect(alerts).toEqual(expect.arrayContaining(['LedgerProxyDown', 'LedgerProxyAbsent', 'LedgerProxyHigh5xxRatio', 'LedgerProxyRedisErrors', 'LedgerProxyTenantRateLimited']));
+    expect(alerts).toEqual(
+      expect.arrayContaining([
+        'LedgerProxyDown',
+        'LedgerProxyAbsent',
+        'LedgerProxyHigh5xxRatio',
+        'LedgerProxyRedisErrors',
+        'LedgerProxyTenantRateLimited',
+      ]),
+    );
     for (const alert of alerts) {
       expect(fired.has(alert), `${alert} is fired by a test`).toBe(true);
       expect(quiet.has(alert), `${alert} stays quiet in a test`).toBe(true);
@@ -154,14 +171,20 @@ describe('the Grafana dashboard', () => {
     const board = dashboard();
     const variables = board.templating.list;
     expect(variables.find((v) => v.name === 'datasource')).toMatchObject({ type: 'datasource', query: 'prometheus' });
-    expect(variables.find((v) => v.name === 'instance')).toMatchObject({ type: 'query', includeAll: true, multi: true, datasource: { uid: DATASOURCE_VARIABLE } });
+    expect(variables.find((v) => v.name === 'instance')).toMatchObject({
+      type: 'query',
+      includeAll: true,
+      multi: true,
+      datasource: { uid: DATASOURCE_VARIABLE },
+    });
     for (const panel of board.panels) {
       expect(panel.datasource, panel.title).toEqual(DATASOURCE);
       for (const target of panel.targets) {
         expect(target.datasource, panel.title).toEqual(DATASOURCE);
         const selectors = [...target.expr.matchAll(/\bledger_proxy_[a-z0-9_]+(\{[^}]*\})?/g)];
         expect(selectors.length, target.expr).toBeGreaterThan(0);
-        for (const [selector, labels] of selectors) expect(labels ?? '', `${panel.title}: ${selector}`).toContain('instance=~"$instance"');
+        for (const [selector, labels] of selectors)
+          expect(labels ?? '', `${panel.title}: ${selector}`).toContain('instance=~"$instance"');
       }
     }
     // No data source uid is written into the dashboard anywhere.

@@ -17,10 +17,16 @@ afterEach(async () => {
 });
 
 async function node(encoding: string, body: Buffer): Promise<NodeClient> {
-  const server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': encoding }).end(body));
+  const server = createServer((_req, res) =>
+    res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': encoding }).end(body),
+  );
   servers.push(server);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const client = new NodeClient({ name: 'n', url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, headerNames: ledgerHeaderNames('x-node-') });
+  const client = new NodeClient({
+    name: 'n',
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    headerNames: ledgerHeaderNames('x-node-'),
+  });
   clients.push(client);
   return client;
 }
@@ -43,7 +49,9 @@ describe('node client: content encodings', () => {
       ['gzip', Buffer.from('not gzip')],
       ['zstd', JSON_BODY],
     ] as const) {
-      const err = await (await node(enc, bytes)).call({ method: 'GET', path: '/v1', timeoutMs: 2000 }).catch((e: unknown) => e);
+      const err = await (await node(enc, bytes))
+        .call({ method: 'GET', path: '/v1', timeoutMs: 2000 })
+        .catch((e: unknown) => e);
       expect(err, enc).toBeInstanceOf(NodeError);
       expect((err as NodeError).status).toBe(503);
     }

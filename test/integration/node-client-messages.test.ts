@@ -23,7 +23,11 @@ async function node(handler: Parameters<typeof createServer>[1]): Promise<NodeCl
   const server = createServer(handler);
   servers.push(server);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const client = new NodeClient({ name: 'n', url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, headerNames: ledgerHeaderNames('x-node-') });
+  const client = new NodeClient({
+    name: 'n',
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    headerNames: ledgerHeaderNames('x-node-'),
+  });
   clients.push(client);
   return client;
 }
@@ -52,7 +56,15 @@ describe('node client: failures in the proxy words', () => {
   it('a failure the client does not name: a message of its own, the cause kept for the log', async () => {
     const client = await node((_req, res) => res.end('{}'));
     // undici refuses this header itself, with its own text.
-    const err = await failure(client.call({ method: 'POST', path: '/v1/x', headers: { expect: '100-continue' }, body: Buffer.from('{}'), timeoutMs: 5000 }));
+    const err = await failure(
+      client.call({
+        method: 'POST',
+        path: '/v1/x',
+        headers: { expect: '100-continue' },
+        body: Buffer.from('{}'),
+        timeoutMs: 5000,
+      }),
+    );
     expect(err.message).toBe('upstream n: the call failed');
     expect(err.message).not.toMatch(LIBRARY_TEXT);
     expect(err.reason).toBe('node_failed');

@@ -49,7 +49,10 @@ describe('passthrough routing', () => {
     const { url } = await proxy([a, b], QUIET);
     a.faults.set({ mode: 'status500', routes: ['other'] });
     b.faults.set({ mode: 'status500', routes: ['other'] });
-    const reply = await call(url, '/v1/transactions', { headers: { 'content-type': 'application/json' }, body: '{"sender":"0x1"}' });
+    const reply = await call(url, '/v1/transactions', {
+      headers: { 'content-type': 'application/json' },
+      body: '{"sender":"0x1"}',
+    });
     expect(reply.status).toBe(500);
     const posts = [a, b].flatMap((n) => n.counters.requests.filter((r) => r.method === 'POST'));
     expect(posts).toHaveLength(1);

@@ -47,7 +47,11 @@ describe('passthrough streaming', () => {
     const node = await sim();
     node.faults.set({ mode: 'endlessBody', routes: ['gas_price'] });
     const { logger, lines } = capturedLog();
-    const p = await proxy([node], { routing: { ...QUIET_ROUTING, attemptTimeoutMs: 500, deadlineMs: 1000 } }, { logger });
+    const p = await proxy(
+      [node],
+      { routing: { ...QUIET_ROUTING, attemptTimeoutMs: 500, deadlineMs: 1000 } },
+      { logger },
+    );
     const client = await openSocket(p.url);
     client.socket.write('GET /v1/estimate_gas_price HTTP/1.1\r\nHost: proxy.test\r\n\r\n');
     await until(() => client.received().startsWith('HTTP/1.1 200 '), 3000, 'the answer to start');
@@ -55,8 +59,14 @@ describe('passthrough streaming', () => {
     await within(client.closed, 5000, 'the proxy to close the connection at the deadline');
     expect(client.received()).not.toMatch(/\r\n0\r\n\r\n$/);
     await until(() => p.app.pool.nodes[0]!.inFlight === 0, 2000, "the node's slot given back");
-    await until(() => node.counters.total > 0 && lines.some((l) => /did not deliver a passthrough answer/.test(String(l.msg))), 2000, 'the log line');
-    expect(await metricValue(p.app, 'ledger_proxy_upstream_misbehaving_total', { upstream: 'node0', reason: 'unfinished' })).toBe(1);
+    await until(
+      () => node.counters.total > 0 && lines.some((l) => /did not deliver a passthrough answer/.test(String(l.msg))),
+      2000,
+      'the log line',
+    );
+    expect(
+      await metricValue(p.app, 'ledger_proxy_upstream_misbehaving_total', { upstream: 'node0', reason: 'unfinished' }),
+    ).toBe(1);
     expect(lines.filter((l) => /did not deliver a passthrough answer/.test(String(l.msg)))).toHaveLength(1);
   });
 
@@ -72,7 +82,8 @@ describe('passthrough streaming', () => {
     // The client reads nothing for longer than the whole deadline: the buffers fill,
     // the node waits, and the time passes on the client's account, not the node's.
     await new Promise((resolve) => setTimeout(resolve, deadlineMs + 1000));
-    for (let next = await chunks.next(); !next.done; next = await chunks.next()) received += (next.value as Buffer).length;
+    for (let next = await chunks.next(); !next.done; next = await chunks.next())
+      received += (next.value as Buffer).length;
     expect(received).toBe(BYTES);
     expect(await metricValue(p.app, 'ledger_proxy_upstream_misbehaving_total', { reason: 'unfinished' })).toBe(0);
   });

@@ -80,9 +80,16 @@ describe('passthrough: other /v1 routes reach the node unchanged', () => {
   it('POST /v1/transactions with a JSON body: the node gets the body with Content-Length, the client gets its answer', async () => {
     const node = await sim();
     const { url } = await proxy([node], QUIET);
-    const body = JSON.stringify({ sender: '0x1', sequence_number: '0', payload: { type: 'entry_function_payload', function: '0x1::sim::poke', type_arguments: [], arguments: [] } });
+    const body = JSON.stringify({
+      sender: '0x1',
+      sequence_number: '0',
+      payload: { type: 'entry_function_payload', function: '0x1::sim::poke', type_arguments: [], arguments: [] },
+    });
     const via = await call(url, '/v1/transactions', { headers: { 'content-type': 'application/json' }, body });
-    const direct = await call(node.url, '/v1/transactions', { headers: { 'content-type': 'application/json', 'accept-encoding': 'identity' }, body });
+    const direct = await call(node.url, '/v1/transactions', {
+      headers: { 'content-type': 'application/json', 'accept-encoding': 'identity' },
+      body,
+    });
     expectSameAsNode(via, direct);
     const forwarded = node.counters.requests.filter((r) => r.method === 'POST' && r.url === '/v1/transactions');
     expect(forwarded).toHaveLength(2);
@@ -117,7 +124,10 @@ describe('passthrough: other /v1 routes reach the node unchanged', () => {
     const node = await sim();
     const { url } = await proxy([node], QUIET);
     const host = new URL(url).host;
-    const via = await rawHttp(url, `GET /v1/estimate_gas_price HTTP/1.1\r\nHost: ${host}\r\nAccept-Encoding: gzip\r\nConnection: close\r\n\r\n`);
+    const via = await rawHttp(
+      url,
+      `GET /v1/estimate_gas_price HTTP/1.1\r\nHost: ${host}\r\nAccept-Encoding: gzip\r\nConnection: close\r\n\r\n`,
+    );
     const direct = await call(node.url, '/v1/estimate_gas_price', { headers: { 'accept-encoding': 'identity' } });
     expect(via.status).toBe(200);
     expect(decoded(via).toString('hex')).toBe(direct.body.toString('hex'));
@@ -182,7 +192,12 @@ describe('passthrough: nothing in a request picks another host or leaves /v1', (
     const evil = await decoy();
     const { url } = await proxy([node], QUIET);
     const host = new URL(url).host;
-    for (const target of [`http://${evil.host}/v1`, `http://${evil.host}/v1/estimate_gas_price`, 'http://evil.example/v1', `http://${evil.host}/admin`]) {
+    for (const target of [
+      `http://${evil.host}/v1`,
+      `http://${evil.host}/v1/estimate_gas_price`,
+      'http://evil.example/v1',
+      `http://${evil.host}/admin`,
+    ]) {
       const reply = await rawHttp(url, `GET ${target} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
       expect([200, 400, 404], target).toContain(reply.status);
       if (reply.status !== 200) expectNodeErrorBody(reply, reply.status);
@@ -245,7 +260,11 @@ describe('passthrough: a node that is down', () => {
     const node = await sim();
     const { url } = await proxy([node], QUIET);
     await node.stop();
-    for (const req of [call(url, '/v1'), call(url, '/v1/estimate_gas_price'), call(url, '/v1/transactions', { headers: { 'content-type': 'application/json' }, body: '{}' })]) {
+    for (const req of [
+      call(url, '/v1'),
+      call(url, '/v1/estimate_gas_price'),
+      call(url, '/v1/transactions', { headers: { 'content-type': 'application/json' }, body: '{}' }),
+    ]) {
       const reply = await req;
       expectNodeErrorBody(reply, 503, 'internal_error');
       expect(reply.json().message).toMatch(/passthrough|node|upstream/i);
@@ -300,10 +319,16 @@ describe('passthrough: a node that is down', () => {
   it('with two nodes, passthrough goes to the healthy one once probes see the other down', async () => {
     const a = await sim();
     const b = await sim();
-    const { url } = await proxy([a, b], { routing: { probeIntervalMs: 50, breaker: { failureThreshold: 1, openMs: 60_000 } } });
+    const { url } = await proxy([a, b], {
+      routing: { probeIntervalMs: 50, breaker: { failureThreshold: 1, openMs: 60_000 } },
+    });
     await a.stop();
     // The probes notice within a few intervals.
-    await until(async () => (await call(url, '/v1/estimate_gas_price')).status === 200, 3000, 'a passthrough call answered by the healthy node');
+    await until(
+      async () => (await call(url, '/v1/estimate_gas_price')).status === 200,
+      3000,
+      'a passthrough call answered by the healthy node',
+    );
     const before = b.counters.byRoute.gas_price;
     for (let i = 0; i < 5; i++) expect((await call(url, '/v1/estimate_gas_price')).status).toBe(200);
     expect(b.counters.byRoute.gas_price).toBe(before + 5);

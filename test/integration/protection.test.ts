@@ -9,7 +9,9 @@ describe('overload shedding (shedding.maxInFlight)', () => {
     const node = await sim();
     node.faults.set({ mode: 'slow', delayMs: 400, routes: ['view'] });
     const p = await proxy([node], { shedding: { maxInFlight: 2 } });
-    const replies = await Promise.all(Array.from({ length: 10 }, (_, i) => viewJson(p.url, '0x1::sim::add', [String(i), '1'])));
+    const replies = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => viewJson(p.url, '0x1::sim::add', [String(i), '1'])),
+    );
     const ok = replies.filter((r) => r.status === 200);
     const shed = replies.filter((r) => r.status === 503);
     expect(ok).toHaveLength(2);

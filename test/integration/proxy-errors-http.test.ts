@@ -19,7 +19,11 @@ describe('proxy errors: routes and malformed HTTP', () => {
       ['POST', '/v1x/view'],
     ];
     for (const [method, path] of cases) {
-      const reply = await call(url, path, { method, headers: { 'content-type': 'application/json', accept: 'text/html' }, body: method === 'POST' ? '{}' : undefined });
+      const reply = await call(url, path, {
+        method,
+        headers: { 'content-type': 'application/json', accept: 'text/html' },
+        body: method === 'POST' ? '{}' : undefined,
+      });
       const body = errorBodyOf(reply, 404, `${method} ${path}`);
       expect(body.error_code).toBe('web_framework_error');
       expect(body.vm_error_code).toBeNull();
@@ -29,7 +33,8 @@ describe('proxy errors: routes and malformed HTTP', () => {
     expect(served(node)).toBe(0);
   });
 
-  const rawReply = (port: number, data: Buffer | string): Promise<RawReply> => rawHttp(`http://127.0.0.1:${port}`, data);
+  const rawReply = (port: number, data: Buffer | string): Promise<RawReply> =>
+    rawHttp(`http://127.0.0.1:${port}`, data);
 
   function expectRawInputError(reply: RawReply, label: string): void {
     expect(reply.status, `${label}: ${reply.status} ${reply.body.toString()}`).toBe(400);
@@ -86,9 +91,16 @@ describe('proxy errors: routes and malformed HTTP', () => {
     const { node, url } = await simBehindProxy();
     const port = Number(new URL(url).port);
     const body = JSON.stringify({ key: hex(PRESENT) });
-    const paths = [`/v1/tables/%zz/raw_item`, `/v1/tables/0x1%/raw_item`, `/v1/tables/%E0%A4%A/raw_item`, `/v1/tables/0x1%C3/raw_item`];
+    const paths = [
+      `/v1/tables/%zz/raw_item`,
+      `/v1/tables/0x1%/raw_item`,
+      `/v1/tables/%E0%A4%A/raw_item`,
+      `/v1/tables/0x1%C3/raw_item`,
+    ];
     for (const path of paths) {
-      const request = `POST ${path} HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\naccept: application/x-bcs\r\n` + `content-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`;
+      const request =
+        `POST ${path} HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\naccept: application/x-bcs\r\n` +
+        `content-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`;
       expectRawInputError(await rawReply(port, request), path);
     }
     expect(served(node)).toBe(0);
@@ -107,11 +119,13 @@ describe('proxy errors: routes and malformed HTTP', () => {
   it('invalid chunked framing → 400 JSON error body, node not called', async () => {
     const { node, url } = await simBehindProxy();
     const port = Number(new URL(url).port);
-    const head = 'POST /v1/view HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n';
+    const head =
+      'POST /v1/view HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n';
     const bodies = ['zz\r\n{}\r\n0\r\n\r\n', '5\r\n{}\r\n0\r\n\r\n', '2\r\n{}XX0\r\n\r\n', '-1\r\n'];
     for (const body of bodies) expectRawInputError(await rawReply(port, head + body), JSON.stringify(body));
     // Both Content-Length and chunked: a request smuggling shape, refused.
-    const both = 'POST /v1/view HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\ncontent-length: 2\r\ntransfer-encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n';
+    const both =
+      'POST /v1/view HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\ncontent-length: 2\r\ntransfer-encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n';
     expectRawInputError(await rawReply(port, both), 'content-length and chunked');
     expect(node.counters.byRoute.view).toBe(0);
     expect(served(node)).toBe(0);
@@ -122,7 +136,10 @@ describe('proxy errors: routes and malformed HTTP', () => {
     const port = Number(new URL(url).port);
     const json = JSON.stringify({ function: '0x1::sim::add', type_arguments: [], arguments: ['40', '2'] });
     const chunked = `${(10).toString(16)}\r\n${json.slice(0, 10)}\r\n${(json.length - 10).toString(16)}\r\n${json.slice(10)}\r\n0\r\n\r\n`;
-    const reply = await rawReply(port, `POST /v1/view HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n${chunked}`);
+    const reply = await rawReply(
+      port,
+      `POST /v1/view HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n${chunked}`,
+    );
     expect(reply.status).toBe(200);
     expect(reply.body.toString()).toBe('["42"]');
     expect(node.counters.byRoute.view).toBe(1);

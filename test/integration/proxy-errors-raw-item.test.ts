@@ -9,9 +9,18 @@ import { ABSENT, hex, PRESENT, served } from '../helpers/cache.js';
 import { errorBodyOf, expectInputError, simHeaders } from '../helpers/expect.js';
 import { call, HANDLE, ledgerHeaders, rawItem, type Reply, simBehindProxy, postView } from '../helpers/proxy.js';
 
-const API_DISABLED = { message: 'Only BCS is supported as an AcceptType.', error_code: 'api_disabled', vm_error_code: null };
+const API_DISABLED = {
+  message: 'Only BCS is supported as an AcceptType.',
+  error_code: 'api_disabled',
+  vm_error_code: null,
+};
 
-function rawItemBody(url: string, body: string | Buffer, headers: Record<string, string>, path = `/v1/tables/${HANDLE}/raw_item`): Promise<Reply> {
+function rawItemBody(
+  url: string,
+  body: string | Buffer,
+  headers: Record<string, string>,
+  path = `/v1/tables/${HANDLE}/raw_item`,
+): Promise<Reply> {
   return call(url, path, { method: 'POST', headers, body });
 }
 
@@ -46,7 +55,19 @@ describe('proxy errors: raw_item', () => {
 
   it('ledger_version that is not a u64 → 400, no ledger headers, node not called', async () => {
     const { node, url } = await simBehindProxy();
-    const versions = ['-1', '%2B5', '+5', '1.0', 'abc', '18446744073709551616', `${'0'.repeat(40)}18446744073709551616`, '', '0x10', '1e3', '%201'];
+    const versions = [
+      '-1',
+      '%2B5',
+      '+5',
+      '1.0',
+      'abc',
+      '18446744073709551616',
+      `${'0'.repeat(40)}18446744073709551616`,
+      '',
+      '0x10',
+      '1e3',
+      '%201',
+    ];
     for (const v of versions) {
       const reply = await rawItem(url, hex(PRESENT), { version: v });
       expectInputError(reply, 'ledger_version', `ledger_version=${v}`);
@@ -71,7 +92,9 @@ describe('proxy errors: raw_item', () => {
     expect([first.status, first.headers['x-cache']]).toEqual([200, 'MISS']);
     expect(first.body).toEqual(simTableItem(HANDLE, PRESENT, 990n));
     // The node is asked for the number, not the spelling.
-    expect(node.counters.requests.filter((r) => r.url.includes('/raw_item')).map((r) => r.url)).toEqual([`/v1/tables/${HANDLE}/raw_item?ledger_version=990`]);
+    expect(node.counters.requests.filter((r) => r.url.includes('/raw_item')).map((r) => r.url)).toEqual([
+      `/v1/tables/${HANDLE}/raw_item?ledger_version=990`,
+    ]);
     const again = await rawItem(url, hex(PRESENT), { version: 990 });
     expect([again.status, again.headers['x-cache']]).toEqual([200, 'HIT']);
     expect(node.counters.byRoute.raw_item).toBe(1);
@@ -92,7 +115,10 @@ describe('proxy errors: raw_item', () => {
       expectInputError(reply, 'content type', `content-type ${headers['content-type'] ?? '(none)'}`);
     }
     // Parameters are fine.
-    const withCharset = await rawItemBody(url, body, { 'content-type': 'application/json; charset=utf-8', accept: 'application/x-bcs' });
+    const withCharset = await rawItemBody(url, body, {
+      'content-type': 'application/json; charset=utf-8',
+      accept: 'application/x-bcs',
+    });
     expect(withCharset.status).toBe(200);
     expect(withCharset.body).toEqual(simTableItem(HANDLE, PRESENT, 1000n));
     expect(node.counters.byRoute.raw_item).toBe(1);
@@ -126,7 +152,11 @@ describe('proxy errors: raw_item', () => {
       expectInputError(await rawItemBody(url, body, headers), part, `body ${body}`);
     }
     // Input errors win over the Accept check (403), as on a node.
-    expectInputError(await rawItemBody(url, '{}', { 'content-type': 'application/json', accept: 'application/json' }), 'missing string member "key"', 'json accept');
+    expectInputError(
+      await rawItemBody(url, '{}', { 'content-type': 'application/json', accept: 'application/json' }),
+      'missing string member "key"',
+      'json accept',
+    );
     expect(served(node)).toBe(0);
   });
 
@@ -139,14 +169,22 @@ describe('proxy errors: raw_item', () => {
     expect(ok.status).toBe(200);
     expect(node.counters.byRoute.raw_item).toBe(1);
     // ...but the same bytes with a raw 0xff where U+FFFD was are no request a node takes.
-    const invalid = Buffer.concat([Buffer.from(`{"key":"${hex(PRESENT)}","note":"`), Buffer.from([0xff]), Buffer.from('"}')]);
+    const invalid = Buffer.concat([
+      Buffer.from(`{"key":"${hex(PRESENT)}","note":"`),
+      Buffer.from([0xff]),
+      Buffer.from('"}'),
+    ]);
     const bad = await rawItemBody(url, invalid, headers, `/v1/tables/${HANDLE}/raw_item?ledger_version=990`);
     expectInputError(bad, 'not valid UTF-8');
     const badLatest = await rawItemBody(url, invalid, headers);
     expectInputError(badLatest, 'not valid UTF-8');
     const bom = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(valid)]);
     expectInputError(await rawItemBody(url, bom, headers), 'malformed JSON', 'BOM');
-    const viewBody = Buffer.concat([Buffer.from('{"function":"0x1::sim::add","type_arguments":[],"arguments":["1","2"],"x":"'), Buffer.from([0xc3]), Buffer.from('"}')]);
+    const viewBody = Buffer.concat([
+      Buffer.from('{"function":"0x1::sim::add","type_arguments":[],"arguments":["1","2"],"x":"'),
+      Buffer.from([0xc3]),
+      Buffer.from('"}'),
+    ]);
     expectInputError(await postView(url, viewBody), 'not valid UTF-8', 'view');
     expect(node.counters.byRoute.raw_item).toBe(1);
     expect(node.counters.byRoute.view).toBe(0);
@@ -159,7 +197,11 @@ describe('proxy errors: raw_item', () => {
     const reply = await rawItemBody(url, big, { 'content-type': 'application/json', accept: 'application/x-bcs' });
     expectInputError(reply, 'larger than the limit of 1024 bytes');
     // Also without a content type, and on view.
-    expectInputError(await rawItemBody(url, big, { accept: 'application/x-bcs' }), /larger than the limit of 1024 bytes|content type/, 'no content type');
+    expectInputError(
+      await rawItemBody(url, big, { accept: 'application/x-bcs' }),
+      /larger than the limit of 1024 bytes|content type/,
+      'no content type',
+    );
     expectInputError(await postView(url, Buffer.alloc(2048, 0x20)), 'larger than the limit of 1024 bytes', 'view');
     // A chunked body has no length to check up front: refused as it passes the limit, with a reply.
     const chunks = Array.from({ length: 200 }, () => Buffer.alloc(1000, 0x20));
@@ -181,7 +223,15 @@ describe('proxy errors: raw_item', () => {
   it('Accept json / missing / */* / other → 403 api_disabled without ledger headers, node not called', async () => {
     const { node, url } = await simBehindProxy();
     const body = JSON.stringify({ key: hex(PRESENT) });
-    const accepts: Array<string | undefined> = ['application/json', undefined, '*/*', 'text/html', 'application/*', 'application/json, application/x-bcs', 'application/json;q=0.1, application/x-bcs'];
+    const accepts: Array<string | undefined> = [
+      'application/json',
+      undefined,
+      '*/*',
+      'text/html',
+      'application/*',
+      'application/json, application/x-bcs',
+      'application/json;q=0.1, application/x-bcs',
+    ];
     for (const accept of accepts) {
       // A version with a long run of leading zeros is a version: the Accept rule answers, as on a node.
       for (const version of ['', '?ledger_version=1000', `?ledger_version=${'0'.repeat(70)}1`]) {
@@ -195,7 +245,9 @@ describe('proxy errors: raw_item', () => {
     }
     expect(served(node)).toBe(0);
     // The first of the two that appears wins, parameters ignored.
-    const bcsFirst = await rawItem(url, hex(PRESENT), { accept: 'text/plain, application/x-bcs;q=0.5, application/json' });
+    const bcsFirst = await rawItem(url, hex(PRESENT), {
+      accept: 'text/plain, application/x-bcs;q=0.5, application/json',
+    });
     expect(bcsFirst.status).toBe(200);
     expect(node.counters.byRoute.raw_item).toBe(1);
   });

@@ -6,7 +6,14 @@ import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { addressBytes } from '../../src/wire/address.js';
 import { encodeViewRequest } from '../../src/wire/view-bcs.js';
-import { simBalance, simLedgerInfo, simTableItem, SIM_MODULE_ADDRESS, type SimNode, type SimRecordedRequest } from '../../src/sim/index.js';
+import {
+  simBalance,
+  simLedgerInfo,
+  simTableItem,
+  SIM_MODULE_ADDRESS,
+  type SimNode,
+  type SimRecordedRequest,
+} from '../../src/sim/index.js';
 import { call, HANDLE, ledgerHeaders, proxy, rawItem, sim, viewJson, type Reply, QUIET } from '../helpers/proxy.js';
 import { ABSENT, hex, OWNER, PRESENT, presentKeyOf, u64le } from '../helpers/cache.js';
 import { until } from '../helpers/until.js';
@@ -26,7 +33,11 @@ interface Exchange {
 
 /** The node's own answer to the same request, asked directly, uncompressed. */
 function direct(node: SimNode, ex: Exchange): Promise<Reply> {
-  return call(node.url, ex.path, { method: 'POST', headers: { ...ex.headers, 'accept-encoding': 'identity' }, body: ex.body });
+  return call(node.url, ex.path, {
+    method: 'POST',
+    headers: { ...ex.headers, 'accept-encoding': 'identity' },
+    body: ex.body,
+  });
 }
 
 /** Same status, body bytes, content type, gas used and seven ledger headers. */
@@ -55,7 +66,14 @@ function lastRead(node: SimNode): SimRecordedRequest {
 
 describe('proxy forwarding: byte-identical answers', () => {
   const exchanges = (version: string): Array<[string, Exchange]> => [
-    ['raw_item', { path: `/v1/tables/${HANDLE}/raw_item${version}`, headers: { 'content-type': 'application/json', accept: 'application/x-bcs' }, body: JSON.stringify({ key: hex(PRESENT) }) }],
+    [
+      'raw_item',
+      {
+        path: `/v1/tables/${HANDLE}/raw_item${version}`,
+        headers: { 'content-type': 'application/json', accept: 'application/x-bcs' },
+        body: JSON.stringify({ key: hex(PRESENT) }),
+      },
+    ],
     [
       'view JSON→JSON balance',
       {
@@ -66,14 +84,22 @@ describe('proxy forwarding: byte-identical answers', () => {
     ],
     [
       'view JSON→JSON pair',
-      { path: `/v1/view${version}`, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ function: '0x1::sim::pair', type_arguments: [], arguments: ['41'] }) },
+      {
+        path: `/v1/view${version}`,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ function: '0x1::sim::pair', type_arguments: [], arguments: ['41'] }),
+      },
     ],
     [
       'view JSON→JSON type_name<T>',
       {
         path: `/v1/view${version}`,
         headers: { 'content-type': 'application/json', accept: 'application/json' },
-        body: JSON.stringify({ function: '0x1::sim::type_name', type_arguments: ['vector<0x1::string::String>'], arguments: [] }),
+        body: JSON.stringify({
+          function: '0x1::sim::type_name',
+          type_arguments: ['vector<0x1::string::String>'],
+          arguments: [],
+        }),
       },
     ],
     [
@@ -81,14 +107,36 @@ describe('proxy forwarding: byte-identical answers', () => {
       {
         path: `/v1/view${version}`,
         headers: { 'content-type': 'application/json', accept: 'application/x-bcs' },
-        body: JSON.stringify({ function: '0x1::sim::add', type_arguments: [], arguments: ['18446744073709551615', '7'] }),
+        body: JSON.stringify({
+          function: '0x1::sim::add',
+          type_arguments: [],
+          arguments: ['18446744073709551615', '7'],
+        }),
       },
     ],
-    ['view BCS→JSON', { path: `/v1/view${version}`, headers: { 'content-type': 'application/x.node.view_function+bcs', accept: 'application/json' }, body: bcsView('balance', [addressBytes(OWNER)]) }],
-    ['view BCS→BCS', { path: `/v1/view${version}`, headers: { 'content-type': 'application/x.node.view_function+bcs', accept: 'application/x-bcs' }, body: bcsView('pair', [u64le(10n)]) }],
+    [
+      'view BCS→JSON',
+      {
+        path: `/v1/view${version}`,
+        headers: { 'content-type': 'application/x.node.view_function+bcs', accept: 'application/json' },
+        body: bcsView('balance', [addressBytes(OWNER)]),
+      },
+    ],
+    [
+      'view BCS→BCS',
+      {
+        path: `/v1/view${version}`,
+        headers: { 'content-type': 'application/x.node.view_function+bcs', accept: 'application/x-bcs' },
+        body: bcsView('pair', [u64le(10n)]),
+      },
+    ],
     [
       'view 400 invalid_input',
-      { path: `/v1/view${version}`, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ function: '0x1::sim::always_abort', type_arguments: [], arguments: [] }) },
+      {
+        path: `/v1/view${version}`,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ function: '0x1::sim::always_abort', type_arguments: [], arguments: [] }),
+      },
     ],
     [
       'raw_item 404',
@@ -169,7 +217,11 @@ describe('proxy forwarding: the request that reaches the node', () => {
     const body = `{ "key" : "${hex(PRESENT_AT_ONE).toUpperCase().replace('0X', '0x')}" }`;
     const reply = await call(url, '/v1/tables/0x1/raw_item?ledger_version=007', {
       method: 'POST',
-      headers: { 'content-type': 'application/json; charset=utf-8', accept: 'application/x-bcs', 'accept-encoding': 'gzip, br' },
+      headers: {
+        'content-type': 'application/json; charset=utf-8',
+        accept: 'application/x-bcs',
+        'accept-encoding': 'gzip, br',
+      },
       body,
     });
     expect(reply.status).toBe(200);
@@ -187,7 +239,11 @@ describe('proxy forwarding: the request that reaches the node', () => {
 
     // A view with an odd-looking version and a BCS body: bytes unchanged.
     const bcs = bcsView('add', [u64le(2n), u64le(3n)]);
-    const v = await call(url, '/v1/view?ledger_version=000990', { method: 'POST', headers: { 'content-type': 'application/x.node.view_function+bcs', accept: 'application/json' }, body: bcs });
+    const v = await call(url, '/v1/view?ledger_version=000990', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x.node.view_function+bcs', accept: 'application/json' },
+      body: bcs,
+    });
     expect(v.json()).toEqual(['5']);
     const viewReached = lastRead(node);
     expect(viewReached.url).toBe('/v1/view?ledger_version=990');
@@ -244,9 +300,19 @@ describe('proxy forwarding: the request that reaches the node', () => {
     expect(reads(node)).toHaveLength(2);
     for (const reached of reads(node)) {
       expect(reached.headers.host).toBe(`127.0.0.1:${node.port}`);
-      for (const name of Object.keys(hostile).filter((n) => n !== 'host')) expect(reached.headers[name], name).toBeUndefined();
+      for (const name of Object.keys(hostile).filter((n) => n !== 'host'))
+        expect(reached.headers[name], name).toBeUndefined();
       // x-request-id: the proxy's own (SPEC-edge §5), on every node call made for a request.
-      const allowed = ['host', 'connection', 'content-type', 'accept', 'accept-encoding', 'content-length', 'user-agent', 'x-request-id'];
+      const allowed = [
+        'host',
+        'connection',
+        'content-type',
+        'accept',
+        'accept-encoding',
+        'content-length',
+        'user-agent',
+        'x-request-id',
+      ];
       expect(Object.keys(reached.headers).filter((n) => !allowed.includes(n))).toEqual([]);
     }
   });
@@ -291,7 +357,11 @@ describe("proxy forwarding: vendor 'aptos'", () => {
     // Errors carry the aptos prefix too.
     const future = await viewJson(url, '0x1::sim::add', ['1', '2'], { version: 5000 });
     expect(future.status).toBe(404);
-    expect(future.json()).toEqual({ message: 'Ledger version(5000) not found, latest version is 1000', error_code: 'version_not_found', vm_error_code: null });
+    expect(future.json()).toEqual({
+      message: 'Ledger version(5000) not found, latest version is 1000',
+      error_code: 'version_not_found',
+      vm_error_code: null,
+    });
     expect(future.headers['x-aptos-ledger-version']).toBe('1000');
   });
 });
@@ -313,7 +383,10 @@ describe('proxy forwarding: which SDK called', () => {
         })
       ).status,
     ).toBe(200);
-    expect((await call(url, '/v1/view', { headers: { ...headers, 'content-type': 'application/json' }, body: viewBody })).status).toBe(200);
+    expect(
+      (await call(url, '/v1/view', { headers: { ...headers, 'content-type': 'application/json' }, body: viewBody }))
+        .status,
+    ).toBe(200);
     expect((await call(url, '/v1/estimate_gas_price', { headers })).status).toBe(200);
     const calls = node.counters.requests.filter((r) => r.url !== '/v1');
     expect(calls.map((r) => [r.url.split('?')[0], sdkOf(r)])).toEqual([
@@ -322,7 +395,10 @@ describe('proxy forwarding: which SDK called', () => {
       ['/v1/estimate_gas_price', SDK],
     ]);
     // Another vendor's name is a header like any other: not passed on with a read.
-    const other = await call(url, '/v1/view?ledger_version=991', { headers: { 'x-node-client': SDK, 'content-type': 'application/json' }, body: viewBody });
+    const other = await call(url, '/v1/view?ledger_version=991', {
+      headers: { 'x-node-client': SDK, 'content-type': 'application/json' },
+      body: viewBody,
+    });
     expect(other.status).toBe(200);
     expect(node.counters.requests.at(-1)!.headers['x-node-client']).toBeUndefined();
   });
@@ -334,10 +410,15 @@ describe('proxy forwarding: which SDK called', () => {
     let version = 900;
     for (const value of bad) {
       const label = JSON.stringify(value.slice(0, 20));
-      const read = await call(url, `/v1/view?ledger_version=${version++}`, { headers: { 'x-aptos-client': value, 'content-type': 'application/json' }, body: viewBody });
+      const read = await call(url, `/v1/view?ledger_version=${version++}`, {
+        headers: { 'x-aptos-client': value, 'content-type': 'application/json' },
+        body: viewBody,
+      });
       expect(read.status, label).toBe(200);
       expect(sdkOf(node.counters.requests.at(-1)!), `${label} read`).toBeUndefined();
-      expect((await call(url, '/v1/estimate_gas_price', { headers: { 'x-aptos-client': value } })).status, label).toBe(200);
+      expect((await call(url, '/v1/estimate_gas_price', { headers: { 'x-aptos-client': value } })).status, label).toBe(
+        200,
+      );
       expect(sdkOf(node.counters.requests.at(-1)!), `${label} passthrough`).toBeUndefined();
     }
     const longest = `sdk/${'9'.repeat(124)}`;
@@ -349,7 +430,8 @@ describe('proxy forwarding: which SDK called', () => {
     const node = await sim({ vendor: 'aptos' });
     const { url } = await proxy([node], { ...QUIET, vendor: 'aptos' });
     node.faults.set({ mode: 'slow', delayMs: 300, routes: ['view'], count: 1 });
-    const send = (sdk: string): Promise<Reply> => call(url, '/v1/view', { headers: { 'x-aptos-client': sdk, 'content-type': 'application/json' }, body: viewBody });
+    const send = (sdk: string): Promise<Reply> =>
+      call(url, '/v1/view', { headers: { 'x-aptos-client': sdk, 'content-type': 'application/json' }, body: viewBody });
     const first = send('first-sdk/1');
     await until(() => node.counters.byRoute.view === 1, 2000, 'the first call at the node');
     const [a, b] = await Promise.all([first, send('second-sdk/2')]);

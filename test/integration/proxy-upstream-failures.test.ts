@@ -3,14 +3,28 @@
 // empty), passes a node's own JSON 500 through, caches none of it, and recovers.
 import { describe, expect, it } from 'vitest';
 import { simTableItem, type SimFaultMode, type SimNode } from '../../src/sim/index.js';
-import { call, capturedLog, freePort, HANDLE, ledgerHeaders, proxy, rawItem, sim, viewJson, type Reply, QUIET_ROUTING } from '../helpers/proxy.js';
+import {
+  call,
+  capturedLog,
+  freePort,
+  HANDLE,
+  ledgerHeaders,
+  proxy,
+  rawItem,
+  sim,
+  viewJson,
+  type Reply,
+  QUIET_ROUTING,
+} from '../helpers/proxy.js';
 import { expectUnavailable, simHeaders } from '../helpers/expect.js';
 import { ManualProbes } from '../helpers/probes.js';
 import { until } from '../helpers/until.js';
 
 const ROUTING = { routing: { attemptTimeoutMs: 300, deadlineMs: 1000, maxAttempts: 1 } };
 const NAME = 'alpha';
-const KEY = Array.from({ length: 64 }, (_, i) => Buffer.from([i, 9])).find((k) => simTableItem(HANDLE, k, 0n) !== null)!;
+const KEY = Array.from({ length: 64 }, (_, i) => Buffer.from([i, 9])).find(
+  (k) => simTableItem(HANDLE, k, 0n) !== null,
+)!;
 const KEY_HEX = '0x' + KEY.toString('hex');
 
 async function setup(): Promise<{ node: SimNode; url: string }> {
@@ -102,7 +116,9 @@ describe('proxy upstream failures (one node, maxAttempts 1)', () => {
       const reply = await read(url);
       expect(reply.status, label).toBe(500);
       expect(reply.headers['content-type']).toBe('application/json');
-      expect(reply.body.toString()).toBe('{"message":"Internal error: simulated failure","error_code":"internal_error","vm_error_code":null}');
+      expect(reply.body.toString()).toBe(
+        '{"message":"Internal error: simulated failure","error_code":"internal_error","vm_error_code":null}',
+      );
       expect(ledgerHeaders(reply)).toEqual(simHeaders(1000n, 0n));
       expect(reply.headers['x-cache']).not.toBe('HIT');
       await expectServedAfter(node, url, [label, read, route]);
@@ -121,7 +137,9 @@ describe('proxy upstream failures (one node, maxAttempts 1)', () => {
     expect(view.headers['x-node-gas-used']).toBe('3');
 
     node.faults.set({ mode: 'slow', delayMs: 600, routes: ['view'], count: 1 });
-    expectNodeUnavailable(await viewJson(url, '0x1::sim::add', ['20', '22'], { version: 990 }), ['timed out after 300 ms']);
+    expectNodeUnavailable(await viewJson(url, '0x1::sim::add', ['20', '22'], { version: 990 }), [
+      'timed out after 300 ms',
+    ]);
   });
 
   it('after sim.restart() service recovers', async () => {
@@ -155,10 +173,15 @@ describe('one node, one name', () => {
     const adminPort = await freePort();
     const probes = new ManualProbes();
     // name: undefined keeps the config's default name, the node's position.
-    const { app, url } = await proxy([{ url: node.url, name: undefined }], { ...ROUTING, admin: { host: '127.0.0.1', port: adminPort } }, { logger, probeSchedule: probes });
+    const { app, url } = await proxy(
+      [{ url: node.url, name: undefined }],
+      { ...ROUTING, admin: { host: '127.0.0.1', port: adminPort } },
+      { logger, probeSchedule: probes },
+    );
     const admin = app.adminUrl()!;
     const address = `127.0.0.1:${node.port}`;
-    const readyz = async (): Promise<Array<{ name: string; state: string }>> => (await call(admin, '/readyz')).json().upstreams;
+    const readyz = async (): Promise<Array<{ name: string; state: string }>> =>
+      (await call(admin, '/readyz')).json().upstreams;
     expect(await readyz()).toMatchObject([{ name: 'node1', state: 'healthy' }]);
     await node.stop();
     for (const [label, read] of READS) {

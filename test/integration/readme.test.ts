@@ -66,12 +66,22 @@ async function redisQuickstart(port: number): Promise<{ script: string; stop: st
   const named = Number(/--port (\d+)/.exec(text)?.[1]);
   const prose = README.slice(README.indexOf(marker), README.indexOf('```sh', README.indexOf(marker)));
   const stop = /`(kill "\$\(cat redis-\d+\.pid\)")`/.exec(prose)?.[1];
-  if (!named || stop === undefined) throw new Error(`the quickstart names no Redis port or no stop command by pidfile:\n${prose}${text}`);
+  if (!named || stop === undefined)
+    throw new Error(`the quickstart names no Redis port or no stop command by pidfile:\n${prose}${text}`);
   const dir = join(ROOT, '.test-build', `readme-redis-${process.pid}-${port}`);
   mkdirSync(dir, { recursive: true });
   const config = join(dir, 'default.yaml');
-  writeFileSync(config, readFileSync(join(ROOT, 'config/default.yaml'), 'utf8').replace(/^ {2}port: 8081\b/m, `  port: ${await freePort()}`));
-  const script = relocate(text, { [named]: port }).replace('npm start', `node ${inject('cliBuild')}/main.js --config ${config}`);
+  writeFileSync(
+    config,
+    readFileSync(join(ROOT, 'config/default.yaml'), 'utf8').replace(
+      /^ {2}port: 8081\b/m,
+      `  port: ${await freePort()}`,
+    ),
+  );
+  const script = relocate(text, { [named]: port }).replace(
+    'npm start',
+    `node ${inject('cliBuild')}/main.js --config ${config}`,
+  );
   const cleanup = (): void => {
     rmSync(dir, { recursive: true, force: true });
     rmSync(join(ROOT, `redis-${port}.pid`), { force: true });
@@ -82,7 +92,12 @@ async function redisQuickstart(port: number): Promise<{ script: string; stop: st
 /** Runs `script` with bash in its own process group, from the repository root, with `env` added. */
 function bash(script: string, env: Record<string, string>): Shell {
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('LEDGER_PROXY_')));
-  const child = spawn('bash', ['-c', script], { cwd: ROOT, env: { ...base, ...env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('bash', ['-c', script], {
+    cwd: ROOT,
+    env: { ...base, ...env },
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   groups.push(child.pid!);
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
@@ -93,7 +108,11 @@ function bash(script: string, env: Record<string, string>): Shell {
 describe('README', () => {
   it('the node-failure walkthrough answers as its comments say, and leaves nothing running', async () => {
     const [proxyPort, simPort, adminPort] = [await freePort(), await freePort(), await freePort()];
-    const script = relocate(block('### Version checks and a node failure', 'sh'), { 8080: proxyPort, 8081: simPort, 9090: adminPort });
+    const script = relocate(block('### Version checks and a node failure', 'sh'), {
+      8080: proxyPort,
+      8081: simPort,
+      9090: adminPort,
+    });
     // config/default.yaml's listeners, moved like the URLs of the script.
     const shell = bash(script, { LEDGER_PROXY_PORT: String(proxyPort), LEDGER_PROXY_ADMIN_PORT: String(adminPort) });
     await within(shell.done, 30_000, () => `the walkthrough to end:\n${shell.output()}`);
@@ -131,7 +150,11 @@ describe('README', () => {
     const [redisPort, proxyPort, adminPort] = [await freePort(), await freePort(), await freePort()];
     // Read before anything starts: a README without the block starts nothing.
     const { script, stop, cleanup } = await redisQuickstart(redisPort);
-    const redis = new Redis(redisPort, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null });
+    const redis = new Redis(redisPort, '127.0.0.1', {
+      lazyConnect: true,
+      maxRetriesPerRequest: 1,
+      retryStrategy: () => null,
+    });
     redis.on('error', () => undefined);
     const shell = bash(script, { LEDGER_PROXY_PORT: String(proxyPort), LEDGER_PROXY_ADMIN_PORT: String(adminPort) });
     try {
@@ -188,7 +211,10 @@ describe('README', () => {
 
   it('the cache purge examples answer as their comments say', async () => {
     const adminPort = await freePort();
-    const { url } = await proxy([{ url: 'sim', name: 'sim' }], { sim: { port: 0 }, admin: { host: '127.0.0.1', port: adminPort } });
+    const { url } = await proxy([{ url: 'sim', name: 'sim' }], {
+      sim: { port: 0 },
+      admin: { host: '127.0.0.1', port: adminPort },
+    });
     const text = block('### Purging the cache', 'sh');
     const shell = bash(relocate(text, { 8080: Number(new URL(url).port), 9090: adminPort }), {});
     expect(await shell.done, shell.output()).toBe(0);
@@ -204,7 +230,10 @@ describe('README', () => {
     const dir = join(ROOT, '.test-build', `readme-${process.pid}`);
     mkdirSync(dir, { recursive: true });
     const file = join(dir, 'sdk-snippet.ts');
-    writeFileSync(file, block('## Pointing a wallet or the Aptos SDK at it', 'ts').replace('http://127.0.0.1:8080', url));
+    writeFileSync(
+      file,
+      block('## Pointing a wallet or the Aptos SDK at it', 'ts').replace('http://127.0.0.1:8080', url),
+    );
     const log = vi.spyOn(console, 'log').mockImplementation(() => undefined);
     try {
       await import(pathToFileURL(file).href);
@@ -213,7 +242,12 @@ describe('README', () => {
       expect(printed.coin).toMatchObject({ coin: { value: printed.balance } });
       // Every call reached the simulated node through the proxy: ledger info, the module ABI, the view, the resource.
       const routes = app.sim!.counters.requests.map((r) => `${r.method} ${r.url.split('?')[0]}`);
-      for (const route of [/^GET \/v1$/, /^POST \/v1\/view$/, /^GET \/v1\/accounts\/0x0*1\/module\/sim$/, /^GET \/v1\/accounts\/0x0*1\/resource\/.*CoinStore/]) {
+      for (const route of [
+        /^GET \/v1$/,
+        /^POST \/v1\/view$/,
+        /^GET \/v1\/accounts\/0x0*1\/module\/sim$/,
+        /^GET \/v1\/accounts\/0x0*1\/resource\/.*CoinStore/,
+      ]) {
         expect(
           routes.some((r) => route.test(r)),
           `${route} in ${JSON.stringify(routes)}`,

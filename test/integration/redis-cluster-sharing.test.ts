@@ -27,7 +27,15 @@ const cluster = useRedisCluster();
 async function clusterProxy(node: SimNode): Promise<ProxyHandle> {
   const handle = await proxy([node], {
     routing: { probeIntervalMs: 50 },
-    cache: { redis: { cluster: cluster.seeds, keyPrefix: PREFIX, commandTimeoutMs: COMMAND_TIMEOUT_MS, fillLock: true, fillLockMs: 2000 } },
+    cache: {
+      redis: {
+        cluster: cluster.seeds,
+        keyPrefix: PREFIX,
+        commandTimeoutMs: COMMAND_TIMEOUT_MS,
+        fillLock: true,
+        fillLockMs: 2000,
+      },
+    },
   });
   expect(handle.app.redis?.isReady(), 'the proxy is connected to the cluster').toBe(true);
   return handle;
@@ -66,7 +74,8 @@ it('writes made while their slots move reach the shared tier, and the other inst
   const keys = versions.map((v) => entryKey(v, generation));
   const slots = await Promise.all(keys.map((k) => cluster.slotOf(k)));
   const look = await cluster.client();
-  const stored = async (): Promise<number> => (await Promise.all(keys.map((k) => look.exists(k)))).reduce((n, e) => n + e, 0);
+  const stored = async (): Promise<number> =>
+    (await Promise.all(keys.map((k) => look.exists(k)))).reduce((n, e) => n + e, 0);
   const ownersBefore = await Promise.all(slots.map((slot) => cluster.masterOf(slot)));
 
   // Each entry's slot moves to another master. While the slots are half moved, one
@@ -82,7 +91,8 @@ it('writes made while their slots move reach the shared tier, and the other inst
       () => `every entry written while its slot moved (${found} of ${keys.length})`,
     );
   });
-  for (const [i, slot] of slots.entries()) expect((await cluster.masterOf(slot)).id, `the owner of slot ${slot} after the move`).not.toBe(ownersBefore[i].id);
+  for (const [i, slot] of slots.entries())
+    expect((await cluster.masterOf(slot)).id, `the owner of slot ${slot} after the move`).not.toBe(ownersBefore[i].id);
 
   // The other instance still knows the old owners: every read is a redirected hit.
   const before = nodeReads(node);
@@ -105,7 +115,8 @@ it('a stalled master costs only the keys it serves: the other masters still shar
   }
   const healthy = elsewhere.slice(0, 20);
   const look = await cluster.client();
-  const stored = async (): Promise<number> => (await Promise.all(healthy.map((v) => look.exists(entryKey(v, generation))))).reduce((n, e) => n + e, 0);
+  const stored = async (): Promise<number> =>
+    (await Promise.all(healthy.map((v) => look.exists(entryKey(v, generation))))).reduce((n, e) => n + e, 0);
 
   const { awake } = await stallRedis(stalled.url, STALL_SECONDS);
   let woke = false;
@@ -124,7 +135,10 @@ it('a stalled master costs only the keys it serves: the other masters still shar
     await readAll(b.url, [onStalled[1]]);
     const before = nodeReads(node);
     const cache = await readAll(b.url, healthy);
-    expect(nodeReads(node) - before, `node calls of the other instance for keys on healthy masters (X-Cache: ${cache.join(',')})`).toBe(0);
+    expect(
+      nodeReads(node) - before,
+      `node calls of the other instance for keys on healthy masters (X-Cache: ${cache.join(',')})`,
+    ).toBe(0);
     expect(woke, 'the master was still stalled when the other instance read').toBe(false);
   } finally {
     await awake;

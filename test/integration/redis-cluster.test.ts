@@ -50,7 +50,12 @@ it('a cluster store fails open while its node is down and recovers after a resta
 
 it('a cluster store gives up on a stalled node within about the command timeout', async () => {
   const errors: string[] = [];
-  const store = new RedisStore({ cluster: [node.url], keyPrefix: 'cs:', commandTimeoutMs: TIMEOUT_MS, onError: (op) => errors.push(op) });
+  const store = new RedisStore({
+    cluster: [node.url],
+    keyPrefix: 'cs:',
+    commandTimeoutMs: TIMEOUT_MS,
+    onError: (op) => errors.push(op),
+  });
   const staller = new Redis(node.url);
   staller.on('error', () => {});
   try {
@@ -74,7 +79,9 @@ it('a cluster store gives up on a stalled node within about the command timeout'
 });
 
 it('fill outcomes reach a waiter on another cluster store, published before or after it subscribes', async () => {
-  const stores = [0, 1].map(() => new RedisStore({ cluster: [node.url], keyPrefix: 'cf:', commandTimeoutMs: TIMEOUT_MS }));
+  const stores = [0, 1].map(
+    () => new RedisStore({ cluster: [node.url], keyPrefix: 'cf:', commandTimeoutMs: TIMEOUT_MS }),
+  );
   const [filler, waiter] = stores;
   try {
     for (const s of stores) expect(await s.whenReady(10_000)).toBe(true);

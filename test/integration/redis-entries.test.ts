@@ -26,7 +26,10 @@ beforeAll(() => {
 function redisProxy(node: Awaited<ReturnType<typeof sim>>): Promise<ProxyHandle> {
   return proxy([node], {
     routing: { probeIntervalMs: 50 },
-    cache: { memory: { maxBytes: 1_000_000 }, redis: { url: server.url, keyPrefix: PREFIX, commandTimeoutMs: 500, fillLock: true, fillLockMs: 2000 } },
+    cache: {
+      memory: { maxBytes: 1_000_000 },
+      redis: { url: server.url, keyPrefix: PREFIX, commandTimeoutMs: 500, fillLock: true, fillLockMs: 2000 },
+    },
   });
 }
 
@@ -75,38 +78,49 @@ async function written(read: () => Promise<{ status: number }>): Promise<{ key: 
   const before = new Set(await redisEntryKeys(admin, PREFIX));
   expect((await read()).status, 'the first read').toBe(200);
   let added: string[] = [];
-  await until(async () => (added = (await redisEntryKeys(admin, PREFIX)).filter((k) => !before.has(k))).length > 0, 2000, 'the entry in Redis');
+  await until(
+    async () => (added = (await redisEntryKeys(admin, PREFIX)).filter((k) => !before.has(k))).length > 0,
+    2000,
+    'the entry in Redis',
+  );
   expect(added).toHaveLength(1);
   return { key: added[0], entry: (await admin.getBuffer(added[0]))! };
 }
 
 describe('an entry that fails its check', () => {
-  it.each(CORRUPTIONS.map(([what, corrupt], i) => [what, corrupt, i] as const))('%s: a miss answered by the node, rewritten, then a redis HIT elsewhere', async (_what, corrupt, i) => {
-    const node = await sim();
-    const [writer, a, b] = [await redisProxy(node), await redisProxy(node), await redisProxy(node)];
-    const key = PRESENT_KEYS[i % PRESENT_KEYS.length];
-    const version = 900 + i;
-    const expected = itemAt(key, BigInt(version));
-    const read = (p: ProxyHandle): Promise<Reply> => rawItem(p.url, hex(key), { version });
-    const entry = await written(() => read(writer));
-    await admin.set(entry.key, corrupt(entry.entry));
+  it.each(CORRUPTIONS.map(([what, corrupt], i) => [what, corrupt, i] as const))(
+    '%s: a miss answered by the node, rewritten, then a redis HIT elsewhere',
+    async (_what, corrupt, i) => {
+      const node = await sim();
+      const [writer, a, b] = [await redisProxy(node), await redisProxy(node), await redisProxy(node)];
+      const key = PRESENT_KEYS[i % PRESENT_KEYS.length];
+      const version = 900 + i;
+      const expected = itemAt(key, BigInt(version));
+      const read = (p: ProxyHandle): Promise<Reply> => rawItem(p.url, hex(key), { version });
+      const entry = await written(() => read(writer));
+      await admin.set(entry.key, corrupt(entry.entry));
 
-    const calls = served(node);
-    const onA = await read(a);
-    expectStatus(onA, 200);
-    expect(onA.body.equals(expected), `body ${onA.body.toString('hex')}`).toBe(true);
-    expect(cacheOf(onA)).toBe('MISS');
-    expect(served(node), 'the node answered').toBe(calls + 1);
+      const calls = served(node);
+      const onA = await read(a);
+      expectStatus(onA, 200);
+      expect(onA.body.equals(expected), `body ${onA.body.toString('hex')}`).toBe(true);
+      expect(cacheOf(onA)).toBe('MISS');
+      expect(served(node), 'the node answered').toBe(calls + 1);
 
-    await until(async () => decodeAnswer((await admin.getBuffer(entry.key)) ?? Buffer.alloc(0))?.body.equals(expected) === true, 2000, 'the entry rewritten');
-    const onB = await read(b);
-    expect(cacheOf(onB)).toBe('HIT redis');
-    expect(onB.body.equals(expected)).toBe(true);
-    expect(served(node), 'no node call for B').toBe(calls + 1);
+      await until(
+        async () => decodeAnswer((await admin.getBuffer(entry.key)) ?? Buffer.alloc(0))?.body.equals(expected) === true,
+        2000,
+        'the entry rewritten',
+      );
+      const onB = await read(b);
+      expect(cacheOf(onB)).toBe('HIT redis');
+      expect(onB.body.equals(expected)).toBe(true);
+      expect(served(node), 'no node call for B').toBe(calls + 1);
 
-    expect(await metricValue(a.app, 'ledger_proxy_redis_corrupt_total')).toBe(1);
-    expect(await metricValue(a.app, 'ledger_proxy_redis_errors_total'), 'a bad entry is no Redis failure').toBe(0);
-  });
+      expect(await metricValue(a.app, 'ledger_proxy_redis_corrupt_total')).toBe(1);
+      expect(await metricValue(a.app, 'ledger_proxy_redis_errors_total'), 'a bad entry is no Redis failure').toBe(0);
+    },
+  );
 
   it('does not make the proxy skip Redis: an intact entry read right after it is a redis HIT', async () => {
     const node = await sim();
@@ -130,8 +144,15 @@ describe('an entry that fails its check', () => {
     const view = (p: ProxyHandle, acceptEncoding?: string) =>
       request(`${p.url}/v1/view?ledger_version=960`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', ...(acceptEncoding ? { 'accept-encoding': acceptEncoding } : {}) },
-        body: JSON.stringify({ function: '0x1::sim::type_name', type_arguments: [`0x1::${'a'.repeat(1500)}::T`], arguments: [] }),
+        headers: {
+          'content-type': 'application/json',
+          ...(acceptEncoding ? { 'accept-encoding': acceptEncoding } : {}),
+        },
+        body: JSON.stringify({
+          function: '0x1::sim::type_name',
+          type_arguments: [`0x1::${'a'.repeat(1500)}::T`],
+          arguments: [],
+        }),
       });
     const entry = await written(async () => {
       const res = await view(writer);

@@ -30,8 +30,18 @@ function answerAt(version: bigint): StoredAnswer {
   return { status: 200, contentType: 'application/json', body: Buffer.from(`"${version}"`), version };
 }
 
-async function store(target: { url: string } | { cluster: string[] }, prefix: string, overrides: Partial<RedisStoreOptions> = {}): Promise<RedisStore> {
-  const s = new RedisStore({ ...target, keyPrefix: prefix, commandTimeoutMs: 1000, maxTtlSeconds: MAX_TTL_SECONDS, ...overrides });
+async function store(
+  target: { url: string } | { cluster: string[] },
+  prefix: string,
+  overrides: Partial<RedisStoreOptions> = {},
+): Promise<RedisStore> {
+  const s = new RedisStore({
+    ...target,
+    keyPrefix: prefix,
+    commandTimeoutMs: 1000,
+    maxTtlSeconds: MAX_TTL_SECONDS,
+    ...overrides,
+  });
   cleanups.push(() => s.close());
   expect(await s.whenReady(5000)).toBe(true);
   return s;
@@ -54,11 +64,14 @@ describe('RedisStore purges', () => {
     for (const v of versions) await s.set(`view-${v}`, answerAt(v), 60, 'view');
     await s.set(`raw-${big}`, answerAt(big), 60, 'raw_item');
     // 600 entries at small versions: more than one batch.
-    await Promise.all(Array.from({ length: 600 }, (_, i) => s.set(`many-${i}`, answerAt(BigInt(1000 + i)), 60, 'view')));
+    await Promise.all(
+      Array.from({ length: 600 }, (_, i) => s.set(`many-${i}`, answerAt(BigInt(1000 + i)), 60, 'view')),
+    );
 
     expect((await s.purgeRange('view', big + 1n, big + 1n)).deleted).toBe(1);
     const client = inspector(server.url);
-    const left = async (keys: string[]): Promise<boolean[]> => Promise.all(keys.map(async (k) => (await client.exists(prefix + k)) === 1));
+    const left = async (keys: string[]): Promise<boolean[]> =>
+      Promise.all(keys.map(async (k) => (await client.exists(prefix + k)) === 1));
     expect(await left(versions.map((v) => `view-${v}`))).toEqual([true, true, false, true]);
     expect(await left([`raw-${big}`])).toEqual([true]);
 
@@ -136,7 +149,10 @@ describe('RedisStore purges', () => {
     const c = await store({ url: server.url }, prefix);
     expect(await c.get('named'), 'C, on the lost hash').toBeDefined();
     await b.whenReady(1000);
-    expect(await client.hgetall(`${prefix}purge`)).toMatchObject({ purges: '1', 'range:1': expect.stringMatching(/^\d+ view 0 9$/) });
+    expect(await client.hgetall(`${prefix}purge`)).toMatchObject({
+      purges: '1',
+      'range:1': expect.stringMatching(/^\d+ view 0 9$/),
+    });
     await c.whenReady(1000);
     expect(await c.get('named'), 'C, once the records are back').toBeUndefined();
   });
@@ -145,13 +161,18 @@ describe('RedisStore purges', () => {
     const prefix = `p${++prefixes}:`;
     const s = await store({ url: server.url }, prefix);
     const client = inspector(server.url);
-    const ranges = Array.from({ length: MAX_RECORDS_PER_FAMILY }, (_, i) => [BigInt(100 + i * 10), BigInt(105 + i * 10)] as const);
+    const ranges = Array.from(
+      { length: MAX_RECORDS_PER_FAMILY },
+      (_, i) => [BigInt(100 + i * 10), BigInt(105 + i * 10)] as const,
+    );
     for (const [from, to] of ranges) expect((await s.purgeRange('view', from, to)).widened).toBeUndefined();
     await s.purgeRange('blocks', 0n, null);
     const folding = await s.purgeRange('view', 0n, 1n);
     const top = String(ranges.at(-1)![1]);
     expect(folding.widened).toEqual({ fromVersion: '0', toVersion: top });
-    const fields = Object.entries(await client.hgetall(`${prefix}purge`)).filter(([field]) => field.startsWith('range:'));
+    const fields = Object.entries(await client.hgetall(`${prefix}purge`)).filter(([field]) =>
+      field.startsWith('range:'),
+    );
     expect(fields.map(([, value]) => value.replace(/^\d+ /, ''))).toEqual(['blocks 0 -', `view 0 ${top}`]);
 
     const before = { family: 'view', purges: 0 };

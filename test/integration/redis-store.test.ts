@@ -145,7 +145,11 @@ describe('RedisStore fill outcomes', () => {
   it('reach every waiter of the key at once, and none of another key', async () => {
     const filler = await makeStore({ keyPrefix: 'fo:' });
     const waiter = await makeStore({ keyPrefix: 'fo:' });
-    const waits = [waiter.store.awaitFill('k', 5000), waiter.store.awaitFill('k', 5000), waiter.store.awaitFill('other', 300)];
+    const waits = [
+      waiter.store.awaitFill('k', 5000),
+      waiter.store.awaitFill('k', 5000),
+      waiter.store.awaitFill('other', 300),
+    ];
     await untilSubscribed(server.url, ['fo:fill:k', 'fo:fill:other']);
     const started = performance.now();
     await filler.store.publishFill('k', { answer: sample, stored: false });
@@ -257,7 +261,9 @@ describe('RedisStore fails open', () => {
 
   it('refuses options without exactly one of url and cluster', () => {
     expect(() => new RedisStore({ keyPrefix: 'x:', commandTimeoutMs: 100 })).toThrow(/exactly one/);
-    expect(() => new RedisStore({ url: server.url, cluster: [server.url], keyPrefix: 'x:', commandTimeoutMs: 100 })).toThrow(/exactly one/);
+    expect(
+      () => new RedisStore({ url: server.url, cluster: [server.url], keyPrefix: 'x:', commandTimeoutMs: 100 }),
+    ).toThrow(/exactly one/);
   });
 });
 

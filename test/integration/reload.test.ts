@@ -75,7 +75,10 @@ describe('config reload', () => {
       return result;
     });
     try {
-      const with_ = (url: string, name: string) => ({ ...p.app.config, upstreams: parseConfig({ upstreams: [{ url, name }] }).upstreams });
+      const with_ = (url: string, name: string) => ({
+        ...p.app.config,
+        upstreams: parseConfig({ upstreams: [{ url, name }] }).upstreams,
+      });
       const [first, second] = await Promise.all([p.app.reload(with_(b.url, 'b')), p.app.reload(with_(c.url, 'c'))]);
       expect(first.applied).toEqual(['upstreams']);
       expect(second.applied).toEqual(['upstreams']);
@@ -90,10 +93,18 @@ describe('config reload', () => {
     const node = await sim();
     const lines: Array<Record<string, unknown>> = [];
     const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) });
-    const config = parseConfig({ server: { host: '127.0.0.1', port: 0 }, admin: { port: 0 }, upstreams: [{ url: node.url, name: 'node0' }] });
+    const config = parseConfig({
+      server: { host: '127.0.0.1', port: 0 },
+      admin: { port: 0 },
+      upstreams: [{ url: node.url, name: 'node0' }],
+    });
     const app = await buildApp(config, { logger });
     try {
-      const next = { ...config, log: { ...config.log, level: 'warn' as const }, cache: { ...config.cache, memory: { ...config.cache.memory, maxBytes: 1024 } } };
+      const next = {
+        ...config,
+        log: { ...config.log, level: 'warn' as const },
+        cache: { ...config.cache, memory: { ...config.cache.memory, maxBytes: 1024 } },
+      };
       const outcome = await app.reload(next);
       expect(outcome).toEqual({ applied: ['log.level'], needRestart: ['cache.memory.maxBytes'], failed: [] });
       expect(logger.level).toBe('warn');

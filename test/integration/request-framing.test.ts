@@ -6,7 +6,16 @@
 import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { call, HANDLE, proxy, sim, QUIET } from '../helpers/proxy.js';
-import { chunked, expectNodeErrorBody, httpRequest, openSocket, rawExchange, rawHttp, rawReplies, type RawReply } from '../helpers/raw-socket.js';
+import {
+  chunked,
+  expectNodeErrorBody,
+  httpRequest,
+  openSocket,
+  rawExchange,
+  rawHttp,
+  rawReplies,
+  type RawReply,
+} from '../helpers/raw-socket.js';
 import { until, within } from '../helpers/until.js';
 
 /** Sends a request's head with Expect: 100-continue, waits for the interim 100, then sends the body; resolves with everything the server sent. */
@@ -57,22 +66,40 @@ describe('transfer codings other than chunked', () => {
     ['two lines', ['Transfer-Encoding: gzip', 'Transfer-Encoding: chunked']],
   ];
   const TARGETS = [
-    { path: `/v1/tables/${HANDLE}/raw_item?ledger_version=990`, headers: ['Content-Type: application/json', 'Accept: application/x-bcs'], body: '{"key":"0x0000000000000007"}' },
-    { path: '/v1/view?ledger_version=990', headers: ['Content-Type: application/json'], body: '{"function":"0x1::sim::add","type_arguments":[],"arguments":["1","2"]}' },
+    {
+      path: `/v1/tables/${HANDLE}/raw_item?ledger_version=990`,
+      headers: ['Content-Type: application/json', 'Accept: application/x-bcs'],
+      body: '{"key":"0x0000000000000007"}',
+    },
+    {
+      path: '/v1/view?ledger_version=990',
+      headers: ['Content-Type: application/json'],
+      body: '{"function":"0x1::sim::add","type_arguments":[],"arguments":["1","2"]}',
+    },
     { path: '/v1/transactions', headers: ['Content-Type: application/json'], body: '{"sender":"0x1"}' },
   ];
 
-  it.each(CODINGS)('%s: 501 from the proxy, on cached and passthrough routes alike, and the node is never called', async (_name, coding) => {
-    const node = await sim({ startVersion: 1000n });
-    const p = await proxy([node], QUIET);
-    const calls = node.counters.total;
-    for (const target of TARGETS) {
-      const reply = await rawHttp(p.url, httpRequest(`POST ${target.path} HTTP/1.1`, ['Host: proxy.test', ...target.headers, ...coding], chunked(target.body)));
-      expectNodeErrorBody(reply, 501, 'web_framework_error', target.path);
-      expect(reply.headers.connection, target.path).toBe('close');
-    }
-    expect(node.counters.total).toBe(calls);
-  });
+  it.each(CODINGS)(
+    '%s: 501 from the proxy, on cached and passthrough routes alike, and the node is never called',
+    async (_name, coding) => {
+      const node = await sim({ startVersion: 1000n });
+      const p = await proxy([node], QUIET);
+      const calls = node.counters.total;
+      for (const target of TARGETS) {
+        const reply = await rawHttp(
+          p.url,
+          httpRequest(
+            `POST ${target.path} HTTP/1.1`,
+            ['Host: proxy.test', ...target.headers, ...coding],
+            chunked(target.body),
+          ),
+        );
+        expectNodeErrorBody(reply, 501, 'web_framework_error', target.path);
+        expect(reply.headers.connection, target.path).toBe('close');
+      }
+      expect(node.counters.total).toBe(calls);
+    },
+  );
 
   it('plain chunked bodies are taken as before', async () => {
     const node = await sim({ startVersion: 1000n });
@@ -80,7 +107,11 @@ describe('transfer codings other than chunked', () => {
     const target = TARGETS[0]!;
     const reply = await rawHttp(
       p.url,
-      httpRequest(`POST ${target.path} HTTP/1.1`, ['Host: proxy.test', 'Connection: close', ...target.headers, 'Transfer-Encoding: chunked'], chunked(target.body, 5)),
+      httpRequest(
+        `POST ${target.path} HTTP/1.1`,
+        ['Host: proxy.test', 'Connection: close', ...target.headers, 'Transfer-Encoding: chunked'],
+        chunked(target.body, 5),
+      ),
     );
     expect(reply.status).toBe(200);
   });
@@ -96,7 +127,12 @@ describe('after a 501 for a transfer coding, the connection is read no further',
       headers: ['Content-Type: application/json', 'Accept: application/x-bcs'],
       body: '{"key":"0x0000000000000007"}',
     },
-    { name: 'passthrough POST', line: 'POST /v1/transactions HTTP/1.1', headers: ['Content-Type: application/json'], body: '{"sender":"0x1"}' },
+    {
+      name: 'passthrough POST',
+      line: 'POST /v1/transactions HTTP/1.1',
+      headers: ['Content-Type: application/json'],
+      body: '{"sender":"0x1"}',
+    },
     { name: 'passthrough GET', line: 'GET /v1 HTTP/1.1', headers: [], body: '' },
   ];
   const CODINGS: Array<[string, (body: string) => Buffer]> = [
@@ -139,8 +175,15 @@ describe('after a 501 for a transfer coding, the connection is read no further',
       for (const target of TARGETS) {
         for (const keepAlive of [[], ['Connection: keep-alive']]) {
           const what = `${target.name}${keepAlive.length > 0 ? ', keep-alive' : ''}`;
-          const head = httpRequest(target.line, ['Host: proxy.test', ...keepAlive, ...target.headers, `Transfer-Encoding: ${coding}`], frame(target.body));
-          const outcome = await rawExchange(port, Buffer.concat([head, Buffer.from(bytes)]), { untilClose: true, timeoutMs: 3000 });
+          const head = httpRequest(
+            target.line,
+            ['Host: proxy.test', ...keepAlive, ...target.headers, `Transfer-Encoding: ${coding}`],
+            frame(target.body),
+          );
+          const outcome = await rawExchange(port, Buffer.concat([head, Buffer.from(bytes)]), {
+            untilClose: true,
+            timeoutMs: 3000,
+          });
           expect(outcome.timedOut, `${what}: the proxy closed the connection`).toBe(false);
           expectOnly501(rawReplies(outcome.received, true), what);
         }
@@ -156,7 +199,9 @@ describe('after a 501 for a transfer coding, the connection is read no further',
     const p = await proxy([node], QUIET);
     const calls = node.counters.total;
     const client = await openSocket(p.url);
-    client.socket.write('POST /v1/transactions HTTP/1.1\r\nHost: proxy.test\r\nConnection: keep-alive\r\nContent-Type: application/json\r\nTransfer-Encoding: gzip, chunked\r\n\r\n');
+    client.socket.write(
+      'POST /v1/transactions HTTP/1.1\r\nHost: proxy.test\r\nConnection: keep-alive\r\nContent-Type: application/json\r\nTransfer-Encoding: gzip, chunked\r\n\r\n',
+    );
     await until(() => rawReplies(Buffer.from(client.received(), 'latin1'), false).length > 0, 3000, 'the 501');
     // Whatever the client still writes is not read: the connection is gone.
     client.socket.write(`0\r\n\r\nGET ${PIPELINED} HTTP/1.1\r\nHost: proxy.test\r\n\r\n`);

@@ -42,7 +42,10 @@ describe('request ids', () => {
     const miss = await rawItem(p.url, '0x02', { version: 1000 });
     const latest = await rawItem(p.url, '0x02');
     const sent = node.counters.requests.filter((r) => r.url.includes('/raw_item'));
-    expect(sent.map((r) => r.headers['x-request-id'])).toEqual([miss.headers['x-request-id'], latest.headers['x-request-id']]);
+    expect(sent.map((r) => r.headers['x-request-id'])).toEqual([
+      miss.headers['x-request-id'],
+      latest.headers['x-request-id'],
+    ]);
   });
 
   it('server.trustRequestId false: the proxy always makes its own', async () => {

@@ -15,17 +15,27 @@ afterEach(async () => {
 });
 const redis = useRedisServer();
 
-async function start(level: 'info' | 'debug', cache: Record<string, unknown> = {}): Promise<{ app: App; url: string; lines: Array<Record<string, unknown>> }> {
+async function start(
+  level: 'info' | 'debug',
+  cache: Record<string, unknown> = {},
+): Promise<{ app: App; url: string; lines: Array<Record<string, unknown>> }> {
   const node = await sim();
   const lines: Array<Record<string, unknown>> = [];
   const logger = pino({ level }, { write: (line: string) => lines.push(JSON.parse(line)) });
-  const config = parseConfig({ server: { host: '127.0.0.1', port: 0 }, admin: { port: 0 }, upstreams: [{ url: node.url, name: 'node0' }], log: { level }, cache });
+  const config = parseConfig({
+    server: { host: '127.0.0.1', port: 0 },
+    admin: { port: 0 },
+    upstreams: [{ url: node.url, name: 'node0' }],
+    log: { level },
+    cache,
+  });
   const app = await buildApp(config, { logger });
   apps.push(app);
   return { app, url: await app.listen(), lines };
 }
 
-const requestLines = (lines: Array<Record<string, unknown>>): Array<Record<string, unknown>> => lines.filter((l) => l.msg === 'request');
+const requestLines = (lines: Array<Record<string, unknown>>): Array<Record<string, unknown>> =>
+  lines.filter((l) => l.msg === 'request');
 
 async function histogramCount(app: App): Promise<number> {
   const text = await app.metrics.registry.getSingleMetricAsString('ledger_proxy_request_duration_seconds');
@@ -45,7 +55,10 @@ describe('per-reply bookkeeping', () => {
 
   it('at info: Redis-tier hits are not logged, and are observed (a slow Redis shows in the histogram)', async () => {
     // Nothing fits the memory tier: every hit after the miss is read from Redis.
-    const { app, url, lines } = await start('info', { memory: { maxBytes: 1 }, redis: { url: redis.url, keyPrefix: 'request-log:' } });
+    const { app, url, lines } = await start('info', {
+      memory: { maxBytes: 1 },
+      redis: { url: redis.url, keyPrefix: 'request-log:' },
+    });
     expect((await rawItem(url, '0x01', { version: 1000 })).headers['x-cache']).toBe('MISS');
     for (let i = 0; i < 5; i++) {
       const hit = await rawItem(url, '0x01', { version: 1000 });

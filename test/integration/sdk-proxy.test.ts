@@ -2,7 +2,17 @@
 // front of the simulated node (vendor aptos) works unchanged. aptos.view fetches the
 // module ABI (a cached route) and sends a BCS request; viewJson sends JSON;
 // getLedgerInfo is GET /v1. Pinned calls are cache hits the second time.
-import { AccountAddress, Aptos, AptosApiError, AptosConfig, type Client, MimeType, Network, postAptosFullNode, Serializer } from '@aptos-labs/ts-sdk';
+import {
+  AccountAddress,
+  Aptos,
+  AptosApiError,
+  AptosConfig,
+  type Client,
+  MimeType,
+  Network,
+  postAptosFullNode,
+  Serializer,
+} from '@aptos-labs/ts-sdk';
 // The SDK's own HTTP client (a dependency of @aptos-labs/ts-sdk): its bcsRequest keeps the answer as bytes.
 import { bcsRequest } from '@aptos-labs/aptos-client';
 import { request } from 'undici';
@@ -49,7 +59,12 @@ describe('Aptos TS SDK through the proxy (vendor aptos)', () => {
 
   it('getLedgerInfo passes through GET /v1 unchanged', async () => {
     const info = await aptos.getLedgerInfo();
-    expect(info).toMatchObject({ chain_id: 4, ledger_version: String(START), node_role: 'full_node', git_hash: 'simulated' });
+    expect(info).toMatchObject({
+      chain_id: 4,
+      ledger_version: String(START),
+      node_role: 'full_node',
+      git_hash: 'simulated',
+    });
     const direct = await (await fetch(`${node.url}/v1`)).json();
     expect(info).toEqual(direct);
     expect(node.counters.requests.some((r) => r.method === 'GET' && r.url === '/v1')).toBe(true);
@@ -57,9 +72,13 @@ describe('Aptos TS SDK through the proxy (vendor aptos)', () => {
 
   it('aptos.view (ABI fetch + BCS request), latest: equals the sim model', async () => {
     expect(await aptos.view({ payload: { function: '0x1::sim::add', functionArguments: [2, 40] } })).toEqual(['42']);
-    expect(await aptos.view({ payload: { function: '0x1::sim::balance', functionArguments: [OWNER] } })).toEqual([String(simBalance(OWNER, START))]);
+    expect(await aptos.view({ payload: { function: '0x1::sim::balance', functionArguments: [OWNER] } })).toEqual([
+      String(simBalance(OWNER, START)),
+    ]);
     expect(await aptos.view({ payload: { function: '0x1::sim::pair', functionArguments: [9] } })).toEqual(['4', false]);
-    expect(await aptos.view({ payload: { function: '0x1::sim::type_name', typeArguments: ['u64'], functionArguments: [] } })).toEqual(['u64']);
+    expect(
+      await aptos.view({ payload: { function: '0x1::sim::type_name', typeArguments: ['u64'], functionArguments: [] } }),
+    ).toEqual(['u64']);
     // The ABI came through the module route; the view reached the node as BCS with the aptos media type.
     expect(node.counters.byRoute.module).toBeGreaterThan(0);
     const views = node.counters.requests.filter((r) => r.url.startsWith('/v1/view'));
@@ -68,7 +87,10 @@ describe('Aptos TS SDK through the proxy (vendor aptos)', () => {
   });
 
   it('aptos.view pinned: right value, and a cache hit the second time (no node view call)', async () => {
-    const pinned = { payload: { function: '0x1::sim::balance' as const, functionArguments: [OWNER] }, options: { ledgerVersion: 990 } };
+    const pinned = {
+      payload: { function: '0x1::sim::balance' as const, functionArguments: [OWNER] },
+      options: { ledgerVersion: 990 },
+    };
     expect(await aptos.view(pinned)).toEqual([String(simBalance(OWNER, 990n))]);
     const viewsAfterFirst = node.counters.byRoute.view;
     expect(viewsAfterFirst).toBe(1);
@@ -81,10 +103,15 @@ describe('Aptos TS SDK through the proxy (vendor aptos)', () => {
   });
 
   it('aptos.viewJson latest and pinned; pinned repeats are hits', async () => {
-    expect(await aptos.viewJson({ payload: { function: '0x1::sim::add', functionArguments: ['2', '40'] } })).toEqual(['42']);
+    expect(await aptos.viewJson({ payload: { function: '0x1::sim::add', functionArguments: ['2', '40'] } })).toEqual([
+      '42',
+    ]);
     const latestViews = node.counters.byRoute.view;
     expect(latestViews).toBe(1);
-    const pinned = { payload: { function: '0x1::sim::balance' as const, functionArguments: [OWNER] }, options: { ledgerVersion: 980 } };
+    const pinned = {
+      payload: { function: '0x1::sim::balance' as const, functionArguments: [OWNER] },
+      options: { ledgerVersion: 980 },
+    };
     expect(await aptos.viewJson(pinned)).toEqual([String(simBalance(OWNER, 980n))]);
     expect(node.counters.byRoute.view).toBe(latestViews + 1);
     expect(await aptos.viewJson(pinned)).toEqual([String(simBalance(OWNER, 980n))]);
@@ -94,9 +121,16 @@ describe('Aptos TS SDK through the proxy (vendor aptos)', () => {
   });
 
   it('the latest view answer is stored as the pinned answer at its version', async () => {
-    expect(await aptos.viewJson({ payload: { function: '0x1::sim::balance', functionArguments: [OWNER] } })).toEqual([String(simBalance(OWNER, START))]);
+    expect(await aptos.viewJson({ payload: { function: '0x1::sim::balance', functionArguments: [OWNER] } })).toEqual([
+      String(simBalance(OWNER, START)),
+    ]);
     const views = node.counters.byRoute.view;
-    expect(await aptos.viewJson({ payload: { function: '0x1::sim::balance', functionArguments: [OWNER] }, options: { ledgerVersion: Number(START) } })).toEqual([String(simBalance(OWNER, START))]);
+    expect(
+      await aptos.viewJson({
+        payload: { function: '0x1::sim::balance', functionArguments: [OWNER] },
+        options: { ledgerVersion: Number(START) },
+      }),
+    ).toEqual([String(simBalance(OWNER, START))]);
     expect(node.counters.byRoute.view).toBe(views);
   });
 
@@ -161,7 +195,10 @@ describe('Aptos TS SDK through the proxy (vendor aptos)', () => {
 
     const absent = await post(absentU64Key(), 990);
     expect(absent.status).toBe(404);
-    expect(JSON.parse(absent.body.toString('utf8'))).toMatchObject({ error_code: 'table_item_not_found', vm_error_code: null });
+    expect(JSON.parse(absent.body.toString('utf8'))).toMatchObject({
+      error_code: 'table_item_not_found',
+      vm_error_code: null,
+    });
   });
 
   it('aptos.view of always_abort rejects with the node error (400, vm_error_code 4016)', async () => {
@@ -177,7 +214,10 @@ describe('Aptos TS SDK through the proxy (vendor aptos)', () => {
   });
 
   it('aptos.view of always_abort pinned: the deterministic 400 is cached too', async () => {
-    const pinned = { payload: { function: '0x1::sim::always_abort' as const, functionArguments: [] }, options: { ledgerVersion: 990 } };
+    const pinned = {
+      payload: { function: '0x1::sim::always_abort' as const, functionArguments: [] },
+      options: { ledgerVersion: 990 },
+    };
     for (let i = 0; i < 2; i++) {
       const err = (await aptos.view(pinned).then(
         () => null,

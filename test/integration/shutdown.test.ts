@@ -46,96 +46,115 @@ describe('graceful shutdown of the CLI', () => {
   it.each([
     { keepAlive: true, label: 'keep-alive clients' },
     { keepAlive: false, label: 'Connection: close clients' },
-  ])('SIGTERM with ~50 requests in flight ($label): every one gets a complete 200, new connections are refused, exit 0 within 5 s', async ({ keepAlive }) => {
-    const node = await sim();
-    const cli = await startCli(node);
-    const gasPriceJson = Buffer.from(await (await request(`${node.url}/v1/estimate_gas_price`)).body.arrayBuffer());
-    node.faults.set({ mode: 'slow', delayMs: SLOW_MS, routes: ['view', 'raw_item', 'gas_price'] });
+  ])(
+    'SIGTERM with ~50 requests in flight ($label): every one gets a complete 200, new connections are refused, exit 0 within 5 s',
+    async ({ keepAlive }) => {
+      const node = await sim();
+      const cli = await startCli(node);
+      const gasPriceJson = Buffer.from(await (await request(`${node.url}/v1/estimate_gas_price`)).body.arrayBuffer());
+      node.faults.set({ mode: 'slow', delayMs: SLOW_MS, routes: ['view', 'raw_item', 'gas_price'] });
 
-    const owners = Array.from({ length: 30 }, (_, i) => '0x' + (i + 1).toString(16).padStart(64, '0'));
-    const keys = Array.from({ length: 256 }, (_, i) => Buffer.from([i, 7]))
-      .filter((k) => simTableItem(HANDLE, k, 1000n) !== null)
-      .slice(0, 10);
-    expect(keys).toHaveLength(10);
+      const owners = Array.from({ length: 30 }, (_, i) => '0x' + (i + 1).toString(16).padStart(64, '0'));
+      const keys = Array.from({ length: 256 }, (_, i) => Buffer.from([i, 7]))
+        .filter((k) => simTableItem(HANDLE, k, 1000n) !== null)
+        .slice(0, 10);
+      expect(keys).toHaveLength(10);
 
-    // Keep-alive connections, as a wallet's HTTP client would use.
-    const agent = new Agent({ connections: 64 });
-    agents.push(agent);
-    const expected: Buffer[] = [];
-    let settled = 0;
-    const send = async (path: string, init: { method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string }): Promise<Outcome> => {
-      try {
-        const res = await request(cli.url + path, { dispatcher: agent, reset: !keepAlive, method: init.method ?? 'GET', headers: init.headers, body: init.body });
-        const body = Buffer.from(await res.body.arrayBuffer());
-        const cl = res.headers['content-length'];
-        return { status: res.statusCode, body, contentLength: typeof cl === 'string' ? cl : undefined };
-      } finally {
-        settled++;
+      // Keep-alive connections, as a wallet's HTTP client would use.
+      const agent = new Agent({ connections: 64 });
+      agents.push(agent);
+      const expected: Buffer[] = [];
+      let settled = 0;
+      const send = async (
+        path: string,
+        init: { method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string },
+      ): Promise<Outcome> => {
+        try {
+          const res = await request(cli.url + path, {
+            dispatcher: agent,
+            reset: !keepAlive,
+            method: init.method ?? 'GET',
+            headers: init.headers,
+            body: init.body,
+          });
+          const body = Buffer.from(await res.body.arrayBuffer());
+          const cl = res.headers['content-length'];
+          return { status: res.statusCode, body, contentLength: typeof cl === 'string' ? cl : undefined };
+        } finally {
+          settled++;
+        }
+      };
+
+      const before = node.counters.total;
+      const inFlight: Array<Promise<Outcome>> = [];
+      for (const owner of owners) {
+        expected.push(Buffer.from(JSON.stringify([String(simBalance(owner, 990n))])));
+        inFlight.push(
+          send('/v1/view?ledger_version=990', {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ function: '0x1::sim::balance', type_arguments: [], arguments: [owner] }),
+          }),
+        );
       }
-    };
+      for (const key of keys) {
+        expected.push(simTableItem(HANDLE, key, 1000n)!);
+        inFlight.push(
+          send(`/v1/tables/${HANDLE}/raw_item`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', accept: 'application/x-bcs' },
+            body: JSON.stringify({ key: '0x' + key.toString('hex') }),
+          }),
+        );
+      }
+      for (let i = 0; i < 10; i++) {
+        expected.push(gasPriceJson);
+        inFlight.push(send(`/v1/estimate_gas_price?i=${i}`, {}));
+      }
+      const all = Promise.allSettled(inFlight);
 
-    const before = node.counters.total;
-    const inFlight: Array<Promise<Outcome>> = [];
-    for (const owner of owners) {
-      expected.push(Buffer.from(JSON.stringify([String(simBalance(owner, 990n))])));
-      inFlight.push(
-        send('/v1/view?ledger_version=990', {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ function: '0x1::sim::balance', type_arguments: [], arguments: [owner] }),
-        }),
+      // Every request has reached the slow node: then stop the proxy.
+      await until(
+        () => node.counters.total - before >= inFlight.length,
+        5000,
+        () => `${inFlight.length} requests at the node (${node.counters.total - before} so far)`,
       );
-    }
-    for (const key of keys) {
-      expected.push(simTableItem(HANDLE, key, 1000n)!);
-      inFlight.push(
-        send(`/v1/tables/${HANDLE}/raw_item`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', accept: 'application/x-bcs' },
-          body: JSON.stringify({ key: '0x' + key.toString('hex') }),
-        }),
+      expect(node.counters.total - before).toBe(inFlight.length);
+      const pendingAtSignal = inFlight.length - settled;
+      expect(pendingAtSignal, 'requests still in flight when SIGTERM is sent').toBeGreaterThan(0);
+      cli.child.kill('SIGTERM');
+
+      // While it drains, new connections are refused.
+      await until(() => connectionRefused(cli.port), 2000, 'a new connection refused once SIGTERM is handled');
+
+      const results = await within(all, 5000, 'the in-flight requests');
+      results.forEach((r, i) => {
+        expect(
+          r.status,
+          `request ${i}: ${r.status === 'rejected' ? String((r as PromiseRejectedResult).reason) : ''}\n${cli.output()}`,
+        ).toBe('fulfilled');
+        const outcome = (r as PromiseFulfilledResult<Outcome>).value;
+        expect(outcome.status, `request ${i}: ${outcome.body.toString('utf8')}`).toBe(200);
+        expect(outcome.body.toString('hex'), `request ${i}`).toBe(expected[i].toString('hex'));
+        if (outcome.contentLength !== undefined) expect(Number(outcome.contentLength)).toBe(outcome.body.length);
+      });
+
+      const exit = await within(
+        cli.exited,
+        5000,
+        'the proxy exiting after SIGTERM (all replies were sent; it waits on the idle keep-alive connections)',
       );
-    }
-    for (let i = 0; i < 10; i++) {
-      expected.push(gasPriceJson);
-      inFlight.push(send(`/v1/estimate_gas_price?i=${i}`, {}));
-    }
-    const all = Promise.allSettled(inFlight);
-
-    // Every request has reached the slow node: then stop the proxy.
-    await until(
-      () => node.counters.total - before >= inFlight.length,
-      5000,
-      () => `${inFlight.length} requests at the node (${node.counters.total - before} so far)`,
-    );
-    expect(node.counters.total - before).toBe(inFlight.length);
-    const pendingAtSignal = inFlight.length - settled;
-    expect(pendingAtSignal, 'requests still in flight when SIGTERM is sent').toBeGreaterThan(0);
-    cli.child.kill('SIGTERM');
-
-    // While it drains, new connections are refused.
-    await until(() => connectionRefused(cli.port), 2000, 'a new connection refused once SIGTERM is handled');
-
-    const results = await within(all, 5000, 'the in-flight requests');
-    results.forEach((r, i) => {
-      expect(r.status, `request ${i}: ${r.status === 'rejected' ? String((r as PromiseRejectedResult).reason) : ''}\n${cli.output()}`).toBe('fulfilled');
-      const outcome = (r as PromiseFulfilledResult<Outcome>).value;
-      expect(outcome.status, `request ${i}: ${outcome.body.toString('utf8')}`).toBe(200);
-      expect(outcome.body.toString('hex'), `request ${i}`).toBe(expected[i].toString('hex'));
-      if (outcome.contentLength !== undefined) expect(Number(outcome.contentLength)).toBe(outcome.body.length);
-    });
-
-    const exit = await within(cli.exited, 5000, 'the proxy exiting after SIGTERM (all replies were sent; it waits on the idle keep-alive connections)');
-    expect(exit, cli.output()).toEqual({ code: 0, signal: null });
-    expect(await connectionRefused(cli.port)).toBe(true);
-    // Nothing at error level or above was logged (log level warn: warnings are allowed).
-    for (const line of cli
-      .output()
-      .split('\n')
-      .filter((l) => l.startsWith('{'))) {
-      expect(JSON.parse(line).level, line).toBeLessThan(50);
-    }
-  });
+      expect(exit, cli.output()).toEqual({ code: 0, signal: null });
+      expect(await connectionRefused(cli.port)).toBe(true);
+      // Nothing at error level or above was logged (log level warn: warnings are allowed).
+      for (const line of cli
+        .output()
+        .split('\n')
+        .filter((l) => l.startsWith('{'))) {
+        expect(JSON.parse(line).level, line).toBeLessThan(50);
+      }
+    },
+  );
 
   it('SIGTERM with idle keep-alive connections open still exits 0 promptly', async () => {
     const node = await sim();

@@ -33,7 +33,8 @@ describe('sim CLI', () => {
     const { out, err, io } = capture();
     expect(await runSimCli(['--help'], io)).toBe(0);
     const usage = out.join('');
-    for (const flag of ['--fault', '--prune-window', '--versions-per-second', '--start-version', '--help']) expect(usage).toContain(flag);
+    for (const flag of ['--fault', '--prune-window', '--versions-per-second', '--start-version', '--help'])
+      expect(usage).toContain(flag);
     for (const mode of SIM_FAULT_MODES) expect(usage).toContain(mode);
     expect(err).toEqual([]);
   });
@@ -97,7 +98,9 @@ describe('node sim/main.js (the compiled entry point)', () => {
   });
 
   it('starts with --fault, answers with it, and exits 0 on SIGTERM', async () => {
-    const child = spawn(process.execPath, [main, '--port', '0', '--fault', 'status500'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [main, '--port', '0', '--fault', 'status500'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
     try {
       // The first log line names the url (port 0: any free port).

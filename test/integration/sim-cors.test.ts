@@ -44,13 +44,20 @@ beforeEach(() => {
   node.faults.clear();
 });
 
-async function call(method: string, path: string, headers: Record<string, string> = {}, body?: string | Buffer | Readable): Promise<Answer> {
+async function call(
+  method: string,
+  path: string,
+  headers: Record<string, string> = {},
+  body?: string | Buffer | Readable,
+): Promise<Answer> {
   const res = await request(node.url + path, { method: method as 'GET', headers, body });
   return { status: res.statusCode, headers: res.headers, body: Buffer.from(await res.body.arrayBuffer()) };
 }
 
 function corsHeaders(answer: Answer): Record<string, string | string[] | undefined> {
-  return Object.fromEntries(CORS_HEADERS.filter((name) => answer.headers[name] !== undefined).map((name) => [name, answer.headers[name]]));
+  return Object.fromEntries(
+    CORS_HEADERS.filter((name) => answer.headers[name] !== undefined).map((name) => [name, answer.headers[name]]),
+  );
 }
 
 const ACTUAL = { 'access-control-allow-origin': ORIGIN, 'access-control-allow-credentials': 'true', vary: 'Origin' };
@@ -69,19 +76,23 @@ describe('sim CORS: actual requests', () => {
     ['a pruned version (410)', 'GET', '/v1/accounts/0x1/resources?ledger_version=5', undefined, 410],
     ['an unknown path (404)', 'GET', '/v1/nothing/here', undefined, 404],
     ['a bad query (400)', 'GET', '/v1/accounts/0x1?ledger_version=x', undefined, 400],
-  ])('%s: with Origin, the origin echoed, credentials and Vary; the rest of the reply unchanged', async (_name, method, path, body, status) => {
-    const headers: Record<string, string> = body === undefined ? {} : { 'content-type': 'application/json' };
-    const plain = await call(method, path, headers, body);
-    const cors = await call(method, path, { ...headers, origin: ORIGIN }, body);
-    expect([plain.status, cors.status]).toEqual([status, status]);
-    expect(corsHeaders(plain)).toEqual({});
-    // A node exposes no header: a page reads only the CORS-safelisted ones.
-    expect(corsHeaders(cors)).toEqual(ACTUAL);
-    expect(cors.body).toEqual(plain.body);
-    const rest = (a: Answer) => Object.keys(a.headers).filter((name) => !CORS_HEADERS.includes(name) && name !== 'date');
-    expect(rest(cors)).toEqual(rest(plain));
-    expect(cors.headers['x-node-ledger-version']).toEqual(plain.headers['x-node-ledger-version']);
-  });
+  ])(
+    '%s: with Origin, the origin echoed, credentials and Vary; the rest of the reply unchanged',
+    async (_name, method, path, body, status) => {
+      const headers: Record<string, string> = body === undefined ? {} : { 'content-type': 'application/json' };
+      const plain = await call(method, path, headers, body);
+      const cors = await call(method, path, { ...headers, origin: ORIGIN }, body);
+      expect([plain.status, cors.status]).toEqual([status, status]);
+      expect(corsHeaders(plain)).toEqual({});
+      // A node exposes no header: a page reads only the CORS-safelisted ones.
+      expect(corsHeaders(cors)).toEqual(ACTUAL);
+      expect(cors.body).toEqual(plain.body);
+      const rest = (a: Answer) =>
+        Object.keys(a.headers).filter((name) => !CORS_HEADERS.includes(name) && name !== 'date');
+      expect(rest(cors)).toEqual(rest(plain));
+      expect(cors.headers['x-node-ledger-version']).toEqual(plain.headers['x-node-ledger-version']);
+    },
+  );
 
   it('any origin is echoed as sent, "null" too', async () => {
     for (const origin of ['null', 'https://dapp.example', 'chrome-extension://abcdefghijklmnop']) {
@@ -144,7 +155,11 @@ describe('sim CORS: preflight', () => {
   ])('a preflight for %s: 403 web_framework_error, no CORS headers', async (_name, method) => {
     const answer = await preflight('/v1/view', method, 'content-type');
     expect(answer.status).toBe(403);
-    expect(JSON.parse(answer.body.toString())).toEqual({ message: 'request-method not allowed', error_code: 'web_framework_error', vm_error_code: null });
+    expect(JSON.parse(answer.body.toString())).toEqual({
+      message: 'request-method not allowed',
+      error_code: 'web_framework_error',
+      vm_error_code: null,
+    });
     expect(corsHeaders(answer)).toEqual({});
   });
 

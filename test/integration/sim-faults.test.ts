@@ -12,8 +12,17 @@ interface Answer {
   body: Buffer;
 }
 
-async function call(sim: SimNode, path: string, init: { method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string; headersTimeout?: number } = {}): Promise<Answer> {
-  const res = await request(sim.url + path, { method: init.method ?? 'GET', headers: init.headers, body: init.body, headersTimeout: init.headersTimeout });
+async function call(
+  sim: SimNode,
+  path: string,
+  init: { method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string; headersTimeout?: number } = {},
+): Promise<Answer> {
+  const res = await request(sim.url + path, {
+    method: init.method ?? 'GET',
+    headers: init.headers,
+    body: init.body,
+    headersTimeout: init.headersTimeout,
+  });
   return { status: res.statusCode, headers: res.headers, body: Buffer.from(await res.body.arrayBuffer()) };
 }
 
@@ -38,10 +47,20 @@ describe('simulated node controls', () => {
       await call(sim, '/v1');
       await call(sim, '/v1/view?ledger_version=1000', VIEW);
       await call(sim, '/v1/accounts/0x1/module/sim');
-      await call(sim, `/v1/tables/0x1/raw_item`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/x-bcs' }, body: '{"key":"0x01"}' });
+      await call(sim, `/v1/tables/0x1/raw_item`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/x-bcs' },
+        body: '{"key":"0x01"}',
+      });
       await call(sim, '/nowhere');
       expect(sim.counters.total).toBe(5);
-      expect(Object.fromEntries(Object.entries(sim.counters.byRoute).filter(([, n]) => n > 0))).toEqual({ raw_item: 1, view: 1, ledger_info: 1, module: 1, other: 1 });
+      expect(Object.fromEntries(Object.entries(sim.counters.byRoute).filter(([, n]) => n > 0))).toEqual({
+        raw_item: 1,
+        view: 1,
+        ledger_info: 1,
+        module: 1,
+        other: 1,
+      });
       const view = sim.counters.requests[1];
       expect(view.method).toBe('POST');
       expect(view.url).toBe('/v1/view?ledger_version=1000');
@@ -71,14 +90,22 @@ describe('simulated node controls', () => {
       const answer = await call(sim, '/v1/view', VIEW);
       expect(answer.status).toBe(500);
       expect(answer.headers['content-type']).toBe('application/json');
-      expect(JSON.parse(answer.body.toString())).toEqual({ message: 'Internal error: simulated failure', error_code: 'internal_error', vm_error_code: null });
+      expect(JSON.parse(answer.body.toString())).toEqual({
+        message: 'Internal error: simulated failure',
+        error_code: 'internal_error',
+        vm_error_code: null,
+      });
       expect(answer.headers['x-node-ledger-version']).toBe('1000');
     });
 
     it("'status429' answers 429 text/plain and 'empty' 503 with no body", async () => {
       sim.faults.set({ mode: 'status429' });
       const limited = await call(sim, '/v1');
-      expect([limited.status, limited.headers['content-type'], limited.body.toString()]).toEqual([429, 'text/plain', 'Too Many Requests']);
+      expect([limited.status, limited.headers['content-type'], limited.body.toString()]).toEqual([
+        429,
+        'text/plain',
+        'Too Many Requests',
+      ]);
       sim.faults.set({ mode: 'empty' });
       const empty = await call(sim, '/v1');
       expect([empty.status, empty.headers['content-type'], empty.body.length]).toEqual([503, undefined, 0]);
@@ -86,13 +113,28 @@ describe('simulated node controls', () => {
 
     it("'overloaded' answers as a node's memory admission gate: 503 overloaded, plain JSON, on every path but /-/healthy", async () => {
       sim.faults.set({ mode: 'overloaded', count: 3 });
-      const shedBody = { message: 'Server is shedding load; please retry shortly', error_code: 'overloaded', vm_error_code: null };
+      const shedBody = {
+        message: 'Server is shedding load; please retry shortly',
+        error_code: 'overloaded',
+        vm_error_code: null,
+      };
       for (const [path, init] of [
         ['/v1', {}],
         ['/v1/view', VIEW],
       ] as const) {
-        const shed = await call(sim, path, { ...init, headers: { ...('headers' in init ? init.headers : {}), 'accept-encoding': 'gzip', origin: 'https://wallet.example' } });
-        expect([shed.status, shed.headers['content-type'], JSON.parse(shed.body.toString())], path).toEqual([503, 'application/json', shedBody]);
+        const shed = await call(sim, path, {
+          ...init,
+          headers: {
+            ...('headers' in init ? init.headers : {}),
+            'accept-encoding': 'gzip',
+            origin: 'https://wallet.example',
+          },
+        });
+        expect([shed.status, shed.headers['content-type'], JSON.parse(shed.body.toString())], path).toEqual([
+          503,
+          'application/json',
+          shedBody,
+        ]);
         expect(shed.headers['x-node-ledger-version'], path).toBeUndefined();
         expect(shed.headers['retry-after'], path).toBeUndefined();
         expect(shed.headers['content-encoding'], path).toBeUndefined();
@@ -128,7 +170,9 @@ describe('simulated node controls', () => {
 
     it("'hang' never answers: the client times out, and stop() destroys the socket", async () => {
       sim.faults.set({ mode: 'hang' });
-      await expect(call(sim, '/v1', { headersTimeout: 200 })).rejects.toMatchObject({ code: 'UND_ERR_HEADERS_TIMEOUT' });
+      await expect(call(sim, '/v1', { headersTimeout: 200 })).rejects.toMatchObject({
+        code: 'UND_ERR_HEADERS_TIMEOUT',
+      });
       const pending = call(sim, '/v1/view', VIEW);
       pending.catch(() => undefined);
       await until(
@@ -206,7 +250,11 @@ describe('simulated node controls', () => {
       expect(json.status).toBe(200);
       expect(json.headers['x-node-ledger-version']).toBe(honest.headers['x-node-ledger-version']);
       expect(JSON.parse(json.body.toString())).toEqual(['4']);
-      const rawItem = { method: 'POST' as const, headers: { 'content-type': 'application/json', accept: 'application/x-bcs' }, body: '{"key":"0x005a"}' };
+      const rawItem = {
+        method: 'POST' as const,
+        headers: { 'content-type': 'application/json', accept: 'application/x-bcs' },
+        body: '{"key":"0x005a"}',
+      };
       const lie = await call(sim, '/v1/tables/0x1/raw_item', rawItem);
       sim.faults.clear();
       const truth = await call(sim, '/v1/tables/0x1/raw_item', rawItem);

@@ -23,20 +23,33 @@ describe('Aptos TS SDK against the simulated node', () => {
   });
 
   it('calls view functions through the module ABI and a BCS request', async () => {
-    expect(await aptos.view({ payload: { function: '0x1::sim::balance', functionArguments: [owner] } })).toEqual([String(simBalance(owner, 1000n))]);
+    expect(await aptos.view({ payload: { function: '0x1::sim::balance', functionArguments: [owner] } })).toEqual([
+      String(simBalance(owner, 1000n)),
+    ]);
     expect(await aptos.view({ payload: { function: '0x1::sim::pair', functionArguments: [9] } })).toEqual(['4', false]);
-    expect(await aptos.view({ payload: { function: '0x1::sim::type_name', typeArguments: ['u64'], functionArguments: [] } })).toEqual(['u64']);
-    expect(await aptos.view({ payload: { function: '0x1::sim::balance', functionArguments: [owner] }, options: { ledgerVersion: 990 } })).toEqual([String(simBalance(owner, 990n))]);
+    expect(
+      await aptos.view({ payload: { function: '0x1::sim::type_name', typeArguments: ['u64'], functionArguments: [] } }),
+    ).toEqual(['u64']);
+    expect(
+      await aptos.view({
+        payload: { function: '0x1::sim::balance', functionArguments: [owner] },
+        options: { ledgerVersion: 990 },
+      }),
+    ).toEqual([String(simBalance(owner, 990n))]);
     const bcsViews = sim.counters.requests.filter((r) => r.url.startsWith('/v1/view'));
     expect(bcsViews.every((r) => r.headers['content-type'] === 'application/x.aptos.view_function+bcs')).toBe(true);
     expect(sim.counters.byRoute.module).toBeGreaterThan(0);
   });
 
   it('calls view functions with a JSON request', async () => {
-    expect(await aptos.viewJson({ payload: { function: '0x1::sim::add', functionArguments: ['2', '40'] } })).toEqual(['42']);
+    expect(await aptos.viewJson({ payload: { function: '0x1::sim::add', functionArguments: ['2', '40'] } })).toEqual([
+      '42',
+    ]);
   });
 
   it('surfaces a Move abort as the node error', async () => {
-    await expect(aptos.view({ payload: { function: '0x1::sim::always_abort', functionArguments: [] } })).rejects.toThrow(/4016|abort/i);
+    await expect(
+      aptos.view({ payload: { function: '0x1::sim::always_abort', functionArguments: [] } }),
+    ).rejects.toThrow(/4016|abort/i);
   });
 });

@@ -17,7 +17,12 @@ interface Answer {
   json(): unknown;
 }
 
-async function call(sim: SimNode, method: 'GET' | 'POST', path: string, options: { headers?: Record<string, string>; body?: string | Buffer | Readable } = {}): Promise<Answer> {
+async function call(
+  sim: SimNode,
+  method: 'GET' | 'POST',
+  path: string,
+  options: { headers?: Record<string, string>; body?: string | Buffer | Readable } = {},
+): Promise<Answer> {
   const res = await request(sim.url + path, { method, headers: options.headers, body: options.body });
   const body = Buffer.from(await res.body.arrayBuffer());
   return { status: res.statusCode, headers: res.headers, body, json: () => JSON.parse(body.toString()) };
@@ -28,7 +33,15 @@ const SIM_ADDR = '0x' + '1'.padStart(64, '0');
 const OWNER = '0x' + '42'.repeat(32);
 const JSON_CT = { 'content-type': 'application/json' };
 const BCS_ACCEPT = { ...JSON_CT, accept: 'application/x-bcs' };
-const LEDGER_HEADERS = ['x-node-chain-id', 'x-node-ledger-version', 'x-node-ledger-oldest-version', 'x-node-ledger-timestampusec', 'x-node-epoch', 'x-node-block-height', 'x-node-oldest-block-height'];
+const LEDGER_HEADERS = [
+  'x-node-chain-id',
+  'x-node-ledger-version',
+  'x-node-ledger-oldest-version',
+  'x-node-ledger-timestampusec',
+  'x-node-epoch',
+  'x-node-block-height',
+  'x-node-oldest-block-height',
+];
 const keys = Array.from({ length: 64 }, (_, i) => Buffer.from([i, 1]));
 const PRESENT = keys.find((k) => simTableItem(HANDLE, k, 0n) !== null)!;
 const ABSENT = keys.find((k) => simTableItem(HANDLE, k, 0n) === null)!;
@@ -68,14 +81,24 @@ function expectError(answer: Answer, status: number, code: string, vmErrorCode: 
   expect(typeof body.message).toBe('string');
 }
 
-const rawItem = (sim: SimNode, key: Buffer | string, query = '', headers: Record<string, string> = BCS_ACCEPT, handle = HANDLE): Promise<Answer> =>
+const rawItem = (
+  sim: SimNode,
+  key: Buffer | string,
+  query = '',
+  headers: Record<string, string> = BCS_ACCEPT,
+  handle = HANDLE,
+): Promise<Answer> =>
   call(sim, 'POST', `/v1/tables/${handle}/raw_item${query}`, {
     headers,
     body: JSON.stringify({ key: typeof key === 'string' ? key : '0x' + key.toString('hex') }),
   });
 
-const viewJson = (sim: SimNode, body: unknown, query = '', headers: Record<string, string> = JSON_CT): Promise<Answer> =>
-  call(sim, 'POST', `/v1/view${query}`, { headers, body: JSON.stringify(body) });
+const viewJson = (
+  sim: SimNode,
+  body: unknown,
+  query = '',
+  headers: Record<string, string> = JSON_CT,
+): Promise<Answer> => call(sim, 'POST', `/v1/view${query}`, { headers, body: JSON.stringify(body) });
 
 describe('simulated node over HTTP (vendor node)', () => {
   let sim: SimNode;
@@ -93,7 +116,8 @@ describe('simulated node over HTTP (vendor node)', () => {
       expect(answer.headers['content-type']).toBe('application/json');
       expect(answer.json()).toEqual(ledgerInfoJson(simLedgerInfo(4, 1000n, 500n), 'simulated'));
       expectLedgerHeaders(answer, 1000n, 500n);
-      for (const name of ['cache-control', 'etag', 'vary', 'content-encoding']) expect(answer.headers[name]).toBeUndefined();
+      for (const name of ['cache-control', 'etag', 'vary', 'content-encoding'])
+        expect(answer.headers[name]).toBeUndefined();
       expect(sim.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       expect(sim.url).toBe(`http://127.0.0.1:${sim.port}`);
     });
@@ -129,7 +153,13 @@ describe('simulated node over HTTP (vendor node)', () => {
       const short = await rawItem(sim, shortKey, '', BCS_ACCEPT, '0x1');
       expect(short.status).toBe(200);
       expect(short.body).toEqual(simTableItem(SIM_ADDR, shortKey, 1000n));
-      const upper = await rawItem(sim, PRESENT.toString('hex').toUpperCase(), '', BCS_ACCEPT, HANDLE.slice(2).toUpperCase());
+      const upper = await rawItem(
+        sim,
+        PRESENT.toString('hex').toUpperCase(),
+        '',
+        BCS_ACCEPT,
+        HANDLE.slice(2).toUpperCase(),
+      );
       expect(upper.status).toBe(200);
       expect(upper.body).toEqual(simTableItem(HANDLE, PRESENT, 1000n));
     });
@@ -137,7 +167,9 @@ describe('simulated node over HTTP (vendor node)', () => {
     it('answers an absent item 404 table_item_not_found with ledger headers', async () => {
       const answer = await rawItem(sim, ABSENT, '?ledger_version=999');
       expectError(answer, 404, 'table_item_not_found');
-      expect((answer.json() as { message: string }).message).toBe(`Table Item not found by Table handle(${HANDLE}), Table key(0x${ABSENT.toString('hex')}) and Ledger version(999)`);
+      expect((answer.json() as { message: string }).message).toBe(
+        `Table Item not found by Table handle(${HANDLE}), Table key(0x${ABSENT.toString('hex')}) and Ledger version(999)`,
+      );
       expectLedgerHeaders(answer, 1000n, 500n);
     });
 
@@ -149,7 +181,10 @@ describe('simulated node over HTTP (vendor node)', () => {
         expect((answer.json() as { message: string }).message).toBe('Only BCS is supported as an AcceptType.');
         expectNoLedgerHeaders(answer);
       }
-      const withParams = await rawItem(sim, PRESENT, '', { ...JSON_CT, accept: 'application/x-bcs;q=0.9, application/json' });
+      const withParams = await rawItem(sim, PRESENT, '', {
+        ...JSON_CT,
+        accept: 'application/x-bcs;q=0.9, application/json',
+      });
       expect(withParams.status).toBe(200);
     });
 
@@ -166,7 +201,9 @@ describe('simulated node over HTTP (vendor node)', () => {
 
     it('answers malformed input 400 web_framework_error without ledger headers', async () => {
       const cases: Array<Promise<Answer>> = [
-        ...['-1', '+5', '1.0', 'abc', '18446744073709551616', ''].map((v) => rawItem(sim, PRESENT, `?ledger_version=${v}`)),
+        ...['-1', '+5', '1.0', 'abc', '18446744073709551616', ''].map((v) =>
+          rawItem(sim, PRESENT, `?ledger_version=${v}`),
+        ),
         rawItem(sim, PRESENT, '', BCS_ACCEPT, '0xzz'),
         rawItem(sim, PRESENT, '', BCS_ACCEPT, 'cd'.repeat(31)),
         rawItem(sim, PRESENT, '', BCS_ACCEPT, '0x' + '1'.repeat(65)),
@@ -176,8 +213,14 @@ describe('simulated node over HTTP (vendor node)', () => {
         call(sim, 'POST', `/v1/tables/${HANDLE}/raw_item`, { headers: BCS_ACCEPT, body: '{"key":' }),
         call(sim, 'POST', `/v1/tables/${HANDLE}/raw_item`, { headers: BCS_ACCEPT, body: '{}' }),
         call(sim, 'POST', `/v1/tables/${HANDLE}/raw_item`, { headers: BCS_ACCEPT, body: '{"key":1}' }),
-        call(sim, 'POST', `/v1/tables/${HANDLE}/raw_item`, { headers: { accept: 'application/x-bcs', 'content-type': 'text/plain' }, body: '{"key":"0x01"}' }),
-        call(sim, 'POST', `/v1/tables/${HANDLE}/raw_item`, { headers: { accept: 'application/x-bcs' }, body: '{"key":"0x01"}' }),
+        call(sim, 'POST', `/v1/tables/${HANDLE}/raw_item`, {
+          headers: { accept: 'application/x-bcs', 'content-type': 'text/plain' },
+          body: '{"key":"0x01"}',
+        }),
+        call(sim, 'POST', `/v1/tables/${HANDLE}/raw_item`, {
+          headers: { accept: 'application/x-bcs' },
+          body: '{"key":"0x01"}',
+        }),
       ];
       for (const answer of await Promise.all(cases)) {
         expectError(answer, 400, 'web_framework_error');
@@ -195,7 +238,11 @@ describe('simulated node over HTTP (vendor node)', () => {
       expect(balance.headers['x-node-gas-used']).toBe('7');
       expectLedgerHeaders(balance, 1000n, 500n);
 
-      const add = await viewJson(sim, { function: '0x1::sim::add', type_arguments: [], arguments: ['18446744073709551615', 1] });
+      const add = await viewJson(sim, {
+        function: '0x1::sim::add',
+        type_arguments: [],
+        arguments: ['18446744073709551615', 1],
+      });
       expect(add.json()).toEqual(['18446744073709551616']);
       expect(add.headers['x-node-gas-used']).toBe('3');
 
@@ -203,7 +250,11 @@ describe('simulated node over HTTP (vendor node)', () => {
       expect(pair.json()).toEqual(['5', true]);
       expect(pair.headers['x-node-gas-used']).toBe('4');
 
-      const name = await viewJson(sim, { function: '0x1::sim::type_name', type_arguments: ['0x1::coin::CoinStore<0x1::aptos_coin::AptosCoin>'], arguments: [] });
+      const name = await viewJson(sim, {
+        function: '0x1::sim::type_name',
+        type_arguments: ['0x1::coin::CoinStore<0x1::aptos_coin::AptosCoin>'],
+        arguments: [],
+      });
       expect(name.json()).toEqual([`${SIM_ADDR}::coin::CoinStore<${SIM_ADDR}::aptos_coin::AptosCoin>`]);
       expect(name.headers['x-node-gas-used']).toBe('5');
 
@@ -213,23 +264,45 @@ describe('simulated node over HTTP (vendor node)', () => {
     });
 
     it('reads at a pinned version', async () => {
-      const answer = await viewJson(sim, { function: '0x1::sim::balance', type_arguments: [], arguments: [OWNER] }, '?ledger_version=600');
+      const answer = await viewJson(
+        sim,
+        { function: '0x1::sim::balance', type_arguments: [], arguments: [OWNER] },
+        '?ledger_version=600',
+      );
       expect(answer.json()).toEqual([String(simBalance(OWNER, 600n))]);
       expectLedgerHeaders(answer, 1000n, 500n);
     });
 
     it('answers BCS when Accept selects it: uleb128(count) ‖ each value', async () => {
-      const pair = await viewJson(sim, { function: '0x1::sim::pair', type_arguments: [], arguments: ['7'] }, '', BCS_ACCEPT);
+      const pair = await viewJson(
+        sim,
+        { function: '0x1::sim::pair', type_arguments: [], arguments: ['7'] },
+        '',
+        BCS_ACCEPT,
+      );
       expect(pair.status).toBe(200);
       expect(pair.headers['content-type']).toBe('application/x-bcs');
       expect(pair.body).toEqual(Buffer.concat([Buffer.from([2]), u64le(3n), Buffer.from([0])]));
       expect(pair.headers['x-node-gas-used']).toBe('4');
-      const name = await viewJson(sim, { function: '0x1::sim::type_name', type_arguments: ['u8'], arguments: [] }, '', BCS_ACCEPT);
+      const name = await viewJson(
+        sim,
+        { function: '0x1::sim::type_name', type_arguments: ['u8'], arguments: [] },
+        '',
+        BCS_ACCEPT,
+      );
       expect(name.body).toEqual(Buffer.from([1, 2, 0x75, 0x38]));
     });
 
     it('takes a BCS request body (the configured vendor media type), answering JSON or BCS', async () => {
-      const body = Buffer.from(encodeViewRequest({ address: SIM_ADDR, module: 'sim', function: 'balance', typeArgs: [], args: [Buffer.from(OWNER.slice(2), 'hex')] }));
+      const body = Buffer.from(
+        encodeViewRequest({
+          address: SIM_ADDR,
+          module: 'sim',
+          function: 'balance',
+          typeArgs: [],
+          args: [Buffer.from(OWNER.slice(2), 'hex')],
+        }),
+      );
       const headers = { 'content-type': 'application/x.node.view_function+bcs' };
       const json = await call(sim, 'POST', '/v1/view', { headers: { ...headers, accept: 'application/json' }, body });
       expect(json.status).toBe(200);
@@ -238,7 +311,15 @@ describe('simulated node over HTTP (vendor node)', () => {
       expect(bcs.body).toEqual(Buffer.concat([Buffer.from([1]), u64le(simBalance(OWNER, 1000n))]));
       expect(bcs.headers['x-node-gas-used']).toBe('7');
 
-      const shortArg = Buffer.from(encodeViewRequest({ address: SIM_ADDR, module: 'sim', function: 'burn', typeArgs: [], args: [Buffer.alloc(4)] }));
+      const shortArg = Buffer.from(
+        encodeViewRequest({
+          address: SIM_ADDR,
+          module: 'sim',
+          function: 'burn',
+          typeArgs: [],
+          args: [Buffer.alloc(4)],
+        }),
+      );
       const bad = await call(sim, 'POST', '/v1/view', { headers, body: shortArg });
       expectError(bad, 400, 'invalid_input');
       expectLedgerHeaders(bad, 1000n, 500n);
@@ -298,7 +379,10 @@ describe('simulated node over HTTP (vendor node)', () => {
         viewJson(sim, [1, 2]),
         call(sim, 'POST', '/v1/view', { headers: JSON_CT, body: 'not json' }),
         call(sim, 'POST', '/v1/view', { headers: { 'content-type': 'text/plain' }, body: '{}' }),
-        call(sim, 'POST', '/v1/view', { headers: { 'content-type': 'application/x.aptos.view_function+bcs' }, body: Buffer.from([0]) }),
+        call(sim, 'POST', '/v1/view', {
+          headers: { 'content-type': 'application/x.aptos.view_function+bcs' },
+          body: Buffer.from([0]),
+        }),
       ];
       for (const answer of await Promise.all(cases)) {
         expectError(answer, 400, 'web_framework_error');
@@ -311,7 +395,9 @@ describe('simulated node over HTTP (vendor node)', () => {
       const body = Buffer.from([1, 2, 3]);
       const bad = await call(sim, 'POST', '/v1/view', { headers, body });
       expectError(bad, 400, 'invalid_input');
-      expect((bad.json() as { message: string }).message).toBe('Failed to deserialize input into ViewRequest: the body ends inside the module address');
+      expect((bad.json() as { message: string }).message).toBe(
+        'Failed to deserialize input into ViewRequest: the body ends inside the module address',
+      );
       expectLedgerHeaders(bad, 1000n, 500n);
       expectError(await call(sim, 'POST', '/v1/view?ledger_version=1001', { headers, body }), 404, 'version_not_found');
       expectError(await call(sim, 'POST', '/v1/view?ledger_version=499', { headers, body }), 410, 'version_pruned');
@@ -361,7 +447,9 @@ describe('simulated node over HTTP (vendor node)', () => {
 
     it('sends every header name lower-case on the wire', async () => {
       const raw = await new Promise<string>((resolve, reject) => {
-        const socket = connect(sim.port, '127.0.0.1', () => socket.end('GET /v1 HTTP/1.1\r\nHost: sim\r\nConnection: close\r\n\r\n'));
+        const socket = connect(sim.port, '127.0.0.1', () =>
+          socket.end('GET /v1 HTTP/1.1\r\nHost: sim\r\nConnection: close\r\n\r\n'),
+        );
         let text = '';
         socket.on('data', (chunk: Buffer) => (text += chunk.toString()));
         socket.on('end', () => resolve(text));
@@ -381,7 +469,10 @@ describe('simulated node over HTTP (vendor node)', () => {
     it('refuses chunked request bodies with 411', async () => {
       const answer = await call(sim, 'POST', '/v1/view', {
         headers: JSON_CT,
-        body: Readable.from([Buffer.from('{"function":"0x1::sim::add",'), Buffer.from('"type_arguments":[],"arguments":["1","2"]}')]),
+        body: Readable.from([
+          Buffer.from('{"function":"0x1::sim::add",'),
+          Buffer.from('"type_arguments":[],"arguments":["1","2"]}'),
+        ]),
       });
       expect(answer.status).toBe(411);
       const sent = sim.counters.requests.at(-1)!;
@@ -427,12 +518,26 @@ describe('simulated node with vendor aptos', () => {
   });
 
   it('takes application/x.aptos.view_function+bcs and sets x-aptos-gas-used', async () => {
-    const body = Buffer.from(encodeViewRequest({ address: SIM_ADDR, module: 'sim', function: 'add', typeArgs: [], args: [u64le(2n), u64le(3n)] }));
-    const answer = await call(sim, 'POST', '/v1/view', { headers: { 'content-type': 'application/x.aptos.view_function+bcs' }, body });
+    const body = Buffer.from(
+      encodeViewRequest({
+        address: SIM_ADDR,
+        module: 'sim',
+        function: 'add',
+        typeArgs: [],
+        args: [u64le(2n), u64le(3n)],
+      }),
+    );
+    const answer = await call(sim, 'POST', '/v1/view', {
+      headers: { 'content-type': 'application/x.aptos.view_function+bcs' },
+      body,
+    });
     expect(answer.status).toBe(200);
     expect(answer.json()).toEqual(['5']);
     expect(answer.headers['x-aptos-gas-used']).toBe('3');
-    const other = await call(sim, 'POST', '/v1/view', { headers: { 'content-type': 'application/x.node.view_function+bcs' }, body });
+    const other = await call(sim, 'POST', '/v1/view', {
+      headers: { 'content-type': 'application/x.node.view_function+bcs' },
+      body,
+    });
     expectError(other, 400, 'web_framework_error');
   });
 });

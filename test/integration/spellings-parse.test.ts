@@ -28,7 +28,14 @@ afterEach(async () => {
   for (const s of servers.splice(0)) await new Promise((r) => s.close(r));
 });
 
-const HIT: ReadResult = { status: 200, contentType: 'application/json', body: Buffer.from('["3"]'), ledger: null, cache: 'HIT', tier: 'memory' };
+const HIT: ReadResult = {
+  status: 200,
+  contentType: 'application/json',
+  body: Buffer.from('["3"]'),
+  ledger: null,
+  cache: 'HIT',
+  tier: 'memory',
+};
 
 /** A public entry with one cached route, `route`, whose reads `answer` serves; anything else goes to `next`. */
 async function serve(
@@ -41,7 +48,8 @@ async function serve(
   const prefix = route.url;
   const matcher = {
     mayMatch: (method: string, url: string) => method === route.method && url.startsWith(prefix),
-    match: (method: string, url: string) => (method === route.method && url.startsWith(prefix) ? { route: descriptor, params: {}, query: {} } : undefined),
+    match: (method: string, url: string) =>
+      method === route.method && url.startsWith(prefix) ? { route: descriptor, params: {}, query: {} } : undefined,
   };
   const parser = new ReadParser(matcher, 64 * 1024 * 1024);
   const writer = new ReplyWriter(ledgerHeaderNames('x-node-'), () => null);
@@ -56,7 +64,18 @@ async function serve(
     trustedPeer: () => false,
     headroom: () => 1,
   });
-  const entry = publicEntry({ requestIds: new RequestIds(true), parser, responder, edge, account, bodyLimitBytes: 1024 * 1024, connections: new Connections() }, next);
+  const entry = publicEntry(
+    {
+      requestIds: new RequestIds(true),
+      parser,
+      responder,
+      edge,
+      account,
+      bodyLimitBytes: 1024 * 1024,
+      connections: new Connections(),
+    },
+    next,
+  );
   const server = createServer(entry.handle);
   servers.push(server);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -66,7 +85,11 @@ async function serve(
 const VIEW = { method: 'POST', url: '/v1/view' } as const;
 
 const view = (url: string, body: string) =>
-  request(`${url}/v1/view?ledger_version=990`, { method: 'POST', headers: { 'content-type': 'application/json' }, body }).then(async (r) => ({ status: r.statusCode, body: await r.body.text() }));
+  request(`${url}/v1/view?ledger_version=990`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body,
+  }).then(async (r) => ({ status: r.statusCode, body: await r.body.text() }));
 
 /** A view parser that accepts any JSON body. */
 const viewParse = () =>
@@ -98,9 +121,21 @@ describe('one parse per spelling', () => {
   });
 
   it('a GET of a cached route is looked up without a body read; a GET of any other route goes on to fastify', async () => {
-    const parse = vi.fn(() => ({ route: VIEW_ROUTE, version: 990n, format: 'json', identity: 'a', method: 'GET', path: '/v1/accounts/0x1', accept: 'application/json' }) as ReadRequest);
+    const parse = vi.fn(
+      () =>
+        ({
+          route: VIEW_ROUTE,
+          version: 990n,
+          format: 'json',
+          identity: 'a',
+          method: 'GET',
+          path: '/v1/accounts/0x1',
+          accept: 'application/json',
+        }) as ReadRequest,
+    );
     const { url, read, next } = await serve({ method: 'GET', url: '/v1/accounts/', parse });
-    for (let i = 0; i < 3; i++) expect((await request(`${url}/v1/accounts/0x1?ledger_version=990`)).statusCode).toBe(200);
+    for (let i = 0; i < 3; i++)
+      expect((await request(`${url}/v1/accounts/0x1?ledger_version=990`)).statusCode).toBe(200);
     expect([parse.mock.calls.length, read.mock.calls.length, next.mock.calls.length]).toEqual([1, 3, 0]);
     expect((await request(`${url}/v1/estimate_gas_price`)).statusCode).toBe(404);
     expect(next).toHaveBeenCalledTimes(1);

@@ -93,7 +93,10 @@ describe('bounded staleness by versions (latest.maxStalenessVersions)', () => {
 describe('stale-if-error (latest.staleIfErrorMs)', () => {
   it('answers from the newest stored answer when the nodes fail, and 503 only when nothing is stored', async () => {
     const node = await sim();
-    const p = await proxy([node], { latest: { staleIfErrorMs: 60_000 }, routing: { attemptTimeoutMs: 300, deadlineMs: 600, maxAttempts: 1 } });
+    const p = await proxy([node], {
+      latest: { staleIfErrorMs: 60_000 },
+      routing: { attemptTimeoutMs: 300, deadlineMs: 600, maxAttempts: 1 },
+    });
     const first = await balance(p.url);
     expect(first.status).toBe(200);
     await node.stop();
@@ -110,7 +113,10 @@ describe('stale-if-error (latest.staleIfErrorMs)', () => {
   it('does not serve an answer older than the bound', async () => {
     const clock = fakeClock();
     const node = await sim();
-    const p = await proxy([node], { latest: { staleIfErrorMs: 1000 }, routing: { attemptTimeoutMs: 300, deadlineMs: 600, maxAttempts: 1 } });
+    const p = await proxy([node], {
+      latest: { staleIfErrorMs: 1000 },
+      routing: { attemptTimeoutMs: 300, deadlineMs: 600, maxAttempts: 1 },
+    });
     await balance(p.url);
     await node.stop();
     clock.advance(1500);
@@ -132,7 +138,9 @@ describe('node budgets (upstreams[].maxInFlight, maxRps)', () => {
     node.faults.set({ mode: 'slow', delayMs: 200, routes: ['view'] });
     const gauge = await inFlightGauge(node.url);
     const p = await proxy([{ url: gauge.url, name: 'budgeted', maxInFlight: 2 }], { shedding: { budgetWaitMs: 20 } });
-    const replies = await Promise.all(Array.from({ length: 12 }, (_, i) => viewJson(p.url, '0x1::sim::add', [String(i), '1'])));
+    const replies = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => viewJson(p.url, '0x1::sim::add', [String(i), '1'])),
+    );
     expect(gauge.max).toBeLessThanOrEqual(2);
     const ok = replies.filter((r) => r.status === 200);
     const shed = replies.filter((r) => r.status === 503);
@@ -146,14 +154,19 @@ describe('node budgets (upstreams[].maxInFlight, maxRps)', () => {
     node.faults.set({ mode: 'slow', delayMs: 50, routes: ['view'] });
     const gauge = await inFlightGauge(node.url);
     const p = await proxy([{ url: gauge.url, name: 'budgeted', maxInFlight: 2 }], { shedding: { budgetWaitMs: 3000 } });
-    const replies = await Promise.all(Array.from({ length: 8 }, (_, i) => viewJson(p.url, '0x1::sim::add', [String(i), '1'])));
+    const replies = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => viewJson(p.url, '0x1::sim::add', [String(i), '1'])),
+    );
     expect(replies.map((r) => r.status)).toEqual(Array(8).fill(200));
     expect(gauge.max).toBeLessThanOrEqual(2);
   });
 
   it('answers shed latest reads stale when stale-if-error allows', async () => {
     const node = await sim();
-    const p = await proxy([{ url: node.url, maxInFlight: 1 }], { latest: { staleIfErrorMs: 60_000 }, shedding: { budgetWaitMs: 0 } });
+    const p = await proxy([{ url: node.url, maxInFlight: 1 }], {
+      latest: { staleIfErrorMs: 60_000 },
+      shedding: { budgetWaitMs: 0 },
+    });
     const first = await balance(p.url);
     node.faults.set({ mode: 'slow', delayMs: 300, routes: ['view'] });
     const [a, b] = await Promise.all([viewJson(p.url, '0x1::sim::add', ['1', '1']), balance(p.url)]);
@@ -166,9 +179,13 @@ describe('node budgets (upstreams[].maxInFlight, maxRps)', () => {
     const node = await sim();
     node.faults.set({ mode: 'slow', delayMs: 200, routes: ['view'] });
     const p = await proxy([{ url: node.url, maxInFlight: 5 }], { shedding: { budgetWaitMs: 0, shedFirst: 'latest' } });
-    const latest = await Promise.all(Array.from({ length: 10 }, (_, i) => viewJson(p.url, '0x1::sim::add', [String(i), '7'])));
+    const latest = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => viewJson(p.url, '0x1::sim::add', [String(i), '7'])),
+    );
     expect(latest.filter((r) => r.status === 200)).toHaveLength(4);
-    const pinned = await Promise.all(Array.from({ length: 10 }, (_, i) => viewJson(p.url, '0x1::sim::add', [String(i), '8'], { version: 1000 })));
+    const pinned = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => viewJson(p.url, '0x1::sim::add', [String(i), '8'], { version: 1000 })),
+    );
     expect(pinned.filter((r) => r.status === 200)).toHaveLength(5);
   });
 

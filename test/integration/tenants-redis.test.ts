@@ -15,7 +15,11 @@ describe('shared through Redis', () => {
   it("two instances on one Redis share a tenant's budget", async () => {
     const node = await sim();
     const cache = { redis: { url: redis.url, keyPrefix: 'tenants-test:' } };
-    const overrides = { ...QUIET, cache, tenants: { list: [{ name: 'wallet-backend', keys: [{ sha256: sha256Hex(WALLET_KEY) }], requestsPerSecond: 4 }] } };
+    const overrides = {
+      ...QUIET,
+      cache,
+      tenants: { list: [{ name: 'wallet-backend', keys: [{ sha256: sha256Hex(WALLET_KEY) }], requestsPerSecond: 4 }] },
+    };
     const a = await proxy([node], overrides, FROZEN);
     const b = await proxy([node], overrides, FROZEN);
     const headers = bearer(WALLET_KEY);
@@ -74,7 +78,10 @@ describe('limits shared through a Redis that is unreachable', () => {
       expect((await send(p.url, item.path, item)).status).toBe(200);
       expect((await send(p.url, item.path, item)).status).toBe(200);
       expect((await send(p.url, item.path, item)).status).toBe(429);
-      const counted = async (): Promise<boolean> => /^ledger_proxy_redis_errors_total\{client="limits",op="connection"\} [1-9]/m.test((await p.app.metrics.render()).body);
+      const counted = async (): Promise<boolean> =>
+        /^ledger_proxy_redis_errors_total\{client="limits",op="connection"\} [1-9]/m.test(
+          (await p.app.metrics.render()).body,
+        );
       await until(counted, 5000, 'the counters client failure in ledger_proxy_redis_errors_total');
       const fromIoredis = stderr.mock.calls.filter((args) => args.some((a) => String(a).includes('[ioredis]')));
       expect(fromIoredis).toEqual([]);

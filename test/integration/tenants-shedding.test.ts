@@ -37,7 +37,11 @@ describe('shedding by priority', () => {
       for (const priority of ['low', 'normal', 'high'] as const) {
         const before = node.counters.total;
         let shed = false;
-        const body = JSON.stringify({ function: '0x1::sim::add', type_arguments: [], arguments: [String(i), priority.length.toString()] });
+        const body = JSON.stringify({
+          function: '0x1::sim::add',
+          type_arguments: [],
+          arguments: [String(i), priority.length.toString()],
+        });
         const reply = send(p.url, '/v1/view', { headers: who[priority], body }).then((r) => {
           if (r.status === 503) shed = true;
           outcomes[priority]!.push(r.status);
@@ -51,8 +55,12 @@ describe('shedding by priority', () => {
     const shedOf = (priority: string): number => outcomes[priority]!.filter((s) => s === 503).length;
     // Of 10 slots, low may use 6, normal 8, high all 10.
     expect([shedOf('low'), shedOf('normal'), shedOf('high')]).toEqual([8, 7, 5]);
-    expect(await metricValue(p.app, 'ledger_proxy_tenant_requests_total', { tenant: 'anonymous', outcome: 'shed' })).toBe(8);
-    expect(await metricValue(p.app, 'ledger_proxy_tenant_requests_total', { tenant: 'backend', outcome: 'shed' })).toBe(5);
+    expect(
+      await metricValue(p.app, 'ledger_proxy_tenant_requests_total', { tenant: 'anonymous', outcome: 'shed' }),
+    ).toBe(8);
+    expect(await metricValue(p.app, 'ledger_proxy_tenant_requests_total', { tenant: 'backend', outcome: 'shed' })).toBe(
+      5,
+    );
   });
 });
 
@@ -60,21 +68,44 @@ describe('behind a load-shedding layer', () => {
   it('a trusted tenant header is honoured from a trusted address and ignored from any other', async () => {
     const node = await sim();
     const named = { headers: { 'x-tenant': 'wallet-backend' } };
-    const trusting = await proxy([node], { ...QUIET, ...tenantsConfig({ trustedHeader: 'X-Tenant', anonymous: false }), server: { host: '127.0.0.1', port: 0, trustProxy: '127.0.0.1' } }, FROZEN);
+    const trusting = await proxy(
+      [node],
+      {
+        ...QUIET,
+        ...tenantsConfig({ trustedHeader: 'X-Tenant', anonymous: false }),
+        server: { host: '127.0.0.1', port: 0, trustProxy: '127.0.0.1' },
+      },
+      FROZEN,
+    );
     expect((await send(trusting.url, '/v1', named)).status).toBe(200);
     expect((await send(trusting.url, '/v1', { ...named, from: '127.0.0.2' })).status).toBe(401);
-    const plain = await proxy([node], { ...QUIET, ...tenantsConfig({ trustedHeader: 'X-Tenant', anonymous: false }) }, FROZEN);
+    const plain = await proxy(
+      [node],
+      { ...QUIET, ...tenantsConfig({ trustedHeader: 'X-Tenant', anonymous: false }) },
+      FROZEN,
+    );
     expect((await send(plain.url, '/v1', named)).status).toBe(401);
   });
 
   it('replies to a trusted address carry X-Proxy-Headroom, which falls as a node budget fills; others never see it', async () => {
     const node = await sim();
     node.faults.set({ mode: 'slow', delayMs: 1500, routes: ['view'] });
-    const p = await proxy([{ url: node.url, name: 'node0', maxInFlight: 4 }], { ...QUIET, server: { host: '127.0.0.1', port: 0, trustProxy: '127.0.0.1' } }, FROZEN);
-    const headroom = async (): Promise<number> => Number((await send(p.url, '/v1/estimate_gas_price')).headers['x-proxy-headroom']);
+    const p = await proxy(
+      [{ url: node.url, name: 'node0', maxInFlight: 4 }],
+      { ...QUIET, server: { host: '127.0.0.1', port: 0, trustProxy: '127.0.0.1' } },
+      FROZEN,
+    );
+    const headroom = async (): Promise<number> =>
+      Number((await send(p.url, '/v1/estimate_gas_price')).headers['x-proxy-headroom']);
     expect(await headroom()).toBe(1);
-    expect((await send(p.url, '/v1/estimate_gas_price', { from: '127.0.0.2' })).headers['x-proxy-headroom']).toBeUndefined();
-    const views = [0, 1].map((i) => send(p.url, '/v1/view', { body: JSON.stringify({ function: '0x1::sim::add', type_arguments: [], arguments: [String(i), '1'] }) }));
+    expect(
+      (await send(p.url, '/v1/estimate_gas_price', { from: '127.0.0.2' })).headers['x-proxy-headroom'],
+    ).toBeUndefined();
+    const views = [0, 1].map((i) =>
+      send(p.url, '/v1/view', {
+        body: JSON.stringify({ function: '0x1::sim::add', type_arguments: [], arguments: [String(i), '1'] }),
+      }),
+    );
     await until(() => node.counters.byRoute.view === 2, 5000, 'two slow views in flight');
     expect(await headroom()).toBe(0.5);
     const gauge = await metricValue(p.app, 'ledger_proxy_node_headroom', { upstream: 'node0' });

@@ -7,7 +7,17 @@ import type { App } from '../../src/app.js';
 import { capturedLog, HANDLE, ledgerHeaders, proxy, sim, QUIET } from '../helpers/proxy.js';
 import { sha256Hex } from '../helpers/bytes.js';
 import { metricValue } from '../helpers/metrics.js';
-import { bearer, DAPP_KEY, DAPP_ORIGIN, expectTooMany, FROZEN, pinnedItem, send, tenantsConfig, WALLET_KEY } from '../helpers/tenants.js';
+import {
+  bearer,
+  DAPP_KEY,
+  DAPP_ORIGIN,
+  expectTooMany,
+  FROZEN,
+  pinnedItem,
+  send,
+  tenantsConfig,
+  WALLET_KEY,
+} from '../helpers/tenants.js';
 
 describe('who is calling', () => {
   it('the anonymous tenant is limited per client address: 429 with Retry-After and the RateLimit headers, no node call', async () => {
@@ -28,7 +38,11 @@ describe('who is calling', () => {
   it('reads X-Forwarded-For for the client address only when server.trustProxy says so', async () => {
     const node = await sim();
     const limit = { ...QUIET, tenants: { anonymous: { requestsPerSecond: 1 } } };
-    const trusting = await proxy([node], { ...limit, server: { host: '127.0.0.1', port: 0, trustProxy: true } }, FROZEN);
+    const trusting = await proxy(
+      [node],
+      { ...limit, server: { host: '127.0.0.1', port: 0, trustProxy: true } },
+      FROZEN,
+    );
     const xff = (ip: string) => ({ headers: { 'x-forwarded-for': ip } });
     expect((await send(trusting.url, '/v1', xff('203.0.113.1'))).status).toBe(200);
     expect((await send(trusting.url, '/v1', xff('203.0.113.2'))).status).toBe(200);
@@ -73,8 +87,12 @@ describe('who is calling', () => {
     expect((await send(p.url, '/v1', from('127.0.0.1'))).status).toBe(200);
     expectTooMany(await send(p.url, '/v1', from('127.0.0.1')), '2');
     expect((await send(p.url, '/v1', from('127.0.0.3'))).status).toBe(200);
-    expect(await metricValue(p.app, 'ledger_proxy_tenant_requests_total', { tenant: 'dapp-web', outcome: 'forbidden' })).toBe(2);
-    expect(await metricValue(p.app, 'ledger_proxy_tenant_requests_total', { tenant: 'dapp-web', outcome: 'rate_limited' })).toBe(1);
+    expect(
+      await metricValue(p.app, 'ledger_proxy_tenant_requests_total', { tenant: 'dapp-web', outcome: 'forbidden' }),
+    ).toBe(2);
+    expect(
+      await metricValue(p.app, 'ledger_proxy_tenant_requests_total', { tenant: 'dapp-web', outcome: 'rate_limited' }),
+    ).toBe(1);
   });
 });
 
@@ -84,14 +102,18 @@ describe('node units', () => {
     const p = await proxy([node], { ...QUIET, ...tenantsConfig() }, FROZEN);
     const units = () => metricValue(p.app, 'ledger_proxy_tenant_node_units_total', { tenant: 'wallet-backend' });
     const item = { ...pinnedItem('0x01'), headers: { ...pinnedItem('0x01').headers, ...bearer(WALLET_KEY) } };
-    const view = { body: '{"function":"0x1::sim::add","type_arguments":[],"arguments":["1","2"]}', headers: bearer(WALLET_KEY) };
+    const view = {
+      body: '{"function":"0x1::sim::add","type_arguments":[],"arguments":["1","2"]}',
+      headers: bearer(WALLET_KEY),
+    };
     expect((await send(p.url, item.path, item)).headers['x-cache']).toBe('MISS');
     expect(await units()).toBe(1);
     for (let i = 0; i < 3; i++) expect((await send(p.url, item.path, item)).headers['x-cache']).toBe('HIT');
     expect(await units()).toBe(1);
     expect((await send(p.url, '/v1/view?ledger_version=1000', view)).headers['x-cache']).toBe('MISS');
     expect(await units()).toBe(6);
-    for (let i = 0; i < 6; i++) expect((await send(p.url, '/v1/estimate_gas_price', { headers: bearer(WALLET_KEY) })).status).toBe(200);
+    for (let i = 0; i < 6; i++)
+      expect((await send(p.url, '/v1/estimate_gas_price', { headers: bearer(WALLET_KEY) })).status).toBe(200);
     expect(await units()).toBe(12);
     // Spent: what needs a node is refused, with no node call (passthrough, a pinned miss, a latest read); a hit is not.
     const calls = node.counters.total;
@@ -99,7 +121,10 @@ describe('node units', () => {
     for (const refused of [
       await send(p.url, '/v1/estimate_gas_price', { headers: bearer(WALLET_KEY) }),
       await send(p.url, miss.path, { ...miss, headers: { ...miss.headers, ...bearer(WALLET_KEY) } }),
-      await send(p.url, `/v1/tables/${HANDLE}/raw_item`, { ...miss, headers: { ...miss.headers, ...bearer(WALLET_KEY) } }),
+      await send(p.url, `/v1/tables/${HANDLE}/raw_item`, {
+        ...miss,
+        headers: { ...miss.headers, ...bearer(WALLET_KEY) },
+      }),
     ]) {
       expectTooMany(refused, '12');
       expect(refused.json().message).toContain('nodeUnitsPerMinute (12)');
@@ -137,7 +162,9 @@ describe('keys change on reload', () => {
     const p = await proxy([node], { ...QUIET, ...tenantsConfig() }, FROZEN);
     const NEW_KEY = 'rotated-wallet-key';
     expect((await send(p.url, '/v1', { headers: bearer(NEW_KEY) })).status).toBe(401);
-    const next = structuredClone(p.app.config) as unknown as { tenants: { list: Array<{ keys: Array<{ sha256: string }> }> } };
+    const next = structuredClone(p.app.config) as unknown as {
+      tenants: { list: Array<{ keys: Array<{ sha256: string }> }> };
+    };
     next.tenants.list[0]!.keys = [{ sha256: sha256Hex(NEW_KEY) }];
     const outcome = await p.app.reload(next as unknown as App['config']);
     expect(outcome.applied).toEqual(['tenants']);
@@ -152,7 +179,10 @@ describe('operators see tenants by name', () => {
     const log = capturedLog();
     const p = await proxy([node], { ...QUIET, ...tenantsConfig() }, { ...FROZEN, logger: log.logger });
     for (const tenant of ['anonymous', 'wallet-backend', 'dapp-web']) {
-      expect(await metricValue(p.app, 'ledger_proxy_tenant_requests_total', { tenant, outcome: 'served' }), tenant).toBe(0);
+      expect(
+        await metricValue(p.app, 'ledger_proxy_tenant_requests_total', { tenant, outcome: 'served' }),
+        tenant,
+      ).toBe(0);
     }
     await send(p.url, '/v1', { headers: bearer(WALLET_KEY) });
     await send(p.url, '/v1');

@@ -27,13 +27,18 @@ afterEach(() => {
   vi.unstubAllEnvs();
 });
 
-function traced(collector: OtlpCollector, tracing: Record<string, unknown> = {}, extra: Record<string, unknown> = {}): Record<string, unknown> {
+function traced(
+  collector: OtlpCollector,
+  tracing: Record<string, unknown> = {},
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
   return { ...QUIET, tracing: { otlpEndpoint: collector.url, sampleRatio: 1, ...tracing }, ...extra };
 }
 
 /** The span of the request whose reply carried `requestId`, once the collector has it. */
 async function requestSpan(collector: OtlpCollector, requestId: string): Promise<CollectedSpan> {
-  const find = (): CollectedSpan | undefined => collector.spans.find((s) => s.kind === SERVER && s.attributes['ledger_proxy.request_id'] === requestId);
+  const find = (): CollectedSpan | undefined =>
+    collector.spans.find((s) => s.kind === SERVER && s.attributes['ledger_proxy.request_id'] === requestId);
   await until(() => find() !== undefined, 5000, `the span of request ${requestId}`);
   return find()!;
 }
@@ -44,7 +49,9 @@ function childrenOf(collector: OtlpCollector, parent: CollectedSpan): CollectedS
 
 /** The traceparent of each call the node got for `path` (probes excluded). */
 function traceparentsAt(node: SimNode, path: string): Array<string | undefined> {
-  return node.counters.requests.filter((r) => r.url.startsWith(path)).map((r) => r.headers.traceparent as string | undefined);
+  return node.counters.requests
+    .filter((r) => r.url.startsWith(path))
+    .map((r) => r.headers.traceparent as string | undefined);
 }
 
 const ITEM_PATH = '/v1/tables/';
@@ -53,7 +60,10 @@ describe('tracing on', () => {
   it('a miss: request → cache lookup → node attempt, the node gets the attempt as its parent, and no key, body or query is exported', async () => {
     const node = await sim();
     const collector = await otlpCollector();
-    const tenants = { anonymous: false, list: [{ name: 'wallet', keys: [{ sha256: createHash('sha256').update(API_KEY).digest('hex') }] }] };
+    const tenants = {
+      anonymous: false,
+      list: [{ name: 'wallet', keys: [{ sha256: createHash('sha256').update(API_KEY).digest('hex') }] }],
+    };
     const p = await proxy([node], traced(collector, {}, { tenants }));
     const miss = await call(p.url, '/v1/tables/0x' + 'ab'.repeat(32) + '/raw_item?ledger_version=1001', {
       headers: { 'content-type': 'application/json', accept: 'application/x-bcs', authorization: `Bearer ${API_KEY}` },
@@ -75,11 +85,19 @@ describe('tracing on', () => {
     });
     const [lookup, ...others] = childrenOf(collector, request);
     expect(others).toEqual([]);
-    expect(lookup).toMatchObject({ name: 'cache lookup', traceId: request.traceId, attributes: { 'ledger_proxy.cache': 'MISS' } });
+    expect(lookup).toMatchObject({
+      name: 'cache lookup',
+      traceId: request.traceId,
+      attributes: { 'ledger_proxy.cache': 'MISS' },
+    });
     const [attempt, ...more] = childrenOf(collector, lookup!);
     expect(more).toEqual([]);
     expect(attempt).toMatchObject({ name: 'node attempt', kind: CLIENT, traceId: request.traceId });
-    expect(attempt!.attributes).toMatchObject({ 'ledger_proxy.node': 'node0', 'http.response.status_code': miss.status, 'ledger_proxy.outcome': 'ok' });
+    expect(attempt!.attributes).toMatchObject({
+      'ledger_proxy.node': 'node0',
+      'http.response.status_code': miss.status,
+      'ledger_proxy.outcome': 'ok',
+    });
 
     expect(traceparentsAt(node, ITEM_PATH).at(-1)).toBe(`00-${request.traceId}-${attempt!.spanId}-01`);
     const exported = JSON.stringify(collector.spans);
@@ -102,7 +120,9 @@ describe('tracing on', () => {
     const request = await requestSpan(collector, hit.headers['x-request-id']);
     expect(request.attributes).toMatchObject({ 'ledger_proxy.cache': 'HIT', 'ledger_proxy.tier': 'memory' });
     const children = childrenOf(collector, request);
-    expect(children.map((s) => [s.name, s.attributes['ledger_proxy.cache'], s.attributes['ledger_proxy.tier']])).toEqual([['cache lookup', 'HIT', 'memory']]);
+    expect(
+      children.map((s) => [s.name, s.attributes['ledger_proxy.cache'], s.attributes['ledger_proxy.tier']]),
+    ).toEqual([['cache lookup', 'HIT', 'memory']]);
     expect(collector.trace(request.traceId)).toHaveLength(2);
   });
 
@@ -114,10 +134,16 @@ describe('tracing on', () => {
     expect(reply.status).toBe(200);
 
     const request = await requestSpan(collector, reply.headers['x-request-id']);
-    expect(request).toMatchObject({ name: 'GET passthrough', attributes: { 'ledger_proxy.cache': 'BYPASS', 'ledger_proxy.route_family': 'passthrough' } });
+    expect(request).toMatchObject({
+      name: 'GET passthrough',
+      attributes: { 'ledger_proxy.cache': 'BYPASS', 'ledger_proxy.route_family': 'passthrough' },
+    });
     const [attempt, ...others] = childrenOf(collector, request);
     expect(others).toEqual([]);
-    expect(attempt).toMatchObject({ name: 'node attempt', attributes: { 'ledger_proxy.node': 'node0', 'ledger_proxy.outcome': 'ok', 'http.response.status_code': 200 } });
+    expect(attempt).toMatchObject({
+      name: 'node attempt',
+      attributes: { 'ledger_proxy.node': 'node0', 'ledger_proxy.outcome': 'ok', 'http.response.status_code': 200 },
+    });
     expect(traceparentsAt(node, '/v1/estimate_gas_price')).toEqual([`00-${request.traceId}-${attempt!.spanId}-01`]);
   });
 
@@ -126,13 +152,17 @@ describe('tracing on', () => {
     const collector = await otlpCollector();
     // Nothing starts a trace here: only the client's sampled flag has this request traced.
     const p = await proxy([node], traced(collector, { sampleRatio: 0 }));
-    const reply = await call(p.url, '/v1/estimate_gas_price', { headers: { traceparent: `00-${CLIENT_TRACE}-${CLIENT_SPAN}-01`, tracestate: 'vendor=opaque' } });
+    const reply = await call(p.url, '/v1/estimate_gas_price', {
+      headers: { traceparent: `00-${CLIENT_TRACE}-${CLIENT_SPAN}-01`, tracestate: 'vendor=opaque' },
+    });
 
     const request = await requestSpan(collector, reply.headers['x-request-id']);
     expect(request).toMatchObject({ traceId: CLIENT_TRACE, parentSpanId: CLIENT_SPAN });
     const [attempt] = childrenOf(collector, request);
     const sent = node.counters.requests.filter((r) => r.url === '/v1/estimate_gas_price');
-    expect(sent.map((r) => [r.headers.traceparent, r.headers.tracestate])).toEqual([[`00-${CLIENT_TRACE}-${attempt!.spanId}-01`, 'vendor=opaque']]);
+    expect(sent.map((r) => [r.headers.traceparent, r.headers.tracestate])).toEqual([
+      [`00-${CLIENT_TRACE}-${attempt!.spanId}-01`, 'vendor=opaque'],
+    ]);
   });
 
   it('an unsampled request exports nothing, and its node calls still carry its trace, unsampled', async () => {
@@ -161,7 +191,9 @@ describe('tracing on', () => {
     const reply = await call(p.url, '/v1/estimate_gas_price');
     expect(collector.spans).toEqual([]);
     await p.app.close();
-    expect(collector.spans.filter((s) => s.attributes['ledger_proxy.request_id'] === reply.headers['x-request-id'])).toHaveLength(1);
+    expect(
+      collector.spans.filter((s) => s.attributes['ledger_proxy.request_id'] === reply.headers['x-request-id']),
+    ).toHaveLength(1);
   });
 
   it('spans the collector does not take are logged at warn, once for many', async () => {
@@ -169,7 +201,8 @@ describe('tracing on', () => {
     const log = capturedLog();
     const collector = await otlpCollector({ refuse: 400 });
     const p = await proxy([node], traced(collector), { logger: log.logger });
-    const failures = (): Array<Record<string, unknown>> => log.lines.filter((l) => l.msg === 'tracing: spans could not be sent to the collector (tracing.otlpEndpoint)');
+    const failures = (): Array<Record<string, unknown>> =>
+      log.lines.filter((l) => l.msg === 'tracing: spans could not be sent to the collector (tracing.otlpEndpoint)');
     await call(p.url, '/v1/estimate_gas_price');
     await until(() => failures().length > 0, 10_000, 'the failed export logged');
     await call(p.url, '/v1/estimate_gas_price');
@@ -193,14 +226,21 @@ describe('tracing on', () => {
 
     const request = await requestSpan(collector, reply.headers['x-request-id']);
     const [lookup] = childrenOf(collector, request);
-    const attempts = childrenOf(collector, lookup!).map((s) => [s.attributes['ledger_proxy.node'], s.attributes['ledger_proxy.outcome'], s.statusCode, s.statusMessage]);
+    const attempts = childrenOf(collector, lookup!).map((s) => [
+      s.attributes['ledger_proxy.node'],
+      s.attributes['ledger_proxy.outcome'],
+      s.statusCode,
+      s.statusMessage,
+    ]);
     expect(attempts).toEqual([
       ['node0', 'failed', ERROR, 'upstream node0: connection reset'],
       ['node1', 'ok', 0, undefined],
     ]);
     // Each node got the traceparent of its own attempt.
     const ids = childrenOf(collector, lookup!).map((s) => s.spanId);
-    expect([...traceparentsAt(first, ITEM_PATH), ...traceparentsAt(second, ITEM_PATH)]).toEqual(ids.map((id) => `00-${request.traceId}-${id}-01`));
+    expect([...traceparentsAt(first, ITEM_PATH), ...traceparentsAt(second, ITEM_PATH)]).toEqual(
+      ids.map((id) => `00-${request.traceId}-${id}-01`),
+    );
   });
 });
 
@@ -237,7 +277,9 @@ describe('tracing on, with Redis', () => {
     const hitSpan = await requestSpan(collector, hit.headers['x-request-id']);
     const [hitLookup] = childrenOf(collector, hitSpan);
     expect(hitLookup!.attributes).toMatchObject({ 'ledger_proxy.cache': 'HIT', 'ledger_proxy.tier': 'redis' });
-    expect(childrenOf(collector, hitLookup!).map((s) => [s.name, s.attributes['ledger_proxy.found']])).toEqual([['redis get', true]]);
+    expect(childrenOf(collector, hitLookup!).map((s) => [s.name, s.attributes['ledger_proxy.found']])).toEqual([
+      ['redis get', true],
+    ]);
   });
 });
 
@@ -249,10 +291,16 @@ describe('tracing off (the default)', () => {
     await rawItem(p.url, '0x01', { version: 1000 });
     await rawItem(p.url, '0x01', { version: 1000 });
     await call(p.url, '/v1/estimate_gas_price');
-    expect(node.counters.requests.filter((r) => r.url.startsWith('/v1/')).every((r) => r.headers.traceparent === undefined)).toBe(true);
+    expect(
+      node.counters.requests.filter((r) => r.url.startsWith('/v1/')).every((r) => r.headers.traceparent === undefined),
+    ).toBe(true);
     // A read's node call is the proxy's own: a client's traceparent is not put on it.
     await call(p.url, `/v1/tables/0x${'ab'.repeat(32)}/raw_item?ledger_version=1002`, {
-      headers: { 'content-type': 'application/json', accept: 'application/x-bcs', traceparent: `00-${CLIENT_TRACE}-${CLIENT_SPAN}-01` },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/x-bcs',
+        traceparent: `00-${CLIENT_TRACE}-${CLIENT_SPAN}-01`,
+      },
       body: JSON.stringify({ key: '0x01' }),
     });
     expect(traceparentsAt(node, ITEM_PATH).at(-1)).toBeUndefined();

@@ -10,7 +10,9 @@ import { HANDLE, proxy, rawItem, sim, type Reply } from '../helpers/proxy.js';
 import { until } from '../helpers/until.js';
 import { hex } from '../helpers/cache.js';
 
-const KEYS = Array.from({ length: 256 }, (_, i) => Buffer.from([i, 13])).filter((k) => simTableItem(HANDLE, k, 0n) !== null);
+const KEYS = Array.from({ length: 256 }, (_, i) => Buffer.from([i, 13])).filter(
+  (k) => simTableItem(HANDLE, k, 0n) !== null,
+);
 const BREAKER = { failureThreshold: 2, openMs: 500 };
 
 let nextKey = 0;
@@ -27,7 +29,10 @@ async function read(url: string): Promise<Reply> {
  * A failing node and a healthy one. The failing one is a version ahead, so while
  * its circuit lets traffic through, the router picks it first.
  */
-async function setup(probeIntervalMs = 600_000, breaker = BREAKER): Promise<{ failing: SimNode; healthy: SimNode; url: string; state: NodeState; health: () => string }> {
+async function setup(
+  probeIntervalMs = 600_000,
+  breaker = BREAKER,
+): Promise<{ failing: SimNode; healthy: SimNode; url: string; state: NodeState; health: () => string }> {
   const failing = await sim();
   const healthy = await sim();
   failing.ledger.advance(1);

@@ -9,7 +9,9 @@ import { ManualProbes } from '../helpers/probes.js';
 import { HANDLE, proxy, rawItem, sim, viewJson, type Reply, QUIET_ROUTING } from '../helpers/proxy.js';
 import { hex } from '../helpers/cache.js';
 
-const KEYS = Array.from({ length: 256 }, (_, i) => Buffer.from([i, 11])).filter((k) => simTableItem(HANDLE, k, 0n) !== null);
+const KEYS = Array.from({ length: 256 }, (_, i) => Buffer.from([i, 11])).filter(
+  (k) => simTableItem(HANDLE, k, 0n) !== null,
+);
 const KEY = KEYS[0];
 const reads = (node: SimNode): number => node.counters.byRoute.raw_item + node.counters.byRoute.view;
 
@@ -134,7 +136,9 @@ describe('chain-id integrity: no configured chainId, the majority decides', () =
     b.faults.set({ mode: 'slow', delayMs: 150, routes: ['ledger_info'], count: 1 });
     const { app, url } = await proxy([a, b, wrong], { routing: QUIET_ROUTING });
 
-    expect(app.pool.health(app.pool.nodes[2]), 'the minority chain is not quarantined once the majority is known').toBe('quarantined');
+    expect(app.pool.health(app.pool.nodes[2]), 'the minority chain is not quarantined once the majority is known').toBe(
+      'quarantined',
+    );
     // The watermark (ledger headers of every hit and proxy error) must not hold the other chain's snapshot.
     expect(app.watermark.current()?.chainId).toBe(4);
     slow([a, b, wrong]);

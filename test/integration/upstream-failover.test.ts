@@ -10,7 +10,9 @@ import { expectUnavailable } from '../helpers/expect.js';
 import { hex } from '../helpers/cache.js';
 import { until } from '../helpers/until.js';
 
-const KEYS = Array.from({ length: 256 }, (_, i) => Buffer.from([i, 5])).filter((k) => simTableItem(HANDLE, k, 0n) !== null);
+const KEYS = Array.from({ length: 256 }, (_, i) => Buffer.from([i, 5])).filter(
+  (k) => simTableItem(HANDLE, k, 0n) !== null,
+);
 const KEY = KEYS[0];
 const reads = (node: SimNode): number => node.counters.byRoute.raw_item + node.counters.byRoute.view;
 
@@ -20,7 +22,9 @@ const reads = (node: SimNode): number => node.counters.byRoute.raw_item + node.c
  * Two nodes; the first is one version ahead, so while both are idle it is the one
  * the router picks first (least in-flight ties go to the more advanced node).
  */
-async function pair(routing: Record<string, unknown> = {}): Promise<{ first: SimNode; second: SimNode; url: string; app: Awaited<ReturnType<typeof proxy>>['app'] }> {
+async function pair(
+  routing: Record<string, unknown> = {},
+): Promise<{ first: SimNode; second: SimNode; url: string; app: Awaited<ReturnType<typeof proxy>>['app'] }> {
   const first = await sim();
   const second = await sim();
   first.ledger.advance(1);
@@ -88,10 +92,22 @@ describe('upstream failover', () => {
     const { first, second, url } = await pair({ attemptTimeoutMs: 300, deadlineMs: 2000 });
     first.faults.set({ mode: 'hang', routes: ['raw_item', 'view'] });
     const cases: Array<[string, () => Promise<Reply>, (r: Reply) => void]> = [
-      ['raw_item latest', () => rawItem(url, hex(KEY)), (r) => expect(r.body).toEqual(simTableItem(HANDLE, KEY, 1000n))],
-      ['raw_item pinned', () => rawItem(url, hex(KEY), { version: 990 }), (r) => expect(r.body).toEqual(simTableItem(HANDLE, KEY, 990n))],
+      [
+        'raw_item latest',
+        () => rawItem(url, hex(KEY)),
+        (r) => expect(r.body).toEqual(simTableItem(HANDLE, KEY, 1000n)),
+      ],
+      [
+        'raw_item pinned',
+        () => rawItem(url, hex(KEY), { version: 990 }),
+        (r) => expect(r.body).toEqual(simTableItem(HANDLE, KEY, 990n)),
+      ],
       ['view latest', () => viewJson(url, '0x1::sim::add', ['1', '2']), (r) => expect(r.json()).toEqual(['3'])],
-      ['view pinned', () => viewJson(url, '0x1::sim::add', ['1', '2'], { version: 990 }), (r) => expect(r.json()).toEqual(['3'])],
+      [
+        'view pinned',
+        () => viewJson(url, '0x1::sim::add', ['1', '2'], { version: 990 }),
+        (r) => expect(r.json()).toEqual(['3']),
+      ],
     ];
     for (const [label, read, check] of cases) {
       const before = reads(first);
@@ -135,11 +151,16 @@ describe('upstream failover', () => {
     const { first, second, url } = await pair();
     first.faults.set({ mode: 'status500', routes: ['raw_item', 'view'] });
     await second.stop();
-    for (const read of [() => rawItem(url, hex(KEY), { version: 990 }), () => viewJson(url, '0x1::sim::add', ['1', '2'])]) {
+    for (const read of [
+      () => rawItem(url, hex(KEY), { version: 990 }),
+      () => viewJson(url, '0x1::sim::add', ['1', '2']),
+    ]) {
       const reply = await read();
       expect(reply.status, reply.body.toString()).toBe(500);
       expect(reply.headers['content-type']).toBe('application/json');
-      expect(reply.body.toString()).toBe('{"message":"Internal error: simulated failure","error_code":"internal_error","vm_error_code":null}');
+      expect(reply.body.toString()).toBe(
+        '{"message":"Internal error: simulated failure","error_code":"internal_error","vm_error_code":null}',
+      );
       expect(reply.headers['x-cache']).not.toBe('HIT');
     }
     // Not cached: once the node recovers, the same pinned read reaches it and succeeds.
@@ -157,7 +178,11 @@ describe('upstream failover: every node failing', () => {
     const { first, second, url } = await pair();
     await first.stop();
     await second.stop();
-    for (const reply of [await rawItem(url, hex(KEY)), await rawItem(url, hex(KEY), { version: 990 }), await viewJson(url, '0x1::sim::add', ['1', '2'])]) {
+    for (const reply of [
+      await rawItem(url, hex(KEY)),
+      await rawItem(url, hex(KEY), { version: 990 }),
+      await viewJson(url, '0x1::sim::add', ['1', '2']),
+    ]) {
       const message = expectUnavailableAnswer(reply, ['node0', 'node1', 'connection refused']);
       expect(message).toMatch(/node0[^;]*connection refused/);
       expect(message).toMatch(/node1[^;]*connection refused/);
@@ -170,7 +195,11 @@ describe('upstream failover: every node failing', () => {
     const { first, second, url } = await pair();
     first.faults.set({ mode: 'html', routes: ['raw_item', 'view'] });
     second.faults.set({ mode: 'html', routes: ['raw_item', 'view'] });
-    const message = expectUnavailableAnswer(await rawItem(url, hex(KEY), { version: 990 }), ['node0', 'node1', 'HTTP 502']);
+    const message = expectUnavailableAnswer(await rawItem(url, hex(KEY), { version: 990 }), [
+      'node0',
+      'node1',
+      'HTTP 502',
+    ]);
     expect(message).toMatch(/node0[^;]*502/);
     expect(message).toMatch(/node1[^;]*502/);
     expect(reads(first)).toBe(1);
@@ -182,7 +211,11 @@ describe('upstream failover: every node failing', () => {
     first.faults.set({ mode: 'hang', routes: ['raw_item', 'view'] });
     second.faults.set({ mode: 'hang', routes: ['raw_item', 'view'] });
     const started = performance.now();
-    const message = expectUnavailableAnswer(await viewJson(url, '0x1::sim::add', ['1', '2']), ['node0', 'node1', 'timed out after 300 ms']);
+    const message = expectUnavailableAnswer(await viewJson(url, '0x1::sim::add', ['1', '2']), [
+      'node0',
+      'node1',
+      'timed out after 300 ms',
+    ]);
     const elapsed = performance.now() - started;
     expect(message).toMatch(/node0[^;]*timed out/);
     expect(message).toMatch(/node1[^;]*timed out/);

@@ -7,7 +7,9 @@ import { simTableItem, type SimNode } from '../../src/sim/index.js';
 import { HANDLE, proxy, rawItem, sim, viewJson, QUIET_ROUTING } from '../helpers/proxy.js';
 import { hex } from '../helpers/cache.js';
 
-const KEYS = Array.from({ length: 256 }, (_, i) => Buffer.from([i, 17])).filter((k) => simTableItem(HANDLE, k, 0n) !== null);
+const KEYS = Array.from({ length: 256 }, (_, i) => Buffer.from([i, 17])).filter(
+  (k) => simTableItem(HANDLE, k, 0n) !== null,
+);
 const KEY = KEYS[0];
 const reads = (node: SimNode): number => node.counters.byRoute.raw_item + node.counters.byRoute.view;
 
@@ -32,7 +34,13 @@ describe('upstream hedging (routing.hedgeAfterMs 50)', () => {
     first.ledger.advance(1);
     // failureThreshold 1: a single counted failure would open the first node's circuit.
     const { app, url } = await proxy([first, second], {
-      routing: { ...QUIET_ROUTING, hedgeAfterMs: 50, attemptTimeoutMs: 1500, deadlineMs: 3000, breaker: { failureThreshold: 1, openMs: 60_000 } },
+      routing: {
+        ...QUIET_ROUTING,
+        hedgeAfterMs: 50,
+        attemptTimeoutMs: 1500,
+        deadlineMs: 3000,
+        breaker: { failureThreshold: 1, openMs: 60_000 },
+      },
     });
     first.faults.set({ mode: 'hang', routes: ['raw_item', 'view'], count: 2 });
     for (const read of [() => rawItem(url, hex(KEY)), () => viewJson(url, '0x1::sim::add', ['1', '2'])]) {
@@ -58,7 +66,9 @@ describe('upstream hedging (routing.hedgeAfterMs 50)', () => {
   it('a hedge goes only to a node within maxLagVersions: a slow fresh node is not raced by a lagging one', async () => {
     const fresh = await sim();
     const lagging = await sim({ startVersion: 500n });
-    const { url } = await proxy([fresh, lagging], { routing: { ...QUIET_ROUTING, hedgeAfterMs: 50, maxLagVersions: 100 } });
+    const { url } = await proxy([fresh, lagging], {
+      routing: { ...QUIET_ROUTING, hedgeAfterMs: 50, maxLagVersions: 100 },
+    });
     fresh.faults.set({ mode: 'slow', delayMs: 300, routes: ['raw_item', 'view'] });
     const reply = await rawItem(url, hex(KEY));
     expect(reply.status).toBe(200);
@@ -71,7 +81,9 @@ describe('upstream hedging (routing.hedgeAfterMs 50)', () => {
     const first = await sim();
     const second = await sim();
     first.ledger.advance(1);
-    const { url } = await proxy([first, second], { routing: { ...QUIET_ROUTING, hedgeAfterMs: 50, attemptTimeoutMs: 300, deadlineMs: 2000 } });
+    const { url } = await proxy([first, second], {
+      routing: { ...QUIET_ROUTING, hedgeAfterMs: 50, attemptTimeoutMs: 300, deadlineMs: 2000 },
+    });
     first.faults.set({ mode: 'hang', routes: ['raw_item'], count: 1 });
     const started = performance.now();
     const reply = await rawItem(url, hex(KEY), { version: 990 });

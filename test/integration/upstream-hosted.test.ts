@@ -70,7 +70,10 @@ describe('a hosted node behind a path prefix and an API key', () => {
       expect(via.status, `${path}: ${via.body.toString().slice(0, 200)}`).toBe(200);
       expect(via.body.equals(direct.body), path).toBe(true);
     }
-    const passthrough = gw.seen.filter((s) => s.url.includes('/estimate_gas_price') || (s.url === `${PREFIX}/v1` && s.headers['user-agent'] === undefined));
+    const passthrough = gw.seen.filter(
+      (s) =>
+        s.url.includes('/estimate_gas_price') || (s.url === `${PREFIX}/v1` && s.headers['user-agent'] === undefined),
+    );
     expect(passthrough.some((s) => s.url === `${PREFIX}/v1/estimate_gas_price?ledger_version=990`)).toBe(true);
     expectEveryCallPrefixedAndKeyed(gw);
   });
@@ -78,7 +81,12 @@ describe('a hosted node behind a path prefix and an API key', () => {
   it('works for the Aptos SDK unchanged: aptos.view fetches the ABI through the prefix', async () => {
     const { node, gw, url } = await hostedSetup({ vendor: 'aptos' });
     const aptos = new Aptos(new AptosConfig({ network: Network.CUSTOM, fullnode: `${url}/v1` }));
-    expect(await aptos.view({ payload: { function: '0x1::sim::balance', functionArguments: [OWNER] }, options: { ledgerVersion: 990 } })).toEqual([String(simBalance(OWNER, 990n))]);
+    expect(
+      await aptos.view({
+        payload: { function: '0x1::sim::balance', functionArguments: [OWNER] },
+        options: { ledgerVersion: 990 },
+      }),
+    ).toEqual([String(simBalance(OWNER, 990n))]);
     expect(node.counters.byRoute.module).toBeGreaterThan(0);
     expect((await aptos.getLedgerInfo()).chain_id).toBe(4);
     expectEveryCallPrefixedAndKeyed(gw);
@@ -87,7 +95,9 @@ describe('a hosted node behind a path prefix and an API key', () => {
   it("a wrong key is a broken node (503 error body), never the gateway's HTML", async () => {
     const node = await sim({ startVersion: 1000n });
     const gw = await gateway(node.url, PREFIX, KEY);
-    const { url } = await proxy([{ url: gw.url, name: 'hosted', headers: { [KEY.name]: 'expired' } }], { routing: QUIET_ROUTING });
+    const { url } = await proxy([{ url: gw.url, name: 'hosted', headers: { [KEY.name]: 'expired' } }], {
+      routing: QUIET_ROUTING,
+    });
     for (const reply of [await rawItem(url, '0x01', { version: 990 }), await call(url, '/v1')]) {
       expect(reply.status).toBe(503);
       expect(reply.headers['content-type']).toMatch(/^application\/json/);

@@ -26,38 +26,79 @@ describe("a node's probe: what it got, against what was expected", () => {
   it('in the log line of its going down and in /readyz, for each way an upstream is not a node', async () => {
     const node = await sim();
     const expected: Array<[name: string, url: string, got: string]> = [
-      ['nginx-404', await webServer(404, 'text/html', '<html><body><h1>404 Not Found</h1></body></html>'), 'HTTP 404 text/html'],
+      [
+        'nginx-404',
+        await webServer(404, 'text/html', '<html><body><h1>404 Not Found</h1></body></html>'),
+        'HTTP 404 text/html',
+      ],
       ['index-page', await webServer(200, 'text/html; charset=utf-8', '<html>welcome</html>'), 'HTTP 200 text/html'],
-      ['other-json', await webServer(200, 'application/json', '{"status":"ok"}'), 'HTTP 200 application/json that is not a ledger info'],
-      ['broken-json', await webServer(200, 'application/json', '{"chain_id":'), 'HTTP 200 application/json that is not JSON'],
-      ['node-error', await webServer(503, 'application/json', '{"message":"busy","error_code":"internal_error","vm_error_code":null}'), 'HTTP 503 application/json (internal_error)'],
+      [
+        'other-json',
+        await webServer(200, 'application/json', '{"status":"ok"}'),
+        'HTTP 200 application/json that is not a ledger info',
+      ],
+      [
+        'broken-json',
+        await webServer(200, 'application/json', '{"chain_id":'),
+        'HTTP 200 application/json that is not JSON',
+      ],
+      [
+        'node-error',
+        await webServer(
+          503,
+          'application/json',
+          '{"message":"busy","error_code":"internal_error","vm_error_code":null}',
+        ),
+        'HTTP 503 application/json (internal_error)',
+      ],
       ['closed-port', `http://127.0.0.1:${await freePort()}`, 'connection refused'],
     ];
     const { logger, lines } = capturedLog();
     const adminPort = await freePort();
     const upstreams = [{ url: node.url, name: 'sim-node' }, ...expected.map(([name, url]) => ({ url, name }))];
-    const { app } = await proxy(upstreams, { routing: QUIET_ROUTING, admin: { host: '127.0.0.1', port: adminPort } }, { logger });
+    const { app } = await proxy(
+      upstreams,
+      { routing: QUIET_ROUTING, admin: { host: '127.0.0.1', port: adminPort } },
+      { logger },
+    );
 
     for (const [name, , got] of expected) {
       const down = lines.filter((line) => line.upstream === name && line.transition === 'down');
       expect(down, name).toHaveLength(1);
       expect(down[0], name).toMatchObject({ level: 40, got, expected: PROBE_EXPECTED });
-      expect(down[0].msg, name).toBe(`upstream down: its probe (GET /v1) got ${got}, expected ${PROBE_EXPECTED}; it takes no traffic until it answers again`);
+      expect(down[0].msg, name).toBe(
+        `upstream down: its probe (GET /v1) got ${got}, expected ${PROBE_EXPECTED}; it takes no traffic until it answers again`,
+      );
     }
 
     const readyz = await call(app.adminUrl()!, '/readyz');
     expect(readyz.status).toBe(200);
     expect(readyz.json()).toEqual({
       ready: true,
-      upstreams: [{ name: 'sim-node', state: 'healthy', probe: { ok: true } }, ...expected.map(([name, , got]) => ({ name, state: 'down', probe: { ok: false, got, expected: PROBE_EXPECTED } }))],
+      upstreams: [
+        { name: 'sim-node', state: 'healthy', probe: { ok: true } },
+        ...expected.map(([name, , got]) => ({
+          name,
+          state: 'down',
+          probe: { ok: false, got, expected: PROBE_EXPECTED },
+        })),
+      ],
     });
     expect(PROBE_EXPECTED).toBe('HTTP 200 application/json with the ledger info');
   });
 
   it('/readyz says why it is not ready when no node answers as a node', async () => {
-    const { app } = await proxy([{ url: await webServer(404, 'text/html', '<h1>Not Found</h1>'), name: 'web' }], { routing: QUIET_ROUTING, admin: { host: '127.0.0.1', port: await freePort() } });
+    const { app } = await proxy([{ url: await webServer(404, 'text/html', '<h1>Not Found</h1>'), name: 'web' }], {
+      routing: QUIET_ROUTING,
+      admin: { host: '127.0.0.1', port: await freePort() },
+    });
     const readyz = await call(app.adminUrl()!, '/readyz');
     expect(readyz.status).toBe(503);
-    expect(readyz.json()).toEqual({ ready: false, upstreams: [{ name: 'web', state: 'down', probe: { ok: false, got: 'HTTP 404 text/html', expected: PROBE_EXPECTED } }] });
+    expect(readyz.json()).toEqual({
+      ready: false,
+      upstreams: [
+        { name: 'web', state: 'down', probe: { ok: false, got: 'HTTP 404 text/html', expected: PROBE_EXPECTED } },
+      ],
+    });
   });
 });

@@ -6,12 +6,24 @@
 import { describe, expect, it } from 'vitest';
 import { simTableItem, type SimNode } from '../../src/sim/index.js';
 import { ManualProbes } from '../helpers/probes.js';
-import { HANDLE, ledgerHeaders, proxy, rawItem, sim, viewJson, type Reply, QUIET_ROUTING, versionOf } from '../helpers/proxy.js';
+import {
+  HANDLE,
+  ledgerHeaders,
+  proxy,
+  rawItem,
+  sim,
+  viewJson,
+  type Reply,
+  QUIET_ROUTING,
+  versionOf,
+} from '../helpers/proxy.js';
 import { hex } from '../helpers/cache.js';
 import { until } from '../helpers/until.js';
 
 /** Keys present in the sim's table (presence does not depend on the version). */
-const KEYS = Array.from({ length: 256 }, (_, i) => Buffer.from([i, 3])).filter((k) => simTableItem(HANDLE, k, 0n) !== null);
+const KEYS = Array.from({ length: 256 }, (_, i) => Buffer.from([i, 3])).filter(
+  (k) => simTableItem(HANDLE, k, 0n) !== null,
+);
 const KEY = KEYS[0];
 
 /** Probes only at start: the tests decide when the proxy learns of a ledger (a round of ManualProbes). */
@@ -113,7 +125,11 @@ describe('upstream routing: pinned reads go only to a node whose oldest â‰¤ N â‰
     b.ledger.pruneTo(700n);
     await probes.round();
 
-    for (const reply of [await rawItem(url, hex(KEY), { version: 600 }), await rawItem(url, hex(KEY), { version: 699 }), await viewJson(url, '0x1::sim::add', ['1', '2'], { version: 600 })]) {
+    for (const reply of [
+      await rawItem(url, hex(KEY), { version: 600 }),
+      await rawItem(url, hex(KEY), { version: 699 }),
+      await viewJson(url, '0x1::sim::add', ['1', '2'], { version: 600 }),
+    ]) {
       const body = expectError(reply, 410, 'version_pruned');
       expect(body.message).toMatch(/^Ledger version\((600|699)\) has been pruned$/);
       expect(ledgerHeaders(reply)['x-node-ledger-version']).toBe('1000');
@@ -132,7 +148,11 @@ describe('upstream routing: pinned reads go only to a node whose oldest â‰¤ N â‰
     const b = await sim();
     const archive = await sim();
     const probes = new ManualProbes();
-    const { url } = await proxy([a, b, { url: archive.url, name: 'archive', role: 'archive' }], { routing: QUIET_ROUTING }, { probeSchedule: probes });
+    const { url } = await proxy(
+      [a, b, { url: archive.url, name: 'archive', role: 'archive' }],
+      { routing: QUIET_ROUTING },
+      { probeSchedule: probes },
+    );
     a.ledger.pruneTo(900n);
     b.ledger.pruneTo(700n);
     await probes.round();
@@ -245,7 +265,11 @@ describe('upstream routing: latest reads', () => {
     const top = await sim();
     const lagging = await sim({ startVersion: 800n });
     const probes = new ManualProbes();
-    const { app, url } = await proxy([lagging, top], { routing: { ...QUIET_ROUTING, maxLagVersions: 100 } }, { probeSchedule: probes });
+    const { app, url } = await proxy(
+      [lagging, top],
+      { routing: { ...QUIET_ROUTING, maxLagVersions: 100 } },
+      { probeSchedule: probes },
+    );
     lagging.ledger.advance(200);
     await probes.round();
     expect(app.pool.health(app.pool.nodes[0])).toBe('healthy');
@@ -337,6 +361,8 @@ describe('upstream routing: the watermark never goes backwards', () => {
     const hit = await rawItem(url, hex(KEY), { version: 400 });
     expect(hit.status).toBe(200);
     expect(hit.headers['x-cache']).toBe('HIT');
-    expect(versionOf(hit), 'a hit carries a snapshot older than one already sent to a client').toBeGreaterThanOrEqual(1100n);
+    expect(versionOf(hit), 'a hit carries a snapshot older than one already sent to a client').toBeGreaterThanOrEqual(
+      1100n,
+    );
   });
 });

@@ -13,7 +13,9 @@ import { metricValue } from '../helpers/metrics.js';
 import { call, HANDLE, ledgerHeaders, proxy, QUIET_ROUTING, rawItem, type Reply, sim } from '../helpers/proxy.js';
 import { until } from '../helpers/until.js';
 
-const KEYS = Array.from({ length: 256 }, (_, i) => Buffer.from([i, 21])).filter((k) => simTableItem(HANDLE, k, 0n) !== null);
+const KEYS = Array.from({ length: 256 }, (_, i) => Buffer.from([i, 21])).filter(
+  (k) => simTableItem(HANDLE, k, 0n) !== null,
+);
 const GAS_PRICE = '/v1/estimate_gas_price';
 
 let nextKey = 0;
@@ -21,7 +23,9 @@ let nextKey = 0;
 const freshRead = (url: string): Promise<Reply> => rawItem(url, hex(KEYS[nextKey++ % KEYS.length]));
 
 /** Two nodes; the first is a version ahead, so the router asks it first while it takes calls. */
-async function pair(routing: Record<string, unknown> = {}): Promise<{ first: SimNode; second: SimNode; url: string; app: App }> {
+async function pair(
+  routing: Record<string, unknown> = {},
+): Promise<{ first: SimNode; second: SimNode; url: string; app: App }> {
   const first = await sim();
   const second = await sim();
   first.ledger.advance(1);
@@ -35,7 +39,9 @@ function expectShedding(reply: Reply, label: string): number {
   expect(body.message, label).toContain('shedding load');
   expect(body.message, label).not.toMatch(/127\.0\.0\.1|http:/);
   const retryAfter = Number(reply.headers['retry-after']);
-  expect(Number.isInteger(retryAfter) && retryAfter >= 1, `${label}: Retry-After ${reply.headers['retry-after']}`).toBe(true);
+  expect(Number.isInteger(retryAfter) && retryAfter >= 1, `${label}: Retry-After ${reply.headers['retry-after']}`).toBe(
+    true,
+  );
   expect(ledgerHeaders(reply)['x-node-ledger-version'], `${label}: the ledger headers`).toBeDefined();
   expect(reply.headers['x-cache'], label).toBe('BYPASS');
   return retryAfter;
@@ -57,10 +63,18 @@ describe('a node shedding load (503 overloaded)', () => {
     expect(calls(second)).toBe(8);
     expect(state.circuit(), 'load shedding is no failure').toBe('closed');
     expect(app.pool.health(state)).toBe('healthy');
-    expect(await metricValue(app, 'ledger_proxy_upstream_requests_total', { upstream: 'node0', outcome: 'overloaded' })).toBe(calls(first));
-    expect(await metricValue(app, 'ledger_proxy_upstream_requests_total', { upstream: 'node0', outcome: 'failed' })).toBe(0);
-    expect(await metricValue(app, 'ledger_proxy_upstream_transitions_total', { upstream: 'node0', state: 'shedding' })).toBe(1);
-    expect(await metricValue(app, 'ledger_proxy_upstream_transitions_total', { upstream: 'node0', state: 'breaker_open' })).toBe(0);
+    expect(
+      await metricValue(app, 'ledger_proxy_upstream_requests_total', { upstream: 'node0', outcome: 'overloaded' }),
+    ).toBe(calls(first));
+    expect(
+      await metricValue(app, 'ledger_proxy_upstream_requests_total', { upstream: 'node0', outcome: 'failed' }),
+    ).toBe(0);
+    expect(
+      await metricValue(app, 'ledger_proxy_upstream_transitions_total', { upstream: 'node0', state: 'shedding' }),
+    ).toBe(1);
+    expect(
+      await metricValue(app, 'ledger_proxy_upstream_transitions_total', { upstream: 'node0', state: 'breaker_open' }),
+    ).toBe(0);
 
     // A GET passthrough the shedding node answers `overloaded` goes on to the other node.
     const { first: a, second: b, url: url2 } = await pair();
@@ -79,7 +93,9 @@ describe('a node shedding load (503 overloaded)', () => {
     // Both are backing off now: the next reads ask no node, and say the same.
     expectShedding(await rawItem(url, hex(KEYS[0]), { version: 990 }), 'pinned read');
     expectShedding(await call(url, GAS_PRICE), 'GET passthrough');
-    expect([calls(first), calls(second), first.counters.byRoute.gas_price + second.counters.byRoute.gas_price]).toEqual([1, 1, 0]);
+    expect([calls(first), calls(second), first.counters.byRoute.gas_price + second.counters.byRoute.gas_price]).toEqual(
+      [1, 1, 0],
+    );
     expect(await metricValue(app, 'ledger_proxy_errors_total', { reason: 'node_shedding' })).toBe(3);
     for (const state of app.pool.nodes) {
       expect(state.circuit()).toBe('closed');
@@ -91,7 +107,11 @@ describe('a node shedding load (503 overloaded)', () => {
     const { first, second, url } = await pair();
     first.faults.set({ mode: 'overloaded' });
     second.faults.set({ mode: 'overloaded' });
-    const write = await call(url, '/v1/transactions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const write = await call(url, '/v1/transactions', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     expectShedding(write, 'POST passthrough');
     expect(first.counters.total + second.counters.total - 2, 'one node asked (beyond the start probes)').toBe(1);
   });
@@ -154,11 +174,23 @@ describe('a node shedding load (503 overloaded)', () => {
     expect(state.circuit()).toBe('closed');
     expect(app.pool.health(state)).toBe('healthy');
     expect(state.ledger?.ledgerVersion).toBe(1001n);
-    expect(await metricValue(app, 'ledger_proxy_upstream_transitions_total', { upstream: 'node0', state: 'down' })).toBe(0);
-    expect(await metricValue(app, 'ledger_proxy_upstream_transitions_total', { upstream: 'node0', state: 'shedding' })).toBe(1);
+    expect(
+      await metricValue(app, 'ledger_proxy_upstream_transitions_total', { upstream: 'node0', state: 'down' }),
+    ).toBe(0);
+    expect(
+      await metricValue(app, 'ledger_proxy_upstream_transitions_total', { upstream: 'node0', state: 'shedding' }),
+    ).toBe(1);
     // A probe that passes again ends the back-off, and says so once.
     first.faults.clear();
-    await until(async () => (await metricValue(app, 'ledger_proxy_upstream_transitions_total', { upstream: 'node0', state: 'admitting' })) === 1, 5000, 'admitting again');
+    await until(
+      async () =>
+        (await metricValue(app, 'ledger_proxy_upstream_transitions_total', {
+          upstream: 'node0',
+          state: 'admitting',
+        })) === 1,
+      5000,
+      'admitting again',
+    );
     expect(state.shedding).toBe(false);
   });
 });

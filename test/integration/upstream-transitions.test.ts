@@ -29,7 +29,8 @@ async function setup() {
   const routing = { ...QUIET_ROUTING, maxLagVersions: 100, breaker: { failureThreshold: 2, openMs: 200 } };
   const { app, url } = await proxy([a, b], { routing }, { probeSchedule: probes, logger });
   /** The transitions logged so far, as "node:transition@level". */
-  const logged = (): string[] => lines.filter((l) => l.transition !== undefined).map((l) => `${l.upstream}:${l.transition}@${l.level}`);
+  const logged = (): string[] =>
+    lines.filter((l) => l.transition !== undefined).map((l) => `${l.upstream}:${l.transition}@${l.level}`);
   const rounds = async (n: number): Promise<void> => {
     for (let i = 0; i < n; i++) await probes.round();
   };
@@ -51,7 +52,10 @@ describe('node state changes: each logged once, and counted', () => {
     await rounds(3);
     expect(logged().slice(4)).toEqual([`node0:breaker_closed@${INFO}`, `node0:up@${INFO}`]);
     for (const [state, count] of Object.entries({ up: 2, down: 1, breaker_open: 1, breaker_closed: 1 })) {
-      expect(await metricValue(app, 'ledger_proxy_upstream_transitions_total', { upstream: 'node0', state }), state).toBe(count);
+      expect(
+        await metricValue(app, 'ledger_proxy_upstream_transitions_total', { upstream: 'node0', state }),
+        state,
+      ).toBe(count);
     }
   });
 
@@ -87,7 +91,11 @@ describe('node state changes: each logged once, and counted', () => {
     await rounds(3);
     expect(app.pool.chainId()).toBe(6);
     expect(await metricValue(app, 'ledger_proxy_upstream_transitions_total', { state: 'chain_adopted' })).toBe(1);
-    expect(await metricValue(app, 'ledger_proxy_upstream_transitions_total', { upstream: 'node0', state: 'quarantined' })).toBe(2);
-    expect(await metricValue(app, 'ledger_proxy_upstream_transitions_total', { upstream: 'node0', state: 'lagging' })).toBe(1);
+    expect(
+      await metricValue(app, 'ledger_proxy_upstream_transitions_total', { upstream: 'node0', state: 'quarantined' }),
+    ).toBe(2);
+    expect(
+      await metricValue(app, 'ledger_proxy_upstream_transitions_total', { upstream: 'node0', state: 'lagging' }),
+    ).toBe(1);
   });
 });

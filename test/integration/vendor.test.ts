@@ -21,10 +21,24 @@ describe('vendor: auto', () => {
       expect(reply.headers['x-node-ledger-version']).toBeUndefined();
     }
     expect(hit.headers['x-cache']).toBe('HIT');
-    const body = Buffer.from(encodeViewRequest({ address: SIM_MODULE_ADDRESS, module: 'sim', function: 'add', typeArgs: [], args: [u64le(40n), u64le(2n)] }));
-    const view = await call(p.url, '/v1/view?ledger_version=990', { headers: { 'content-type': 'application/x.aptos.view_function+bcs', accept: 'application/json' }, body });
+    const body = Buffer.from(
+      encodeViewRequest({
+        address: SIM_MODULE_ADDRESS,
+        module: 'sim',
+        function: 'add',
+        typeArgs: [],
+        args: [u64le(40n), u64le(2n)],
+      }),
+    );
+    const view = await call(p.url, '/v1/view?ledger_version=990', {
+      headers: { 'content-type': 'application/x.aptos.view_function+bcs', accept: 'application/json' },
+      body,
+    });
     expect([view.status, view.json()]).toEqual([200, ['42']]);
-    const nodeType = await call(p.url, '/v1/view?ledger_version=990', { headers: { 'content-type': 'application/x.node.view_function+bcs', accept: 'application/json' }, body });
+    const nodeType = await call(p.url, '/v1/view?ledger_version=990', {
+      headers: { 'content-type': 'application/x.node.view_function+bcs', accept: 'application/json' },
+      body,
+    });
     expect(nodeType.status).toBe(400);
     expect(log.lines.some((l) => String(l.msg).startsWith('vendor adopted'))).toBe(true);
   });
@@ -35,7 +49,9 @@ describe('vendor: auto', () => {
     const p = await proxy([node], { ...QUIET, vendor: 'node', admin: { host: '127.0.0.1', port: admin } });
     for (const reply of [await rawItem(p.url, '0x01', { version: 990 }), await call(p.url, '/v1')]) {
       expect(reply.status).toBe(503);
-      expect(reply.json().message).toMatch(/^not ready: vendor is configured as node \(X-NODE- headers\), but the nodes answer with other headers \(node0: X-APTOS-\)/);
+      expect(reply.json().message).toMatch(
+        /^not ready: vendor is configured as node \(X-NODE- headers\), but the nodes answer with other headers \(node0: X-APTOS-\)/,
+      );
     }
     expect((await call(`http://127.0.0.1:${admin}`, '/readyz')).status).toBe(503);
     expect(node.counters.byRoute.raw_item).toBe(0);

@@ -35,7 +35,8 @@ async function twoProxies(nodes: Parameters<typeof proxy>[0]): Promise<Array<Awa
   return [await proxy(nodes, config), await proxy(nodes, config)];
 }
 
-const checks = (app: App, outcome: string): Promise<number> => metricValue(app, 'ledger_proxy_verify_total', { outcome });
+const checks = (app: App, outcome: string): Promise<number> =>
+  metricValue(app, 'ledger_proxy_verify_total', { outcome });
 const keysOf = async (kind: 'lock' | 'fill'): Promise<number> => (await client.keys(`${PREFIX}${kind}:*`)).length;
 
 describe('cache.verify with the Redis fill lock', () => {

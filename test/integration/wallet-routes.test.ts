@@ -40,29 +40,62 @@ const q = (version: bigint | null, more = ''): string => {
 
 export const CASES: Case[] = [
   { family: 'accounts', name: 'account', request: (v) => ({ path: `/v1/accounts/0x1${q(v)}` }) },
-  { family: 'accounts', name: 'resources (a page with a cursor)', request: (v) => ({ path: `/v1/accounts/0x1/resources${q(v, 'limit=2')}` }) },
+  {
+    family: 'accounts',
+    name: 'resources (a page with a cursor)',
+    request: (v) => ({ path: `/v1/accounts/0x1/resources${q(v, 'limit=2')}` }),
+  },
   {
     family: 'accounts',
     name: 'resource (struct tag as the SDK encodes it)',
     request: (v) => ({ path: `/v1/accounts/0x1/resource/0x1::coin::CoinStore%3C0x1::aptos_coin::AptosCoin%3E${q(v)}` }),
   },
-  { family: 'accounts', name: 'modules (a page with a cursor)', request: (v) => ({ path: `/v1/accounts/0x1/modules${q(v, 'limit=1')}` }) },
+  {
+    family: 'accounts',
+    name: 'modules (a page with a cursor)',
+    request: (v) => ({ path: `/v1/accounts/0x1/modules${q(v, 'limit=1')}` }),
+  },
   { family: 'accounts', name: 'module', request: (v) => ({ path: `/v1/accounts/0x1/module/sim${q(v)}` }) },
-  { family: 'accounts', name: 'balance', request: (v) => ({ path: `/v1/accounts/0x1/balance/0x1::aptos_coin::AptosCoin${q(v)}` }) },
+  {
+    family: 'accounts',
+    name: 'balance',
+    request: (v) => ({ path: `/v1/accounts/0x1/balance/0x1::aptos_coin::AptosCoin${q(v)}` }),
+  },
   {
     family: 'tables',
     name: 'table item',
-    request: (v) => ({ path: `/v1/tables/${HANDLE}/item${q(v)}`, body: { key_type: 'u64', value_type: 'u64', key: '1' } }),
+    request: (v) => ({
+      path: `/v1/tables/${HANDLE}/item${q(v)}`,
+      body: { key_type: 'u64', value_type: 'u64', key: '1' },
+    }),
   },
   {
     family: 'tables',
     name: 'state value (BCS only)',
     json: false,
-    request: (v) => ({ path: `/v1/experimental/state_values/raw${q(v)}`, body: { key: '0x01' + HANDLE.slice(2) + '08' + '0100000000000000' } }),
+    request: (v) => ({
+      path: `/v1/experimental/state_values/raw${q(v)}`,
+      body: { key: '0x01' + HANDLE.slice(2) + '08' + '0100000000000000' },
+    }),
   },
-  { family: 'transactions', name: 'transaction by version', byPath: true, request: () => ({ path: '/v1/transactions/by_version/900' }) },
-  { family: 'transactions', name: 'transaction by hash', byPath: true, request: () => ({ path: `/v1/transactions/by_hash/${simTransactionHash(4, 900n)}` }) },
-  { family: 'blocks', name: 'block by height, with transactions', byPath: true, request: () => ({ path: '/v1/blocks/by_height/200?with_transactions=true' }) },
+  {
+    family: 'transactions',
+    name: 'transaction by version',
+    byPath: true,
+    request: () => ({ path: '/v1/transactions/by_version/900' }),
+  },
+  {
+    family: 'transactions',
+    name: 'transaction by hash',
+    byPath: true,
+    request: () => ({ path: `/v1/transactions/by_hash/${simTransactionHash(4, 900n)}` }),
+  },
+  {
+    family: 'blocks',
+    name: 'block by height, with transactions',
+    byPath: true,
+    request: () => ({ path: '/v1/blocks/by_height/200?with_transactions=true' }),
+  },
   { family: 'blocks', name: 'block by version', byPath: true, request: () => ({ path: '/v1/blocks/by_version/900' }) },
 ];
 
@@ -73,7 +106,12 @@ function send(base: string, r: Request, accept = 'application/json'): Promise<Re
 
 /** What must be byte-identical to the node: status, type, body and the cursor. */
 function answerOf(reply: Reply): { status: number; type: string; cursor?: string; body: string } {
-  return { status: reply.status, type: reply.headers['content-type'], cursor: reply.headers[CURSOR], body: reply.body.toString('hex') };
+  return {
+    status: reply.status,
+    type: reply.headers['content-type'],
+    cursor: reply.headers[CURSOR],
+    body: reply.body.toString('hex'),
+  };
 }
 
 const versionOf = (c: Case): bigint | null => (c.byPath ? null : PINNED);
@@ -132,7 +170,11 @@ describe('a BCS-only route (state_values/raw)', () => {
     const c = CASES.find((x) => x.json === false)!;
     const calls = node.counters.total;
     const reply = await send(url, c.request(PINNED));
-    expect([reply.status, reply.json().error_code, reply.headers['x-node-ledger-version']]).toEqual([403, 'api_disabled', undefined]);
+    expect([reply.status, reply.json().error_code, reply.headers['x-node-ledger-version']]).toEqual([
+      403,
+      'api_disabled',
+      undefined,
+    ]);
     expect(node.counters.total).toBe(calls);
   });
 });
@@ -165,7 +207,8 @@ describe.each(CASES.filter((c) => !c.byPath))('$family: $name, pinned', (c) => {
   });
 
   it('a version above the latest is 404 version_not_found, never cached; a pruned one 410, cached or not', async () => {
-    for (let i = 0; i < 2; i++) expect((await send(url, c.request(START + 5n), acceptOf(c))).json().error_code).toBe('version_not_found');
+    for (let i = 0; i < 2; i++)
+      expect((await send(url, c.request(START + 5n), acceptOf(c))).json().error_code).toBe('version_not_found');
     const calls = node.counters.total;
     await send(url, c.request(START + 5n), acceptOf(c));
     expect(node.counters.total).toBe(calls + 1);
@@ -243,7 +286,8 @@ describe('path routes: what is cached, and until when', () => {
     const calls = (): number => node.counters.byRoute.txn_by_hash;
     for (let i = 0; i < 2; i++) expect((await call(url, path)).json().type).toBe('pending_transaction');
     // In BCS too: TransactionData::Pending (variant 1) is never stored.
-    for (let i = 0; i < 2; i++) expect((await call(url, path, { headers: { accept: 'application/x-bcs' } })).body[0]).toBe(1);
+    for (let i = 0; i < 2; i++)
+      expect((await call(url, path, { headers: { accept: 'application/x-bcs' } })).body[0]).toBe(1);
     expect(calls()).toBe(4);
     node.ledger.advance(2);
     await probe();
@@ -261,7 +305,9 @@ describe('two nodes at different versions', () => {
     // The one behind is the normal node, so reads go to it first; the one ahead is an archive.
     const behind = await sim({ startVersion: 1005n });
     const ahead = await sim({ startVersion: 1009n });
-    const p = await proxy([behind, { url: ahead.url, name: 'ahead', role: 'archive' }], { routing: { ...QUIET_ROUTING, maxAttempts: 2 } });
+    const p = await proxy([behind, { url: ahead.url, name: 'ahead', role: 'archive' }], {
+      routing: { ...QUIET_ROUTING, maxAttempts: 2 },
+    });
     for (const path of ['/v1/blocks/by_version/1005', '/v1/blocks/by_height/251', '/v1/transactions/by_version/1007']) {
       const reply = await call(p.url, path);
       expect(reply.status, `${path}: ${reply.body.toString()}`).toBe(200);
@@ -307,7 +353,11 @@ describe('pinned routes: deterministic 404s', () => {
     await cachedAfterOne(`/v1/accounts/0x1/module/nope?ledger_version=${PINNED}`, 'module_not_found');
     await cachedAfterOne(`/v1/accounts/${MISSING_ACCOUNT}/resources?ledger_version=${PINNED}`, 'account_not_found');
     const absent = findAbsentTableKey();
-    await cachedAfterOne(`/v1/tables/${HANDLE}/item?ledger_version=${PINNED}`, 'table_item_not_found', { key_type: 'u64', value_type: 'u64', key: absent });
+    await cachedAfterOne(`/v1/tables/${HANDLE}/item?ledger_version=${PINNED}`, 'table_item_not_found', {
+      key_type: 'u64',
+      value_type: 'u64',
+      key: absent,
+    });
   });
 });
 
@@ -319,9 +369,15 @@ describe('keys: spellings a node reads alike share one entry', () => {
         `/v1/accounts/0x1/resource/0x1::coin::CoinStore<0x1::aptos_coin::AptosCoin>?ledger_version=${PINNED}`,
         `/v1/accounts/${long}/resource/0x1::coin::CoinStore%3C${long}::aptos_coin::AptosCoin%3E?ledger_version=0${PINNED}&foo=bar`,
       ],
-      [`/v1/accounts/0x1/resources?ledger_version=${PINNED}&limit=2`, `/v1/accounts/${long.toUpperCase().replace('0X', '0x')}/resources?limit=02&ledger_version=${PINNED}`],
+      [
+        `/v1/accounts/0x1/resources?ledger_version=${PINNED}&limit=2`,
+        `/v1/accounts/${long.toUpperCase().replace('0X', '0x')}/resources?limit=02&ledger_version=${PINNED}`,
+      ],
       ['/v1/blocks/by_height/200', '/v1/blocks/by_height/0200?with_transactions=false&x=1'],
-      [`/v1/transactions/by_hash/${simTransactionHash(4, 900n)}`, `/v1/transactions/by_hash/${simTransactionHash(4, 900n).toUpperCase().replace('0X', '0x')}`],
+      [
+        `/v1/transactions/by_hash/${simTransactionHash(4, 900n)}`,
+        `/v1/transactions/by_hash/${simTransactionHash(4, 900n).toUpperCase().replace('0X', '0x')}`,
+      ],
     ];
     for (const [a, b] of spellings) {
       const first = await call(url, a);
@@ -338,7 +394,10 @@ describe('keys: spellings a node reads alike share one entry', () => {
     const zeros = '0'.repeat(70);
     const spellings = [
       [`/v1/accounts/0x1?ledger_version=${PINNED}`, `/v1/accounts/0x1?ledger_version=${zeros}${PINNED}`],
-      [`/v1/accounts/0x1/resources?ledger_version=${PINNED}&limit=2`, `/v1/accounts/0x1/resources?ledger_version=${PINNED}&limit=${zeros}2`],
+      [
+        `/v1/accounts/0x1/resources?ledger_version=${PINNED}&limit=2`,
+        `/v1/accounts/0x1/resources?ledger_version=${PINNED}&limit=${zeros}2`,
+      ],
       ['/v1/transactions/by_version/900', `/v1/transactions/by_version/${zeros}900`],
       ['/v1/blocks/by_height/200', `/v1/blocks/by_height/${zeros}200`],
       ['/v1/blocks/by_version/900', `/v1/blocks/by_version/${zeros}900`],
@@ -364,7 +423,9 @@ describe('keys: spellings a node reads alike share one entry', () => {
     const whole = await call(url, `/v1/accounts/0x1/resources?ledger_version=${PINNED}`);
     expect(whole.headers['x-cache']).toBe('MISS');
     expect(whole.headers[CURSOR]).toBeUndefined();
-    expect((await call(url, `/v1/accounts/0x1/resources?ledger_version=${PINNED}&limit=2`)).headers[CURSOR]).toBe(cursor);
+    expect((await call(url, `/v1/accounts/0x1/resources?ledger_version=${PINNED}&limit=2`)).headers[CURSOR]).toBe(
+      cursor,
+    );
     expect((await call(url, `/v1/accounts/0x1/resources?ledger_version=${PINNED}`)).headers[CURSOR]).toBeUndefined();
   });
 
@@ -401,7 +462,11 @@ describe('Redis: two proxies share every route family', () => {
       expect(first.status, c.name).toBe(200);
       // The shared write lands in the background: wait for the entry, not for a time.
       stored += 1;
-      await until(async () => (await admin.keys('wallet:*')).filter((k) => /^wallet:[0-9a-f]{64}$/.test(k)).length >= stored, 2000, `${c.name} in Redis`);
+      await until(
+        async () => (await admin.keys('wallet:*')).filter((k) => /^wallet:[0-9a-f]{64}$/.test(k)).length >= stored,
+        2000,
+        `${c.name} in Redis`,
+      );
       const calls = node.counters.total;
       const other = await send(b.url, r, acceptOf(c));
       expect([other.headers['x-cache'], other.headers['x-cache-tier']], c.name).toEqual(['HIT', 'redis']);

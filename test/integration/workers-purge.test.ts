@@ -42,20 +42,37 @@ function config(port: number, adminPort: number, node: SimNode, redisUrl?: strin
   return `${lines.join('\n')}\n`;
 }
 
-async function startWorkers(node: SimNode, redisUrl?: string, adminLines: string[] = []): Promise<{ cli: Cli; admin: string; workers(): Array<{ id: number; pid: number }> }> {
+async function startWorkers(
+  node: SimNode,
+  redisUrl?: string,
+  adminLines: string[] = [],
+): Promise<{ cli: Cli; admin: string; workers(): Array<{ id: number; pid: number }> }> {
   const [port, adminPort] = [await freePort(), await freePort()];
-  const cli = await startCli(configFile(`workers-purge-${port}.yaml`, config(port, adminPort, node, redisUrl, adminLines)), port);
+  const cli = await startCli(
+    configFile(`workers-purge-${port}.yaml`, config(port, adminPort, node, redisUrl, adminLines)),
+    port,
+  );
   const admin = `http://127.0.0.1:${adminPort}`;
   const workers = (): Array<{ id: number; pid: number }> =>
-    [...cli.output().matchAll(/"worker":(\d+),"workerPid":(\d+)[^\n]*"msg":"worker started"/g)].map((m) => ({ id: Number(m[1]), pid: Number(m[2]) }));
+    [...cli.output().matchAll(/"worker":(\d+),"workerPid":(\d+)[^\n]*"msg":"worker started"/g)].map((m) => ({
+      id: Number(m[1]),
+      pid: Number(m[2]),
+    }));
   const listening = (): number => [...cli.output().matchAll(/"msg":"ledger-proxy listening"/g)].length;
   await until(() => listening() === 2 && workers().length === 2, 10_000, `both workers listening:\n${cli.output()}`);
   await until(async () => (await json(`${admin}/readyz`)).status === 200, 10_000, 'ready');
   return { cli, admin, workers };
 }
 
-async function json(url: string, body?: unknown, headers: Record<string, string> = { 'content-type': 'application/json' }): Promise<{ status: number; body: any }> {
-  const res = await request(url, body === undefined ? { headers } : { method: 'POST', headers, body: JSON.stringify(body) });
+async function json(
+  url: string,
+  body?: unknown,
+  headers: Record<string, string> = { 'content-type': 'application/json' },
+): Promise<{ status: number; body: any }> {
+  const res = await request(
+    url,
+    body === undefined ? { headers } : { method: 'POST', headers, body: JSON.stringify(body) },
+  );
   const text = await res.body.text();
   return { status: res.statusCode, body: text.startsWith('{') ? JSON.parse(text) : text };
 }
@@ -74,12 +91,25 @@ async function read(url: string): Promise<string> {
 }
 
 /** The body of 0x1::sim::add(2, 40) as BCS, the way the Aptos SDK sends a view. */
-const ADD_BCS = Buffer.from(encodeViewRequest({ address: SIM_MODULE_ADDRESS, module: 'sim', function: 'add', typeArgs: [], args: [u64le(2n), u64le(40n)] }));
+const ADD_BCS = Buffer.from(
+  encodeViewRequest({
+    address: SIM_MODULE_ADDRESS,
+    module: 'sim',
+    function: 'add',
+    typeArgs: [],
+    args: [u64le(2n), u64le(40n)],
+  }),
+);
 const APTOS_BCS = 'application/x.aptos.view_function+bcs';
 
 /** view@990 with a BCS body in the aptos nodes' media type, as read() does: resolves with its X-Cache (and tier). */
 async function readBcs(url: string): Promise<string> {
-  const res = await request(`${url}/v1/view?ledger_version=990`, { method: 'POST', reset: true, headers: { 'content-type': APTOS_BCS, accept: 'application/json' }, body: ADD_BCS });
+  const res = await request(`${url}/v1/view?ledger_version=990`, {
+    method: 'POST',
+    reset: true,
+    headers: { 'content-type': APTOS_BCS, accept: 'application/json' },
+    body: ADD_BCS,
+  });
   expect(await res.body.text()).toBe('["42"]');
   expect(res.statusCode).toBe(200);
   return `${res.headers['x-cache']}${res.headers['x-cache-tier'] ? ` ${res.headers['x-cache-tier']}` : ''}`;
@@ -116,14 +146,35 @@ describe('a cache purge with server.workers: 2', () => {
 
     const reply = await json(`${admin}/cache/purge`, { family: 'view', fromVersion: '990', toVersion: '990' });
     expect(reply.status, JSON.stringify(reply.body)).toBe(200);
-    expect(reply.body).toEqual({ purged: { scope: 'family', family: 'view', fromVersion: '990', toVersion: '990', memoryEntries: 2, redis: 'off', workers: { answered: 2, unanswered: [] } } });
+    expect(reply.body).toEqual({
+      purged: {
+        scope: 'family',
+        family: 'view',
+        fromVersion: '990',
+        toVersion: '990',
+        memoryEntries: 2,
+        redis: 'off',
+        workers: { answered: 2, unanswered: [] },
+      },
+    });
     // A worker that had kept the entry would answer it from memory for ever: the node would not hear from it again.
-    await until(async () => (await read(cli.url)) !== '' && served(node) === 4, 15_000, 'both workers asked the node again');
+    await until(
+      async () => (await read(cli.url)) !== '' && served(node) === 4,
+      15_000,
+      'both workers asked the node again',
+    );
 
     const metrics = await json(`${admin}/metrics`);
     expect(purgesCounted(metrics.body)).toEqual({ all: 0, family: 1, request: 0 });
     // Lines are flushed within 100 ms.
-    await until(() => /"scope":"family","family":"view","fromVersion":"990","toVersion":"990"[^\n]*"msg":"cache purged"/.test(cli.output()), 2000, `the purge logged:\n${cli.output()}`);
+    await until(
+      () =>
+        /"scope":"family","family":"view","fromVersion":"990","toVersion":"990"[^\n]*"msg":"cache purged"/.test(
+          cli.output(),
+        ),
+      2000,
+      `the purge logged:\n${cli.output()}`,
+    );
   });
 
   it('purges Redis once, and both workers move to the new generation before it answers', async () => {
@@ -134,10 +185,21 @@ describe('a cache purge with server.workers: 2', () => {
 
     const reply = await json(`${admin}/cache/purge`, { all: true });
     expect(reply.status, JSON.stringify(reply.body)).toBe(200);
-    expect(reply.body).toEqual({ purged: { scope: 'all', generation: 1, memoryEntries: 2, redis: 'purged', workers: { answered: 2, unanswered: [] } } });
+    expect(reply.body).toEqual({
+      purged: {
+        scope: 'all',
+        generation: 1,
+        memoryEntries: 2,
+        redis: 'purged',
+        workers: { answered: 2, unanswered: [] },
+      },
+    });
     const inspector = new Redis(redis.url);
     try {
-      expect(await inspector.hgetall(`${PREFIX}purge`), 'one purge, one generation').toEqual({ generation: '1', purges: '1' });
+      expect(await inspector.hgetall(`${PREFIX}purge`), 'one purge, one generation').toEqual({
+        generation: '1',
+        purges: '1',
+      });
     } finally {
       inspector.disconnect();
     }
@@ -152,11 +214,24 @@ describe('a cache purge with server.workers: 2', () => {
     await readUntilNotFromMemory(cli.url, 2, readBcs);
     expect(served(node), 'one node call: the other worker found it in Redis').toBe(1);
 
-    const request = { method: 'POST', path: '/v1/view?ledger_version=990', bodyHex: hex(ADD_BCS), headers: { 'content-type': APTOS_BCS, accept: 'application/json' } };
+    const request = {
+      method: 'POST',
+      path: '/v1/view?ledger_version=990',
+      bodyHex: hex(ADD_BCS),
+      headers: { 'content-type': APTOS_BCS, accept: 'application/json' },
+    };
     const reply = await json(`${admin}/cache/purge`, { request });
     expect(reply.status, JSON.stringify(reply.body)).toBe(200);
     expect(reply.body).toEqual({
-      purged: { scope: 'request', family: 'view', version: '990', memoryEntries: 2, redis: 'purged', redisEntries: 1, workers: { answered: 2, unanswered: [] } },
+      purged: {
+        scope: 'request',
+        family: 'view',
+        version: '990',
+        memoryEntries: 2,
+        redis: 'purged',
+        redisEntries: 1,
+        workers: { answered: 2, unanswered: [] },
+      },
     });
     // Each worker reads the key afresh once: from the node, or from Redis after the other filled it.
     await readUntilNotFromMemory(cli.url, 2, readBcs);
@@ -168,7 +243,12 @@ describe('a cache purge with server.workers: 2', () => {
     const token = 'workers-admin-token';
     const sha256 = createHash('sha256').update(token).digest('hex');
     const { admin } = await startWorkers(node, undefined, ['  token:', `    sha256: "${sha256}"`]);
-    const refused = async (label: string, reply: Promise<{ status: number; body: any }>, status: number, code: string): Promise<void> => {
+    const refused = async (
+      label: string,
+      reply: Promise<{ status: number; body: any }>,
+      status: number,
+      code: string,
+    ): Promise<void> => {
       const { status: got, body } = await reply;
       expect(got, `${label}: ${JSON.stringify(body)}`).toBe(status);
       expect(body.error_code, label).toBe(code);
@@ -177,7 +257,12 @@ describe('a cache purge with server.workers: 2', () => {
     await refused('a rebound Host', json(`${admin}/readyz`, undefined, { host: 'evil.example' }), 403, 'forbidden');
     await refused('a purge without the token', json(`${admin}/cache/purge`, { all: true }), 401, 'unauthorized');
     const bearer = { authorization: `Bearer ${token}` };
-    await refused('a text/plain purge', json(`${admin}/cache/purge`, { all: true }, { ...bearer, 'content-type': 'text/plain' }), 400, 'web_framework_error');
+    await refused(
+      'a text/plain purge',
+      json(`${admin}/cache/purge`, { all: true }, { ...bearer, 'content-type': 'text/plain' }),
+      400,
+      'web_framework_error',
+    );
     const reply = await json(`${admin}/cache/purge`, { all: true }, { ...bearer, 'content-type': 'application/json' });
     expect(reply.status, JSON.stringify(reply.body)).toBe(200);
     expect(reply.body.purged).toMatchObject({ scope: 'all', workers: { answered: 2, unanswered: [] } });
@@ -191,11 +276,19 @@ describe('a cache purge with server.workers: 2', () => {
     try {
       const reply = await json(`${admin}/cache/purge`, { all: true });
       expect(reply.status, JSON.stringify(reply.body)).toBe(503);
-      expect(reply.body.purged).toMatchObject({ scope: 'all', redis: 'off', workers: { answered: 1, unanswered: [stopped.id] } });
+      expect(reply.body.purged).toMatchObject({
+        scope: 'all',
+        redis: 'off',
+        workers: { answered: 1, unanswered: [stopped.id] },
+      });
       expect(reply.body.message).toMatch(new RegExp(`Workers ${stopped.id} did not answer in time.*safe to repeat`));
     } finally {
       process.kill(stopped.pid, 'SIGCONT');
     }
-    await until(() => /"msg":"cache purge incomplete"/.test(cli.output()), 2000, `the incomplete purge logged:\n${cli.output()}`);
+    await until(
+      () => /"msg":"cache purge incomplete"/.test(cli.output()),
+      2000,
+      `the incomplete purge logged:\n${cli.output()}`,
+    );
   });
 });

@@ -13,7 +13,10 @@ import { sha256Hex } from '../helpers/bytes.js';
 useCliBuild();
 
 function config(port: number, node: SimNode, key: string): string {
-  return cliConfig(port, node, { server: { workers: 2 }, tenants: { anonymous: {}, list: [{ name: 'wallet', keys: [{ sha256: sha256Hex(key) }] }] } });
+  return cliConfig(port, node, {
+    server: { workers: 2 },
+    tenants: { anonymous: {}, list: [{ name: 'wallet', keys: [{ sha256: sha256Hex(key) }] }] },
+  });
 }
 
 /** Statuses of `n` requests with `key`, each on a fresh connection, so they spread over the workers. */
@@ -40,7 +43,8 @@ describe('tenants with server.workers: 2', () => {
 
     configFile(`workers-tenants-${port}.yaml`, config(port, node, 'new-key'));
     cli.child.kill('SIGHUP');
-    const reloadedPids = (): Set<string> => new Set([...cli.output().matchAll(/"pid":(\d+)[^\n]*"msg":"tenants reloaded"/g)].map((m) => m[1]!));
+    const reloadedPids = (): Set<string> =>
+      new Set([...cli.output().matchAll(/"pid":(\d+)[^\n]*"msg":"tenants reloaded"/g)].map((m) => m[1]!));
     await until(() => reloadedPids().size === 2, 10_000, 'both workers to reload tenants');
     expect(await statuses(cli.url, 'new-key', 20)).toEqual(Array(20).fill(200));
     expect(await statuses(cli.url, 'old-key', 20)).toEqual(Array(20).fill(401));

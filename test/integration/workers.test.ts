@@ -14,7 +14,11 @@ useCliBuild();
 await requirePromtool();
 
 function config(port: number, adminPort: number, node: SimNode, level = 'info'): string {
-  return cliConfig(port, node, { server: { workers: 2 }, admin: { host: '127.0.0.1', port: adminPort }, log: { level } });
+  return cliConfig(port, node, {
+    server: { workers: 2 },
+    admin: { host: '127.0.0.1', port: adminPort },
+    log: { level },
+  });
 }
 
 /** The value of one sample line of the Prometheus text, summed over label sets matching `labels`. */
@@ -39,7 +43,8 @@ describe('server.workers: 2', () => {
     const file = configFile(`workers-${port}.yaml`, config(port, adminPort, node));
     const cli = await startCli(file, port);
     const admin = `http://127.0.0.1:${adminPort}`;
-    const workerPids = (): Set<string> => new Set([...cli.output().matchAll(/"pid":(\d+)[^\n]*"msg":"ledger-proxy listening"/g)].map((m) => m[1]));
+    const workerPids = (): Set<string> =>
+      new Set([...cli.output().matchAll(/"pid":(\d+)[^\n]*"msg":"ledger-proxy listening"/g)].map((m) => m[1]));
     await until(
       () => workerPids().size >= 2,
       5000,

@@ -50,7 +50,14 @@ describe('admin and public listeners are apart', () => {
     const { node, url } = await setup();
     for (const path of ADMIN_PATHS) {
       for (const method of ['GET', 'HEAD', 'POST'] as const) {
-        const reply = await rawHttp(url, httpRequest(`${method} ${path} HTTP/1.1`, ['host: x', 'connection: close'], method === 'POST' ? '{}' : undefined));
+        const reply = await rawHttp(
+          url,
+          httpRequest(
+            `${method} ${path} HTTP/1.1`,
+            ['host: x', 'connection: close'],
+            method === 'POST' ? '{}' : undefined,
+          ),
+        );
         if (method === 'HEAD') {
           expect(reply.status, `${method} ${path}`).toBeGreaterThanOrEqual(400);
           continue;
@@ -70,7 +77,11 @@ describe('admin and public listeners are apart', () => {
       ['GET /v1', {}],
       ['GET /v1/estimate_gas_price', {}],
       ['POST /v1/view', { 'content-type': 'application/json', accept: 'application/json' }, ADD_BODY],
-      ['POST /v1/view?ledger_version=990', { 'content-type': 'application/json', accept: 'application/json' }, ADD_BODY],
+      [
+        'POST /v1/view?ledger_version=990',
+        { 'content-type': 'application/json', accept: 'application/json' },
+        ADD_BODY,
+      ],
       ['POST /v1/tables/0x1/raw_item', { 'content-type': 'application/json', accept: 'application/x-bcs' }, KEY_BODY],
       ['POST /v1/transactions', { 'content-type': 'application/json' }, '{}'],
     ];

@@ -46,7 +46,8 @@ function expectNodeClean(node: SimNode): void {
   }
 }
 
-const send = (url: string, request: Buffer): Promise<RawReply | Error> => rawHttp(url, request).catch((err: Error) => err);
+const send = (url: string, request: Buffer): Promise<RawReply | Error> =>
+  rawHttp(url, request).catch((err: Error) => err);
 
 describe('no header injection', () => {
   it('encoded CR/LF in query values and path parameters of served endpoints: refused with 400, nothing reaches the node', async () => {
@@ -61,7 +62,14 @@ describe('no header injection', () => {
     ];
     for (const target of targets) {
       const headers = target.includes('raw_item') ? RAW_HEADERS : VIEW_HEADERS;
-      const reply = await send(url, httpRequest(`${target} HTTP/1.1`, ['host: x', ...headers, 'connection: close'], target.includes('raw_item') ? KEY_BODY : ADD_BODY));
+      const reply = await send(
+        url,
+        httpRequest(
+          `${target} HTTP/1.1`,
+          ['host: x', ...headers, 'connection: close'],
+          target.includes('raw_item') ? KEY_BODY : ADD_BODY,
+        ),
+      );
       expectClean(reply, target);
       expect((reply as RawReply).status, target).toBe(400);
     }
@@ -75,12 +83,18 @@ describe('no header injection', () => {
       ['POST /v1/view?ledger_version=990&x=%0d%0aX-Injected:%20yes', VIEW_HEADERS, ADD_BODY],
       ['POST /v1/tables/0x1/raw_item?x=%0d%0aX-Injected:%20yes&ledger_version=990', RAW_HEADERS, KEY_BODY],
     ] as const) {
-      const reply = await send(url, httpRequest(`${target} HTTP/1.1`, ['host: x', ...headers, 'connection: close'], body));
+      const reply = await send(
+        url,
+        httpRequest(`${target} HTTP/1.1`, ['host: x', ...headers, 'connection: close'], body),
+      );
       expectClean(reply, target);
       expect((reply as RawReply).status, target).toBe(200);
     }
     const calls = node.counters.requests.filter((r) => r.method === 'POST').map((r) => r.url);
-    expect(calls).toEqual(['/v1/view?ledger_version=990', `/v1/tables/0x${'0'.repeat(63)}1/raw_item?ledger_version=990`]);
+    expect(calls).toEqual([
+      '/v1/view?ledger_version=990',
+      `/v1/tables/0x${'0'.repeat(63)}1/raw_item?ledger_version=990`,
+    ]);
     expectNodeClean(node);
   });
 
@@ -93,7 +107,14 @@ describe('no header injection', () => {
       'POST /v1/transactions?x=%0d%0aX-Injected:%20yes',
     ];
     for (const target of targets) {
-      const reply = await send(url, httpRequest(`${target} HTTP/1.1`, ['host: x', 'content-type: application/json', 'connection: close'], target.startsWith('POST') ? '{}' : undefined));
+      const reply = await send(
+        url,
+        httpRequest(
+          `${target} HTTP/1.1`,
+          ['host: x', 'content-type: application/json', 'connection: close'],
+          target.startsWith('POST') ? '{}' : undefined,
+        ),
+      );
       expectClean(reply, target);
     }
     expectNodeClean(node);
@@ -112,15 +133,32 @@ describe('no header injection', () => {
     ] as const) {
       variants.push([
         `served view, Accept ${label}`,
-        httpRequest('POST /v1/view?ledger_version=990 HTTP/1.1', ['host: x', 'content-type: application/json', `accept: ${value}`, 'connection: close'], ADD_BODY),
+        httpRequest(
+          'POST /v1/view?ledger_version=990 HTTP/1.1',
+          ['host: x', 'content-type: application/json', `accept: ${value}`, 'connection: close'],
+          ADD_BODY,
+        ),
       ]);
       variants.push([
         `served raw_item, custom header ${label}`,
-        httpRequest('POST /v1/tables/0x1/raw_item?ledger_version=991 HTTP/1.1', ['host: x', ...RAW_HEADERS, `x-custom: ${value}`, 'connection: close'], KEY_BODY),
+        httpRequest(
+          'POST /v1/tables/0x1/raw_item?ledger_version=991 HTTP/1.1',
+          ['host: x', ...RAW_HEADERS, `x-custom: ${value}`, 'connection: close'],
+          KEY_BODY,
+        ),
       ]);
-      variants.push([`passthrough, custom header ${label}`, httpRequest('GET /v1/estimate_gas_price HTTP/1.1', ['host: x', `x-custom: ${value}`, 'connection: close'])]);
+      variants.push([
+        `passthrough, custom header ${label}`,
+        httpRequest('GET /v1/estimate_gas_price HTTP/1.1', ['host: x', `x-custom: ${value}`, 'connection: close']),
+      ]);
     }
-    variants.push(['bare CR in the request line', Buffer.from('GET /v1/estimate_gas_price?x=\rX-Injected: yes HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n', 'latin1')]);
+    variants.push([
+      'bare CR in the request line',
+      Buffer.from(
+        'GET /v1/estimate_gas_price?x=\rX-Injected: yes HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n',
+        'latin1',
+      ),
+    ]);
     for (const [label, request] of variants) {
       const reply = await send(url, request);
       expectClean(reply, label);
@@ -135,9 +173,18 @@ describe('no header injection', () => {
   it('a bare LF in the request target (an HTTP/0.9 request line with headers) is refused, and adds no header upstream', async () => {
     const { node, url } = await setup();
     const variants: Array<[string, string]> = [
-      ['passthrough, bare LF in the query', 'GET /v1/estimate_gas_price?x=\nX-Injected: yes HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n'],
-      ['passthrough, bare LF after the path', 'GET /v1/estimate_gas_price\nX-Injected: yes\r\nhost: x\r\nconnection: close\r\n\r\n'],
-      ['passthrough, no HTTP version', 'GET /v1/estimate_gas_price\r\nX-Injected: yes\r\nhost: x\r\nconnection: close\r\n\r\n'],
+      [
+        'passthrough, bare LF in the query',
+        'GET /v1/estimate_gas_price?x=\nX-Injected: yes HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n',
+      ],
+      [
+        'passthrough, bare LF after the path',
+        'GET /v1/estimate_gas_price\nX-Injected: yes\r\nhost: x\r\nconnection: close\r\n\r\n',
+      ],
+      [
+        'passthrough, no HTTP version',
+        'GET /v1/estimate_gas_price\r\nX-Injected: yes\r\nhost: x\r\nconnection: close\r\n\r\n',
+      ],
     ];
     for (const [label, text] of variants) {
       const reply = await send(url, Buffer.from(text, 'latin1'));
@@ -150,14 +197,42 @@ describe('no header injection', () => {
 
   it('the served endpoints send the node only their own headers, whatever the client adds', async () => {
     const { node, url } = await setup();
-    const extra = ['x-injected: yes', 'x-evil: 1', 'cookie: session=evil', 'authorization: Bearer evil', 'x-forwarded-for: 6.6.6.6'];
-    await send(url, httpRequest('POST /v1/view?ledger_version=992 HTTP/1.1', ['host: x', ...VIEW_HEADERS, ...extra, 'connection: close'], ADD_BODY));
-    await send(url, httpRequest('POST /v1/tables/0x1/raw_item HTTP/1.1', ['host: x', ...RAW_HEADERS, ...extra, 'connection: close'], KEY_BODY));
+    const extra = [
+      'x-injected: yes',
+      'x-evil: 1',
+      'cookie: session=evil',
+      'authorization: Bearer evil',
+      'x-forwarded-for: 6.6.6.6',
+    ];
+    await send(
+      url,
+      httpRequest(
+        'POST /v1/view?ledger_version=992 HTTP/1.1',
+        ['host: x', ...VIEW_HEADERS, ...extra, 'connection: close'],
+        ADD_BODY,
+      ),
+    );
+    await send(
+      url,
+      httpRequest(
+        'POST /v1/tables/0x1/raw_item HTTP/1.1',
+        ['host: x', ...RAW_HEADERS, ...extra, 'connection: close'],
+        KEY_BODY,
+      ),
+    );
     const served = node.counters.requests.filter((r) => r.method === 'POST');
     expect(served).toHaveLength(2);
     for (const r of served) {
       // x-request-id: the proxy's own id of the request (SPEC-edge §5), never a header the client added.
-      expect(Object.keys(r.headers).sort(), r.url).toEqual(['accept', 'accept-encoding', 'connection', 'content-length', 'content-type', 'host', 'x-request-id']);
+      expect(Object.keys(r.headers).sort(), r.url).toEqual([
+        'accept',
+        'accept-encoding',
+        'connection',
+        'content-length',
+        'content-type',
+        'host',
+        'x-request-id',
+      ]);
       expect(r.headers.connection).toBe('keep-alive');
     }
     expectNodeClean(node);

@@ -44,33 +44,50 @@ async function hoppyNode(node: SimNode): Promise<{ url: string; recorded: Record
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks);
-      recorded.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, rawHeaders: req.rawHeaders, body });
-      const forwarded: Record<string, string> = { 'accept-encoding': 'identity', 'content-length': String(body.length) };
-      for (const name of ['content-type', 'accept']) if (typeof req.headers[name] === 'string') forwarded[name] = req.headers[name] as string;
-      const up = httpRequestFn({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: forwarded }, (answer) => {
-        const parts: Buffer[] = [];
-        answer.on('data', (c: Buffer) => parts.push(c));
-        answer.on('end', () => {
-          const headers: Record<string, string> = {};
-          for (const [k, v] of Object.entries(answer.headers)) {
-            if (['connection', 'keep-alive', 'content-length', 'transfer-encoding', 'date'].includes(k) || v === undefined) continue;
-            headers[k] = Array.isArray(v) ? v.join(', ') : v;
-          }
-          // The node's own hop-by-hop headers, and one it lists in Connection.
-          res.setHeader('Connection', 'keep-alive, X-Node-Hop');
-          res.setHeader('Keep-Alive', NODE_KEEP_ALIVE);
-          res.setHeader('X-Node-Hop', 'node-secret');
-          res.setHeader('Proxy-Authenticate', 'Basic realm="node"');
-          res.setHeader('Trailer', 'X-Node-Trailer');
-          res.setHeader('Upgrade', 'h2c');
-          res.setHeader('Proxy-Connection', 'keep-alive');
-          res.writeHead(answer.statusCode ?? 500, headers);
-          // No Content-Length: Node sends it chunked, with a trailer.
-          res.write(Buffer.concat(parts));
-          res.addTrailers({ 'X-Node-Trailer': 'trailer-secret' });
-          res.end();
-        });
+      recorded.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        rawHeaders: req.rawHeaders,
+        body,
       });
+      const forwarded: Record<string, string> = {
+        'accept-encoding': 'identity',
+        'content-length': String(body.length),
+      };
+      for (const name of ['content-type', 'accept'])
+        if (typeof req.headers[name] === 'string') forwarded[name] = req.headers[name] as string;
+      const up = httpRequestFn(
+        { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: forwarded },
+        (answer) => {
+          const parts: Buffer[] = [];
+          answer.on('data', (c: Buffer) => parts.push(c));
+          answer.on('end', () => {
+            const headers: Record<string, string> = {};
+            for (const [k, v] of Object.entries(answer.headers)) {
+              if (
+                ['connection', 'keep-alive', 'content-length', 'transfer-encoding', 'date'].includes(k) ||
+                v === undefined
+              )
+                continue;
+              headers[k] = Array.isArray(v) ? v.join(', ') : v;
+            }
+            // The node's own hop-by-hop headers, and one it lists in Connection.
+            res.setHeader('Connection', 'keep-alive, X-Node-Hop');
+            res.setHeader('Keep-Alive', NODE_KEEP_ALIVE);
+            res.setHeader('X-Node-Hop', 'node-secret');
+            res.setHeader('Proxy-Authenticate', 'Basic realm="node"');
+            res.setHeader('Trailer', 'X-Node-Trailer');
+            res.setHeader('Upgrade', 'h2c');
+            res.setHeader('Proxy-Connection', 'keep-alive');
+            res.writeHead(answer.statusCode ?? 500, headers);
+            // No Content-Length: Node sends it chunked, with a trailer.
+            res.write(Buffer.concat(parts));
+            res.addTrailers({ 'X-Node-Trailer': 'trailer-secret' });
+            res.end();
+          });
+        },
+      );
       up.on('error', () => res.destroy());
       up.end(body);
     });
@@ -99,14 +116,25 @@ const CLIENT_HOP = [
   'upgrade: websocket',
 ];
 
-const CLIENT_HOP_NAMES = ['x-client-hop', 'x-client-hop-2', 'keep-alive', 'proxy-authorization', 'proxy-connection', 'te', 'upgrade', 'transfer-encoding'];
+const CLIENT_HOP_NAMES = [
+  'x-client-hop',
+  'x-client-hop-2',
+  'keep-alive',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'upgrade',
+  'transfer-encoding',
+];
 
 /** What the proxy sent to the node carries none of the client's hop-by-hop headers. */
 function expectNoClientHop(r: Recorded, label: string): void {
   for (const name of CLIENT_HOP_NAMES) expect(r.headers[name], `${label}: ${name} reached the node`).toBeUndefined();
   const connection = String(r.headers.connection ?? '');
   expect(connection, `${label}: Connection at the node`).not.toMatch(/x-client-hop|close/i);
-  expect(JSON.stringify(r.rawHeaders), `${label}: raw headers at the node`).not.toMatch(/client-secret|Y2xpZW50OnNlY3JldA==|timeout=99|"websocket"/i);
+  expect(JSON.stringify(r.rawHeaders), `${label}: raw headers at the node`).not.toMatch(
+    /client-secret|Y2xpZW50OnNlY3JldA==|timeout=99|"websocket"/i,
+  );
   if (r.method === 'POST') {
     // SPEC §7: bodies reach nodes with Content-Length, never chunked.
     expect(r.headers['content-length'], `${label}: Content-Length at the node`).toBe(String(r.body.length));
@@ -116,18 +144,40 @@ function expectNoClientHop(r: Recorded, label: string): void {
 /** The reply carries none of the node's hop-by-hop headers. */
 function expectNoNodeHop(reply: RawReply, label: string): void {
   const lines = reply.headerLines.map(([n, v]) => `${n}: ${v}`);
-  expect(lines.join('\n'), `${label}: reply headers`).not.toMatch(/x-node-hop|node-secret|proxy-authenticate|^trailer:|^upgrade:|proxy-connection|trailer-secret|x-node-trailer/im);
-  expect(reply.headers['keep-alive'] ?? '', `${label}: the node's Keep-Alive reached the client`).not.toBe(NODE_KEEP_ALIVE);
+  expect(lines.join('\n'), `${label}: reply headers`).not.toMatch(
+    /x-node-hop|node-secret|proxy-authenticate|^trailer:|^upgrade:|proxy-connection|trailer-secret|x-node-trailer/im,
+  );
+  expect(reply.headers['keep-alive'] ?? '', `${label}: the node's Keep-Alive reached the client`).not.toBe(
+    NODE_KEEP_ALIVE,
+  );
   expect(reply.headers.connection ?? '', `${label}: Connection`).not.toMatch(/x-node-hop/i);
   // At most one framing header of the proxy's own.
-  expect(reply.headerLines.filter(([n]) => /^(content-length|transfer-encoding)$/i.test(n)).length, `${label}: framing headers`).toBe(1);
+  expect(
+    reply.headerLines.filter(([n]) => /^(content-length|transfer-encoding)$/i.test(n)).length,
+    `${label}: framing headers`,
+  ).toBe(1);
 }
 
 const SERVED: Array<[string, string, string[], string]> = [
-  ['raw_item latest', '/v1/tables/0x1/raw_item', ['content-type: application/json', 'accept: application/x-bcs'], KEY_BODY],
-  ['raw_item pinned', '/v1/tables/0x1/raw_item?ledger_version=990', ['content-type: application/json', 'accept: application/x-bcs'], KEY_BODY],
+  [
+    'raw_item latest',
+    '/v1/tables/0x1/raw_item',
+    ['content-type: application/json', 'accept: application/x-bcs'],
+    KEY_BODY,
+  ],
+  [
+    'raw_item pinned',
+    '/v1/tables/0x1/raw_item?ledger_version=990',
+    ['content-type: application/json', 'accept: application/x-bcs'],
+    KEY_BODY,
+  ],
   ['view latest', '/v1/view', ['content-type: application/json', 'accept: application/json'], ADD_BODY],
-  ['view pinned', '/v1/view?ledger_version=991', ['content-type: application/json', 'accept: application/json'], ADD_BODY],
+  [
+    'view pinned',
+    '/v1/view?ledger_version=991',
+    ['content-type: application/json', 'accept: application/json'],
+    ADD_BODY,
+  ],
 ];
 
 describe('hop-by-hop headers stay on their hop', () => {
@@ -135,7 +185,10 @@ describe('hop-by-hop headers stay on their hop', () => {
     const { url, recorded } = await setup();
     for (const [label, target, headers, body] of SERVED) {
       const before = recorded.length;
-      const reply = await rawHttp(url, httpRequest(`POST ${target} HTTP/1.1`, ['host: x', ...headers, ...CLIENT_HOP], body));
+      const reply = await rawHttp(
+        url,
+        httpRequest(`POST ${target} HTTP/1.1`, ['host: x', ...headers, ...CLIENT_HOP], body),
+      );
       expect(reply.status, `${label}: ${reply.body.toString('latin1').slice(0, 200)}`).toBe(200);
       expectNoNodeHop(reply, label);
       expect(reply.headers['content-length'], label).toBeDefined();
@@ -151,7 +204,11 @@ describe('hop-by-hop headers stay on their hop', () => {
       const before = recorded.length;
       const reply = await rawHttp(
         url,
-        httpRequest(`POST ${target.replace('990', '980').replace('991', '981')} HTTP/1.1`, ['host: x', ...headers, ...CLIENT_HOP, 'transfer-encoding: chunked'], chunked(body, 5)),
+        httpRequest(
+          `POST ${target.replace('990', '980').replace('991', '981')} HTTP/1.1`,
+          ['host: x', ...headers, ...CLIENT_HOP, 'transfer-encoding: chunked'],
+          chunked(body, 5),
+        ),
       );
       expect(reply.status, `${label}: ${reply.body.toString('latin1').slice(0, 200)}`).toBe(200);
       expectNoNodeHop(reply, label);
@@ -179,7 +236,10 @@ describe('hop-by-hop headers stay on their hop', () => {
     const { url, recorded } = await setup();
     const body = '{"sender":"0x1"}';
     const before = recorded.length;
-    const reply = await rawHttp(url, httpRequest('POST /v1/transactions HTTP/1.1', ['host: x', 'content-type: application/json', ...CLIENT_HOP], body));
+    const reply = await rawHttp(
+      url,
+      httpRequest('POST /v1/transactions HTTP/1.1', ['host: x', 'content-type: application/json', ...CLIENT_HOP], body),
+    );
     expect(reply.status).toBe(404);
     expectNoNodeHop(reply, 'POST /v1/transactions');
     const calls = recorded.slice(before).filter((r) => r.method === 'POST');
@@ -192,7 +252,14 @@ describe('hop-by-hop headers stay on their hop', () => {
     const { url, recorded } = await setup();
     const body = '{"sender":"0x1","payload":"' + 'ab'.repeat(100) + '"}';
     const before = recorded.length;
-    const reply = await rawHttp(url, httpRequest('POST /v1/transactions HTTP/1.1', ['host: x', 'content-type: application/json', ...CLIENT_HOP, 'transfer-encoding: chunked'], chunked(body, 64)));
+    const reply = await rawHttp(
+      url,
+      httpRequest(
+        'POST /v1/transactions HTTP/1.1',
+        ['host: x', 'content-type: application/json', ...CLIENT_HOP, 'transfer-encoding: chunked'],
+        chunked(body, 64),
+      ),
+    );
     const calls = recorded.slice(before).filter((r) => r.method === 'POST');
     expect(calls).toHaveLength(1);
     expect(calls[0].body.toString()).toBe(body);
@@ -206,7 +273,13 @@ describe('hop-by-hop headers stay on their hop', () => {
     const before = recorded.length;
     const reply = await rawHttp(
       url,
-      httpRequest('GET /v1 HTTP/1.1', ['host: x', 'connection: upgrade', 'upgrade: websocket', 'sec-websocket-version: 13', 'sec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==']),
+      httpRequest('GET /v1 HTTP/1.1', [
+        'host: x',
+        'connection: upgrade',
+        'upgrade: websocket',
+        'sec-websocket-version: 13',
+        'sec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==',
+      ]),
     ).catch((err: Error) => err);
     expect(reply, 'an upgrade request got no reply at all').not.toBeInstanceOf(Error);
     const r = reply as RawReply;

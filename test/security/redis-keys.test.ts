@@ -38,8 +38,13 @@ const MARKERS = ['evil', 'EVIL', '*', '?', '[', ' ', '\\', 'lock:', '..', '{', '
 
 async function expectOnlyHashedKeys(keys: string[], label: string): Promise<void> {
   for (const key of keys) {
-    expect(ENTRY.test(key) || LOCK.test(key) || FILL.test(key) || RATE.test(key) || INDEX.test(key) || PURGE_STATE.test(key), `${label}: Redis key ${JSON.stringify(key)}`).toBe(true);
-    if (INDEX.test(key)) for (const member of await admin.zrange(key, 0, -1)) expect(member, `${label}: a member of ${key}`).toMatch(INDEX_MEMBER);
+    expect(
+      ENTRY.test(key) || LOCK.test(key) || FILL.test(key) || RATE.test(key) || INDEX.test(key) || PURGE_STATE.test(key),
+      `${label}: Redis key ${JSON.stringify(key)}`,
+    ).toBe(true);
+    if (INDEX.test(key))
+      for (const member of await admin.zrange(key, 0, -1))
+        expect(member, `${label}: a member of ${key}`).toMatch(INDEX_MEMBER);
     const hashed = key.slice(key.lastIndexOf(':') + 1);
     for (const m of MARKERS) expect(hashed, `${label}: key ${key}`).not.toContain(m);
   }
@@ -68,7 +73,10 @@ async function oddReads(url: string): Promise<void> {
     rawItem(url, '0x01', { version: 990, handle: 'evil*' }),
     rawItem(url, 'evil', { version: 990 }),
     viewJson(url, 'evil::lock::*', [], { version: 990 }),
-    call(url, '/v1/view?ledger_version=990', { headers: { 'content-type': 'application/json' }, body: '{"function":"0x1::sim::add","type_arguments":[],"arguments":["1","2"],"evil":' }),
+    call(url, '/v1/view?ledger_version=990', {
+      headers: { 'content-type': 'application/json' },
+      body: '{"function":"0x1::sim::add","type_arguments":[],"arguments":["1","2"],"evil":',
+    }),
   ]);
   for (const r of replies) expect([200, 400, 403, 404], r.body.toString()).toContain(r.status);
 }
@@ -84,7 +92,9 @@ describe('Redis keys are prefixed hashes, never client input', () => {
     await until(
       async () => {
         keys = await admin.keys('*');
-        return keys.length > 0 && keys.every((k) => ENTRY.test(k) || FILL.test(k) || INDEX.test(k) || PURGE_STATE.test(k));
+        return (
+          keys.length > 0 && keys.every((k) => ENTRY.test(k) || FILL.test(k) || INDEX.test(k) || PURGE_STATE.test(k))
+        );
       },
       2000,
       'the background writes settled',
@@ -133,7 +143,13 @@ describe('Redis keys are prefixed hashes, never client input', () => {
         url,
         httpRequest(
           'POST /v1/view?ledger_version=990 HTTP/1.1',
-          ['host: x', 'content-type: application/json', 'accept: application/json', `x-forwarded-for: ${xff}`, 'connection: close'],
+          [
+            'host: x',
+            'content-type: application/json',
+            'accept: application/json',
+            `x-forwarded-for: ${xff}`,
+            'connection: close',
+          ],
           '{"function":"0x1::sim::add","type_arguments":[],"arguments":["1","2"]}',
         ),
       );

@@ -69,13 +69,29 @@ describe('upstream confinement: nothing in a request picks the host or leaves th
       'connection: close',
     ];
     const cases: Array<[string, Buffer, number]> = [
-      ['raw_item latest', httpRequest(`POST /v1/tables/0x1/raw_item HTTP/1.1`, [...naming, ...RAW_HEADERS], KEY_BODY), 200],
-      ['raw_item pinned', httpRequest(`POST /v1/tables/0x1/raw_item?ledger_version=990 HTTP/1.1`, [...naming, ...RAW_HEADERS], KEY_BODY), 200],
+      [
+        'raw_item latest',
+        httpRequest(`POST /v1/tables/0x1/raw_item HTTP/1.1`, [...naming, ...RAW_HEADERS], KEY_BODY),
+        200,
+      ],
+      [
+        'raw_item pinned',
+        httpRequest(`POST /v1/tables/0x1/raw_item?ledger_version=990 HTTP/1.1`, [...naming, ...RAW_HEADERS], KEY_BODY),
+        200,
+      ],
       ['view latest', httpRequest(`POST /v1/view HTTP/1.1`, [...naming, ...VIEW_HEADERS], ADD_BODY), 200],
-      ['view pinned', httpRequest(`POST /v1/view?ledger_version=991 HTTP/1.1`, [...naming, ...VIEW_HEADERS], ADD_BODY), 200],
+      [
+        'view pinned',
+        httpRequest(`POST /v1/view?ledger_version=991 HTTP/1.1`, [...naming, ...VIEW_HEADERS], ADD_BODY),
+        200,
+      ],
       ['passthrough GET /v1', httpRequest(`GET /v1 HTTP/1.1`, naming), 200],
       ['passthrough module', httpRequest(`GET /v1/estimate_gas_price HTTP/1.1`, naming), 200],
-      ['passthrough POST', httpRequest(`POST /v1/transactions HTTP/1.1`, [...naming, 'content-type: application/json'], '{}'), 404],
+      [
+        'passthrough POST',
+        httpRequest(`POST /v1/transactions HTTP/1.1`, [...naming, 'content-type: application/json'], '{}'),
+        404,
+      ],
     ];
     for (const [label, request, status] of cases) {
       const reply = await rawHttp(url, request);
@@ -105,7 +121,10 @@ describe('upstream confinement: nothing in a request picks the host or leaves th
       for (const host of [d.host, new URL(url).host]) {
         let reply: RawReply;
         try {
-          reply = await rawHttp(url, httpRequest(`${line} HTTP/1.1`, [`host: ${host}`, ...headers, 'connection: close'], body));
+          reply = await rawHttp(
+            url,
+            httpRequest(`${line} HTTP/1.1`, [`host: ${host}`, ...headers, 'connection: close'], body),
+          );
         } catch (err) {
           throw new Error(`${line} (Host ${host}): no reply: ${(err as Error).message}`);
         }
@@ -121,7 +140,9 @@ describe('upstream confinement: nothing in a request picks the host or leaves th
 
   it('CONNECT naming the decoy: never tunnelled, and answered with a node error body (not a dropped connection)', async () => {
     const { node, url, d } = await setup();
-    const reply = await rawHttp(url, httpRequest(`CONNECT ${d.host} HTTP/1.1`, [`host: ${d.host}`]), 2000).catch((err: Error) => err);
+    const reply = await rawHttp(url, httpRequest(`CONNECT ${d.host} HTTP/1.1`, [`host: ${d.host}`]), 2000).catch(
+      (err: Error) => err,
+    );
     expect(d.hits).toEqual([]);
     expect(node.counters.requests.every((r) => r.url === '/v1')).toBe(true);
     // SPEC §7: never a dropped connection without a reply where HTTP allows one.
@@ -154,7 +175,14 @@ describe('upstream confinement: nothing in a request picks the host or leaves th
       '0x01%2F',
     ];
     for (const handle of handles) {
-      const reply = await rawHttp(url, httpRequest(`POST /v1/tables/${handle}/raw_item?ledger_version=990 HTTP/1.1`, ['host: x', ...RAW_HEADERS, 'connection: close'], KEY_BODY));
+      const reply = await rawHttp(
+        url,
+        httpRequest(
+          `POST /v1/tables/${handle}/raw_item?ledger_version=990 HTTP/1.1`,
+          ['host: x', ...RAW_HEADERS, 'connection: close'],
+          KEY_BODY,
+        ),
+      );
       expectNodeShaped(reply, `handle ${handle}`);
       expect(reply.status, `handle ${handle}: ${reply.body.toString('utf8').slice(0, 200)}`).toBe(400);
     }
@@ -171,7 +199,10 @@ describe('upstream confinement: nothing in a request picks the host or leaves th
       `/v1/tables/0x1/raw_item#@${d.host}`,
     ];
     for (const path of paths) {
-      const reply = await rawHttp(url, httpRequest(`POST ${path} HTTP/1.1`, ['host: x', ...RAW_HEADERS, 'connection: close'], KEY_BODY));
+      const reply = await rawHttp(
+        url,
+        httpRequest(`POST ${path} HTTP/1.1`, ['host: x', ...RAW_HEADERS, 'connection: close'], KEY_BODY),
+      );
       expectNodeShaped(reply, path);
     }
     expect(d.hits).toEqual([]);
@@ -209,7 +240,10 @@ describe('upstream confinement: nothing in a request picks the host or leaves th
         ['/v1/tables/0x1/raw_item', RAW_HEADERS, KEY_BODY],
         ['/v1/view', VIEW_HEADERS, ADD_BODY],
       ] as const) {
-        const reply = await rawHttp(url, httpRequest(`POST ${path}${q} HTTP/1.1`, ['host: x', ...headers, 'connection: close'], body));
+        const reply = await rawHttp(
+          url,
+          httpRequest(`POST ${path}${q} HTTP/1.1`, ['host: x', ...headers, 'connection: close'], body),
+        );
         expectNodeShaped(reply, `${path}${q}`);
         expect([200, 400], `${path}${q}: ${reply.body.toString('utf8').slice(0, 200)}`).toContain(reply.status);
       }
@@ -219,7 +253,8 @@ describe('upstream confinement: nothing in a request picks the host or leaves th
     // What did reach the node carries the version as digits and nothing else.
     const served = node.counters.requests.filter((r) => r.method === 'POST');
     expect(served.length).toBeGreaterThan(0);
-    for (const r of served) expect(r.url).toMatch(/^(?:\/v1\/tables\/0x0{63}1\/raw_item|\/v1\/view)(?:\?ledger_version=\d+)?$/);
+    for (const r of served)
+      expect(r.url).toMatch(/^(?:\/v1\/tables\/0x0{63}1\/raw_item|\/v1\/view)(?:\?ledger_version=\d+)?$/);
   });
 
   it('passthrough path tricks (dot segments, encoded and doubled slashes, `@`, backslashes) are refused and never reach the decoy', async () => {
@@ -245,7 +280,14 @@ describe('upstream confinement: nothing in a request picks the host or leaves th
       for (const method of ['GET', 'POST']) {
         let reply: RawReply;
         try {
-          reply = await rawHttp(url, httpRequest(`${method} ${path} HTTP/1.1`, [`host: ${d.host}`, 'content-type: application/json', 'connection: close'], method === 'POST' ? '{}' : undefined));
+          reply = await rawHttp(
+            url,
+            httpRequest(
+              `${method} ${path} HTTP/1.1`,
+              [`host: ${d.host}`, 'content-type: application/json', 'connection: close'],
+              method === 'POST' ? '{}' : undefined,
+            ),
+          );
         } catch (err) {
           throw new Error(`${method} ${path}: no reply: ${(err as Error).message}`);
         }

@@ -6,7 +6,14 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { latestKeysBelow, peakBetween, sampleRss, soak, SOAK_FIRST_VERSION, statedOverheadBytes } from '../../bench/lib/soak.mjs';
+import {
+  latestKeysBelow,
+  peakBetween,
+  sampleRss,
+  soak,
+  SOAK_FIRST_VERSION,
+  statedOverheadBytes,
+} from '../../bench/lib/soak.mjs';
 import { memoryShares } from '../../src/config/memory-shares.js';
 import { configFile, startCli, useCliBuild } from '../helpers/cli.js';
 import { freePort, sim } from '../helpers/proxy.js';
@@ -42,7 +49,9 @@ async function tierBytes(adminPort: number): Promise<number> {
 const mib = (bytes: number): string => `${(bytes / MiB).toFixed(1)} MiB`;
 
 describe('memory bound', () => {
-  it('RSS stays within 1.3 × maxBytes + the stated overhead under a soak of unique keys, and stops growing', { timeout: 90_000 }, async () => {
+  it('RSS stays within 1.3 × maxBytes + the stated overhead under a soak of unique keys, and stops growing', {
+    timeout: 90_000,
+  }, async () => {
     const node = await sim({ startVersion: BigInt(SOAK_FIRST_VERSION + MAX_KEYS), pruneWindow: BigInt(2 * MAX_KEYS) });
     const [port, adminPort] = [await freePort(), await freePort()];
     const cli = await startCli(configFile('memory-bound.yaml', config(port, adminPort, node.url)), port);
@@ -62,8 +71,13 @@ describe('memory bound', () => {
     // ...and filled the tier's share, so it evicted all along.
     expect(await tierBytes(adminPort)).toBeGreaterThan(0.9 * memoryShares(MAX_BYTES, true).tier);
 
-    const bound = 1.3 * MAX_BYTES + statedOverheadBytes(readFileSync(resolve(import.meta.dirname, '../../README.md'), 'utf8'));
-    const [all, middle, last] = [peakBetween(samples, 0, 1), peakBetween(samples, 1 / 3, 2 / 3), peakBetween(samples, 2 / 3, 1)];
+    const bound =
+      1.3 * MAX_BYTES + statedOverheadBytes(readFileSync(resolve(import.meta.dirname, '../../README.md'), 'utf8'));
+    const [all, middle, last] = [
+      peakBetween(samples, 0, 1),
+      peakBetween(samples, 1 / 3, 2 / 3),
+      peakBetween(samples, 2 / 3, 1),
+    ];
     const figures = `${report.keys} keys in ${(report.elapsedMs / 1000).toFixed(1)} s; RSS peak ${mib(all)}, middle third ${mib(middle)}, last third ${mib(last)}; bound ${mib(bound)}`;
     expect(all, figures).toBeLessThanOrEqual(bound);
     // Not growing: over its first minute RSS settles upwards by about 8 MiB (malloc

@@ -1,6 +1,13 @@
 import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { decodeAnswer, encodeAnswer, entryFamily, entryPurges, FORMAT_V4, readEntry } from '../../src/cache/redis/codec.js';
+import {
+  decodeAnswer,
+  encodeAnswer,
+  entryFamily,
+  entryPurges,
+  FORMAT_V4,
+  readEntry,
+} from '../../src/cache/redis/codec.js';
 import type { StoredAnswer } from '../../src/model/read.js';
 
 const sample: StoredAnswer = {
@@ -26,7 +33,12 @@ describe('answer codec', () => {
   });
 
   it('round-trips an absent gasUsed, an empty body, u64 max and a non-ASCII content type', () => {
-    const a: StoredAnswer = { status: 404, contentType: 'text/plain; x=é', body: Buffer.alloc(0), version: 2n ** 64n - 1n };
+    const a: StoredAnswer = {
+      status: 404,
+      contentType: 'text/plain; x=é',
+      body: Buffer.alloc(0),
+      version: 2n ** 64n - 1n,
+    };
     const decoded = decodeAnswer(encodeAnswer(a));
     expect(decoded).toEqual(a);
     expect(decoded).not.toHaveProperty('gasUsed');
@@ -43,9 +55,25 @@ describe('answer codec', () => {
   });
 
   it('is binary: format, flags, status, version, purges, family, gas, content type, body length, body, CRC-32 of all before it', () => {
-    const buf = encodeAnswer({ status: 200, contentType: 'a/b', body: Buffer.from([0xff, 0x00]), gasUsed: '9', version: 1n }, { family: 'view', purges: 7 });
+    const buf = encodeAnswer(
+      { status: 200, contentType: 'a/b', body: Buffer.from([0xff, 0x00]), gasUsed: '9', version: 1n },
+      { family: 'view', purges: 7 },
+    );
     const family = Buffer.from('view').toString('hex');
-    const covered = '04' + '00' + '00c8' + '0000000000000001' + '00000007' + '04' + '01' + family + '39' + '0003' + Buffer.from('a/b').toString('hex') + '00000002' + 'ff00';
+    const covered =
+      '04' +
+      '00' +
+      '00c8' +
+      '0000000000000001' +
+      '00000007' +
+      '04' +
+      '01' +
+      family +
+      '39' +
+      '0003' +
+      Buffer.from('a/b').toString('hex') +
+      '00000002' +
+      'ff00';
     const checksum = Buffer.alloc(4);
     checksum.writeUInt32BE(crc32(Buffer.from(covered, 'hex')));
     expect(buf.toString('hex')).toBe(covered + checksum.toString('hex'));
@@ -62,7 +90,8 @@ describe('answer codec', () => {
   it('refuses every truncation and every extension', () => {
     for (const answer of [sample, { ...sample, cursor: 'c' }, { ...sample, body: Buffer.alloc(0) }]) {
       const buf = encodeAnswer(answer, { family: 'view', purges: 1 });
-      for (let n = 0; n < buf.length; n++) expect(readEntry(buf.subarray(0, n)), `truncated to ${n}`).toMatch(/^(format|length)$/);
+      for (let n = 0; n < buf.length; n++)
+        expect(readEntry(buf.subarray(0, n)), `truncated to ${n}`).toMatch(/^(format|length)$/);
       expect(readEntry(Buffer.concat([buf, Buffer.of(0)]))).toBe('length');
     }
   });
@@ -79,10 +108,25 @@ describe('answer codec', () => {
   });
 
   it('refuses the formats of earlier releases: no length or checksum, or no purge mark', () => {
-    const v1 = Buffer.concat([Buffer.from('0100c8000000000000000101390003', 'hex'), Buffer.from('a/b'), Buffer.from([0xff, 0x00])]);
+    const v1 = Buffer.concat([
+      Buffer.from('0100c8000000000000000101390003', 'hex'),
+      Buffer.from('a/b'),
+      Buffer.from([0xff, 0x00]),
+    ]);
     expect(readEntry(v1)).toBe('format');
     expect(readEntry(Buffer.concat([Buffer.of(2), v1.subarray(1)]))).toBe('format');
-    const v3 = Buffer.from('03' + '00' + '00c8' + '0000000000000001' + '00' + '0003' + Buffer.from('a/b').toString('hex') + '00000002' + 'ff00', 'hex');
+    const v3 = Buffer.from(
+      '03' +
+        '00' +
+        '00c8' +
+        '0000000000000001' +
+        '00' +
+        '0003' +
+        Buffer.from('a/b').toString('hex') +
+        '00000002' +
+        'ff00',
+      'hex',
+    );
     const checksum = Buffer.alloc(4);
     checksum.writeUInt32BE(crc32(v3));
     expect(readEntry(Buffer.concat([v3, checksum]))).toBe('format');

@@ -50,7 +50,12 @@ describe('the shared-store key', () => {
 
   it('ignores fields that are not part of the identity', () => {
     const a = cacheKey('node', 4, req(), 5n);
-    const b = cacheKey('node', 4, req({ body: Buffer.from('{ }'), accept: 'application/json, */*', path: '/v1/view?x' }), 5n);
+    const b = cacheKey(
+      'node',
+      4,
+      req({ body: Buffer.from('{ }'), accept: 'application/json, */*', path: '/v1/view?x' }),
+      5n,
+    );
     expect(b).toBe(a);
   });
 
@@ -99,7 +104,13 @@ describe('routeNameOfKey', () => {
     for (const vendor of ['node', 'a:1:b', '', '12']) {
       for (const route of [VIEW_ROUTE, RAW_ITEM_ROUTE]) {
         for (const generation of [0, 7, 123456]) {
-          const text = cacheKeyText(vendor, 40, req({ route, identity: '4:view:1:x' }), generation === 7 ? null : 5n, generation);
+          const text = cacheKeyText(
+            vendor,
+            40,
+            req({ route, identity: '4:view:1:x' }),
+            generation === 7 ? null : 5n,
+            generation,
+          );
           expect(routeNameOfKey(text), `${vendor} ${route.name} ${generation}`).toBe(route.name);
         }
       }

@@ -73,7 +73,13 @@ describe('MemoryStore', () => {
     const store = new MemoryStore({ maxBytes: 1 << 20 });
     for (let i = 0; i < 5; i++) store.set(`k${i}`, { ...answer(1), version: BigInt(i) });
     expect(store.purge((_key, a) => a.version >= 3n)).toBe(2);
-    expect(['k0', 'k1', 'k2', 'k3', 'k4'].map((k) => store.get(k) !== undefined)).toEqual([true, true, true, false, false]);
+    expect(['k0', 'k1', 'k2', 'k3', 'k4'].map((k) => store.get(k) !== undefined)).toEqual([
+      true,
+      true,
+      true,
+      false,
+      false,
+    ]);
     expect(store.purge((key) => key === 'k1')).toBe(1);
     expect(store.purge()).toBe(2);
     expect(store.stats()).toEqual({ entries: 0, bytes: 0 });

@@ -33,7 +33,12 @@ describe('redactSecrets', () => {
   });
 
   it('leaves everything else as it is', () => {
-    const plain = { server: { port: 8080, trustProxy: '10.0.0.0/8' }, upstreams: [{ url: 'sim', name: 'sim' }], passthrough: true, chainId: undefined };
+    const plain = {
+      server: { port: 8080, trustProxy: '10.0.0.0/8' },
+      upstreams: [{ url: 'sim', name: 'sim' }],
+      passthrough: true,
+      chainId: undefined,
+    };
     expect(redactSecrets(plain)).toEqual(plain);
   });
 });

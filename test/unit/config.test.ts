@@ -26,7 +26,17 @@ const fail = (raw: unknown, env: NodeJS.ProcessEnv = {}): string[] => problems((
 describe('defaults', () => {
   it('an empty object gives every default', () => {
     expect(parseConfig({})).toEqual({
-      server: { host: '127.0.0.1', port: 8080, bodyLimitBytes: 8388608, trustProxy: false, trustRequestId: true, requestTimeoutMs: 30000, shutdownTimeoutMs: 10000, drainDelayMs: 0, workers: 1 },
+      server: {
+        host: '127.0.0.1',
+        port: 8080,
+        bodyLimitBytes: 8388608,
+        trustProxy: false,
+        trustRequestId: true,
+        requestTimeoutMs: 30000,
+        shutdownTimeoutMs: 10000,
+        drainDelayMs: 0,
+        workers: 1,
+      },
       admin: { host: '127.0.0.1', port: 9090, allowedHosts: [] },
       vendor: 'auto',
       upstreams: [{ url: 'sim', name: 'sim', weight: 1, role: 'normal', headers: {}, spreadVersions: 0 }],
@@ -81,7 +91,9 @@ describe('defaults', () => {
     expectTypeOf<Config['chainId']>().toEqualTypeOf<number | undefined>();
     expectTypeOf<Config['upstreams'][number]['name']>().toEqualTypeOf<string>();
     expectTypeOf<Config['upstreams'][number]['role']>().toEqualTypeOf<'normal' | 'archive'>();
-    expectTypeOf<Config['log']['level']>().toEqualTypeOf<'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'>();
+    expectTypeOf<Config['log']['level']>().toEqualTypeOf<
+      'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
+    >();
     expectTypeOf<RedisConfig['keyPrefix']>().toEqualTypeOf<string>();
     const redis = {} as RedisConfig;
     if (redis.url === undefined) expectTypeOf(redis.cluster).toEqualTypeOf<readonly string[]>();
@@ -131,16 +143,24 @@ describe('env overrides', () => {
 
   it('parses numbers strictly and names the variable', () => {
     for (const bad of ['abc', '80.5', '-1', ' 80', '0x50', '8e3']) {
-      expect(fail({}, { LEDGER_PROXY_PORT: bad })).toEqual([`LEDGER_PROXY_PORT: must be a whole number, got ${JSON.stringify(bad)}`]);
+      expect(fail({}, { LEDGER_PROXY_PORT: bad })).toEqual([
+        `LEDGER_PROXY_PORT: must be a whole number, got ${JSON.stringify(bad)}`,
+      ]);
     }
     expect(fail({}, { LEDGER_PROXY_ADMIN_PORT: 'x' })[0]).toMatch(/^LEDGER_PROXY_ADMIN_PORT: /);
   });
 
   it('names the variable when its value fails validation', () => {
-    expect(fail({}, { LEDGER_PROXY_PORT: '70000' })).toEqual(['server.port: must be at most 65535 (from LEDGER_PROXY_PORT)']);
-    expect(fail({}, { LEDGER_PROXY_UPSTREAMS: 'ftp://x' })).toEqual(["upstreams.0.url: must be 'sim' or an http(s) URL (from LEDGER_PROXY_UPSTREAMS)"]);
+    expect(fail({}, { LEDGER_PROXY_PORT: '70000' })).toEqual([
+      'server.port: must be at most 65535 (from LEDGER_PROXY_PORT)',
+    ]);
+    expect(fail({}, { LEDGER_PROXY_UPSTREAMS: 'ftp://x' })).toEqual([
+      "upstreams.0.url: must be 'sim' or an http(s) URL (from LEDGER_PROXY_UPSTREAMS)",
+    ]);
     expect(fail({}, { LEDGER_PROXY_UPSTREAMS: 'http://a,,http://b' })[0]).toMatch(/^LEDGER_PROXY_UPSTREAMS: .*empty/);
-    expect(fail({}, { LEDGER_PROXY_LOG_LEVEL: 'loud' })[0]).toMatch(/^log\.level: must be one of .*\(from LEDGER_PROXY_LOG_LEVEL\)$/);
+    expect(fail({}, { LEDGER_PROXY_LOG_LEVEL: 'loud' })[0]).toMatch(
+      /^log\.level: must be one of .*\(from LEDGER_PROXY_LOG_LEVEL\)$/,
+    );
   });
 
   it('loadConfig reads process.env unless given env', () => {
@@ -179,15 +199,21 @@ describe('YAML files', () => {
 
   it('names the file in validation errors', () => {
     const file = yamlFile('server:\n  prot: 1\n');
-    expect(() => loadConfig({ file, env: {} })).toThrow(`Invalid configuration in ${file}:\n  server.prot: unknown key`);
+    expect(() => loadConfig({ file, env: {} })).toThrow(
+      `Invalid configuration in ${file}:\n  server.prot: unknown key`,
+    );
   });
 
   it('reports a missing file', () => {
-    expect(problems(() => loadConfig({ file: join(dir, 'missing.yaml'), env: {} }))[0]).toMatch(/missing\.yaml: cannot read: .*ENOENT/);
+    expect(problems(() => loadConfig({ file: join(dir, 'missing.yaml'), env: {} }))[0]).toMatch(
+      /missing\.yaml: cannot read: .*ENOENT/,
+    );
   });
 
   it('YAML 1.2: yes/no are strings, not booleans', () => {
-    expect(problems(() => loadConfig({ file: yamlFile('passthrough: yes\n'), env: {} }))).toEqual(['passthrough: must be a boolean, got "yes"']);
+    expect(problems(() => loadConfig({ file: yamlFile('passthrough: yes\n'), env: {} }))).toEqual([
+      'passthrough: must be a boolean, got "yes"',
+    ]);
   });
 });
 
@@ -228,26 +254,44 @@ describe('bad values', () => {
     [{ server: { workers: 257 } }, 'server.workers: must be "auto" or a whole number from 1 to 256, got 257'],
     [{ server: { drainDelayMs: -1 } }, 'server.drainDelayMs: must be at least 0'],
     [{ admin: { port: 1.5 } }, 'admin.port: must be an integer, got 1.5'],
-    [{ admin: { allowedHosts: ['ledger-proxy:9090'] } }, 'admin.allowedHosts.0: must be a host name or an IP address, without a scheme or a port'],
-    [{ admin: { allowedHosts: ['http://ledger-proxy'] } }, 'admin.allowedHosts.0: must be a host name or an IP address, without a scheme or a port'],
-    [{ admin: { token: { env: 'NOT A NAME' } } }, 'admin.token.env: must match /^[A-Za-z_][A-Za-z0-9_]*$/ (the value given is not shown: it may be a secret)'],
+    [
+      { admin: { allowedHosts: ['ledger-proxy:9090'] } },
+      'admin.allowedHosts.0: must be a host name or an IP address, without a scheme or a port',
+    ],
+    [
+      { admin: { allowedHosts: ['http://ledger-proxy'] } },
+      'admin.allowedHosts.0: must be a host name or an IP address, without a scheme or a port',
+    ],
+    [
+      { admin: { token: { env: 'NOT A NAME' } } },
+      'admin.token.env: must match /^[A-Za-z_][A-Za-z0-9_]*$/ (the value given is not shown: it may be a secret)',
+    ],
     [{ vendor: 'Aptos' }, 'vendor: must match /^[a-z]+$/, got "Aptos"'],
     [{ chainId: 256, upstreams: [{ url: 'http://a' }] }, 'chainId: must be at most 255'],
     [{ upstreams: [] }, 'upstreams: must have at least 1 entry'],
     [{ upstreams: {} }, 'upstreams: must be a list, got a mapping'],
     [{ upstreams: [{}] }, 'upstreams.0.url: required'],
     [{ upstreams: [{ url: 'sim', weight: 0 }] }, 'upstreams.0.weight: must be greater than 0'],
-    [{ upstreams: [{ url: 'sim', role: 'backup' }] }, 'upstreams.0.role: must be one of normal | archive, got "backup"'],
+    [
+      { upstreams: [{ url: 'sim', role: 'backup' }] },
+      'upstreams.0.role: must be one of normal | archive, got "backup"',
+    ],
     [{ upstreams: [{ url: 'sim', maxInFlight: 0 }] }, 'upstreams.0.maxInFlight: must be greater than 0'],
     [{ upstreams: [{ url: 'sim', maxRps: -1 }] }, 'upstreams.0.maxRps: must be greater than 0'],
     [{ upstreams: [{ url: 'sim', name: '' }] }, 'upstreams.0.name: must not be empty'],
-    [{ routing: { attemptTimeoutMs: 2000, deadlineMs: 1000 } }, 'routing.deadlineMs: must be at least routing.attemptTimeoutMs'],
+    [
+      { routing: { attemptTimeoutMs: 2000, deadlineMs: 1000 } },
+      'routing.deadlineMs: must be at least routing.attemptTimeoutMs',
+    ],
     [{ routing: { maxAttempts: 0 } }, 'routing.maxAttempts: must be greater than 0'],
     [{ routing: { hedgeAfterMs: -1 } }, 'routing.hedgeAfterMs: must be at least 0'],
     [{ cache: { memory: { maxBytes: 0 } } }, 'cache.memory.maxBytes: must be greater than 0'],
     [{ cache: { redis: { url: 'http://h:1' } } }, 'cache.redis.url: must be a redis:// or rediss:// URL'],
     [{ cache: { redis: { cluster: [] } } }, 'cache.redis.cluster: must have at least 1 entry'],
-    [{ cache: { redis: { cluster: ['redis://a:1', 'nope'] } } }, 'cache.redis.cluster.1: must be a redis:// or rediss:// URL'],
+    [
+      { cache: { redis: { cluster: ['redis://a:1', 'nope'] } } },
+      'cache.redis.cluster.1: must be a redis:// or rediss:// URL',
+    ],
     [{ cache: { verify: { mode: 'on' } } }, 'cache.verify.mode: must be one of off | sample | always, got "on"'],
     [{ cache: { verify: { sampleRatio: 1.5 } } }, 'cache.verify.sampleRatio: must be at most 1'],
     [{ latest: { staleIfErrorMs: -5 } }, 'latest.staleIfErrorMs: must be at least 0'],
@@ -255,13 +299,34 @@ describe('bad values', () => {
       { rateLimit: { enabled: true } },
       'rateLimit: replaced by tenants: tenants.anonymous.requestsPerSecond limits each client address (and tenants.anonymous.nodeUnitsPerMinute the node work it causes), counted across instances through cache.redis when it is set',
     ],
-    [{ tenants: { anonymous: { requestsPerSecond: 0 } } }, 'tenants.anonymous.requestsPerSecond: must be greater than 0'],
-    [{ tenants: { list: [{ name: 'Wallet' }] } }, 'tenants.list.0.name: must match /^[a-z0-9][a-z0-9._-]{0,62}$/, got "Wallet"'],
-    [{ tenants: { list: [{ name: 'anonymous' }] } }, "tenants.list.0.name: 'anonymous' is the tenant of clients without a key"],
-    [{ tenants: { list: [{ name: 'a' }, { name: 'a' }] } }, 'tenants.list.1.name: duplicate name (also tenants.list.0)'],
-    [{ tenants: { list: [{ name: 'a', keys: [{ sha256: 'ABC' }] }] } }, 'tenants.list.0.keys.0.sha256: must match /^[0-9a-f]{64}$/ (the value given is not shown: it may be a secret)'],
-    [{ tenants: { list: [{ name: 'a', priority: 'urgent' }] } }, 'tenants.list.0.priority: must be one of high | normal | low, got "urgent"'],
-    [{ tenants: { costs: { 'view ': 1 } } }, 'tenants.costs.view : must be a route family (view) or a passthrough route (POST /v1/transactions)'],
+    [
+      { tenants: { anonymous: { requestsPerSecond: 0 } } },
+      'tenants.anonymous.requestsPerSecond: must be greater than 0',
+    ],
+    [
+      { tenants: { list: [{ name: 'Wallet' }] } },
+      'tenants.list.0.name: must match /^[a-z0-9][a-z0-9._-]{0,62}$/, got "Wallet"',
+    ],
+    [
+      { tenants: { list: [{ name: 'anonymous' }] } },
+      "tenants.list.0.name: 'anonymous' is the tenant of clients without a key",
+    ],
+    [
+      { tenants: { list: [{ name: 'a' }, { name: 'a' }] } },
+      'tenants.list.1.name: duplicate name (also tenants.list.0)',
+    ],
+    [
+      { tenants: { list: [{ name: 'a', keys: [{ sha256: 'ABC' }] }] } },
+      'tenants.list.0.keys.0.sha256: must match /^[0-9a-f]{64}$/ (the value given is not shown: it may be a secret)',
+    ],
+    [
+      { tenants: { list: [{ name: 'a', priority: 'urgent' }] } },
+      'tenants.list.0.priority: must be one of high | normal | low, got "urgent"',
+    ],
+    [
+      { tenants: { costs: { 'view ': 1 } } },
+      'tenants.costs.view : must be a route family (view) or a passthrough route (POST /v1/transactions)',
+    ],
     [
       { server: { trustProxy: 1 }, tenants: { trustedHeader: 'X-Tenant' } },
       'tenants.trustedHeader: needs server.trustProxy to list the addresses of the layer in front (such as 10.0.0.0/8 or loopback), not a hop count (1): any client that connects directly could name a tenant',
@@ -273,7 +338,10 @@ describe('bad values', () => {
     [{ shedding: { maxInFlight: 0 } }, 'shedding.maxInFlight: must be greater than 0'],
     [{ shedding: { shedFirst: 'random' } }, 'shedding.shedFirst: must be one of none | latest | pinned, got "random"'],
     [{ shedding: { budgetWaitMs: -1 } }, 'shedding.budgetWaitMs: must be at least 0'],
-    [{ log: { level: 'verbose' } }, 'log.level: must be one of fatal | error | warn | info | debug | trace | silent, got "verbose"'],
+    [
+      { log: { level: 'verbose' } },
+      'log.level: must be one of fatal | error | warn | info | debug | trace | silent, got "verbose"',
+    ],
     [{ sim: { pruneWindow: 0 } }, 'sim.pruneWindow: must be greater than 0'],
     [{ sim: { versionsPerSecond: 0 } }, 'sim.versionsPerSecond: must be greater than 0'],
     [{ chainId: 1 }, "chainId: differs from sim.chainId (4) while an upstream is 'sim'"],
@@ -296,12 +364,17 @@ describe('bad values', () => {
     expect(parseConfig({ chainId: 0, upstreams: [{ url: 'http://a' }] }).chainId).toBe(0);
   });
 
-  it.each([true, false, 0, 2, '10.0.0.0/8', '127.0.0.1, ::1/128', 'loopback,10.0.0.0/255.0.0.0'])('trustProxy %j is accepted', (value) => {
-    expect(parseConfig({ server: { trustProxy: value } }).server.trustProxy).toBe(value);
-  });
+  it.each([true, false, 0, 2, '10.0.0.0/8', '127.0.0.1, ::1/128', 'loopback,10.0.0.0/255.0.0.0'])(
+    'trustProxy %j is accepted',
+    (value) => {
+      expect(parseConfig({ server: { trustProxy: value } }).server.trustProxy).toBe(value);
+    },
+  );
 
   it.each([false, '10.0.0.0/8', 'loopback'])('tenants.trustedHeader with trustProxy %j is accepted', (trustProxy) => {
-    expect(parseConfig({ server: { trustProxy }, tenants: { trustedHeader: 'X-Tenant' } }).tenants?.trustedHeader).toBe('x-tenant');
+    expect(parseConfig({ server: { trustProxy }, tenants: { trustedHeader: 'X-Tenant' } }).tenants?.trustedHeader).toBe(
+      'x-tenant',
+    );
   });
 
   it.each(['yes', '2', '10.0.0.0/33', '', -1, 1.5, ['10.0.0.1']])('trustProxy %j is refused', (value) => {
@@ -339,7 +412,12 @@ describe('upstream urls', () => {
 
   it('names an upstream without a name by its position (node1, node2, …), or sim: never by its address, which clients must not see', () => {
     const names = parseConfig({
-      upstreams: [{ url: 'sim' }, { url: 'http://a.example' }, { url: 'https://b.example/v1' }, { url: 'http://c:81', name: 'mine' }],
+      upstreams: [
+        { url: 'sim' },
+        { url: 'http://a.example' },
+        { url: 'https://b.example/v1' },
+        { url: 'http://c:81', name: 'mine' },
+      ],
     }).upstreams.map((u) => u.name);
     expect(names).toEqual(['sim', 'node2', 'node3', 'mine']);
   });
@@ -357,14 +435,19 @@ describe('upstream urls', () => {
         ],
       }),
     ).toEqual(["upstreams.2.name: duplicate name 'x' (also upstreams.0)"]);
-    expect(parseConfig({ upstreams: [{ url: 'http://a:1' }, { url: 'http://a:1', name: 'second' }] }).upstreams).toHaveLength(2);
+    expect(
+      parseConfig({ upstreams: [{ url: 'http://a:1' }, { url: 'http://a:1', name: 'second' }] }).upstreams,
+    ).toHaveLength(2);
   });
 });
 
 describe('upstream headers (an API key)', () => {
   it('default to none, and keep their values with names lower-cased', () => {
     const [plain, keyed] = parseConfig({
-      upstreams: [{ url: 'http://a:1' }, { url: 'http://b:1', headers: { 'X-Api-Key': ' k-1 ', Authorization: 'Bearer t' } }],
+      upstreams: [
+        { url: 'http://a:1' },
+        { url: 'http://b:1', headers: { 'X-Api-Key': ' k-1 ', Authorization: 'Bearer t' } },
+      ],
     }).upstreams;
     expect(plain!.headers).toEqual({});
     expect(keyed!.headers).toEqual({ 'x-api-key': 'k-1', authorization: 'Bearer t' });
@@ -372,7 +455,12 @@ describe('upstream headers (an API key)', () => {
 
   it('refuse names the proxy sets, bad names and control characters, without echoing the value', () => {
     const issues = fail({
-      upstreams: [{ url: 'http://a:1', headers: { Host: 'evil', 'Content-Length': '1', 'bad name': 'x', 'x-key': 'secret\r\nInjected: 1' } }],
+      upstreams: [
+        {
+          url: 'http://a:1',
+          headers: { Host: 'evil', 'Content-Length': '1', 'bad name': 'x', 'x-key': 'secret\r\nInjected: 1' },
+        },
+      ],
     });
     expect(issues).toEqual([
       'upstreams.0.headers.Host: is set by the proxy itself',
@@ -381,7 +469,9 @@ describe('upstream headers (an API key)', () => {
       'upstreams.0.headers.x-key: must not contain control characters (CR, LF, NUL)',
     ]);
     expect(issues.join('\n')).not.toContain('secret');
-    expect(fail({ upstreams: [{ url: 'http://a:1', headers: { 'x-n': 5 } }] })).toEqual(['upstreams.0.headers.x-n: must be a string (the value given is not shown: it may be a secret)']);
+    expect(fail({ upstreams: [{ url: 'http://a:1', headers: { 'x-n': 5 } }] })).toEqual([
+      'upstreams.0.headers.x-n: must be a string (the value given is not shown: it may be a secret)',
+    ]);
   });
 });
 
@@ -395,11 +485,19 @@ describe('tenant keys', () => {
         'tenants.list.0.keys.1.env: the environment variable WALLET_KEY is not set (it holds a key of tenant a)',
       ]);
     }
-    expect(parseConfig(tenants({ name: 'a', keys: [{ env: 'WALLET_KEY' }] }), { WALLET_KEY: KEY }).tenants?.list[0]?.keys).toEqual([{ env: 'WALLET_KEY' }]);
+    expect(
+      parseConfig(tenants({ name: 'a', keys: [{ env: 'WALLET_KEY' }] }), { WALLET_KEY: KEY }).tenants?.list[0]?.keys,
+    ).toEqual([{ env: 'WALLET_KEY' }]);
   });
 
   it('one key listed twice, for two tenants or for one, by its sha256 or through env, is a config error that shows neither the key nor its hash', () => {
-    const issues = fail(tenants({ name: 'a', keys: [{ sha256: sha256Hex(KEY) }] }, { name: 'b', keys: [{ env: 'B_KEY' }, { sha256: sha256Hex('b') }, { sha256: sha256Hex('b') }] }), { B_KEY: KEY });
+    const issues = fail(
+      tenants(
+        { name: 'a', keys: [{ sha256: sha256Hex(KEY) }] },
+        { name: 'b', keys: [{ env: 'B_KEY' }, { sha256: sha256Hex('b') }, { sha256: sha256Hex('b') }] },
+      ),
+      { B_KEY: KEY },
+    );
     expect(issues).toEqual([
       'tenants.list.1.keys.0: the same key as tenants.list.0.keys.0 (tenant a): a key may be listed once',
       'tenants.list.1.keys.2: the same key as tenants.list.1.keys.1 (tenant b): a key may be listed once',
@@ -413,8 +511,17 @@ describe('tenant keys', () => {
       expect(issues.length, JSON.stringify(keys)).toBeGreaterThan(0);
       expect(issues.join('\n'), JSON.stringify(keys)).not.toMatch(/wallet-secret|12345/);
     }
-    expect(() => loadConfig({ file: yamlFile(`tenants:\n  list:\n    - name: a\n      keys: [{ sha256: "${KEY}" }]\n`), env: {} })).toThrow(/tenants\.list\.0\.keys\.0\.sha256: must match/);
-    expect(thrownBy(ConfigError, () => loadConfig({ file: yamlFile(`tenants:\n  list:\n    - name: a\n      keys: [{ sha256: "${KEY}" }]\n`), env: {} })).message).not.toContain(KEY);
+    expect(() =>
+      loadConfig({ file: yamlFile(`tenants:\n  list:\n    - name: a\n      keys: [{ sha256: "${KEY}" }]\n`), env: {} }),
+    ).toThrow(/tenants\.list\.0\.keys\.0\.sha256: must match/);
+    expect(
+      thrownBy(ConfigError, () =>
+        loadConfig({
+          file: yamlFile(`tenants:\n  list:\n    - name: a\n      keys: [{ sha256: "${KEY}" }]\n`),
+          env: {},
+        }),
+      ).message,
+    ).not.toContain(KEY);
   });
 });
 
@@ -426,12 +533,16 @@ describe('redis', () => {
   });
 
   it('needs exactly one of url and cluster', () => {
-    expect(fail({ cache: { redis: { url: 'redis://a:1', cluster: ['redis://b:1'] } } })).toEqual(['cache.redis.cluster: give either url or cluster, not both']);
+    expect(fail({ cache: { redis: { url: 'redis://a:1', cluster: ['redis://b:1'] } } })).toEqual([
+      'cache.redis.cluster: give either url or cluster, not both',
+    ]);
     expect(fail({ cache: { redis: { keyPrefix: 'x:' } } })).toEqual(['cache.redis.url: required (or cluster)']);
   });
 
   it('accepts credentials in a redis url (AUTH)', () => {
-    expect(parseConfig({ cache: { redis: { url: 'redis://:secret@r:6379/0' } } }).cache.redis?.url).toBe('redis://:secret@r:6379/0');
+    expect(parseConfig({ cache: { redis: { url: 'redis://:secret@r:6379/0' } } }).cache.redis?.url).toBe(
+      'redis://:secret@r:6379/0',
+    );
   });
 });
 
@@ -457,7 +568,9 @@ describe('frozen output', () => {
 describe('shipped config files', () => {
   it('config/default.yaml: one simulated node, memory only', () => {
     const config = loadConfig({ file: 'config/default.yaml', env: {} });
-    expect(config.upstreams).toEqual([{ url: 'sim', name: 'sim', weight: 1, role: 'normal', headers: {}, spreadVersions: 0 }]);
+    expect(config.upstreams).toEqual([
+      { url: 'sim', name: 'sim', weight: 1, role: 'normal', headers: {}, spreadVersions: 0 },
+    ]);
     expect(config.cache.redis).toBeUndefined();
     expect(config.server).toMatchObject({ host: '127.0.0.1', port: 8080 });
   });
@@ -480,16 +593,23 @@ describe('shipped config files', () => {
 describe('tracing', () => {
   it('is off unless otlpEndpoint is set; a bare collector origin gets the OTLP traces path, any other path is kept', () => {
     expect(parseConfig({}).tracing.otlpEndpoint).toBeUndefined();
-    const endpoint = (otlpEndpoint: string): string | undefined => parseConfig({ tracing: { otlpEndpoint } }).tracing.otlpEndpoint;
+    const endpoint = (otlpEndpoint: string): string | undefined =>
+      parseConfig({ tracing: { otlpEndpoint } }).tracing.otlpEndpoint;
     expect(endpoint('http://collector:4318')).toBe('http://collector:4318/v1/traces');
     expect(endpoint('http://collector:4318/')).toBe('http://collector:4318/v1/traces');
     expect(endpoint('https://otlp.example/api/v1/traces')).toBe('https://otlp.example/api/v1/traces');
-    expect(parseConfig({}, { LEDGER_PROXY_OTLP_ENDPOINT: 'http://collector:4318' }).tracing.otlpEndpoint).toBe('http://collector:4318/v1/traces');
+    expect(parseConfig({}, { LEDGER_PROXY_OTLP_ENDPOINT: 'http://collector:4318' }).tracing.otlpEndpoint).toBe(
+      'http://collector:4318/v1/traces',
+    );
   });
 
   it('refuses what could not be a collector or a ratio', () => {
-    expect(fail({ tracing: { otlpEndpoint: 'collector:4318' } })).toEqual(['tracing.otlpEndpoint: must be an http(s) URL of an OTLP/HTTP collector (http://collector:4318)']);
-    expect(fail({ tracing: { otlpEndpoint: 'grpc://collector:4317' } })[0]).toMatch(/^tracing\.otlpEndpoint: must be an http\(s\) URL/);
+    expect(fail({ tracing: { otlpEndpoint: 'collector:4318' } })).toEqual([
+      'tracing.otlpEndpoint: must be an http(s) URL of an OTLP/HTTP collector (http://collector:4318)',
+    ]);
+    expect(fail({ tracing: { otlpEndpoint: 'grpc://collector:4317' } })[0]).toMatch(
+      /^tracing\.otlpEndpoint: must be an http\(s\) URL/,
+    );
     expect(fail({ tracing: { sampleRatio: 1.5 } })[0]).toMatch(/^tracing\.sampleRatio: /);
     expect(fail({ tracing: { serviceName: '' } })[0]).toMatch(/^tracing\.serviceName: /);
     expect(fail({ tracing: { sampler: 'always' } })).toEqual(['tracing.sampler: unknown key']);

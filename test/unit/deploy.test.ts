@@ -53,7 +53,16 @@ describe('deployment files', () => {
   });
 
   it('passes docker-compose config with every profile', async () => {
-    const { code, out } = await runTool('docker-compose', ['-f', 'docker-compose.yml', '--profile', 'sim', '--profile', 'monitoring', 'config', '-q']);
+    const { code, out } = await runTool('docker-compose', [
+      '-f',
+      'docker-compose.yml',
+      '--profile',
+      'sim',
+      '--profile',
+      'monitoring',
+      'config',
+      '-q',
+    ]);
     expect(code, out).toBe(0);
   });
 
@@ -70,7 +79,8 @@ describe('deployment files', () => {
 
   it('scrapes the admin listener by a name it answers (admin.allowedHosts), and the healthcheck by loopback, which it always answers', () => {
     const prometheus = parse(readFileSync('deploy/prometheus/prometheus.yml', 'utf8'));
-    const targets = prometheus.scrape_configs.find((job: { job_name: string }) => job.job_name === 'ledger-proxy').static_configs[0].targets as string[];
+    const targets = prometheus.scrape_configs.find((job: { job_name: string }) => job.job_name === 'ledger-proxy')
+      .static_configs[0].targets as string[];
     for (const target of targets) {
       const [host, port] = target.split(':');
       expect(compose.services[host], target).toBe(proxy);

@@ -17,7 +17,9 @@ const DOCS = [
 
 /** Targets of inline links and images, `[text](target)` and `![alt](target "title")`, outside code. */
 export function linkTargets(markdown: string): string[] {
-  const prose = markdown.replace(/^```[\s\S]*?^```/gm, '').replace(/`[^`\n]*`/g, (code) => (code.includes('](') ? '' : code));
+  const prose = markdown
+    .replace(/^```[\s\S]*?^```/gm, '')
+    .replace(/`[^`\n]*`/g, (code) => (code.includes('](') ? '' : code));
   const targets: string[] = [];
   for (const match of prose.matchAll(/!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)) targets.push(match[1]);
   for (const match of prose.matchAll(/^\s*\[[^\]]+\]:\s*<?(\S+?)>?(?:\s|$)/gm)) targets.push(match[1]);
@@ -41,7 +43,8 @@ function linkProblem(file: string, target: string): string | null {
 
 describe('documentation links', () => {
   it('finds the links of a markdown text, not those in code', () => {
-    const text = 'See [a](docs/a.md) and ![b](img/b.svg "B").\n[ref]: ../x.md\n```sh\n[c](nope.md)\n```\nand `[d](e.md)` [f](https://example.com)';
+    const text =
+      'See [a](docs/a.md) and ![b](img/b.svg "B").\n[ref]: ../x.md\n```sh\n[c](nope.md)\n```\nand `[d](e.md)` [f](https://example.com)';
     expect(linkTargets(text)).toEqual(['docs/a.md', 'img/b.svg', 'https://example.com', '../x.md']);
     expect(linkProblem('README.md', '../shared/SPEC.md')).toBe('points outside the repository');
     expect(linkProblem('docs/api.md', '../README.md#quickstart')).toBeNull();

@@ -52,7 +52,9 @@ export function schemaLeaves(schema: z.ZodType, path = ''): SchemaLeaf[] {
     if (objects.length > 0) return objects.flatMap((option) => schemaLeaves(option, path));
   }
   if (def.type === 'object') {
-    return Object.entries(def.shape as Record<string, z.ZodType>).flatMap(([key, child]) => schemaLeaves(child, path === '' ? key : `${path}.${key}`));
+    return Object.entries(def.shape as Record<string, z.ZodType>).flatMap(([key, child]) =>
+      schemaLeaves(child, path === '' ? key : `${path}.${key}`),
+    );
   }
   if (def.type === 'array') {
     const items = schemaLeaves(def.element as z.ZodType, `${path}[]`);
@@ -100,7 +102,13 @@ function exampleKeys(text: string): { keys: ExampleKey[]; errors: string[] } {
       const text = uncommented[line];
       const hash = text.indexOf(' #');
       const value = pair.value === null ? null : (pair.value as Node).toJSON();
-      keys.push({ path: keyPath, line: line + 1, value, commented: commented.has(line), comment: hash < 0 ? '' : text.slice(hash + 2) });
+      keys.push({
+        path: keyPath,
+        line: line + 1,
+        value,
+        commented: commented.has(line),
+        comment: hash < 0 ? '' : text.slice(hash + 2),
+      });
       visit(pair.value, keyPath);
     }
   };
@@ -125,18 +133,24 @@ function problemsOf(leaf: SchemaLeaf, lines: ExampleKey[]): string[] {
     const stated = statedDefault(line.comment);
     const where = `${leaf.path} (line ${line.line})`;
     if (stated === 'none') {
-      if (leaf.default !== undefined) problems.push(`${where}: says default none, the schema's is ${JSON.stringify(leaf.default.value)}`);
+      if (leaf.default !== undefined)
+        problems.push(`${where}: says default none, the schema's is ${JSON.stringify(leaf.default.value)}`);
       shown = true;
     } else if (stated !== undefined) {
       if (leaf.default === undefined) problems.push(`${where}: states a default the schema does not have`);
       else if (!isDeepStrictEqual(stated.value, leaf.default.value)) {
-        problems.push(`${where}: says default ${JSON.stringify(stated.value)}, the schema's is ${JSON.stringify(leaf.default.value)}`);
+        problems.push(
+          `${where}: says default ${JSON.stringify(stated.value)}, the schema's is ${JSON.stringify(leaf.default.value)}`,
+        );
       }
       shown = true;
     } else if (line.commented) {
-      if (leaf.default === undefined) problems.push(`${where}: commented out as a default, but the schema has none (say "default none")`);
+      if (leaf.default === undefined)
+        problems.push(`${where}: commented out as a default, but the schema has none (say "default none")`);
       else if (!isDeepStrictEqual(line.value, leaf.default.value)) {
-        problems.push(`${where}: shows ${JSON.stringify(line.value)} as its default, the schema's is ${JSON.stringify(leaf.default.value)}`);
+        problems.push(
+          `${where}: shows ${JSON.stringify(line.value)} as its default, the schema's is ${JSON.stringify(leaf.default.value)}`,
+        );
       }
       shown = true;
     }
@@ -158,7 +172,14 @@ function checkExample(text: string): string[] {
   );
   // The other way round: a key (commented or not) the schema does not know, such as
   // a renamed key, is a stale line. Keys under a leaf (header names) are values.
-  const known = (path: string): boolean => leaves.some((leaf) => leaf.path === path || leaf.path.startsWith(`${path}.`) || leaf.path.startsWith(`${path}[]`) || path.startsWith(`${leaf.path}.`));
+  const known = (path: string): boolean =>
+    leaves.some(
+      (leaf) =>
+        leaf.path === path ||
+        leaf.path.startsWith(`${path}.`) ||
+        leaf.path.startsWith(`${path}[]`) ||
+        path.startsWith(`${leaf.path}.`),
+    );
   for (const key of keys) if (!known(key.path)) problems.push(`${key.path} (line ${key.line}): not a config key`);
   return problems;
 }
@@ -170,7 +191,17 @@ describe('config/production.example.yaml', () => {
     const leaves = schemaLeaves(ConfigSchema);
     const paths = leaves.map((leaf) => leaf.path);
     // A few known keys, so a walker that finds nothing cannot pass the test below.
-    expect(paths).toEqual(expect.arrayContaining(['server.port', 'upstreams[].url', 'upstreams[].headers', 'routing.breaker.openMs', 'cache.redis.cluster', 'shedding.shedFirst', 'sim.chainId']));
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        'server.port',
+        'upstreams[].url',
+        'upstreams[].headers',
+        'routing.breaker.openMs',
+        'cache.redis.cluster',
+        'shedding.shedFirst',
+        'sim.chainId',
+      ]),
+    );
     expect(leaves.find((leaf) => leaf.path === 'shedding.budgetWaitMs')?.default).toEqual({ value: 50 });
     expect(leaves.find((leaf) => leaf.path === 'chainId')?.default).toBeUndefined();
     expect(paths.length).toBeGreaterThan(45);
@@ -184,8 +215,13 @@ describe('config/production.example.yaml', () => {
     const dropped = text.replace(/^ {2}# budgetWaitMs: .*\n/m, '');
     expect(checkExample(dropped)).toContain('shedding.budgetWaitMs: missing');
     const wrongShown = text.replace('# maxAttempts: 3', '# maxAttempts: 4');
-    expect(checkExample(wrongShown).join('\n')).toMatch(/routing\.maxAttempts .*shows 4 as its default, the schema's is 3/);
-    const wrongStated = text.replace('maxBytes: 536870912       # default 268435456', 'maxBytes: 536870912       # default 1024');
+    expect(checkExample(wrongShown).join('\n')).toMatch(
+      /routing\.maxAttempts .*shows 4 as its default, the schema's is 3/,
+    );
+    const wrongStated = text.replace(
+      'maxBytes: 536870912       # default 268435456',
+      'maxBytes: 536870912       # default 1024',
+    );
     expect(checkExample(wrongStated).join('\n')).toMatch(/cache\.memory\.maxBytes .*says default 1024/);
     const stale = text.replace('  # hedgeAfterMs: 0', '  # hedgeMs: 0');
     expect(checkExample(stale).join('\n')).toMatch(/routing\.hedgeMs .*not a config key/);

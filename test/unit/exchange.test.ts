@@ -7,7 +7,12 @@ import { Pool } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { gzipSync } from 'node:zlib';
 import { AnswerBytes } from '../../src/upstream/transport/answer-bytes.js';
-import { AnswerBytesExhausted, AnswerTooLarge, exchange, ExchangeTimeout } from '../../src/upstream/transport/node-call.js';
+import {
+  AnswerBytesExhausted,
+  AnswerTooLarge,
+  exchange,
+  ExchangeTimeout,
+} from '../../src/upstream/transport/node-call.js';
 import { until } from '../helpers/until.js';
 
 let server: Server | undefined;
@@ -19,7 +24,9 @@ afterEach(async () => {
 });
 
 /** A server answering with `handler`, and a pool to it; `closed` counts connections that ended. */
-async function node(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ pool: Pool; closed: () => number }> {
+async function node(
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<{ pool: Pool; closed: () => number }> {
   let closed = 0;
   server = createServer(handler);
   server.on('connection', (socket) => socket.on('close', () => closed++));
@@ -32,7 +39,10 @@ describe('exchange', () => {
   it('collects status, headers and a body of one chunk or many into a buffer of its own', async () => {
     const parts = [Buffer.alloc(10, 1), Buffer.alloc(70_000, 2), Buffer.alloc(5, 3)];
     const { pool } = await node((req, res) => {
-      res.writeHead(req.url === '/many' ? 200 : 404, { 'content-type': 'application/x-bcs', 'x-node-ledger-version': '7' });
+      res.writeHead(req.url === '/many' ? 200 : 404, {
+        'content-type': 'application/x-bcs',
+        'x-node-ledger-version': '7',
+      });
       if (req.url === '/many') {
         for (const part of parts) res.write(part);
         res.end();
@@ -56,14 +66,25 @@ describe('exchange', () => {
       req.on('end', () => res.end(`${req.method} ${req.headers['content-type']} ${Buffer.concat(chunks).toString()}`));
     });
     const body = Buffer.from('{"key":"0x1"}');
-    const got = await exchange(pool, { method: 'POST', path: '/v1/x', headers: { 'content-type': 'application/json', 'content-length': String(body.length) }, body }, { timeoutMs: 5000 });
+    const got = await exchange(
+      pool,
+      {
+        method: 'POST',
+        path: '/v1/x',
+        headers: { 'content-type': 'application/json', 'content-length': String(body.length) },
+        body,
+      },
+      { timeoutMs: 5000 },
+    );
     expect(got.body.toString()).toBe('POST application/json {"key":"0x1"}');
   });
 
   it('rejects with ExchangeTimeout at the deadline and ends the exchange', async () => {
     const { pool, closed } = await node(() => undefined);
     const started = performance.now();
-    await expect(exchange(pool, { method: 'GET', path: '/' }, { timeoutMs: 150 })).rejects.toBeInstanceOf(ExchangeTimeout);
+    await expect(exchange(pool, { method: 'GET', path: '/' }, { timeoutMs: 150 })).rejects.toBeInstanceOf(
+      ExchangeTimeout,
+    );
     expect(performance.now() - started).toBeLessThan(2000);
     // The stalled exchange was aborted, not left open on its connection.
     await until(() => closed() === 1, 2000, 'the timed-out exchange to close its connection');
@@ -74,7 +95,9 @@ describe('exchange', () => {
     const { pool, closed } = await node(() => void received++);
     const before = new AbortController();
     before.abort(new Error('lost the race'));
-    await expect(exchange(pool, { method: 'GET', path: '/' }, { timeoutMs: 5000, signal: before.signal })).rejects.toThrow('lost the race');
+    await expect(
+      exchange(pool, { method: 'GET', path: '/' }, { timeoutMs: 5000, signal: before.signal }),
+    ).rejects.toThrow('lost the race');
     const during = new AbortController();
     const pending = exchange(pool, { method: 'GET', path: '/' }, { timeoutMs: 5000, signal: during.signal });
     await until(() => received === 1, 2000, 'the request at the node');
@@ -87,7 +110,9 @@ describe('exchange', () => {
     const { pool } = await node(() => undefined);
     await new Promise((resolve) => server!.close(resolve));
     server = undefined;
-    await expect(exchange(pool, { method: 'GET', path: '/' }, { timeoutMs: 5000 })).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+    await expect(exchange(pool, { method: 'GET', path: '/' }, { timeoutMs: 5000 })).rejects.toMatchObject({
+      code: 'ECONNREFUSED',
+    });
   });
 });
 
@@ -105,7 +130,9 @@ describe('exchange: bounds on what an answer holds', () => {
     const whole = await exchange(pool, { method: 'GET', path: '/' }, { timeoutMs: 5000, maxBytes: 64 * MiB });
     expect(whole.body.length).toBe(64 * MiB);
     const started = performance.now();
-    await expect(exchange(pool, { method: 'GET', path: '/' }, { timeoutMs: 5000, maxBytes: 4 * MiB })).rejects.toBeInstanceOf(AnswerTooLarge);
+    await expect(
+      exchange(pool, { method: 'GET', path: '/' }, { timeoutMs: 5000, maxBytes: 4 * MiB }),
+    ).rejects.toBeInstanceOf(AnswerTooLarge);
     expect(performance.now() - started).toBeLessThan(2000);
     await until(() => closed() >= 1, 2000, 'the abandoned exchange to close its connection');
   });
@@ -117,7 +144,9 @@ describe('exchange: bounds on what an answer holds', () => {
       res.on('close', () => clearInterval(timer));
     });
     const started = performance.now();
-    await expect(exchange(pool, { method: 'GET', path: '/' }, { timeoutMs: 200, maxBytes: 1024 * MiB })).rejects.toBeInstanceOf(ExchangeTimeout);
+    await expect(
+      exchange(pool, { method: 'GET', path: '/' }, { timeoutMs: 200, maxBytes: 1024 * MiB }),
+    ).rejects.toBeInstanceOf(ExchangeTimeout);
     expect(performance.now() - started).toBeLessThan(1500);
     await until(() => closed() === 1, 2000, 'the timed-out exchange to close its connection');
   });
@@ -127,8 +156,14 @@ describe('exchange: bounds on what an answer holds', () => {
       res.writeHead(200, { 'content-encoding': req.url === '/zstd' ? 'zstd' : 'gzip' });
       res.end('not gzip');
     });
-    await expect(exchange(pool, { method: 'GET', path: '/gzip' }, { timeoutMs: 5000 })).rejects.toMatchObject({ name: 'AnswerUndecodable', known: true });
-    await expect(exchange(pool, { method: 'GET', path: '/zstd' }, { timeoutMs: 5000 })).rejects.toMatchObject({ name: 'AnswerUndecodable', known: false });
+    await expect(exchange(pool, { method: 'GET', path: '/gzip' }, { timeoutMs: 5000 })).rejects.toMatchObject({
+      name: 'AnswerUndecodable',
+      known: true,
+    });
+    await expect(exchange(pool, { method: 'GET', path: '/zstd' }, { timeoutMs: 5000 })).rejects.toMatchObject({
+      name: 'AnswerUndecodable',
+      known: false,
+    });
   });
 
   it('takes an answer from the bytes in flight as it arrives, sheds what does not fit, and gives every byte back', async () => {
@@ -145,13 +180,22 @@ describe('exchange: bounds on what an answer holds', () => {
     expect(budget.held).toBe(0);
     for (const declare of ['0', '1']) {
       const headers = { 'x-declare': declare };
-      await expect(exchange(pool, { method: 'GET', path: `/${4 * MiB}`, headers }, { timeoutMs: 5000, inFlight: budget }), declare).rejects.toBeInstanceOf(AnswerBytesExhausted);
+      await expect(
+        exchange(pool, { method: 'GET', path: `/${4 * MiB}`, headers }, { timeoutMs: 5000, inFlight: budget }),
+        declare,
+      ).rejects.toBeInstanceOf(AnswerBytesExhausted);
       expect(budget.held, declare).toBe(0);
     }
     expect(budget.peak).toBeLessThanOrEqual(3 * MiB);
     // Held by another answer: only what is left fits.
     expect(budget.take(2 * MiB)).toBe(true);
-    await expect(exchange(pool, { method: 'GET', path: `/${2 * MiB}`, headers: { 'x-declare': '1' } }, { timeoutMs: 5000, inFlight: budget })).rejects.toBeInstanceOf(AnswerBytesExhausted);
+    await expect(
+      exchange(
+        pool,
+        { method: 'GET', path: `/${2 * MiB}`, headers: { 'x-declare': '1' } },
+        { timeoutMs: 5000, inFlight: budget },
+      ),
+    ).rejects.toBeInstanceOf(AnswerBytesExhausted);
   });
 });
 

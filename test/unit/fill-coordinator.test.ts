@@ -26,12 +26,23 @@ function sharedStore(): SharedStore & { published: FillOutcome[]; released: numb
   return store;
 }
 
-const answer = (status: number): StoredAnswer => ({ status, contentType: 'application/json', body: Buffer.from('{}'), version: 0n });
+const answer = (status: number): StoredAnswer => ({
+  status,
+  contentType: 'application/json',
+  body: Buffer.from('{}'),
+  version: 0n,
+});
 
-async function holderFill(node: NodeFill): Promise<{ store: ReturnType<typeof sharedStore>; filled: Awaited<ReturnType<FillCoordinator['fill']>> }> {
+async function holderFill(
+  node: NodeFill,
+): Promise<{ store: ReturnType<typeof sharedStore>; filled: Awaited<ReturnType<FillCoordinator['fill']>> }> {
   const store = sharedStore();
   const fills = new FillCoordinator({ store, settings: { fillLock: true, fillLockMs: 1000 } });
-  const filled = await fills.fill('k', Date.now() + 1000, { usable: () => true, refusal: () => null, fromNode: async () => node });
+  const filled = await fills.fill('k', Date.now() + 1000, {
+    usable: () => true,
+    refusal: () => null,
+    fromNode: async () => node,
+  });
   await until(() => store.released === 1, 1000, 'the lock released');
   return { store, filled };
 }

@@ -22,7 +22,9 @@ describe('framework and parser errors', () => {
   });
 
   it("a body over the limit names the proxy's limit", () => {
-    expect(fromFrameworkError({ code: 'FST_ERR_CTP_BODY_TOO_LARGE', statusCode: 413, message: LIBRARY_TEXT }, 4096).message).toBe('request body is larger than the limit of 4096 bytes');
+    expect(
+      fromFrameworkError({ code: 'FST_ERR_CTP_BODY_TOO_LARGE', statusCode: 413, message: LIBRARY_TEXT }, 4096).message,
+    ).toBe('request body is larger than the limit of 4096 bytes');
   });
 
   it("Node's parser errors name their code, never their message", () => {

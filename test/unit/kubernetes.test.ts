@@ -29,10 +29,22 @@ const docs = parseAllDocuments(readFileSync(join(ROOT, FILE), 'utf8')).map((d) =
 const byKind = (kind: string): Manifest => docs.find((d) => d.kind === kind)!;
 
 const MODELS: Record<string, { module: string; name: string; validate(doc: Manifest): void }> = {
-  ConfigMap: { module: 'kubernetes-models/v1/ConfigMap', name: 'ConfigMap', validate: (doc) => new ConfigMap(doc).validate() },
-  Deployment: { module: 'kubernetes-models/apps/v1/Deployment', name: 'Deployment', validate: (doc) => new Deployment(doc).validate() },
+  ConfigMap: {
+    module: 'kubernetes-models/v1/ConfigMap',
+    name: 'ConfigMap',
+    validate: (doc) => new ConfigMap(doc).validate(),
+  },
+  Deployment: {
+    module: 'kubernetes-models/apps/v1/Deployment',
+    name: 'Deployment',
+    validate: (doc) => new Deployment(doc).validate(),
+  },
   Service: { module: 'kubernetes-models/v1/Service', name: 'Service', validate: (doc) => new Service(doc).validate() },
-  NetworkPolicy: { module: 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy', name: 'NetworkPolicy', validate: (doc) => new NetworkPolicy(doc).validate() },
+  NetworkPolicy: {
+    module: 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy',
+    name: 'NetworkPolicy',
+    validate: (doc) => new NetworkPolicy(doc).validate(),
+  },
 };
 
 /** Bytes of a Kubernetes memory quantity (Mi, Gi, M, G or plain bytes). */
@@ -49,7 +61,9 @@ describe(FILE, () => {
   const container = pod.containers[0];
   // The keys the config reads from the container's environment (admin.token) hold some value; the LEDGER_PROXY_ overrides are not applied here.
   const env = Object.fromEntries(
-    (container.env ?? []).filter((e: { name: string }) => !e.name.startsWith('LEDGER_PROXY_')).map((e: { name: string; value?: string }) => [e.name, e.value ?? 'from-a-secret']),
+    (container.env ?? [])
+      .filter((e: { name: string }) => !e.name.startsWith('LEDGER_PROXY_'))
+      .map((e: { name: string; value?: string }) => [e.name, e.value ?? 'from-a-secret']),
   );
   const config = parseConfig(parse(byKind('ConfigMap').data['config.yaml']), env);
 
@@ -68,7 +82,18 @@ describe(FILE, () => {
       });
       writeFileSync(join(dir, 'manifests.ts'), `${lines.join('\n')}\n`);
       const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-      const args = ['--noEmit', '--strict', '--skipLibCheck', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', join(dir, 'manifests.ts')];
+      const args = [
+        '--noEmit',
+        '--strict',
+        '--skipLibCheck',
+        '--module',
+        'nodenext',
+        '--moduleResolution',
+        'nodenext',
+        '--target',
+        'es2022',
+        join(dir, 'manifests.ts'),
+      ];
       const result = await promisify(execFile)(process.execPath, [tsc, ...args], { cwd: ROOT }).then(
         () => '',
         (err: { stdout?: string }) => err.stdout ?? String(err),
@@ -96,14 +121,20 @@ describe(FILE, () => {
     const policy = byKind('NetworkPolicy').spec;
     expect(policy.podSelector.matchLabels).toEqual(deployment.spec.selector.matchLabels);
     expect(policy.policyTypes).toEqual(['Ingress']);
-    const rulesFor = (port: string): Manifest[] => policy.ingress.filter((rule: Manifest) => rule.ports.some((p: Manifest) => p.port === port));
+    const rulesFor = (port: string): Manifest[] =>
+      policy.ingress.filter((rule: Manifest) => rule.ports.some((p: Manifest) => p.port === port));
     const [publicRule, ...otherPublic] = rulesFor('http');
     expect(otherPublic).toEqual([]);
     expect(publicRule.from, 'the public port from anywhere').toBeUndefined();
     const [adminRule, ...otherAdmin] = rulesFor('admin');
     expect(otherAdmin).toEqual([]);
     // One peer with both selectors: Prometheus's pods, in that namespace only (not every pod there, nor every Prometheus).
-    expect(adminRule.from).toEqual([{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } }, podSelector: { matchLabels: { 'app.kubernetes.io/name': 'prometheus' } } }]);
+    expect(adminRule.from).toEqual([
+      {
+        namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } },
+        podSelector: { matchLabels: { 'app.kubernetes.io/name': 'prometheus' } },
+      },
+    ]);
     const named = container.ports.map((p: Manifest) => p.name);
     for (const rule of policy.ingress) for (const { port } of rule.ports) expect(named).toContain(port);
   });
@@ -112,7 +143,9 @@ describe(FILE, () => {
     expect(config.admin.token).toEqual({ env: 'ADMIN_TOKEN' });
     const variable = container.env.find((e: Manifest) => e.name === 'ADMIN_TOKEN');
     expect(variable.valueFrom.secretKeyRef).toEqual({ name: 'ledger-proxy-admin', key: 'token' });
-    expect(readFileSync(join(ROOT, FILE), 'utf8')).toContain('kubectl create secret generic ledger-proxy-admin --from-literal=token=');
+    expect(readFileSync(join(ROOT, FILE), 'utf8')).toContain(
+      'kubectl create secret generic ledger-proxy-admin --from-literal=token=',
+    );
   });
 
   it('sleeps in preStop for server.drainDelayMs, and gives the whole shutdown time to finish', () => {
@@ -121,7 +154,9 @@ describe(FILE, () => {
     expect(Number(seconds) * 1000).toBe(config.server.drainDelayMs);
     expect(config.server.drainDelayMs).toBeGreaterThan(0);
     // A load balancer probing /readyz sees it fail within the drain delay.
-    expect(container.readinessProbe.periodSeconds * container.readinessProbe.failureThreshold * 1000).toBeLessThanOrEqual(config.server.drainDelayMs);
+    expect(
+      container.readinessProbe.periodSeconds * container.readinessProbe.failureThreshold * 1000,
+    ).toBeLessThanOrEqual(config.server.drainDelayMs);
     const shutdownMs = Number(seconds) * 1000 + config.server.drainDelayMs + config.server.shutdownTimeoutMs + 2000;
     expect(pod.terminationGracePeriodSeconds * 1000).toBeGreaterThanOrEqual(shutdownMs);
   });

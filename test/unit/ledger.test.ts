@@ -8,7 +8,15 @@ import { cacheability } from '../../src/serve/policy.js';
 import type { NodeAnswer } from '../../src/model/node-answer.js';
 
 function info(version: bigint, oldest = 0n, tsSec = Number(version)): LedgerInfo {
-  return { chainId: 4, epoch: 2n, ledgerVersion: version, oldestLedgerVersion: oldest, ledgerTimestampUsec: BigInt(tsSec) * 1_000_000n, blockHeight: version / 4n, oldestBlockHeight: oldest / 4n };
+  return {
+    chainId: 4,
+    epoch: 2n,
+    ledgerVersion: version,
+    oldestLedgerVersion: oldest,
+    ledgerTimestampUsec: BigInt(tsSec) * 1_000_000n,
+    blockHeight: version / 4n,
+    oldestBlockHeight: oldest / 4n,
+  };
 }
 
 describe('ledger headers', () => {
@@ -22,15 +30,30 @@ describe('ledger headers', () => {
     const headers = Object.fromEntries(encodeLedgerHeaders(names, info(5n)));
     delete headers['x-aptos-epoch'];
     expect(decodeLedgerHeaders(names, headers)).toBeNull();
-    expect(decodeLedgerHeaders(names, { ...Object.fromEntries(encodeLedgerHeaders(names, info(5n))), 'x-aptos-chain-id': '300' })).toBeNull();
+    expect(
+      decodeLedgerHeaders(names, {
+        ...Object.fromEntries(encodeLedgerHeaders(names, info(5n))),
+        'x-aptos-chain-id': '300',
+      }),
+    ).toBeNull();
   });
   // Headers and GET /v1 read u64s by the one wire rule (src/wire/u64.ts): twenty
   // digits above u64::MAX used to pass a digit-count regex as a version.
   it('reads u64 values by the wire rule: above u64::MAX is not a version, leading zeros are', () => {
     const headers = Object.fromEntries(encodeLedgerHeaders(names, info(5n)));
     expect(decodeLedgerHeaders(names, { ...headers, 'x-aptos-ledger-version': '99999999999999999999' })).toBeNull();
-    expect(decodeLedgerHeaders(names, { ...headers, 'x-aptos-ledger-version': '0000000000000000000000005' })).toEqual(info(5n));
-    const body = { chain_id: 4, epoch: '2', ledger_version: '5', oldest_ledger_version: '0', ledger_timestamp: '5000000', block_height: '1', oldest_block_height: '0' };
+    expect(decodeLedgerHeaders(names, { ...headers, 'x-aptos-ledger-version': '0000000000000000000000005' })).toEqual(
+      info(5n),
+    );
+    const body = {
+      chain_id: 4,
+      epoch: '2',
+      ledger_version: '5',
+      oldest_ledger_version: '0',
+      ledger_timestamp: '5000000',
+      block_height: '1',
+      oldest_block_height: '0',
+    };
     expect(parseLedgerInfoJson(body)).toEqual(info(5n));
     expect(parseLedgerInfoJson({ ...body, ledger_version: '18446744073709551616' })).toBeNull();
   });
@@ -90,6 +113,9 @@ describe('cache policy (SPEC §7)', () => {
     ['view', answer(400, 'web_framework_error'), false],
   ] as const)('%s %j → %s', (endpoint, a, expected) => {
     const route = endpoint === 'view' ? VIEW_ROUTE : RAW_ITEM_ROUTE;
-    expect(cacheability({ route, version: 5n, format: 'json', identity: '', method: 'POST', path: '', accept: '' }, a).cacheable).toBe(expected);
+    expect(
+      cacheability({ route, version: 5n, format: 'json', identity: '', method: 'POST', path: '', accept: '' }, a)
+        .cacheable,
+    ).toBe(expected);
   });
 });

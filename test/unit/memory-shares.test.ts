@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { keepsLatestAnswers, LATEST_ANSWERS_SHARE, memoryShares, SPELLINGS_SHARE } from '../../src/config/memory-shares.js';
+import {
+  keepsLatestAnswers,
+  LATEST_ANSWERS_SHARE,
+  memoryShares,
+  SPELLINGS_SHARE,
+} from '../../src/config/memory-shares.js';
 import { spellingBytesFor } from '../../src/responder/read-parser.js';
 
 const MiB = 1024 * 1024;
@@ -9,7 +14,9 @@ describe('memory shares of cache.memory.maxBytes', () => {
     for (const maxBytes of [1, 7, 1000, 32 * MiB, 32 * MiB + 3, 256 * MiB, 1024 * MiB]) {
       for (const latest of [false, true]) {
         const shares = memoryShares(maxBytes, latest);
-        expect(shares.tier + shares.spellings + shares.latestAnswers, `${maxBytes} ${latest}`).toBeLessThanOrEqual(maxBytes);
+        expect(shares.tier + shares.spellings + shares.latestAnswers, `${maxBytes} ${latest}`).toBeLessThanOrEqual(
+          maxBytes,
+        );
         expect(shares.tier, `${maxBytes} ${latest}`).toBeGreaterThan(0);
       }
     }

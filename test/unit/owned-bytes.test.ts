@@ -12,7 +12,12 @@ import { CacheTiers } from '../../src/serve/tiers.js';
 import type { StoredAnswer } from '../../src/model/read.js';
 import { until } from '../helpers/until.js';
 
-const json = (n: number): Buffer => Buffer.from(JSON.stringify({ items: Array.from({ length: n }, (_, i) => ({ index: i, value: `0x${i.toString(16).padStart(8, '0')}` })) }));
+const json = (n: number): Buffer =>
+  Buffer.from(
+    JSON.stringify({
+      items: Array.from({ length: n }, (_, i) => ({ index: i, value: `0x${i.toString(16).padStart(8, '0')}` })),
+    }),
+  );
 const answer = (body: Buffer): StoredAnswer => ({ status: 200, contentType: 'application/json', body, version: 5n });
 
 describe('bytes of their own', () => {
@@ -29,7 +34,10 @@ describe('bytes of their own', () => {
       const body = ownedCopy(json(n));
       const gzipped = await withGzip(answer(body));
       expect(gzipped?.gzip, String(n)).toBeDefined();
-      expect(ownsItsBytes(gzipped!.gzip!), `${n}: ${gzipped!.gzip!.length} bytes in an ArrayBuffer of ${gzipped!.gzip!.buffer.byteLength}`).toBe(true);
+      expect(
+        ownsItsBytes(gzipped!.gzip!),
+        `${n}: ${gzipped!.gzip!.length} bytes in an ArrayBuffer of ${gzipped!.gzip!.buffer.byteLength}`,
+      ).toBe(true);
       expect(gunzipSync(gzipped!.gzip!).equals(body)).toBe(true);
     }
   });

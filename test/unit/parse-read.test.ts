@@ -49,23 +49,35 @@ describe('raw_item', () => {
     const err = failure(() => parseRawItem(raw(over as Partial<RawRead>)));
     expect([err.status, err.code]).toEqual([400, 'web_framework_error']);
   });
-  it.each([undefined, 'application/json', '*/*', 'application/json, application/x-bcs'])('Accept %j → 403 api_disabled', (accept) => {
-    const err = failure(() => parseRawItem(raw({ accept })));
-    expect([err.status, err.code, err.message]).toEqual([403, 'api_disabled', 'Only BCS is supported as an AcceptType.']);
-  });
+  it.each([undefined, 'application/json', '*/*', 'application/json, application/x-bcs'])(
+    'Accept %j → 403 api_disabled',
+    (accept) => {
+      const err = failure(() => parseRawItem(raw({ accept })));
+      expect([err.status, err.code, err.message]).toEqual([
+        403,
+        'api_disabled',
+        'Only BCS is supported as an AcceptType.',
+      ]);
+    },
+  );
   it('parse errors win over the Accept rule, as on a node', () => {
-    expect(failure(() => parseRawItem(raw({ accept: 'application/json', params: { table_handle: 'zz' } }))).status).toBe(400);
+    expect(
+      failure(() => parseRawItem(raw({ accept: 'application/json', params: { table_handle: 'zz' } }))).status,
+    ).toBe(400);
   });
 });
 
 describe('view', () => {
-  const body = (fn: string, typeArgs: unknown, args: unknown): Buffer => Buffer.from(JSON.stringify({ function: fn, type_arguments: typeArgs, arguments: args }));
+  const body = (fn: string, typeArgs: unknown, args: unknown): Buffer =>
+    Buffer.from(JSON.stringify({ function: fn, type_arguments: typeArgs, arguments: args }));
 
   it('gives JSON bodies that differ in whitespace, order and address form one identity', () => {
     const a = parseView(raw({ body: body('0x1::sim::balance', ['0x1::a::B'], ['0x2']), accept: undefined }), vendor);
     const b = parseView(
       raw({
-        body: Buffer.from(`{"arguments": ["0x2"], "type_arguments":["0x${'0'.repeat(63)}1::a::B"], "function":"0x0001::sim::balance"}`),
+        body: Buffer.from(
+          `{"arguments": ["0x2"], "type_arguments":["0x${'0'.repeat(63)}1::a::B"], "function":"0x0001::sim::balance"}`,
+        ),
         accept: 'application/json',
       }),
       vendor,
@@ -74,8 +86,14 @@ describe('view', () => {
     expect(a.format).toBe('json');
   });
   it('keeps argument values distinct', () => {
-    const a = parseView(raw({ body: Buffer.from('{"function":"0x1::m::f","type_arguments":[],"arguments":[12345678901234567890]}') }), vendor);
-    const b = parseView(raw({ body: Buffer.from('{"function":"0x1::m::f","type_arguments":[],"arguments":[12345678901234567891]}') }), vendor);
+    const a = parseView(
+      raw({ body: Buffer.from('{"function":"0x1::m::f","type_arguments":[],"arguments":[12345678901234567890]}') }),
+      vendor,
+    );
+    const b = parseView(
+      raw({ body: Buffer.from('{"function":"0x1::m::f","type_arguments":[],"arguments":[12345678901234567891]}') }),
+      vendor,
+    );
     expect(a.identity).not.toBe(b.identity);
   });
   it('selects the answer format from Accept', () => {
@@ -94,8 +112,14 @@ describe('view', () => {
     expect([err.status, err.code]).toEqual([400, 'web_framework_error']);
   });
   it('refuses a BCS media type of another vendor; malformed BCS is refused only at the ledger, as a node does', () => {
-    expect(failure(() => parseView(raw({ contentType: 'application/x.aptos.view_function+bcs', body: Buffer.from([1]) }), vendor)).status).toBe(400);
+    expect(
+      failure(() =>
+        parseView(raw({ contentType: 'application/x.aptos.view_function+bcs', body: Buffer.from([1]) }), vendor),
+      ).status,
+    ).toBe(400);
     const read = parseView(raw({ contentType: vendor.viewBcsMediaType, body: Buffer.from([1, 2, 3]) }), vendor);
-    expect(read.refusedAtLedger).toBe('Failed to deserialize input into ViewRequest: the body ends inside the module address');
+    expect(read.refusedAtLedger).toBe(
+      'Failed to deserialize input into ViewRequest: the body ends inside the module address',
+    );
   });
 });

@@ -12,7 +12,13 @@ const { match } = routeMatcher(readRoutes(vendorNames('node')));
 const get = (url: string) => {
   const m = match('GET', url);
   if (m === undefined || m === 'undecodable') throw new Error(`no route for GET ${url}`);
-  const raw: RawRead = { params: m.params, query: m.query, accept: undefined, contentType: undefined, body: Buffer.alloc(0) };
+  const raw: RawRead = {
+    params: m.params,
+    query: m.query,
+    accept: undefined,
+    contentType: undefined,
+    body: Buffer.alloc(0),
+  };
   return m.route.parse(raw);
 };
 
@@ -47,17 +53,39 @@ describe('wallet route cache policy', () => {
   });
 
   it("a path route's entry belongs to the path's version, else the answer's version or first_version", () => {
-    const itemVersion = (req: ReturnType<typeof get>, answer: NodeAnswer): bigint | null => req.route.answerVersion(req, answer);
+    const itemVersion = (req: ReturnType<typeof get>, answer: NodeAnswer): bigint | null =>
+      req.route.answerVersion(req, answer);
     expect(itemVersion(get('/v1/blocks/by_version/12'), json(200, { first_version: '8' }))).toBe(12n);
     expect(itemVersion(get(`/v1/transactions/by_hash/${HASH}`), json(200, { version: '77' }))).toBe(77n);
-    expect(itemVersion(get('/v1/blocks/by_height/3'), json(200, { first_version: '12', last_version: '15' }))).toBe(12n);
-    const bcs = (bytes: Buffer): NodeAnswer => ({ upstream: 'n', status: 200, contentType: 'application/x-bcs', body: bytes, ledger: null });
+    expect(itemVersion(get('/v1/blocks/by_height/3'), json(200, { first_version: '12', last_version: '15' }))).toBe(
+      12n,
+    );
+    const bcs = (bytes: Buffer): NodeAnswer => ({
+      upstream: 'n',
+      status: 200,
+      contentType: 'application/x-bcs',
+      body: bytes,
+      ledger: null,
+    });
     const u64 = (n: bigint): Buffer => Buffer.from(new BigUint64Array([n]).buffer);
     // TransactionData::OnChain { version, … }; Pending has no version; too short tells nothing.
-    expect(itemVersion(get(`/v1/transactions/by_hash/${HASH}`), bcs(Buffer.concat([Buffer.from([0]), u64(77n), Buffer.alloc(32)])))).toBe(77n);
+    expect(
+      itemVersion(
+        get(`/v1/transactions/by_hash/${HASH}`),
+        bcs(Buffer.concat([Buffer.from([0]), u64(77n), Buffer.alloc(32)])),
+      ),
+    ).toBe(77n);
     expect(itemVersion(get(`/v1/transactions/by_hash/${HASH}`), bcs(Buffer.from([1, 2, 3])))).toBeNull();
     // A BCS block: the answer's ledger version stands in (the height is checked on every read).
-    const ledger = { chainId: 4, epoch: 1n, ledgerVersion: 40n, oldestLedgerVersion: 0n, ledgerTimestampUsec: 1n, blockHeight: 10n, oldestBlockHeight: 0n };
+    const ledger = {
+      chainId: 4,
+      epoch: 1n,
+      ledgerVersion: 40n,
+      oldestLedgerVersion: 0n,
+      ledgerTimestampUsec: 1n,
+      blockHeight: 10n,
+      oldestBlockHeight: 0n,
+    };
     expect(itemVersion(get('/v1/blocks/by_height/3'), { ...bcs(Buffer.alloc(60)), ledger })).toBe(40n);
     expect(itemVersion(get('/v1/blocks/by_height/3'), bcs(Buffer.alloc(60)))).toBeNull();
     expect(cacheability(get(`/v1/transactions/by_hash/${HASH}`), bcs(Buffer.from([1, 0]))).cacheable).toBe(false);

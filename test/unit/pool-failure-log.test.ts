@@ -13,7 +13,15 @@ import { UpstreamPool } from '../../src/upstream/pool.js';
 import { VendorIdentity } from '../../src/ledger/vendor.js';
 import { ManualProbes } from '../helpers/probes.js';
 
-const ROUTING = { attemptTimeoutMs: 1000, deadlineMs: 1000, maxAttempts: 1, probeIntervalMs: 1000, maxLagVersions: 100, hedgeAfterMs: 0, maxAnswerBytesInFlight: 1024 * 1024 };
+const ROUTING = {
+  attemptTimeoutMs: 1000,
+  deadlineMs: 1000,
+  maxAttempts: 1,
+  probeIntervalMs: 1000,
+  maxLagVersions: 100,
+  hedgeAfterMs: 0,
+  maxAnswerBytesInFlight: 1024 * 1024,
+};
 
 /** A node client that answers its probe and fails every other call with `cause`. */
 function failingClient(cause: Error): NodeClient {
@@ -23,7 +31,12 @@ function failingClient(cause: Error): NodeClient {
     url: 'http://node.invalid',
     headers: {},
     async probe() {
-      return { status: 200, contentType: 'application/json', body: Buffer.from(JSON.stringify(ledgerInfoJson(info, 'x'))), vendor: null };
+      return {
+        status: 200,
+        contentType: 'application/json',
+        body: Buffer.from(JSON.stringify(ledgerInfoJson(info, 'x'))),
+        vendor: null,
+      };
     },
     async call(_call: NodeCall) {
       const failure = NodeError.unavailable('upstream n: the call failed', 'node_failed');
@@ -42,17 +55,30 @@ describe('a node call failure the client does not name', () => {
     const logger = pino({ level: 'debug' }, { write: (line: string) => lines.push(JSON.parse(line)) });
     const cause = Object.assign(new Error('some library text'), { code: 'UND_ERR_SOMETHING' });
     const node = new NodeState(failingClient(cause), 'normal', 1, { failureThreshold: 5, openMs: 1000 });
-    const pool = new UpstreamPool({ nodes: [node], routing: ROUTING, watermark: new Watermark(), logger, probeSchedule: new ManualProbes(), vendor: new VendorIdentity('node', logger) });
+    const pool = new UpstreamPool({
+      nodes: [node],
+      routing: ROUTING,
+      watermark: new Watermark(),
+      logger,
+      probeSchedule: new ManualProbes(),
+      vendor: new VendorIdentity('node', logger),
+    });
     await pool.start();
 
-    const err = await pool.forward({ method: 'GET', path: '/v1/anything', headers: {} }, { idempotent: true }).catch((e: unknown) => e);
+    const err = await pool
+      .forward({ method: 'GET', path: '/v1/anything', headers: {} }, { idempotent: true })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(NodeError);
     expect((err as NodeError).message).toBe('no upstream could answer: upstream n: the call failed');
 
     const warns = lines.filter((l) => l.level === 40 && l.msg === 'node call failed unexpectedly');
     expect(warns).toHaveLength(1);
     expect(warns[0].upstream).toBe('n');
-    expect([warns[0].err, warns[0].code, warns[0].stack]).toEqual(['some library text', 'UND_ERR_SOMETHING', undefined]);
+    expect([warns[0].err, warns[0].code, warns[0].stack]).toEqual([
+      'some library text',
+      'UND_ERR_SOMETHING',
+      undefined,
+    ]);
     expect(JSON.stringify(lines.filter((l) => l.level >= 30))).not.toContain('at ');
     const debug = lines.filter((l) => l.level === 20 && l.stack !== undefined);
     expect(debug).toHaveLength(1);

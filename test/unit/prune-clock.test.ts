@@ -14,7 +14,15 @@ function chain(clock: PruneClock, start: bigint, window: bigint | null, chainId 
   const at = (): LedgerInfo => {
     const ledgerVersion = start + BigInt(Math.floor(((Date.now() - startedAt) * RATE) / 1000));
     const oldestLedgerVersion = window === null || ledgerVersion < window ? 0n : ledgerVersion - window;
-    return { chainId, epoch: 1n, ledgerVersion, oldestLedgerVersion, ledgerTimestampUsec: BigInt(Date.now()) * 1000n, blockHeight: ledgerVersion, oldestBlockHeight: oldestLedgerVersion };
+    return {
+      chainId,
+      epoch: 1n,
+      ledgerVersion,
+      oldestLedgerVersion,
+      ledgerTimestampUsec: BigInt(Date.now()) * 1000n,
+      blockHeight: ledgerVersion,
+      oldestBlockHeight: oldestLedgerVersion,
+    };
   };
   clock.observe(at());
   setInterval(() => clock.observe(at()), 1000);
@@ -35,7 +43,8 @@ describe('prune clock TTL', () => {
     vi.advanceTimersByTime(20_000);
     expect(c.latest().ledgerVersion).toBe(2000n);
     expect(clock.versionsPerSecond()).toBeCloseTo(RATE, 5);
-    for (const version of [150n, 1900n, 2000n]) expect(clock.secondsUntilPruned(version, MAX_TTL), `version ${version}`).toBe(MAX_TTL);
+    for (const version of [150n, 1900n, 2000n])
+      expect(clock.secondsUntilPruned(version, MAX_TTL), `version ${version}`).toBe(MAX_TTL);
   });
 
   it('a chain with a window that has not started to slide: maxTtlSeconds', () => {

@@ -9,12 +9,14 @@ const scopeOf = (body: unknown) => purgeScopeOf(Buffer.from(JSON.stringify(body)
 
 describe('purge body versions', () => {
   it('leading zeros of any length name the same version', () => {
-    expect(scopeOf({ family: 'view', fromVersion: `${'0'.repeat(40)}920`, toVersion: `${'0'.repeat(70)}960` })).toEqual({
-      scope: 'family',
-      family: 'view',
-      fromVersion: '920',
-      toVersion: '960',
-    });
+    expect(scopeOf({ family: 'view', fromVersion: `${'0'.repeat(40)}920`, toVersion: `${'0'.repeat(70)}960` })).toEqual(
+      {
+        scope: 'family',
+        family: 'view',
+        fromVersion: '920',
+        toVersion: '960',
+      },
+    );
   });
 
   it.each([`${'0'.repeat(40)}18446744073709551616`, '+920', ''])('%j is not a version', (fromVersion) => {

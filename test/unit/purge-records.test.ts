@@ -1,9 +1,22 @@
 // The records of range purges (src/cache/redis/purge-records.ts): which entries they
 // name, how they are dropped, folded and read back from the purge hash.
 import { describe, expect, it } from 'vitest';
-import { MAX_RECORDS_PER_FAMILY, PurgeRecords, type RangeRecord, recordField, recordOf, recordValue } from '../../src/cache/redis/purge-records.js';
+import {
+  MAX_RECORDS_PER_FAMILY,
+  PurgeRecords,
+  type RangeRecord,
+  recordField,
+  recordOf,
+  recordValue,
+} from '../../src/cache/redis/purge-records.js';
 
-const record = (purge: number, family: string, from: bigint, to: bigint | null, at = 1000): RangeRecord => ({ purge, family, from, to, at });
+const record = (purge: number, family: string, from: bigint, to: bigint | null, at = 1000): RangeRecord => ({
+  purge,
+  family,
+  from,
+  to,
+  at,
+});
 
 describe('PurgeRecords', () => {
   it('names an entry of its family and versions written before it, and no other', () => {
@@ -30,7 +43,11 @@ describe('PurgeRecords', () => {
 
   it('drops the records before a purge of everything, and those older than their bound', () => {
     const records = new PurgeRecords();
-    records.replace([record(1, 'view', 0n, 1n, 100), record(2, 'view', 0n, 1n, 5000), record(4, 'blocks', 0n, 1n, 9000)]);
+    records.replace([
+      record(1, 'view', 0n, 1n, 100),
+      record(2, 'view', 0n, 1n, 5000),
+      record(4, 'blocks', 0n, 1n, 9000),
+    ]);
     records.expire(10_000, 0);
     expect(records.list()).toHaveLength(3);
     records.expire(10_000, 6000);
@@ -43,7 +60,9 @@ describe('PurgeRecords', () => {
 
   it('folds a family with many records into one span over theirs and the new range', () => {
     const records = new PurgeRecords();
-    const many = Array.from({ length: MAX_RECORDS_PER_FAMILY }, (_, i) => record(i + 1, 'view', BigInt(100 + i * 10), BigInt(105 + i * 10)));
+    const many = Array.from({ length: MAX_RECORDS_PER_FAMILY }, (_, i) =>
+      record(i + 1, 'view', BigInt(100 + i * 10), BigInt(105 + i * 10)),
+    );
     records.replace([...many.slice(1), record(MAX_RECORDS_PER_FAMILY + 1, 'blocks', 0n, null)]);
     expect(records.recorded('view', 50n, 60n), 'one short of the bound').toEqual({ from: 50n, to: 60n, folded: false });
     records.add(many[0]);
@@ -56,7 +75,9 @@ describe('PurgeRecords', () => {
 
 describe('a record in the purge hash', () => {
   it('reads back what it was written as, u64 versions and no bound included', () => {
-    expect(recordOf(recordField(9), `1700000000000 ${recordValue('view', 2n ** 64n - 1n, null)}`)).toEqual(record(9, 'view', 2n ** 64n - 1n, null, 1700000000000));
+    expect(recordOf(recordField(9), `1700000000000 ${recordValue('view', 2n ** 64n - 1n, null)}`)).toEqual(
+      record(9, 'view', 2n ** 64n - 1n, null, 1700000000000),
+    );
     expect(recordOf(recordField(3), `5 ${recordValue('raw_item', 0n, 7n)}`)).toEqual(record(3, 'raw_item', 0n, 7n, 5));
   });
 

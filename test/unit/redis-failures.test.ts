@@ -23,7 +23,11 @@ describe('RedisFailures', () => {
     expect(counted).toEqual(Array(5).fill('limits connection'));
     const warns = lines.filter((l) => l.level === 40);
     expect(warns).toHaveLength(1);
-    expect(warns[0]).toMatchObject({ client: 'limits', op: 'connection', error: { message: 'connect ECONNREFUSED 127.0.0.1:1', code: 'ECONNREFUSED' } });
+    expect(warns[0]).toMatchObject({
+      client: 'limits',
+      op: 'connection',
+      error: { message: 'connect ECONNREFUSED 127.0.0.1:1', code: 'ECONNREFUSED' },
+    });
     expect(warns[0].error).not.toHaveProperty('stack');
     expect(JSON.stringify(lines)).not.toContain('at ');
 

@@ -30,7 +30,15 @@ function madeUpRoute(rules: Partial<ReadRoute> = {}): ReadRoute {
 }
 
 function request(route: ReadRoute, n: number): ReadRequest {
-  return { route, version: null, format: 'json', identity: String(n), method: 'GET', path: `/v1/made_up/${n}`, accept: 'application/json' };
+  return {
+    route,
+    version: null,
+    format: 'json',
+    identity: String(n),
+    method: 'GET',
+    path: `/v1/made_up/${n}`,
+    accept: 'application/json',
+  };
 }
 
 /** Nodes that answer every read with `body`, have pruned below `oldest` (versions and heights alike), and count their reads. */
@@ -82,7 +90,9 @@ describe('a route is served by the rules in its descriptor', () => {
     const oldest = { value: 10n };
     const node = nodes(() => '50', oldest);
     const read = reads(node);
-    expect(() => read.read(request(madeUpRoute(), 9))).toThrow(expect.objectContaining({ status: 410, code: 'block_pruned' }));
+    expect(() => read.read(request(madeUpRoute(), 9))).toThrow(
+      expect.objectContaining({ status: 410, code: 'block_pruned' }),
+    );
     expect(node.reads).toBe(0);
     expect((await read.read(request(madeUpRoute(), 10))).cache).toBe('MISS');
   });
@@ -127,7 +137,13 @@ describe('a route is served by the rules in its descriptor', () => {
     node.answers[0](notFound('not_there_yet'));
     expect(await first).toMatchObject({ status: 404, cache: 'MISS' });
     await until(() => node.answers.length === 2, 1000, 'the later read asking a node itself');
-    node.answers[1]({ upstream: 'n', status: 200, contentType: 'application/json', body: Buffer.from('7'), ledger: null });
+    node.answers[1]({
+      upstream: 'n',
+      status: 200,
+      contentType: 'application/json',
+      body: Buffer.from('7'),
+      ledger: null,
+    });
     expect(await later).toMatchObject({ status: 200, cache: 'MISS' });
 
     // A 404 the descriptor does not call "not yet" is shared with the read that joined, as any one-off.

@@ -13,7 +13,11 @@ const { match, mayMatch } = routeMatcher(ROUTES);
 const LONG_1 = '0x' + '0'.repeat(63) + '1';
 
 /** Parses a request line (and body) as the public entry does. */
-function parse(method: 'GET' | 'POST', url: string, init: { accept?: string; body?: unknown; contentType?: string } = {}) {
+function parse(
+  method: 'GET' | 'POST',
+  url: string,
+  init: { accept?: string; body?: unknown; contentType?: string } = {},
+) {
   const m = match(method, url);
   if (m === undefined || m === 'undecodable') throw new Error(`no route for ${method} ${url}`);
   const raw: RawRead = {
@@ -21,7 +25,10 @@ function parse(method: 'GET' | 'POST', url: string, init: { accept?: string; bod
     query: m.query,
     accept: init.accept,
     contentType: init.contentType ?? (init.body === undefined ? undefined : 'application/json'),
-    body: init.body === undefined ? Buffer.alloc(0) : Buffer.from(typeof init.body === 'string' ? init.body : JSON.stringify(init.body)),
+    body:
+      init.body === undefined
+        ? Buffer.alloc(0)
+        : Buffer.from(typeof init.body === 'string' ? init.body : JSON.stringify(init.body)),
   };
   return m.route.parse(raw);
 }
@@ -87,23 +94,42 @@ describe('route table', () => {
 describe('canonical requests', () => {
   const same = (...reqs: Array<ReturnType<typeof parse>>): void => {
     for (const r of reqs.slice(1)) {
-      expect([r.route.name, r.identity, r.path, r.format]).toEqual([reqs[0].route.name, reqs[0].identity, reqs[0].path, reqs[0].format]);
+      expect([r.route.name, r.identity, r.path, r.format]).toEqual([
+        reqs[0].route.name,
+        reqs[0].identity,
+        reqs[0].path,
+        reqs[0].format,
+      ]);
     }
   };
 
   it('addresses in their long form, struct tags as the SDK encodes them or not', () => {
     same(
       parse('GET', '/v1/accounts/0x1/resource/0x1::coin::CoinStore<0x1::aptos_coin::AptosCoin>?ledger_version=5'),
-      parse('GET', `/v1/accounts/${LONG_1}/resource/0x1::coin::CoinStore%3C${LONG_1}::aptos_coin::AptosCoin%3E?ledger_version=05`),
+      parse(
+        'GET',
+        `/v1/accounts/${LONG_1}/resource/0x1::coin::CoinStore%3C${LONG_1}::aptos_coin::AptosCoin%3E?ledger_version=05`,
+      ),
       // without 0x: exactly 64 digits, as on a node
-      parse('GET', `/v1/accounts/${LONG_1.slice(2)}/resource/0x1::coin::CoinStore%3C0x01::aptos_coin::AptosCoin%3E?ledger_version=5&unknown=x`),
+      parse(
+        'GET',
+        `/v1/accounts/${LONG_1.slice(2)}/resource/0x1::coin::CoinStore%3C0x01::aptos_coin::AptosCoin%3E?ledger_version=5&unknown=x`,
+      ),
     );
-    const r = parse('GET', '/v1/accounts/0x1/resource/0x1::coin::CoinStore%3C0x1::aptos_coin::AptosCoin%3E?ledger_version=5');
-    expect(r.path).toBe(`/v1/accounts/${LONG_1}/resource/${encodeURIComponent(`${LONG_1}::coin::CoinStore<${LONG_1}::aptos_coin::AptosCoin>`)}?ledger_version=5`);
+    const r = parse(
+      'GET',
+      '/v1/accounts/0x1/resource/0x1::coin::CoinStore%3C0x1::aptos_coin::AptosCoin%3E?ledger_version=5',
+    );
+    expect(r.path).toBe(
+      `/v1/accounts/${LONG_1}/resource/${encodeURIComponent(`${LONG_1}::coin::CoinStore<${LONG_1}::aptos_coin::AptosCoin>`)}?ledger_version=5`,
+    );
   });
 
   it('pages keyed on start and limit as the node reads them; unknown parameters dropped', () => {
-    same(parse('GET', '/v1/accounts/0x1/resources?limit=10&start=0xab&x=1'), parse('GET', '/v1/accounts/0x1/resources?start=0xab&limit=010'));
+    same(
+      parse('GET', '/v1/accounts/0x1/resources?limit=10&start=0xab&x=1'),
+      parse('GET', '/v1/accounts/0x1/resources?start=0xab&limit=010'),
+    );
     const a = parse('GET', '/v1/accounts/0x1/resources?limit=10');
     const b = parse('GET', '/v1/accounts/0x1/resources?limit=11');
     const c = parse('GET', '/v1/accounts/0x1/resources');
@@ -112,24 +138,39 @@ describe('canonical requests', () => {
   });
 
   it('with_transactions=false is the default; a ledger_version on a transaction or block is ignored', () => {
-    same(parse('GET', '/v1/blocks/by_height/7'), parse('GET', '/v1/blocks/by_height/007?with_transactions=false&ledger_version=3'));
-    expect(parse('GET', '/v1/blocks/by_height/7?with_transactions=true').path).toBe('/v1/blocks/by_height/7?with_transactions=true');
+    same(
+      parse('GET', '/v1/blocks/by_height/7'),
+      parse('GET', '/v1/blocks/by_height/007?with_transactions=false&ledger_version=3'),
+    );
+    expect(parse('GET', '/v1/blocks/by_height/7?with_transactions=true').path).toBe(
+      '/v1/blocks/by_height/7?with_transactions=true',
+    );
     const t = parse('GET', '/v1/transactions/by_version/9?ledger_version=nonsense');
     expect([t.version, t.item, t.route.pin]).toEqual([null, { version: 9n }, 'path']);
   });
 
   it('hashes in lower case with 0x', () => {
     const hash = 'AB'.repeat(32);
-    same(parse('GET', `/v1/transactions/by_hash/0x${hash}`), parse('GET', `/v1/transactions/by_hash/${hash.toLowerCase()}`));
+    same(
+      parse('GET', `/v1/transactions/by_hash/0x${hash}`),
+      parse('GET', `/v1/transactions/by_hash/${hash.toLowerCase()}`),
+    );
   });
 
   it('table item bodies: member order, whitespace, short addresses in types and ignored members do not matter', () => {
     same(
-      parse('POST', '/v1/tables/0x1/item?ledger_version=5', { body: { key_type: 'address', value_type: '0x1::string::String', key: '0x2' } }),
-      parse('POST', `/v1/tables/${LONG_1}/item?ledger_version=5`, { body: ` { "key" : "0x2", "value_type": "${LONG_1}::string::String", "key_type":"address", "extra": 1 } ` }),
+      parse('POST', '/v1/tables/0x1/item?ledger_version=5', {
+        body: { key_type: 'address', value_type: '0x1::string::String', key: '0x2' },
+      }),
+      parse('POST', `/v1/tables/${LONG_1}/item?ledger_version=5`, {
+        body: ` { "key" : "0x2", "value_type": "${LONG_1}::string::String", "key_type":"address", "extra": 1 } `,
+      }),
     );
     const json = parse('POST', '/v1/tables/0x1/item', { body: { key_type: 'u64', value_type: 'u64', key: '1' } });
-    const bcs = parse('POST', '/v1/tables/0x1/item', { body: { key_type: 'u64', value_type: 'u64', key: '1' }, accept: 'application/x-bcs' });
+    const bcs = parse('POST', '/v1/tables/0x1/item', {
+      body: { key_type: 'u64', value_type: 'u64', key: '1' },
+      accept: 'application/x-bcs',
+    });
     expect([json.format, bcs.format]).toEqual(['json', 'bcs']);
   });
 
@@ -170,7 +211,9 @@ describe('canonical requests', () => {
 
   it('balance: a coin type or a fungible asset address', () => {
     expect(parse('GET', '/v1/accounts/0x1/balance/0xa').identity).toBe(`${LONG_1}\n0x${'0'.repeat(63)}a`);
-    expect(parse('GET', '/v1/accounts/0x1/balance/0x1::aptos_coin::AptosCoin').identity).toBe(`${LONG_1}\n${LONG_1}::aptos_coin::AptosCoin`);
+    expect(parse('GET', '/v1/accounts/0x1/balance/0x1::aptos_coin::AptosCoin').identity).toBe(
+      `${LONG_1}\n${LONG_1}::aptos_coin::AptosCoin`,
+    );
   });
 });
 
@@ -193,13 +236,36 @@ describe('refused before a node is asked', () => {
   });
 
   it('table item: a body that is not JSON, a bad type, no key; state values: BCS only, after the body is parsed', () => {
-    expect(refusal(() => parse('POST', '/v1/tables/0x1/item', { body: '{"key_type":' }))).toEqual([400, 'web_framework_error']);
-    expect(refusal(() => parse('POST', '/v1/tables/0x1/item', { body: { key_type: 'u65', value_type: 'u64', key: '1' } }))).toEqual([400, 'web_framework_error']);
-    expect(refusal(() => parse('POST', '/v1/tables/0x1/item', { body: { key_type: 'u64', value_type: 'u64' } }))).toEqual([400, 'web_framework_error']);
-    expect(refusal(() => parse('POST', '/v1/tables/0x1/item', { body: { key_type: 'u64', value_type: 'u64', key: '1' }, contentType: 'text/plain' }))).toEqual([400, 'web_framework_error']);
-    expect(refusal(() => parse('POST', '/v1/experimental/state_values/raw', { body: { key: '0x01' } }))).toEqual([403, 'api_disabled']);
-    expect(refusal(() => parse('POST', '/v1/experimental/state_values/raw', { body: { key: 'zz' } }))).toEqual([400, 'web_framework_error']);
-    const ok = parse('POST', '/v1/experimental/state_values/raw?ledger_version=3', { body: { key: '0xAB' }, accept: 'application/x-bcs' });
+    expect(refusal(() => parse('POST', '/v1/tables/0x1/item', { body: '{"key_type":' }))).toEqual([
+      400,
+      'web_framework_error',
+    ]);
+    expect(
+      refusal(() => parse('POST', '/v1/tables/0x1/item', { body: { key_type: 'u65', value_type: 'u64', key: '1' } })),
+    ).toEqual([400, 'web_framework_error']);
+    expect(
+      refusal(() => parse('POST', '/v1/tables/0x1/item', { body: { key_type: 'u64', value_type: 'u64' } })),
+    ).toEqual([400, 'web_framework_error']);
+    expect(
+      refusal(() =>
+        parse('POST', '/v1/tables/0x1/item', {
+          body: { key_type: 'u64', value_type: 'u64', key: '1' },
+          contentType: 'text/plain',
+        }),
+      ),
+    ).toEqual([400, 'web_framework_error']);
+    expect(refusal(() => parse('POST', '/v1/experimental/state_values/raw', { body: { key: '0x01' } }))).toEqual([
+      403,
+      'api_disabled',
+    ]);
+    expect(refusal(() => parse('POST', '/v1/experimental/state_values/raw', { body: { key: 'zz' } }))).toEqual([
+      400,
+      'web_framework_error',
+    ]);
+    const ok = parse('POST', '/v1/experimental/state_values/raw?ledger_version=3', {
+      body: { key: '0xAB' },
+      accept: 'application/x-bcs',
+    });
     expect([ok.identity, ok.version, ok.format]).toEqual(['ab', 3n, 'bcs']);
   });
 });

@@ -7,7 +7,9 @@ import semver from 'semver';
 import { describe, expect, it } from 'vitest';
 
 const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { engines: { node: string } };
-const lock = JSON.parse(readFileSync('package-lock.json', 'utf8')) as { packages: Record<string, { engines?: { node?: string } | string[]; optional?: boolean }> };
+const lock = JSON.parse(readFileSync('package-lock.json', 'utf8')) as {
+  packages: Record<string, { engines?: { node?: string } | string[]; optional?: boolean }>;
+};
 const dockerfile = readFileSync('Dockerfile', 'utf8');
 
 /**
@@ -24,7 +26,9 @@ describe('runtime', () => {
     const refusing = Object.entries(lock.packages).flatMap(([name, entry]) => {
       const range = Array.isArray(entry.engines) ? undefined : entry.engines?.node;
       if (range === undefined) return [];
-      return [oldest.version, process.versions.node].filter((v) => !semver.satisfies(v, range)).map((v) => `${name} needs node ${range}, not ${v}`);
+      return [oldest.version, process.versions.node]
+        .filter((v) => !semver.satisfies(v, range))
+        .map((v) => `${name} needs node ${range}, not ${v}`);
     });
     expect(refusing).toEqual([]);
   });
@@ -40,7 +44,9 @@ describe('runtime', () => {
       const eol = LTS_END_OF_LIFE[line];
       expect(eol, `node ${line} is not an LTS line this test knows`).toBeDefined();
       expect(new Date().toISOString().slice(0, 10) < eol!, `node ${line} reached its end of life on ${eol}`).toBe(true);
-      expect(semver.intersects(`^${line}`, pkg.engines.node), `node ${line} and engines ${pkg.engines.node}`).toBe(true);
+      expect(semver.intersects(`^${line}`, pkg.engines.node), `node ${line} and engines ${pkg.engines.node}`).toBe(
+        true,
+      );
     }
   });
 });

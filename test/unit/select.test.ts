@@ -7,10 +7,28 @@ import { ledgerHeaderNames } from '../../src/ledger/headers.js';
 
 const names = ledgerHeaderNames('x-node-');
 
-function node(name: string, oldest: bigint | null, latest: bigint | null, over: { role?: 'normal' | 'archive'; inFlight?: number } = {}): NodeState {
-  const state = new NodeState(new NodeClient({ name, url: 'http://127.0.0.1:1', headerNames: names }), over.role ?? 'normal', 1, { failureThreshold: 2, openMs: 1000 });
+function node(
+  name: string,
+  oldest: bigint | null,
+  latest: bigint | null,
+  over: { role?: 'normal' | 'archive'; inFlight?: number } = {},
+): NodeState {
+  const state = new NodeState(
+    new NodeClient({ name, url: 'http://127.0.0.1:1', headerNames: names }),
+    over.role ?? 'normal',
+    1,
+    { failureThreshold: 2, openMs: 1000 },
+  );
   if (oldest !== null && latest !== null) {
-    state.ledger = { chainId: 4, epoch: 1n, ledgerVersion: latest, oldestLedgerVersion: oldest, ledgerTimestampUsec: 0n, blockHeight: 0n, oldestBlockHeight: 0n } satisfies LedgerInfo;
+    state.ledger = {
+      chainId: 4,
+      epoch: 1n,
+      ledgerVersion: latest,
+      oldestLedgerVersion: oldest,
+      ledgerTimestampUsec: 0n,
+      blockHeight: 0n,
+      oldestBlockHeight: 0n,
+    } satisfies LedgerInfo;
   }
   state.inFlight = over.inFlight ?? 0;
   return state;
@@ -53,7 +71,13 @@ describe('select', () => {
     expect(chosen([behind, ahead], null, 10, 498n)).toBe('ahead');
     ahead.otherChain = true;
     expect(chosen([behind, ahead], null, 10, 498n)).toBe('behind');
-    const hedge = chooseNode([behind, ahead], { version: null, tried: new Set(), maxLag: 10, floor: 498n, atOrAboveFloor: true });
+    const hedge = chooseNode([behind, ahead], {
+      version: null,
+      tried: new Set(),
+      maxLag: 10,
+      floor: 498n,
+      atOrAboveFloor: true,
+    });
     expect(hedge.kind).toBe('none');
   });
   it('skips quarantined and open-circuit nodes', async () => {
@@ -75,7 +99,12 @@ describe('circuit breaker (cockatiel)', () => {
   afterEach(() => vi.useRealTimers());
 
   it('opens after consecutive failures, half-opens after openMs, one trial decides', async () => {
-    const state = new NodeState(new NodeClient({ name: 'n', url: 'http://127.0.0.1:1', headerNames: names }), 'normal', 1, { failureThreshold: 3, openMs: 1000 });
+    const state = new NodeState(
+      new NodeClient({ name: 'n', url: 'http://127.0.0.1:1', headerNames: names }),
+      'normal',
+      1,
+      { failureThreshold: 3, openMs: 1000 },
+    );
     await state.recordFailure();
     await state.recordFailure();
     expect(state.circuit()).toBe('closed');
@@ -102,7 +131,12 @@ describe('circuit breaker (cockatiel)', () => {
   });
 
   it('errors that are not counted failures (a cancelled hedge) leave the count alone', async () => {
-    const state = new NodeState(new NodeClient({ name: 'n', url: 'http://127.0.0.1:1', headerNames: names }), 'normal', 1, { failureThreshold: 1, openMs: 1000 });
+    const state = new NodeState(
+      new NodeClient({ name: 'n', url: 'http://127.0.0.1:1', headerNames: names }),
+      'normal',
+      1,
+      { failureThreshold: 1, openMs: 1000 },
+    );
     await expect(state.guard(() => Promise.reject(new Error('aborted')))).rejects.toThrow('aborted');
     expect(state.circuit()).toBe('closed');
   });

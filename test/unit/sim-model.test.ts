@@ -4,7 +4,16 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { SimError } from '../../src/sim/node-error.js';
 import { parseTypeTag, type TypeTag } from '../../src/wire/move-type.js';
-import { encodeBcsValues, encodeJsonValues, findSimView, runSimView, simBalance, simModuleJson, simTableItem, SIM_VIEW_GAS } from '../../src/sim/index.js';
+import {
+  encodeBcsValues,
+  encodeJsonValues,
+  findSimView,
+  runSimView,
+  simBalance,
+  simModuleJson,
+  simTableItem,
+  SIM_VIEW_GAS,
+} from '../../src/sim/index.js';
 import { SIM_FAULT_MODES, SimFaultInjector } from '../../src/sim/faults.js';
 import { SimRequestCounters } from '../../src/sim/counters.js';
 import { parseSimArgs } from '../../src/sim/cli-args.js';
@@ -53,14 +62,16 @@ describe('0x1::sim view functions', () => {
   });
 
   it('add, pair and type_name compute their documented values', () => {
-    expect(runSimView(findSimView(sim, 'sim', 'add'), [], [18446744073709551615n, 1n], 0n)).toEqual([{ type: 'u128', value: 18446744073709551616n }]);
+    expect(runSimView(findSimView(sim, 'sim', 'add'), [], [18446744073709551615n, 1n], 0n)).toEqual([
+      { type: 'u128', value: 18446744073709551616n },
+    ]);
     expect(runSimView(findSimView(sim, 'sim', 'pair'), [], [7n], 0n)).toEqual([
       { type: 'u64', value: 3n },
       { type: 'bool', value: false },
     ]);
-    expect(runSimView(findSimView(sim, 'sim', 'type_name'), [t('vector<0x1::aptos_coin::AptosCoin>')], [], 0n)).toEqual([
-      { type: '0x1::string::String', value: `vector<${sim}::aptos_coin::AptosCoin>` },
-    ]);
+    expect(runSimView(findSimView(sim, 'sim', 'type_name'), [t('vector<0x1::aptos_coin::AptosCoin>')], [], 0n)).toEqual(
+      [{ type: '0x1::string::String', value: `vector<${sim}::aptos_coin::AptosCoin>` }],
+    );
   });
 
   it('aborts with 4016, runs out of gas above 1_000_000 with 4002', () => {
@@ -125,13 +136,18 @@ describe('view codec', () => {
       { type: '0x1::string::String', value: 'ab' },
     ] as const;
     expect(encodeJsonValues([...values]).toString()).toBe('["5","18446744073709551616",true,"ab"]');
-    expect(encodeBcsValues([...values]).toString('hex')).toBe('04' + '0500000000000000' + '0000000000000000' + '0100000000000000' + '01' + '026162');
+    expect(encodeBcsValues([...values]).toString('hex')).toBe(
+      '04' + '0500000000000000' + '0000000000000000' + '0100000000000000' + '01' + '026162',
+    );
   });
 });
 
 describe('module ABI', () => {
   it('lists every function the way the Aptos SDK reads it', () => {
-    const json = simModuleJson() as { bytecode: string; abi: { address: string; exposed_functions: Array<Record<string, unknown>> } };
+    const json = simModuleJson() as {
+      bytecode: string;
+      abi: { address: string; exposed_functions: Array<Record<string, unknown>> };
+    };
     expect(json.bytecode).toMatch(/^0xa11ceb0b[0-9a-f]+$/);
     expect(json.abi.address).toBe('0x1');
     expect(json.abi.exposed_functions.find((f) => f.name === 'type_name')).toEqual({
@@ -171,7 +187,23 @@ describe('SimFaultInjector', () => {
 describe('sim CLI arguments', () => {
   it('parses every option', () => {
     expect(
-      parseSimArgs(['--port', '9000', '--host', '0.0.0.0', '--vendor', 'aptos', '--chain-id', '2', '--versions-per-second', '2.5', '--prune-window', '100', '--start-version', '7', '--no-gzip']),
+      parseSimArgs([
+        '--port',
+        '9000',
+        '--host',
+        '0.0.0.0',
+        '--vendor',
+        'aptos',
+        '--chain-id',
+        '2',
+        '--versions-per-second',
+        '2.5',
+        '--prune-window',
+        '100',
+        '--start-version',
+        '7',
+        '--no-gzip',
+      ]),
     ).toEqual({
       help: false,
       options: {
@@ -186,18 +218,31 @@ describe('sim CLI arguments', () => {
         gzip: false,
       },
     });
-    expect(parseSimArgs([])).toMatchObject({ help: false, options: { port: 8081, host: '127.0.0.1', vendor: 'node', gzip: true } });
+    expect(parseSimArgs([])).toMatchObject({
+      help: false,
+      options: { port: 8081, host: '127.0.0.1', vendor: 'node', gzip: true },
+    });
     expect(parseSimArgs([])).not.toHaveProperty('fault');
   });
 
   it('takes --fault with every mode the sim has, and --help before anything else', () => {
-    for (const mode of SIM_FAULT_MODES) expect(parseSimArgs(['--fault', mode])).toMatchObject({ help: false, fault: mode });
+    for (const mode of SIM_FAULT_MODES)
+      expect(parseSimArgs(['--fault', mode])).toMatchObject({ help: false, fault: mode });
     expect(parseSimArgs(['--help'])).toEqual({ help: true });
     expect(parseSimArgs(['-h', '--port', '1'])).toEqual({ help: true });
   });
 
   it('refuses bad values and unknown options', () => {
-    for (const argv of [['--vendor', 'Bad-Vendor'], ['--port', 'x'], ['--port', '1.5'], ['--chain-id', '300'], ['--prune-window', '-1'], ['--bogus'], ['--fault', 'explode'], ['--fault']]) {
+    for (const argv of [
+      ['--vendor', 'Bad-Vendor'],
+      ['--port', 'x'],
+      ['--port', '1.5'],
+      ['--chain-id', '300'],
+      ['--prune-window', '-1'],
+      ['--bogus'],
+      ['--fault', 'explode'],
+      ['--fault'],
+    ]) {
       expect(() => parseSimArgs(argv)).toThrow();
     }
   });
@@ -206,7 +251,8 @@ describe('sim CLI arguments', () => {
 describe('SimRequestCounters', () => {
   it('keeps only the last 1000 requests but counts them all', () => {
     const counters = new SimRequestCounters();
-    for (let i = 0; i < 1005; i++) counters.record('view', { method: 'POST', url: `/v1/view?i=${i}`, headers: {}, body: Buffer.alloc(0) });
+    for (let i = 0; i < 1005; i++)
+      counters.record('view', { method: 'POST', url: `/v1/view?i=${i}`, headers: {}, body: Buffer.alloc(0) });
     expect(counters.total).toBe(1005);
     expect(counters.byRoute.view).toBe(1005);
     expect(counters.requests).toHaveLength(1000);

@@ -5,7 +5,15 @@ import { Spellings } from '../../src/responder/spellings.js';
 import { RAW_ITEM_ROUTE } from '../../src/routes/parse-read.js';
 import type { ReadRequest } from '../../src/model/read.js';
 
-const read = (identity: string): ReadRequest => ({ route: RAW_ITEM_ROUTE, version: 1n, format: 'bcs', identity, method: 'POST', path: '/v1/x', accept: 'application/x-bcs' });
+const read = (identity: string): ReadRequest => ({
+  route: RAW_ITEM_ROUTE,
+  version: 1n,
+  format: 'bcs',
+  identity,
+  method: 'POST',
+  path: '/v1/x',
+  accept: 'application/x-bcs',
+});
 
 describe('Spellings', () => {
   it('holds at most maxEntries, dropping the least recently used generation', () => {

@@ -15,7 +15,9 @@ const answer = (over: Partial<NodeAnswer> = {}): NodeAnswer => ({
 
 describe('the same answer', () => {
   it('is the same status, content type, cursor, gas used and body bytes, whichever node and snapshot it came from', () => {
-    expect(difference(answer(), answer({ upstream: 'b', ledger: { ledgerVersion: 9n } as NodeAnswer['ledger'] }))).toBeNull();
+    expect(
+      difference(answer(), answer({ upstream: 'b', ledger: { ledgerVersion: 9n } as NodeAnswer['ledger'] })),
+    ).toBeNull();
     expect(difference(answer(), answer({ status: 404 }))).toBe('status');
     expect(difference(answer(), answer({ contentType: 'application/x-bcs' }))).toBe('content type');
     expect(difference(answer(), answer({ cursor: '0x01' }))).toBe('cursor');
@@ -30,7 +32,9 @@ describe('the same answer', () => {
 
 describe('the warning at start', () => {
   it('comes when a mode that stores only verified answers has fewer than two upstreams', () => {
-    expect(verifyWarning({ mode: 'always', sampleRatio: 0.1 }, 1)).toMatch(/^cache\.verify\.mode is 'always' but only one upstream is configured: .*no pinned answer is stored$/);
+    expect(verifyWarning({ mode: 'always', sampleRatio: 0.1 }, 1)).toMatch(
+      /^cache\.verify\.mode is 'always' but only one upstream is configured: .*no pinned answer is stored$/,
+    );
     expect(verifyWarning({ mode: 'sample', sampleRatio: 0.1 }, 1)).toMatch(/no sampled answer is stored$/);
     expect(verifyWarning({ mode: 'always', sampleRatio: 0.1 }, 2)).toBeUndefined();
     expect(verifyWarning({ mode: 'off', sampleRatio: 0.1 }, 1)).toBeUndefined();

@@ -21,9 +21,20 @@ describe('u64', () => {
     ['0'.repeat(100), 0n],
     ['0'.repeat(40) + '18446744073709551615', 18446744073709551615n],
   ])('accepts %s', (text, value) => expect(parseU64(text)).toBe(value));
-  it.each(['-1', '+5', '1.0', 'abc', '18446744073709551616', '0'.repeat(40) + '18446744073709551616', '1' + '0'.repeat(20), '0'.repeat(70) + '1x', '', ' 1', '1e3', '0x10'])('refuses %j', (text) =>
-    expect(parseU64(text)).toBeNull(),
-  );
+  it.each([
+    '-1',
+    '+5',
+    '1.0',
+    'abc',
+    '18446744073709551616',
+    '0'.repeat(40) + '18446744073709551616',
+    '1' + '0'.repeat(20),
+    '0'.repeat(70) + '1x',
+    '',
+    ' 1',
+    '1e3',
+    '0x10',
+  ])('refuses %j', (text) => expect(parseU64(text)).toBeNull());
 });
 
 describe('media type', () => {
@@ -79,12 +90,16 @@ describe('Move types', () => {
     expect(formatTypeTag(tag!)).toBe(`${ONE}::coin::CoinStore<${ONE}::aptos_coin::AptosCoin>`);
     expect(formatTypeTag(parseTypeTag('vector<vector<u8>>')!)).toBe('vector<vector<u8>>');
   });
-  it.each(['vector<>', 'u7', '0x1::coin', 'vector<u8', '0x1::a::B<u8,>', 'u8 u8', ''])('refuses %j', (text) => expect(parseTypeTag(text)).toBeNull());
+  it.each(['vector<>', 'u7', '0x1::coin', 'vector<u8', '0x1::a::B<u8,>', 'u8 u8', ''])('refuses %j', (text) =>
+    expect(parseTypeTag(text)).toBeNull(),
+  );
 });
 
 describe('canonical JSON', () => {
   it('sorts members and drops whitespace, keeping numbers as written', () => {
-    expect(canonicalJson('{ "b": [1, 2.50, 12345678901234567891], "a": "x" }')).toBe('{"a":"x","b":[1,2.50,12345678901234567891]}');
+    expect(canonicalJson('{ "b": [1, 2.50, 12345678901234567891], "a": "x" }')).toBe(
+      '{"a":"x","b":[1,2.50,12345678901234567891]}',
+    );
     expect(canonicalJson('"\\u0041"')).toBe('"A"');
   });
   it('keeps numbers that one double cannot tell apart distinct', () => {
@@ -95,7 +110,9 @@ describe('canonical JSON', () => {
     expect(canonicalMembers('[1]')).toBeNull();
     expect(canonicalMembers('{}')!.size).toBe(0);
   });
-  it.each(['{', '{"a":1,}', '[1 2]', '{"a":1,"a":2}', 'nul', '"\u0001"', '01', '1 1'])('refuses %j', (text) => expect(() => canonicalJson(text)).toThrow(JsonSyntaxError));
+  it.each(['{', '{"a":1,}', '[1 2]', '{"a":1,"a":2}', 'nul', '"\u0001"', '01', '1 1'])('refuses %j', (text) =>
+    expect(() => canonicalJson(text)).toThrow(JsonSyntaxError),
+  );
 });
 
 describe('BCS view request', () => {
@@ -118,16 +135,26 @@ describe('BCS view request', () => {
     const reason = (body: Uint8Array): string | undefined => decodeViewRequest(body).reason;
     expect(reason(Buffer.concat([bytes, Buffer.from([0])]))).toBe('1 byte follows the request');
     expect(reason(bytes.subarray(0, bytes.length - 1))).toBe('the body ends inside the arguments');
-    expect(reason(encodeViewRequest({ ...request, function: 'bad-name' }))).toBe('the function name is not a Move identifier');
+    expect(reason(encodeViewRequest({ ...request, function: 'bad-name' }))).toBe(
+      'the function name is not a Move identifier',
+    );
     expect(reason(Buffer.from('{"function":"x"}'))).toBe('the body ends inside the module address');
     // An argument count that claims more arguments than follow (what a node answers "unexpected end of input").
     const noArgs = Buffer.from(encodeViewRequest({ ...request, args: [] }));
-    expect(reason(Buffer.concat([noArgs.subarray(0, -1), Buffer.from([3, 1, 7])]))).toBe('the body ends inside the arguments');
+    expect(reason(Buffer.concat([noArgs.subarray(0, -1), Buffer.from([3, 1, 7])]))).toBe(
+      'the body ends inside the arguments',
+    );
     // A length in more bytes than it needs, an unknown type tag, types nested too deep.
-    expect(reason(Buffer.concat([noArgs.subarray(0, -1), Buffer.from([1, 0x81, 0x00, 7])]))).toBe('a length in the arguments is not in its shortest form');
+    expect(reason(Buffer.concat([noArgs.subarray(0, -1), Buffer.from([1, 0x81, 0x00, 7])]))).toBe(
+      'a length in the arguments is not in its shortest form',
+    );
     const noTypes = Buffer.from(encodeViewRequest({ ...request, typeArgs: [], args: [] }));
-    expect(reason(Buffer.concat([noTypes.subarray(0, -2), Buffer.from([1, 11, 0])]))).toBe('a type argument has the unknown tag 11');
-    expect(reason(Buffer.concat([noTypes.subarray(0, -2), Buffer.from([1, ...Array(10).fill(6), 1, 0])]))).toBe('the type arguments nest deeper than 8');
+    expect(reason(Buffer.concat([noTypes.subarray(0, -2), Buffer.from([1, 11, 0])]))).toBe(
+      'a type argument has the unknown tag 11',
+    );
+    expect(reason(Buffer.concat([noTypes.subarray(0, -2), Buffer.from([1, ...Array(10).fill(6), 1, 0])]))).toBe(
+      'the type arguments nest deeper than 8',
+    );
   });
   it('reads only the body it is given, never the bytes beside it in a shared buffer', () => {
     const bytes = Buffer.from(encodeViewRequest(request));

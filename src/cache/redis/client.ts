@@ -112,7 +112,19 @@ function commandConnection(options: RedisClientOptions): RedisConnection {
  */
 function subscriberConnection(options: RedisClientOptions): RedisConnection {
   if (options.url !== undefined) {
-    return new Redis(options.url, { ...connection(), retryStrategy, enableOfflineQueue: true, enableAutoPipelining: false, enableReadyCheck: false, lazyConnect: false });
+    return new Redis(options.url, {
+      ...connection(),
+      retryStrategy,
+      enableOfflineQueue: true,
+      enableAutoPipelining: false,
+      enableReadyCheck: false,
+      lazyConnect: false,
+    });
   }
-  return new Cluster([...options.cluster!], { redisOptions: connection(), clusterRetryStrategy: retryStrategy, enableOfflineQueue: true, lazyConnect: false });
+  return new Cluster([...options.cluster!], {
+    redisOptions: connection(),
+    clusterRetryStrategy: retryStrategy,
+    enableOfflineQueue: true,
+    lazyConnect: false,
+  });
 }

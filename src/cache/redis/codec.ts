@@ -74,20 +74,24 @@ export const ENTRY_FAULTS: readonly EntryFault[] = ['format', 'length', 'checksu
  * purges outside u32). An empty gasUsed is stored as absent.
  */
 export function encodeAnswer(a: StoredAnswer, mark: EntryMark = NO_MARK): Buffer {
-  if (!Number.isInteger(a.status) || a.status < 100 || a.status > 599) throw new RangeError(`status not storable: ${a.status}`);
+  if (!Number.isInteger(a.status) || a.status < 100 || a.status > 599)
+    throw new RangeError(`status not storable: ${a.status}`);
   if (a.version < 0n || a.version > U64_MAX) throw new RangeError(`version not a u64: ${a.version}`);
   const gas = a.gasUsed ?? '';
   if (gas.length > 255 || !PRINTABLE_ASCII.test(gas)) throw new RangeError('gasUsed not storable');
   const family = mark.family;
   if (family.length > 255 || !PRINTABLE_ASCII.test(family)) throw new RangeError('family not storable');
-  if (!Number.isInteger(mark.purges) || mark.purges < 0 || mark.purges > U32_MAX) throw new RangeError(`purges not storable: ${mark.purges}`);
+  if (!Number.isInteger(mark.purges) || mark.purges < 0 || mark.purges > U32_MAX)
+    throw new RangeError(`purges not storable: ${mark.purges}`);
   const typeLength = Buffer.byteLength(a.contentType, 'utf8');
   if (typeLength > 0xffff) throw new RangeError('content type too long');
   const cursor = a.cursor;
-  if (cursor !== undefined && (cursor.length > 0xffff || !PRINTABLE_ASCII.test(cursor))) throw new RangeError('cursor not storable');
+  if (cursor !== undefined && (cursor.length > 0xffff || !PRINTABLE_ASCII.test(cursor)))
+    throw new RangeError('cursor not storable');
   if (a.body.length > U32_MAX) throw new RangeError('body too long');
 
-  const head = FIXED_HEADER + family.length + gas.length + 2 + typeLength + (cursor === undefined ? 0 : 2 + cursor.length) + 4;
+  const head =
+    FIXED_HEADER + family.length + gas.length + 2 + typeLength + (cursor === undefined ? 0 : 2 + cursor.length) + 4;
   const buf = Buffer.allocUnsafe(head + a.body.length + CHECKSUM);
   buf[0] = FORMAT_V4;
   buf[1] = cursor === undefined ? 0 : HAS_CURSOR;

@@ -63,14 +63,24 @@ export class RedisFailures {
       this.#suppressed++;
       return;
     }
-    this.logger?.warn({ client: this.client, op, ...(node === undefined ? {} : { node }), error: this.described(err), suppressed: this.#suppressed }, 'redis failure; serving without it');
+    this.logger?.warn(
+      {
+        client: this.client,
+        op,
+        ...(node === undefined ? {} : { node }),
+        error: this.described(err),
+        suppressed: this.#suppressed,
+      },
+      'redis failure; serving without it',
+    );
     this.#lastWarnAt = now;
     this.#suppressed = 0;
   }
 
   /** The client is connected (again): the next failure is logged at once. */
   recovered(): void {
-    if (this.#failingSinceReady) this.logger?.info({ client: this.client, suppressed: this.#suppressed }, 'redis available again');
+    if (this.#failingSinceReady)
+      this.logger?.info({ client: this.client, suppressed: this.#suppressed }, 'redis available again');
     this.#failingSinceReady = false;
     this.#suppressed = 0;
     this.#lastWarnAt = -Infinity;

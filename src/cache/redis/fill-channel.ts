@@ -44,7 +44,12 @@ export class FillChannel {
     }
     const channel = this.#channel(key);
     try {
-      await commands.bounded(Promise.all([commands.redis.set(channel, message, 'PX', FILL_OUTCOME_TTL_MS), commands.redis.publish(channel, message)]));
+      await commands.bounded(
+        Promise.all([
+          commands.redis.set(channel, message, 'PX', FILL_OUTCOME_TTL_MS),
+          commands.redis.publish(channel, message),
+        ]),
+      );
     } catch (err) {
       commands.fail('publish', err, channel);
     }

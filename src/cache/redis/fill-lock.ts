@@ -13,7 +13,11 @@ const UNLOCK_SCRIPT = `if redis.call('get', KEYS[1]) == ARGV[1] then return redi
  * 'held' (another holder has it: wait for its fill), or 'failed' (Redis did not
  * answer, or the node serving the lock failed just now: do not wait for anyone).
  */
-export async function tryFillLock(commands: RedisCommands, key: string, ttlMs: number): Promise<FillLock | 'held' | 'failed'> {
+export async function tryFillLock(
+  commands: RedisCommands,
+  key: string,
+  ttlMs: number,
+): Promise<FillLock | 'held' | 'failed'> {
   if (!commands.usable('lock')) return 'failed';
   const lockKey = `${commands.prefix}lock:${key}`;
   // On a Cluster the lock may live on another node than the entry.

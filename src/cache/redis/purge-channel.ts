@@ -116,10 +116,17 @@ export class PurgeChannel {
     let state: PurgeHash;
     let widened: Announcement['widened'];
     if (announced.scope === 'family') {
-      const asked = { from: BigInt(announced.fromVersion), to: announced.toVersion === null ? null : BigInt(announced.toVersion) };
+      const asked = {
+        from: BigInt(announced.fromVersion),
+        to: announced.toVersion === null ? null : BigInt(announced.toVersion),
+      };
       const recorded = this.records.recorded(announced.family, asked.from, asked.to);
-      if (recorded.folded) widened = { fromVersion: String(recorded.from), toVersion: recorded.to === null ? null : String(recorded.to) };
-      state = await this.#state('range', [recordValue(announced.family, recorded.from, recorded.to), recorded.folded ? '1' : '0']);
+      if (recorded.folded)
+        widened = { fromVersion: String(recorded.from), toVersion: recorded.to === null ? null : String(recorded.to) };
+      state = await this.#state('range', [
+        recordValue(announced.family, recorded.from, recorded.to),
+        recorded.folded ? '1' : '0',
+      ]);
     } else {
       state = await this.#state(announced.scope === 'all' ? 'all' : 'count');
     }
@@ -182,14 +189,33 @@ export class PurgeChannel {
     const { commands } = this;
     const redis = commands.redis;
     try {
-      await commands.bounded(Promise.all(this.records.list().map((r) => redis.hsetnx(this.#key, recordField(r.purge), `${r.at} ${recordValue(r.family, r.from, r.to)}`))));
+      await commands.bounded(
+        Promise.all(
+          this.records
+            .list()
+            .map((r) =>
+              redis.hsetnx(this.#key, recordField(r.purge), `${r.at} ${recordValue(r.family, r.from, r.to)}`),
+            ),
+        ),
+      );
     } catch (err) {
       commands.fail('purge', err);
     }
   }
 
   #state(mode: PurgeMode, range?: [string, string]): Promise<PurgeHash> {
-    return purgeHash(this.commands, this.#key, { generation: this.generation.current, purges: this.#purgesSeen ?? 0, now: this.now(), recordMaxAgeMs: this.#recordMaxAgeMs }, mode, range);
+    return purgeHash(
+      this.commands,
+      this.#key,
+      {
+        generation: this.generation.current,
+        purges: this.#purgesSeen ?? 0,
+        now: this.now(),
+        recordMaxAgeMs: this.#recordMaxAgeMs,
+      },
+      mode,
+      range,
+    );
   }
 
   #heard(text: string): void {
@@ -214,7 +240,10 @@ export class PurgeChannel {
   /** Another process's range purge, recorded here before any read could meet an entry it names. */
   #recordHeard(notice: Extract<PurgeNotice, { scope: 'family' }>, purges: number): void {
     // Checked as a record read from the hash is: a message is never trusted to be well formed.
-    const record = recordOf(recordField(purges), `${this.now()} ${notice.family} ${notice.fromVersion} ${notice.toVersion ?? '-'}`);
+    const record = recordOf(
+      recordField(purges),
+      `${this.now()} ${notice.family} ${notice.fromVersion} ${notice.toVersion ?? '-'}`,
+    );
     if (record !== undefined) this.records.add(record);
   }
 

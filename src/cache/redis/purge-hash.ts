@@ -75,8 +75,21 @@ export interface PurgeCaller {
 }
 
 /** Runs the script on `key`; `range`: a range purge's record value (recordValue) and whether it folds. Rejects when Redis fails. */
-export async function purgeHash(commands: RedisCommands, key: string, caller: PurgeCaller, mode: PurgeMode, range: [string, string] = ['', '0']): Promise<PurgeHash> {
-  const args = [String(caller.generation), String(caller.purges), mode, String(caller.now), String(caller.recordMaxAgeMs), ...range];
+export async function purgeHash(
+  commands: RedisCommands,
+  key: string,
+  caller: PurgeCaller,
+  mode: PurgeMode,
+  range: [string, string] = ['', '0'],
+): Promise<PurgeHash> {
+  const args = [
+    String(caller.generation),
+    String(caller.purges),
+    mode,
+    String(caller.now),
+    String(caller.recordMaxAgeMs),
+    ...range,
+  ];
   const reply = (await commands.bounded(commands.redis.eval(STATE_SCRIPT, 1, key, ...args))) as Array<number | string>;
   const records: RangeRecord[] = [];
   for (let i = 3; i + 1 < reply.length; i += 2) {

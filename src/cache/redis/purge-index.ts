@@ -40,7 +40,9 @@ export class PurgeIndex {
     const expireAt = Math.ceil(((set + 1) * this.#setMs) / 1000) + this.maxTtlSeconds;
     const redis = commands.redis;
     try {
-      await commands.bounded(Promise.all([redis.zadd(setKey, Number(version), `${key}:${version}`), redis.expireat(setKey, expireAt)]));
+      await commands.bounded(
+        Promise.all([redis.zadd(setKey, Number(version), `${key}:${version}`), redis.expireat(setKey, expireAt)]),
+      );
     } catch (err) {
       commands.fail('index', err, setKey);
     }
@@ -57,7 +59,8 @@ export class PurgeIndex {
     const first = Math.floor((now - this.maxTtlSeconds * 1000) / this.#setMs) - 1;
     const last = Math.floor(now / this.#setMs) + 1;
     const sets: Array<Promise<number>> = [];
-    for (let set = first; set <= last; set++) sets.push(this.#deleteFromSet(this.#setKey(generation, family, set), from, to));
+    for (let set = first; set <= last; set++)
+      sets.push(this.#deleteFromSet(this.#setKey(generation, family, set), from, to));
     const counts = await Promise.all(sets);
     return counts.reduce((a, b) => a + b, 0);
   }
@@ -80,7 +83,9 @@ export class PurgeIndex {
       const doomed = members.filter((member) => inRange(member, from, to));
       kept += members.length - doomed.length;
       if (doomed.length > 0) {
-        const existed = await commands.bounded(Promise.all(doomed.map((member) => redis.unlink(commands.prefix + member.slice(0, member.lastIndexOf(':'))))));
+        const existed = await commands.bounded(
+          Promise.all(doomed.map((member) => redis.unlink(commands.prefix + member.slice(0, member.lastIndexOf(':'))))),
+        );
         deleted += existed.reduce((a, b) => a + b, 0);
         await commands.bounded(redis.zrem(setKey, ...doomed));
       }

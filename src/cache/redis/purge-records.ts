@@ -69,7 +69,8 @@ export class PurgeRecords {
 
   /** Records made more than `maxAgeMs` before `now` go (0: none does). */
   expire(now: number, maxAgeMs: number): void {
-    if (maxAgeMs > 0 && this.#records.some((r) => r.at < now - maxAgeMs)) this.replace(this.#records.filter((r) => r.at >= now - maxAgeMs));
+    if (maxAgeMs > 0 && this.#records.some((r) => r.at < now - maxAgeMs))
+      this.replace(this.#records.filter((r) => r.at >= now - maxAgeMs));
   }
 
   /**

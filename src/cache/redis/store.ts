@@ -53,7 +53,8 @@ export class RedisStore implements AnswerStore {
     this.#fills = new FillChannel(this.#commands, subscriber);
     this.generation = options.generation ?? new CacheGeneration();
     this.#purges = new PurgeChannel(this.#commands, subscriber.redis, this.generation, options.maxTtlSeconds);
-    this.#index = options.maxTtlSeconds === undefined ? undefined : new PurgeIndex(this.#commands, options.maxTtlSeconds);
+    this.#index =
+      options.maxTtlSeconds === undefined ? undefined : new PurgeIndex(this.#commands, options.maxTtlSeconds);
   }
 
   isReady(): boolean {
@@ -140,9 +141,14 @@ export class RedisStore implements AnswerStore {
     }
     const redisKey = commands.prefix + key;
     const redis = commands.redis;
-    const written = commands.bounded(ttlSeconds === undefined || ttlSeconds === Infinity ? redis.set(redisKey, value) : redis.set(redisKey, value, 'EX', Math.ceil(ttlSeconds)));
+    const written = commands.bounded(
+      ttlSeconds === undefined || ttlSeconds === Infinity
+        ? redis.set(redisKey, value)
+        : redis.set(redisKey, value, 'EX', Math.ceil(ttlSeconds)),
+    );
     // Sent right behind the entry (on one server, in the same pipeline): no extra round trip.
-    const indexed = family === undefined ? undefined : this.#index?.add(this.generation.current, family, answer.version, key);
+    const indexed =
+      family === undefined ? undefined : this.#index?.add(this.generation.current, family, answer.version, key);
     try {
       await written;
     } catch (err) {
@@ -195,8 +201,17 @@ export class RedisStore implements AnswerStore {
    */
   async purgeRange(family: string, from: bigint, to: bigint | null): Promise<Announcement & { deleted: number }> {
     if (!this.#commands.usable('purge')) throw new Error('redis is not connected');
-    const deleted = this.#index === undefined ? 0 : await this.#index.deleteRange(this.generation.current, family, from, to);
-    return { ...(await this.#purges.announce({ scope: 'family', family, fromVersion: String(from), toVersion: to === null ? null : String(to) })), deleted };
+    const deleted =
+      this.#index === undefined ? 0 : await this.#index.deleteRange(this.generation.current, family, from, to);
+    return {
+      ...(await this.#purges.announce({
+        scope: 'family',
+        family,
+        fromVersion: String(from),
+        toVersion: to === null ? null : String(to),
+      })),
+      deleted,
+    };
   }
 
   /** Deletes the entry of key text `text` and tells the other processes; `deleted`: 1 if it existed, else 0. Rejects when Redis fails. */

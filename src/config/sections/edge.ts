@@ -3,7 +3,12 @@ import { z } from 'zod';
 import { nonNegativeInt } from './common.js';
 
 /** An origin as a browser sends it: scheme, host and an optional port, nothing else. */
-const origin = z.string().regex(/^https?:\/\/[^/?#\s]+$/, 'must be an origin such as https://wallet.example (scheme, host, optional port; no path)');
+const origin = z
+  .string()
+  .regex(
+    /^https?:\/\/[^/?#\s]+$/,
+    'must be an origin such as https://wallet.example (scheme, host, optional port; no path)',
+  );
 
 export const CorsSchema = z
   .strictObject({

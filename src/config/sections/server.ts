@@ -6,10 +6,12 @@ import { KeySchema } from './tenants.js';
 
 const MAX_WORKERS = 256;
 
-const isWorkers = (value: unknown): boolean => value === 'auto' || (typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= MAX_WORKERS);
+const isWorkers = (value: unknown): boolean =>
+  value === 'auto' || (typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= MAX_WORKERS);
 
 /** One message for every way server.workers can be wrong, saying what is allowed. */
-const workersMessage = (issue: { input?: unknown }): string => `must be "auto" or a whole number from 1 to ${MAX_WORKERS}, got ${JSON.stringify(issue.input)}`;
+const workersMessage = (issue: { input?: unknown }): string =>
+  `must be "auto" or a whole number from 1 to ${MAX_WORKERS}, got ${JSON.stringify(issue.input)}`;
 
 export const ServerSchema = z.strictObject({
   host: host.default('127.0.0.1'),

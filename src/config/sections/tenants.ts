@@ -17,13 +17,23 @@ const SHA256 = /^[0-9a-f]{64}$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** A key is never written in the file: its sha256 (hex), or the env variable that holds it. */
-const KeySchema = z.union([z.strictObject({ sha256: z.string().regex(SHA256) }), z.strictObject({ env: z.string().regex(ENV_NAME, 'must be an environment variable name') })]);
+const KeySchema = z.union([
+  z.strictObject({ sha256: z.string().regex(SHA256) }),
+  z.strictObject({ env: z.string().regex(ENV_NAME, 'must be an environment variable name') }),
+]);
 
-const origin = z.string().regex(/^https?:\/\/[^/?#\s]+$/, 'must be an origin such as https://dapp.example (scheme, host, optional port; no path)');
+const origin = z
+  .string()
+  .regex(
+    /^https?:\/\/[^/?#\s]+$/,
+    'must be an origin such as https://dapp.example (scheme, host, optional port; no path)',
+  );
 
 const TenantSchema = z.strictObject({
   // The only thing of a tenant that is logged and exported (a metrics label).
-  name: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, 'must be 1 to 63 of a-z, 0-9, ".", "_", "-" (it labels metrics)'),
+  name: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, 'must be 1 to 63 of a-z, 0-9, ".", "_", "-" (it labels metrics)'),
   // Several keys: rotation.
   keys: z.array(KeySchema).default([]),
   priority: priority.default('normal'),
@@ -43,7 +53,12 @@ const CostsSchema = z
   .record(z.string(), positiveInt)
   .superRefine((costs, ctx) => {
     for (const name of Object.keys(costs)) {
-      if (!COST_NAME.test(name)) ctx.addIssue({ code: 'custom', path: [name], message: 'must be a route family (view) or a passthrough route (POST /v1/transactions)' });
+      if (!COST_NAME.test(name))
+        ctx.addIssue({
+          code: 'custom',
+          path: [name],
+          message: 'must be a route family (view) or a passthrough route (POST /v1/transactions)',
+        });
     }
   })
   .default({});
@@ -65,9 +80,19 @@ export const TenantsSchema = z
   .superRefine((tenants, ctx) => {
     const names = new Map<string, number>();
     tenants.list.forEach((tenant, index) => {
-      if (tenant.name === 'anonymous') ctx.addIssue({ code: 'custom', path: ['list', index, 'name'], message: "'anonymous' is the tenant of clients without a key" });
+      if (tenant.name === 'anonymous')
+        ctx.addIssue({
+          code: 'custom',
+          path: ['list', index, 'name'],
+          message: "'anonymous' is the tenant of clients without a key",
+        });
       const first = names.get(tenant.name);
-      if (first !== undefined) ctx.addIssue({ code: 'custom', path: ['list', index, 'name'], message: `duplicate name (also tenants.list.${first})` });
+      if (first !== undefined)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['list', index, 'name'],
+          message: `duplicate name (also tenants.list.${first})`,
+        });
       names.set(tenant.name, first ?? index);
     });
   });

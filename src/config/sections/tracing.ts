@@ -14,7 +14,10 @@ const otlpEndpoint = z.string().transform((raw, ctx) => {
     url = undefined;
   }
   if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
-    ctx.addIssue({ code: 'custom', message: 'must be an http(s) URL of an OTLP/HTTP collector (http://collector:4318)' });
+    ctx.addIssue({
+      code: 'custom',
+      message: 'must be an http(s) URL of an OTLP/HTTP collector (http://collector:4318)',
+    });
     return z.NEVER;
   }
   if (url.pathname !== '/') return raw;

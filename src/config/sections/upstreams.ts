@@ -12,7 +12,19 @@ const upstreamUrl = z.string().transform((raw, ctx) => {
 
 // Header names the proxy itself sets per call, or that describe one connection: an
 // operator's value for them would break framing or be overwritten anyway.
-const RESERVED_HEADERS = new Set(['host', 'content-length', 'content-type', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'expect', 'accept-encoding']);
+const RESERVED_HEADERS = new Set([
+  'host',
+  'content-length',
+  'content-type',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'upgrade',
+  'te',
+  'trailer',
+  'expect',
+  'accept-encoding',
+]);
 
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
@@ -33,7 +45,9 @@ const upstreamHeaders = z
       if (problem !== null) ctx.addIssue({ code: 'custom', path: [name], message: problem });
     }
   })
-  .transform((headers) => Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value.trim()])))
+  .transform((headers) =>
+    Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value.trim()])),
+  )
   .default({});
 
 const UpstreamSchema = z.strictObject({
@@ -61,12 +75,18 @@ export const UpstreamsSchema = z
       const first = seen.get(name);
       if (first !== undefined) {
         const given = upstream.name === undefined ? ', its default name: give it a name' : '';
-        ctx.addIssue({ code: 'custom', path: [index, 'name'], message: `duplicate name '${name}' (also upstreams.${first}${given})` });
+        ctx.addIssue({
+          code: 'custom',
+          path: [index, 'name'],
+          message: `duplicate name '${name}' (also upstreams.${first}${given})`,
+        });
       }
       seen.set(name, first ?? index);
     });
   })
-  .transform((upstreams) => upstreams.map(({ url, name, ...rest }, index) => ({ url, name: name ?? defaultUpstreamName(url, index), ...rest })));
+  .transform((upstreams) =>
+    upstreams.map(({ url, name, ...rest }, index) => ({ url, name: name ?? defaultUpstreamName(url, index), ...rest })),
+  );
 
 export const RoutingSchema = z
   .strictObject({

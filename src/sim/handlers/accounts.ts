@@ -7,9 +7,26 @@ import { parseAddress } from '../../wire/address.js';
 import { isIdentifier } from '../../wire/function-id.js';
 import { formatTypeTag, parseTypeTag } from '../../wire/move-type.js';
 import { bcsBytes, bcsString, bcsU64, uleb128 } from '../state/bcs.js';
-import { simAccountExists, simAssetBalance, simAuthKey, simModules, simResources, simSequenceNumber } from '../state/accounts.js';
+import {
+  simAccountExists,
+  simAssetBalance,
+  simAuthKey,
+  simModules,
+  simResources,
+  simSequenceNumber,
+} from '../state/accounts.js';
 import { pageLimit, pageOf } from '../state/pages.js';
-import { atLedger, jsonReply, pathParam, readVersion, reply, requestedVersion, type SimContext, type SimReply, type SimRequest } from '../reply.js';
+import {
+  atLedger,
+  jsonReply,
+  pathParam,
+  readVersion,
+  reply,
+  requestedVersion,
+  type SimContext,
+  type SimReply,
+  type SimRequest,
+} from '../reply.js';
 
 const BCS = 'application/x-bcs';
 
@@ -26,7 +43,11 @@ function canonicalStruct(text: string): string | null {
 }
 
 function accountNotFound(address: string, version: bigint): SimError {
-  return new SimError(404, 'account_not_found', `Account not found by Address(${address}) and Ledger version(${version})`);
+  return new SimError(
+    404,
+    'account_not_found',
+    `Account not found by Address(${address}) and Ledger version(${version})`,
+  );
 }
 
 export function handleAccount(req: SimRequest, ctx: SimContext, rawAddress: string): SimReply {
@@ -47,7 +68,12 @@ export function handleAccount(req: SimRequest, ctx: SimContext, rawAddress: stri
 }
 
 /** /resources and /modules: a page of the account's list; a missing account is 404 (as older nodes answer). */
-export function handleList(req: SimRequest, ctx: SimContext, rawAddress: string, list: 'resources' | 'modules'): SimReply {
+export function handleList(
+  req: SimRequest,
+  ctx: SimContext,
+  rawAddress: string,
+  list: 'resources' | 'modules',
+): SimReply {
   const address = addressOf(rawAddress);
   const requested = requestedVersion(req.query);
   const limit = pageLimit(req.query);
@@ -58,14 +84,27 @@ export function handleList(req: SimRequest, ctx: SimContext, rawAddress: string,
     const bcs = acceptFormat(req.headers.accept) === 'bcs';
     const entries: Array<{ json: unknown; key: string; bytes: Buffer }> =
       list === 'resources'
-        ? simResources(address, version).map((r) => ({ json: { type: r.type, data: r.data }, key: r.type, bytes: r.bytes }))
-        : simModules(address).map((m) => ({ json: { bytecode: '0x' + m.bytecode.toString('hex'), abi: m.abi }, key: m.name, bytes: m.bytecode }));
+        ? simResources(address, version).map((r) => ({
+            json: { type: r.type, data: r.data },
+            key: r.type,
+            bytes: r.bytes,
+          }))
+        : simModules(address).map((m) => ({
+            json: { bytecode: '0x' + m.bytecode.toString('hex'), abi: m.abi },
+            key: m.name,
+            bytes: m.bytecode,
+          }));
     const { page, cursor } = pageOf(entries, address, list, start, limit, ctx.maxPageSize);
     const headers: Record<string, string> = cursor === undefined ? {} : { [ctx.headerNames.cursor]: cursor };
     if (bcs) {
       // A BCS map, sorted by key within the page.
       const sorted = [...page].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-      return reply(200, BCS, Buffer.concat([uleb128(sorted.length), ...sorted.flatMap((e) => [bcsString(e.key), bcsBytes(e.bytes)])]), headers);
+      return reply(
+        200,
+        BCS,
+        Buffer.concat([uleb128(sorted.length), ...sorted.flatMap((e) => [bcsString(e.key), bcsBytes(e.bytes)])]),
+        headers,
+      );
     }
     return reply(200, 'application/json', Buffer.from(JSON.stringify(page.map((e) => e.json))), headers);
   });
@@ -75,13 +114,18 @@ export function handleResource(req: SimRequest, ctx: SimContext, rawAddress: str
   const address = addressOf(rawAddress);
   const text = pathParam('resource_type', rawTag);
   const wanted = canonicalStruct(text);
-  if (wanted === null) throw SimError.badRequest(`failed to parse path parameter \`resource_type\`: not a struct tag: ${text}`);
+  if (wanted === null)
+    throw SimError.badRequest(`failed to parse path parameter \`resource_type\`: not a struct tag: ${text}`);
   const requested = requestedVersion(req.query);
   return atLedger(ctx, (info) => {
     const version = readVersion(requested, info);
     const found = simResources(address, version).find((r) => canonicalStruct(r.type) === wanted);
     if (found === undefined) {
-      throw new SimError(404, 'resource_not_found', `Resource not found by Address(${address}), Struct tag(${wanted}) and Ledger version(${version})`);
+      throw new SimError(
+        404,
+        'resource_not_found',
+        `Resource not found by Address(${address}), Struct tag(${wanted}) and Ledger version(${version})`,
+      );
     }
     if (acceptFormat(req.headers.accept) === 'bcs') return reply(200, BCS, found.bytes);
     return jsonReply(200, { type: found.type, data: found.data });
@@ -91,13 +135,18 @@ export function handleResource(req: SimRequest, ctx: SimContext, rawAddress: str
 export function handleModule(req: SimRequest, ctx: SimContext, rawAddress: string, rawName: string): SimReply {
   const address = addressOf(rawAddress);
   const name = pathParam('module_name', rawName);
-  if (!isIdentifier(name)) throw SimError.badRequest(`failed to parse path parameter \`module_name\`: not an identifier: ${rawName}`);
+  if (!isIdentifier(name))
+    throw SimError.badRequest(`failed to parse path parameter \`module_name\`: not an identifier: ${rawName}`);
   const requested = requestedVersion(req.query);
   return atLedger(ctx, (info) => {
     const version = readVersion(requested, info);
     const found = simModules(address).find((m) => m.name === name);
     if (found === undefined) {
-      throw new SimError(404, 'module_not_found', `Module not found by Address(${address}), Module name(${name}) and Ledger version(${version})`);
+      throw new SimError(
+        404,
+        'module_not_found',
+        `Module not found by Address(${address}), Module name(${name}) and Ledger version(${version})`,
+      );
     }
     if (acceptFormat(req.headers.accept) === 'bcs') return reply(200, BCS, found.bytecode);
     return jsonReply(200, { bytecode: '0x' + found.bytecode.toString('hex'), abi: found.abi });
@@ -109,7 +158,8 @@ export function handleBalance(req: SimRequest, ctx: SimContext, rawAddress: stri
   const address = addressOf(rawAddress);
   const text = pathParam('asset_type', rawAsset);
   const asset = parseAddress(text) ?? canonicalStruct(text);
-  if (asset === null) throw SimError.badRequest(`failed to parse path parameter \`asset_type\`: not a coin type or an address: ${text}`);
+  if (asset === null)
+    throw SimError.badRequest(`failed to parse path parameter \`asset_type\`: not a coin type or an address: ${text}`);
   const requested = requestedVersion(req.query);
   return atLedger(ctx, (info) => {
     const version = readVersion(requested, info);

@@ -22,7 +22,9 @@ function withTransactions(req: SimRequest): boolean {
   const text = req.query.get('with_transactions');
   if (text === null || text === 'false') return false;
   if (text === 'true') return true;
-  throw SimError.badRequest(`failed to parse query parameter \`with_transactions\`: not a bool: ${JSON.stringify(text)}`);
+  throw SimError.badRequest(
+    `failed to parse query parameter \`with_transactions\`: not a bool: ${JSON.stringify(text)}`,
+  );
 }
 
 const bcs = (req: SimRequest): boolean => acceptFormat(req.headers.accept) === 'bcs';
@@ -35,7 +37,8 @@ export function handleTransactionByVersion(req: SimRequest, ctx: SimContext, raw
   const history = ctx.history;
   const version = u64Path('txn_version', raw);
   return atLedger(ctx, (info) => {
-    if (version > info.ledgerVersion) throw new SimError(404, 'transaction_not_found', `Transaction not found by Ledger version(${version})`);
+    if (version > info.ledgerVersion)
+      throw new SimError(404, 'transaction_not_found', `Transaction not found by Ledger version(${version})`);
     if (version < info.oldestLedgerVersion) throw SimError.pruned(version);
     return transactionReply(req, history, version);
   });
@@ -49,7 +52,8 @@ export function handleTransactionByHash(req: SimRequest, ctx: SimContext, raw: s
   const hash = '0x' + match[1].toLowerCase();
   return atLedger(ctx, (info) => {
     const found = history.lookup(hash);
-    if (found.kind === 'pending') return bcs(req) ? reply(200, BCS, history.pendingBcs(hash)) : jsonReply(200, history.pendingJson(hash));
+    if (found.kind === 'pending')
+      return bcs(req) ? reply(200, BCS, history.pendingBcs(hash)) : jsonReply(200, history.pendingJson(hash));
     // No pruning branch on a node: a pruned transaction is simply not found.
     if (found.kind === 'unknown' || found.version < info.oldestLedgerVersion) {
       throw new SimError(404, 'transaction_not_found', `Transaction not found by Transaction hash(${hash})`);
@@ -65,13 +69,19 @@ export function handleTransactions(req: SimRequest, ctx: SimContext): SimReply {
   const startText = req.query.get('start');
   const limit = limitText === null ? 25 : Number(parseU64(limitText) ?? -1n);
   const start = startText === null ? null : parseU64(startText);
-  if (!(limit > 0 && limit <= 100) || (startText !== null && start === null)) throw SimError.badRequest('failed to parse query parameters `start`/`limit`');
+  if (!(limit > 0 && limit <= 100) || (startText !== null && start === null))
+    throw SimError.badRequest('failed to parse query parameters `start`/`limit`');
   return atLedger(ctx, (info) => {
     const first = start ?? (info.ledgerVersion + 1n > BigInt(limit) ? info.ledgerVersion + 1n - BigInt(limit) : 0n);
     if (first < info.oldestLedgerVersion) throw SimError.pruned(first);
     const versions: bigint[] = [];
     for (let v = first; v <= info.ledgerVersion && versions.length < limit; v++) versions.push(v);
-    if (bcs(req)) return reply(200, BCS, Buffer.concat([uleb128(versions.length), ...versions.map((v) => history.transactionBcs(v))]));
+    if (bcs(req))
+      return reply(
+        200,
+        BCS,
+        Buffer.concat([uleb128(versions.length), ...versions.map((v) => history.transactionBcs(v))]),
+      );
     return jsonReply(
       200,
       versions.map((v) => history.transactionJson(v)),
@@ -81,7 +91,8 @@ export function handleTransactions(req: SimRequest, ctx: SimContext): SimReply {
 
 function blockReply(req: SimRequest, history: SimHistory, height: bigint, latest: bigint): SimReply {
   // A block is served once it is complete.
-  if (history.blockRange(height).last > latest) throw new SimError(404, 'block_not_found', `Block not found by Height(${height})`);
+  if (history.blockRange(height).last > latest)
+    throw new SimError(404, 'block_not_found', `Block not found by Height(${height})`);
   const all = withTransactions(req);
   return bcs(req) ? reply(200, BCS, history.blockBcs(height, all)) : jsonReply(200, history.blockJson(height, all));
 }
@@ -109,5 +120,7 @@ export function handleBlockByVersion(req: SimRequest, ctx: SimContext, raw: stri
 }
 
 export function handleGasPrice(ctx: SimContext): SimReply {
-  return atLedger(ctx, () => jsonReply(200, { deprioritized_gas_estimate: 100, gas_estimate: 100, prioritized_gas_estimate: 150 }));
+  return atLedger(ctx, () =>
+    jsonReply(200, { deprioritized_gas_estimate: 100, gas_estimate: 100, prioritized_gas_estimate: 150 }),
+  );
 }

@@ -3,20 +3,33 @@ import { SimError } from '../node-error.js';
 import { acceptFormat } from '../../wire/accept.js';
 import { parseAddress } from '../../wire/address.js';
 import { parseHexBytes, toHex } from '../../wire/hex.js';
-import { atLedger, isObject, jsonBody, pathParam, readVersion, reply, requestedVersion, type SimContext, type SimReply, type SimRequest } from '../reply.js';
+import {
+  atLedger,
+  isObject,
+  jsonBody,
+  pathParam,
+  readVersion,
+  reply,
+  requestedVersion,
+  type SimContext,
+  type SimReply,
+  type SimRequest,
+} from '../reply.js';
 import { simTableItem } from '../state/tables.js';
 
 export function handleRawItem(req: SimRequest, ctx: SimContext, rawHandle: string): SimReply {
   // Everything a node checks while extracting the request comes first, without ledger headers.
   const handle = parseAddress(pathParam('table_handle', rawHandle));
-  if (handle === null) throw SimError.badRequest(`failed to parse path parameter \`table_handle\`: not an address: ${rawHandle}`);
+  if (handle === null)
+    throw SimError.badRequest(`failed to parse path parameter \`table_handle\`: not an address: ${rawHandle}`);
   const requested = requestedVersion(req.query);
   const body = jsonBody(req);
   if (!isObject(body) || typeof body.key !== 'string') {
     throw SimError.badRequest('parse request payload error: expected an object with a string member "key"');
   }
   const key = parseHexBytes(body.key);
-  if (key === null) throw SimError.badRequest(`parse request payload error: "key" is not hex bytes: ${JSON.stringify(body.key)}`);
+  if (key === null)
+    throw SimError.badRequest(`parse request payload error: "key" is not hex bytes: ${JSON.stringify(body.key)}`);
   if (acceptFormat(req.headers.accept) !== 'bcs') {
     throw new SimError(403, 'api_disabled', 'Only BCS is supported as an AcceptType.');
   }
@@ -25,7 +38,11 @@ export function handleRawItem(req: SimRequest, ctx: SimContext, rawHandle: strin
     const version = readVersion(requested, info);
     const value = simTableItem(handle, key, version);
     if (value === null) {
-      throw new SimError(404, 'table_item_not_found', `Table Item not found by Table handle(${handle}), Table key(${toHex(key)}) and Ledger version(${version})`);
+      throw new SimError(
+        404,
+        'table_item_not_found',
+        `Table Item not found by Table handle(${handle}), Table key(${toHex(key)}) and Ledger version(${version})`,
+      );
     }
     return reply(200, 'application/x-bcs', value);
   });

@@ -6,7 +6,19 @@ import { acceptFormat } from '../../wire/accept.js';
 import { addressBytes, parseAddress } from '../../wire/address.js';
 import { parseHexBytes, toHex } from '../../wire/hex.js';
 import { parseTypeTag, type TypeTag } from '../../wire/move-type.js';
-import { atLedger, isObject, jsonBody, jsonReply, pathParam, readVersion, reply, requestedVersion, type SimContext, type SimReply, type SimRequest } from '../reply.js';
+import {
+  atLedger,
+  isObject,
+  jsonBody,
+  jsonReply,
+  pathParam,
+  readVersion,
+  reply,
+  requestedVersion,
+  type SimContext,
+  type SimReply,
+  type SimRequest,
+} from '../reply.js';
 import { bcsBytes, bcsString } from '../state/bcs.js';
 import { simTableItem } from '../state/tables.js';
 
@@ -14,7 +26,9 @@ const BCS = 'application/x-bcs';
 const UINT_BYTES: Record<string, number> = { u8: 1, u16: 2, u32: 4, u64: 8, u128: 16, u256: 32 };
 
 function isString(tag: TypeTag): boolean {
-  return tag.kind === 'struct' && tag.module === 'string' && tag.name === 'String' && tag.address === parseAddress('0x1');
+  return (
+    tag.kind === 'struct' && tag.module === 'string' && tag.name === 'String' && tag.address === parseAddress('0x1')
+  );
 }
 
 /** The BCS bytes of a JSON key of `keyType` (the types the sim supports); null when the key does not match. */
@@ -65,26 +79,38 @@ function valueJson(valueType: TypeTag, bytes: Buffer): unknown {
 
 function typeMember(body: Record<string, unknown>, name: string): TypeTag {
   const tag = typeof body[name] === 'string' ? parseTypeTag(body[name] as string) : null;
-  if (tag === null) throw SimError.badRequest(`parse request payload error: ${name}: not a Move type: ${JSON.stringify(body[name])}`);
+  if (tag === null)
+    throw SimError.badRequest(`parse request payload error: ${name}: not a Move type: ${JSON.stringify(body[name])}`);
   return tag;
 }
 
 export function handleTableItem(req: SimRequest, ctx: SimContext, rawHandle: string): SimReply {
   const handle = parseAddress(pathParam('table_handle', rawHandle));
-  if (handle === null) throw SimError.badRequest(`failed to parse path parameter \`table_handle\`: not an address: ${rawHandle}`);
+  if (handle === null)
+    throw SimError.badRequest(`failed to parse path parameter \`table_handle\`: not an address: ${rawHandle}`);
   const requested = requestedVersion(req.query);
   const body = jsonBody(req);
-  if (!isObject(body) || !('key' in body)) throw SimError.badRequest('parse request payload error: expected an object with key_type, value_type and key');
+  if (!isObject(body) || !('key' in body))
+    throw SimError.badRequest('parse request payload error: expected an object with key_type, value_type and key');
   const keyType = typeMember(body, 'key_type');
   const valueType = typeMember(body, 'value_type');
   return atLedger(ctx, (info) => {
     const version = readVersion(requested, info);
     // A key that does not match its type is found out after the version check: 400 with ledger headers.
     const key = simBcsTableKey(keyType, body.key);
-    if (key === null) throw new SimError(400, 'invalid_input', `Failed to parse key ${JSON.stringify(body.key)} as ${body.key_type as string}`);
+    if (key === null)
+      throw new SimError(
+        400,
+        'invalid_input',
+        `Failed to parse key ${JSON.stringify(body.key)} as ${body.key_type as string}`,
+      );
     const value = simTableItem(handle, key, version);
     if (value === null) {
-      throw new SimError(404, 'table_item_not_found', `Table Item not found by Table handle(${handle}), Table key(${JSON.stringify(body.key)}) and Ledger version(${version})`);
+      throw new SimError(
+        404,
+        'table_item_not_found',
+        `Table Item not found by Table handle(${handle}), Table key(${JSON.stringify(body.key)}) and Ledger version(${version})`,
+      );
     }
     if (acceptFormat(req.headers.accept) === 'bcs') return reply(200, BCS, value);
     return jsonReply(200, valueJson(valueType, value));
@@ -96,7 +122,9 @@ export function handleTableItem(req: SimRequest, ctx: SimContext, rawHandle: str
  * 1 TableItem {handle: 32 bytes, key: bytes}, 2 Raw(bytes), each `bytes` a ULEB128
  * length and the bytes. null when the bytes are not exactly one of these.
  */
-export function decodeSimStateKey(bytes: Buffer): { kind: 'table_item'; handle: string; key: Buffer } | { kind: 'other' } | null {
+export function decodeSimStateKey(
+  bytes: Buffer,
+): { kind: 'table_item'; handle: string; key: Buffer } | { kind: 'other' } | null {
   const variant = bytes[0];
   let pos = 1;
   if (variant === 0 || variant === 1) pos += 32;
@@ -120,14 +148,20 @@ export function handleStateValue(req: SimRequest, ctx: SimContext): SimReply {
   const body = jsonBody(req);
   const key = isObject(body) && typeof body.key === 'string' ? parseHexBytes(body.key) : null;
   if (key === null) throw SimError.badRequest('parse request payload error: expected {"key": hex of a BCS StateKey}');
-  if (acceptFormat(req.headers.accept) !== 'bcs') throw new SimError(403, 'api_disabled', 'Only BCS is supported as an AcceptType.');
+  if (acceptFormat(req.headers.accept) !== 'bcs')
+    throw new SimError(403, 'api_disabled', 'Only BCS is supported as an AcceptType.');
   return atLedger(ctx, (info) => {
     const version = readVersion(requested, info);
     const stateKey = decodeSimStateKey(key);
     // A real node's surprise: a key that does not decode is a 500, not a 400.
     if (stateKey === null) throw new SimError(500, 'internal_error', 'Failed to deserialize the state key');
     const value = stateKey.kind === 'table_item' ? simTableItem(stateKey.handle, stateKey.key, version) : null;
-    if (value === null) throw new SimError(404, 'state_value_not_found', `State value not found by State key(${toHex(key)}) and Ledger version(${version})`);
+    if (value === null)
+      throw new SimError(
+        404,
+        'state_value_not_found',
+        `State value not found by State key(${toHex(key)}) and Ledger version(${version})`,
+      );
     return reply(200, BCS, value);
   });
 }

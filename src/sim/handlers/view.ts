@@ -9,7 +9,17 @@ import { parseEntryFunctionId } from '../../wire/function-id.js';
 import { parseTypeTag, type TypeTag } from '../../wire/move-type.js';
 import { decodeViewRequest } from '../../wire/view-bcs.js';
 import { mediaType } from '../../wire/media-type.js';
-import { atLedger, isObject, jsonBody, readVersion, reply, requestedVersion, type SimContext, type SimReply, type SimRequest } from '../reply.js';
+import {
+  atLedger,
+  isObject,
+  jsonBody,
+  readVersion,
+  reply,
+  requestedVersion,
+  type SimContext,
+  type SimReply,
+  type SimRequest,
+} from '../reply.js';
 import { decodeBcsArg, decodeJsonArg, encodeBcsValues, encodeJsonValues } from '../state/view-codec.js';
 import { checkSimArity, findSimView, runSimView, type SimArg } from '../state/views.js';
 
@@ -45,15 +55,24 @@ function parseJsonCall(req: SimRequest): ViewCall {
 /** A BCS body, decoded once the ledger is read. */
 function decodeBcsCall(body: Buffer): ViewCall {
   const { request, reason } = decodeViewRequest(body);
-  if (request === undefined) throw new SimError(400, 'invalid_input', `Failed to deserialize input into ViewRequest: ${reason}`);
-  return { address: request.address, module: request.module, function: request.function, typeArgs: request.typeArgs, args: { bcs: request.args } };
+  if (request === undefined)
+    throw new SimError(400, 'invalid_input', `Failed to deserialize input into ViewRequest: ${reason}`);
+  return {
+    address: request.address,
+    module: request.module,
+    function: request.function,
+    typeArgs: request.typeArgs,
+    args: { bcs: request.args },
+  };
 }
 
 function parseCall(req: SimRequest, ctx: SimContext): ViewCall | { bcsBody: Buffer } {
   const type = mediaType(req.headers['content-type']);
   if (type === 'application/json') return parseJsonCall(req);
   if (type === ctx.names.viewBcsMediaType) return { bcsBody: req.body };
-  throw SimError.badRequest(`unsupported content type ${JSON.stringify(req.headers['content-type'] ?? '')}, expected application/json or ${ctx.names.viewBcsMediaType}`);
+  throw SimError.badRequest(
+    `unsupported content type ${JSON.stringify(req.headers['content-type'] ?? '')}, expected application/json or ${ctx.names.viewBcsMediaType}`,
+  );
 }
 
 export function handleView(req: SimRequest, ctx: SimContext): SimReply {
@@ -67,9 +86,14 @@ export function handleView(req: SimRequest, ctx: SimContext): SimReply {
     const fn = findSimView(call.address, call.module, call.function);
     const raw = 'json' in call.args ? call.args.json : call.args.bcs;
     checkSimArity(fn, call.typeArgs.length, raw.length);
-    const args: SimArg[] = 'json' in call.args ? call.args.json.map((value, i) => decodeJsonArg(fn.params[i], value, i)) : call.args.bcs.map((bytes, i) => decodeBcsArg(fn.params[i], bytes, i));
+    const args: SimArg[] =
+      'json' in call.args
+        ? call.args.json.map((value, i) => decodeJsonArg(fn.params[i], value, i))
+        : call.args.bcs.map((bytes, i) => decodeBcsArg(fn.params[i], bytes, i));
     const values = runSimView(fn, call.typeArgs, args, version);
     const gas = { [ctx.headerNames.gasUsed]: fn.gas.toString() };
-    return format === 'bcs' ? reply(200, 'application/x-bcs', encodeBcsValues(values), gas) : reply(200, 'application/json', encodeJsonValues(values), gas);
+    return format === 'bcs'
+      ? reply(200, 'application/x-bcs', encodeBcsValues(values), gas)
+      : reply(200, 'application/json', encodeJsonValues(values), gas);
   });
 }

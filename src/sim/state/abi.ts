@@ -7,7 +7,10 @@ import { SIM_FUNCTIONS, SIM_MODULE_NAME } from './views.js';
  * Not a loadable module (nothing here runs Move): the Move magic bytes, so it looks
  * like bytecode, then a hash of the module id, so it is stable across runs.
  */
-export const SIM_MODULE_BYTECODE: Buffer = Buffer.concat([Buffer.from('a11ceb0b07000000', 'hex'), simHash(Buffer.from(`0x1::${SIM_MODULE_NAME}`))]);
+export const SIM_MODULE_BYTECODE: Buffer = Buffer.concat([
+  Buffer.from('a11ceb0b07000000', 'hex'),
+  simHash(Buffer.from(`0x1::${SIM_MODULE_NAME}`)),
+]);
 
 export function simModuleAbi(): Record<string, unknown> {
   return {

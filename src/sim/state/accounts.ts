@@ -55,14 +55,19 @@ export function simResources(address: string, version: bigint): SimResource[] {
   const sequence = simSequenceNumber(address, version);
   const balance = simAssetBalance(address, SIM_COIN_CANONICAL, version);
   const resources: Array<Omit<SimResource, 'bytes'>> = [
-    { type: ACCOUNT_TYPE, data: { authentication_key: simAuthKey(address), guid_creation_num: '2', sequence_number: String(sequence) } },
+    {
+      type: ACCOUNT_TYPE,
+      data: { authentication_key: simAuthKey(address), guid_creation_num: '2', sequence_number: String(sequence) },
+    },
     { type: COIN_STORE_TYPE, data: { coin: { value: String(balance) }, frozen: false } },
   ];
   for (let i = 0; i < slots; i++) {
     const value = u64(simHash(Buffer.from(`slot${i}`), addressBytes(address), simPeriod(version)));
     resources.push({ type: `0x1::sim::Slot${i}`, data: { value: String(value) } });
   }
-  return resources.map((r) => ({ ...r, bytes: simHash(Buffer.from(r.type), Buffer.from(JSON.stringify(r.data))) })).sort((a, b) => (a.type < b.type ? -1 : a.type > b.type ? 1 : 0));
+  return resources
+    .map((r) => ({ ...r, bytes: simHash(Buffer.from(r.type), Buffer.from(JSON.stringify(r.data))) }))
+    .sort((a, b) => (a.type < b.type ? -1 : a.type > b.type ? 1 : 0));
 }
 
 export interface SimModule {
@@ -74,14 +79,26 @@ export interface SimModule {
 /** 0x1: sim (the view functions) and two more; other accounts 0 to 2 modules. Sorted by name. */
 export function simModules(address: string): SimModule[] {
   if (!simAccountExists(address)) return [];
-  const names = address === SIM_MODULE_ADDRESS ? [SIM_MODULE_NAME, 'coin', 'account'] : ['m0', 'm1'].slice(0, simHash(Buffer.from('mods'), addressBytes(address))[0] % 3);
+  const names =
+    address === SIM_MODULE_ADDRESS
+      ? [SIM_MODULE_NAME, 'coin', 'account']
+      : ['m0', 'm1'].slice(0, simHash(Buffer.from('mods'), addressBytes(address))[0] % 3);
   return names.sort().map((name) =>
     name === SIM_MODULE_NAME && address === SIM_MODULE_ADDRESS
       ? { name, bytecode: SIM_MODULE_BYTECODE, abi: simModuleAbi() }
       : {
           name,
-          bytecode: Buffer.concat([SIM_MODULE_BYTECODE.subarray(0, 8), simHash(addressBytes(address), Buffer.from(name))]),
-          abi: { address: address === SIM_MODULE_ADDRESS ? '0x1' : address, name, friends: [], exposed_functions: [], structs: [] },
+          bytecode: Buffer.concat([
+            SIM_MODULE_BYTECODE.subarray(0, 8),
+            simHash(addressBytes(address), Buffer.from(name)),
+          ]),
+          abi: {
+            address: address === SIM_MODULE_ADDRESS ? '0x1' : address,
+            name,
+            friends: [],
+            exposed_functions: [],
+            structs: [],
+          },
         },
   );
 }

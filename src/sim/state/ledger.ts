@@ -30,7 +30,12 @@ export function simUsecPerVersion(versionsPerSecond: number | undefined): bigint
 }
 
 /** The deterministic snapshot of a ledger whose latest version is `latest` and oldest `oldest`. */
-export function simLedgerInfo(chainId: number, latest: bigint, oldest: bigint, usecPerVersion = SIM_USEC_PER_VERSION): LedgerInfo {
+export function simLedgerInfo(
+  chainId: number,
+  latest: bigint,
+  oldest: bigint,
+  usecPerVersion = SIM_USEC_PER_VERSION,
+): LedgerInfo {
   return {
     chainId,
     epoch: latest / SIM_VERSIONS_PER_EPOCH + 1n,

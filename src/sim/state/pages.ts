@@ -15,7 +15,8 @@ export function pageLimit(query: URLSearchParams): number | null {
   const text = query.get('limit');
   if (text === null) return null;
   const value = U16.test(text) ? Number(text) : NaN;
-  if (!(value <= 0xffff)) throw SimError.badRequest(`failed to parse query parameter \`limit\`: not a u16: ${JSON.stringify(text)}`);
+  if (!(value <= 0xffff))
+    throw SimError.badRequest(`failed to parse query parameter \`limit\`: not a u16: ${JSON.stringify(text)}`);
   return value;
 }
 
@@ -31,7 +32,14 @@ function cursorOf(address: string, list: string, index: number): string {
 }
 
 /** The page of `entries` a request asks for, and the next page's cursor (after the ledger is read). */
-export function pageOf<T>(entries: T[], address: string, list: string, start: string | null, limit: number | null, maxPageSize = SIM_MAX_PAGE_SIZE): { page: T[]; cursor?: string } {
+export function pageOf<T>(
+  entries: T[],
+  address: string,
+  list: string,
+  start: string | null,
+  limit: number | null,
+  maxPageSize = SIM_MAX_PAGE_SIZE,
+): { page: T[]; cursor?: string } {
   if (limit === 0) throw new SimError(400, 'invalid_input', 'Given limit value (0) must not be zero');
   const size = limit === null || limit > maxPageSize ? maxPageSize : limit;
   let from = 0;

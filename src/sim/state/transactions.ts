@@ -17,7 +17,12 @@ const u64be = (v: bigint): Buffer => {
  * then the version (u64 BE), so the sim finds a transaction by its hash.
  */
 export function simTransactionHash(chainId: number, version: bigint): string {
-  return '0x' + Buffer.concat([simHash(Buffer.from(`txn${chainId}`), bcsU64(version)).subarray(0, 24), u64be(version)]).toString('hex');
+  return (
+    '0x' +
+    Buffer.concat([simHash(Buffer.from(`txn${chainId}`), bcsU64(version)).subarray(0, 24), u64be(version)]).toString(
+      'hex',
+    )
+  );
 }
 
 /** The version a hash of simTransactionHash names, or null. */
@@ -31,7 +36,11 @@ const SENDER = '0x' + 'a1'.repeat(32);
 const PAYLOAD = { type: 'entry_function_payload', function: '0x1::sim::poke', type_arguments: [], arguments: [] };
 
 function signature(hash: string): Record<string, unknown> {
-  return { type: 'ed25519_signature', public_key: '0x' + 'b2'.repeat(32), signature: '0x' + simHash(Buffer.from(hash)).toString('hex').repeat(2) };
+  return {
+    type: 'ed25519_signature',
+    public_key: '0x' + 'b2'.repeat(32),
+    signature: '0x' + simHash(Buffer.from(hash)).toString('hex').repeat(2),
+  };
 }
 
 /** Submitted transactions, pending until the ledger reaches their version. */
@@ -42,8 +51,10 @@ export class SimMempool {
   /** A transaction that is pending while the latest version is below `commitAt`, then committed at it; returns its hash. */
   submit(commitAt: bigint): string {
     // One transaction per version: a second one there would take the first one's place.
-    if (this.#byVersion.has(commitAt)) throw new RangeError(`a transaction is already submitted for version ${commitAt}`);
-    const hash = '0x' + simHash(Buffer.from('mempool'), bcsU64(commitAt), bcsU64(BigInt(this.#byHash.size))).toString('hex');
+    if (this.#byVersion.has(commitAt))
+      throw new RangeError(`a transaction is already submitted for version ${commitAt}`);
+    const hash =
+      '0x' + simHash(Buffer.from('mempool'), bcsU64(commitAt), bcsU64(BigInt(this.#byHash.size))).toString('hex');
     this.#byHash.set(hash, commitAt);
     this.#byVersion.set(commitAt, hash);
     return hash;
@@ -72,9 +83,12 @@ export class SimHistory {
   lookup(hash: string): { kind: 'committed'; version: bigint } | { kind: 'pending' } | { kind: 'unknown' } {
     const latest = this.ledger.info().ledgerVersion;
     const submitted = this.mempool.versionOf(hash);
-    if (submitted !== undefined) return submitted <= latest ? { kind: 'committed', version: submitted } : { kind: 'pending' };
+    if (submitted !== undefined)
+      return submitted <= latest ? { kind: 'committed', version: submitted } : { kind: 'pending' };
     const version = versionOfHash(this.ledger.info().chainId, hash);
-    return version !== null && version <= latest && this.mempool.hashAt(version) === undefined ? { kind: 'committed', version } : { kind: 'unknown' };
+    return version !== null && version <= latest && this.mempool.hashAt(version) === undefined
+      ? { kind: 'committed', version }
+      : { kind: 'unknown' };
   }
 
   transactionJson(version: bigint): Record<string, unknown> {
@@ -129,7 +143,10 @@ export class SimHistory {
   }
 
   blockRange(height: bigint): { first: bigint; last: bigint } {
-    return { first: height * SIM_VERSIONS_PER_BLOCK, last: height * SIM_VERSIONS_PER_BLOCK + SIM_VERSIONS_PER_BLOCK - 1n };
+    return {
+      first: height * SIM_VERSIONS_PER_BLOCK,
+      last: height * SIM_VERSIONS_PER_BLOCK + SIM_VERSIONS_PER_BLOCK - 1n,
+    };
   }
 
   blockJson(height: bigint, withTransactions: boolean): Record<string, unknown> {
@@ -149,7 +166,13 @@ export class SimHistory {
   /** BcsBlock: height, hash, timestamp, first and last version, optional transactions. */
   blockBcs(height: bigint, withTransactions: boolean): Buffer {
     const { first, last } = this.blockRange(height);
-    const parts = [bcsU64(height), bcsBytes(simHash(Buffer.from('block'), bcsU64(height))), bcsU64(this.ledger.timestampAt(first)), bcsU64(first), bcsU64(last)];
+    const parts = [
+      bcsU64(height),
+      bcsBytes(simHash(Buffer.from('block'), bcsU64(height))),
+      bcsU64(this.ledger.timestampAt(first)),
+      bcsU64(first),
+      bcsU64(last),
+    ];
     if (!withTransactions) parts.push(Buffer.from([0]));
     else {
       parts.push(Buffer.from([1]), uleb128(Number(last - first + 1n)));

@@ -23,7 +23,10 @@ export type SimReturnType = 'u64' | 'u128' | 'bool' | '0x1::string::String';
 /** A decoded argument: an address is canonical text, a u64 a bigint. */
 export type SimArg = string | bigint;
 
-export type SimValue = { type: 'u64' | 'u128'; value: bigint } | { type: 'bool'; value: boolean } | { type: '0x1::string::String'; value: string };
+export type SimValue =
+  | { type: 'u64' | 'u128'; value: bigint }
+  | { type: 'bool'; value: boolean }
+  | { type: '0x1::string::String'; value: string };
 
 export interface SimFunction {
   name: string;
@@ -126,7 +129,9 @@ const FUNCTIONS: SimFunction[] = [
 export const SIM_FUNCTIONS: readonly SimFunction[] = FUNCTIONS;
 
 /** Gas reported per view function (constant, whatever the arguments). */
-export const SIM_VIEW_GAS: Readonly<Record<string, bigint>> = Object.fromEntries(FUNCTIONS.filter((f) => f.isView).map((f) => [f.name, f.gas]));
+export const SIM_VIEW_GAS: Readonly<Record<string, bigint>> = Object.fromEntries(
+  FUNCTIONS.filter((f) => f.isView).map((f) => [f.name, f.gas]),
+);
 
 export function invalidInput(message: string): SimError {
   return new SimError(400, 'invalid_input', message);
@@ -149,10 +154,14 @@ export function findSimView(address: string, module: string, name: string): SimF
 /** Type-argument and argument counts must match the signature: else 400 invalid_input. */
 export function checkSimArity(fn: SimFunction, typeArgCount: number, argCount: number): void {
   if (typeArgCount !== fn.typeParams) {
-    throw invalidInput(`Wrong number of type arguments for 0x1::sim::${fn.name}: expected ${fn.typeParams}, got ${typeArgCount}`);
+    throw invalidInput(
+      `Wrong number of type arguments for 0x1::sim::${fn.name}: expected ${fn.typeParams}, got ${typeArgCount}`,
+    );
   }
   if (argCount !== fn.params.length) {
-    throw invalidInput(`Wrong number of arguments for 0x1::sim::${fn.name}: expected ${fn.params.length}, got ${argCount}`);
+    throw invalidInput(
+      `Wrong number of arguments for 0x1::sim::${fn.name}: expected ${fn.params.length}, got ${argCount}`,
+    );
   }
 }
 

@@ -50,7 +50,9 @@ export class ChainIdentity {
 
   /** Why there is no chain: each node's chain or failure, by name (never a URL). */
   describe(nodes: readonly NodeState[]): string {
-    const parts = nodes.map((n) => `${n.name}: ${n.ledger !== null ? `chain ${n.ledger.chainId}` : (n.probeMiss ?? 'no answer yet')}`);
+    const parts = nodes.map(
+      (n) => `${n.name}: ${n.ledger !== null ? `chain ${n.ledger.chainId}` : (n.probeMiss ?? 'no answer yet')}`,
+    );
     return `the nodes do not agree on one chain, or have not answered (${parts.join('; ')})`;
   }
 
@@ -65,11 +67,16 @@ export class ChainIdentity {
       }
     }
     if (votes.size > 1) {
-      const byNode = nodes.filter((n) => n.ledger !== null).map((n) => ({ upstream: n.name, chainId: n.ledger!.chainId }));
+      const byNode = nodes
+        .filter((n) => n.ledger !== null)
+        .map((n) => ({ upstream: n.name, chainId: n.ledger!.chainId }));
       const key = JSON.stringify(byNode);
       if (key !== this.lastDisagreement) {
         this.lastDisagreement = key;
-        this.logger.error({ nodes: byNode }, 'NOT READY: the nodes disagree on the chain and no chain has a strict majority; set chainId or fix the nodes');
+        this.logger.error(
+          { nodes: byNode },
+          'NOT READY: the nodes disagree on the chain and no chain has a strict majority; set chainId or fix the nodes',
+        );
       }
     }
   }
@@ -81,7 +88,10 @@ export class ChainIdentity {
       this.candidate = null;
       return;
     }
-    this.candidate = this.candidate?.chainId === only ? { chainId: only, rounds: this.candidate.rounds + 1 } : { chainId: only, rounds: 1 };
+    this.candidate =
+      this.candidate?.chainId === only
+        ? { chainId: only, rounds: this.candidate.rounds + 1 }
+        : { chainId: only, rounds: 1 };
     if (this.candidate.rounds < ROUNDS_TO_ADOPT) return;
     const from = this.established!;
     this.established = only;
@@ -91,7 +101,8 @@ export class ChainIdentity {
 
   /** On another chain than the established one: quarantined (node-set logs the change once). */
   private mark(node: NodeState): void {
-    node.otherChain = this.established !== undefined && node.ledger !== null && node.ledger.chainId !== this.established;
+    node.otherChain =
+      this.established !== undefined && node.ledger !== null && node.ledger.chainId !== this.established;
   }
 }
 

@@ -99,7 +99,11 @@ export class Prober {
       const answer = await node.client.probe(this.o.timeoutMs);
       // What it got instead rides on the failure: the breaker counts it, the catch below says it.
       if ('failed' in answer) {
-        if (answer.cause !== undefined) this.o.logger.debug({ upstream: node.name, err: answer.cause }, 'probe failed in a way the proxy does not name');
+        if (answer.cause !== undefined)
+          this.o.logger.debug(
+            { upstream: node.name, err: answer.cause },
+            'probe failed in a way the proxy does not name',
+          );
         throw new CountedFailure(answer.failed);
       }
       // GET /v1 is not exempt from a node's load shedding: no answer, and no failure.

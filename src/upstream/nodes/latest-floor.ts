@@ -36,7 +36,10 @@ export class LatestFloor {
     if (version === undefined || answer.ledger!.chainId !== chain) return;
     if (this.floor !== null && version < this.floor) {
       this.onStepBack?.();
-      this.logger.warn({ upstream: answer.upstream, version: String(version), floor: String(this.floor) }, 'latest read stepped back: no node at or above the version already reported answered');
+      this.logger.warn(
+        { upstream: answer.upstream, version: String(version), floor: String(this.floor) },
+        'latest read stepped back: no node at or above the version already reported answered',
+      );
       return;
     }
     this.floor = version;

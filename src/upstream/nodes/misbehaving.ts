@@ -39,7 +39,12 @@ export class MisbehavingNodes {
     this.o.onMisbehaving?.(node.name, reason);
     const probed = node.probed?.info.ledgerVersion;
     this.o.logger.warn(
-      { upstream: node.name, reason, version: String(info.ledgerVersion), probed: probed === undefined ? undefined : String(probed) },
+      {
+        upstream: node.name,
+        reason,
+        version: String(info.ledgerVersion),
+        probed: probed === undefined ? undefined : String(probed),
+      },
       `upstream misbehaving: its answer's ledger version is ${reason === 'ahead' ? 'ahead of what it reports itself' : 'behind a version it already reported'}; the answer is not used`,
     );
     const recent = (this.offences.get(node) ?? []).filter((at) => now - at < OFFENCE_WINDOW_MS);

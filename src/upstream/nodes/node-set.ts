@@ -99,7 +99,11 @@ export class NodeSet {
    * Judges the snapshot of `node`'s answer (plausibility.ts), asking the node
    * again when it is beyond what the rate allows. An offence is counted here.
    */
-  async judge(node: NodeState, answer: NodeAnswer, how: { latest: boolean; probedAtSend: ProbeRecord | null; receivedAt: number; timeoutMs: number }): Promise<SnapshotVerdict> {
+  async judge(
+    node: NodeState,
+    answer: NodeAnswer,
+    how: { latest: boolean; probedAtSend: ProbeRecord | null; receivedAt: number; timeoutMs: number },
+  ): Promise<SnapshotVerdict> {
     const info = answer.ledger;
     if (info === null || info.chainId !== this.chain.current()) return null;
     const fallback = this.topProbe();
@@ -175,7 +179,8 @@ export class NodeSet {
 
   private async swapNodes(next: NodeState[]): Promise<{ added: string[]; removed: string[] }> {
     // New headers (a rotated API key) make a new node: its client must send them.
-    const identity = (n: NodeState): string => JSON.stringify([n.name, n.client.url, n.role, n.weight, n.client.headers]);
+    const identity = (n: NodeState): string =>
+      JSON.stringify([n.name, n.client.url, n.role, n.weight, n.client.headers]);
     const byKey = new Map(this.current.map((n) => [identity(n), n]));
     const merged = next.map((n) => {
       const kept = byKey.get(identity(n));
@@ -195,7 +200,9 @@ export class NodeSet {
     this.current = merged;
     this.vendorProblem = this.o.vendor.decide(merged);
     // Nodes kept count with their last snapshot; added ones if they answered.
-    this.chainUpdate(new Set(merged.filter((n) => (!added.includes(n) ? n.ledger !== null : answered[added.indexOf(n)] !== null))));
+    this.chainUpdate(
+      new Set(merged.filter((n) => (!added.includes(n) ? n.ledger !== null : answered[added.indexOf(n)] !== null))),
+    );
     // close() lets requests in flight finish before the connections go.
     await Promise.all(removed.map((n) => n.client.close()));
     return { added: added.map((n) => n.name), removed: removed.map((n) => n.name) };
@@ -260,7 +267,10 @@ export class NodeSet {
     const held = this.o.watermark.current();
     if (held === null || held.ledgerVersion <= top.ledgerVersion) return;
     this.o.watermark.correct(top);
-    this.o.logger.warn({ from: String(held.ledgerVersion), to: String(top.ledgerVersion) }, "watermark corrected: a node's answers had pushed it ahead of what the nodes report");
+    this.o.logger.warn(
+      { from: String(held.ledgerVersion), to: String(top.ledgerVersion) },
+      "watermark corrected: a node's answers had pushed it ahead of what the nodes report",
+    );
   }
 
   /** Of the nodes of the chain not quarantined, the most advanced `pick` of each. */

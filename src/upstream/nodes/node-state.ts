@@ -2,7 +2,14 @@
 // The circuit is cockatiel's breaker (consecutive failures open it for openMs,
 // then one trial call decides); the router asks it synchronously whether the
 // node can take a call now.
-import { BrokenCircuitError, circuitBreaker, CircuitState, ConsecutiveBreaker, handleType, type CircuitBreakerPolicy } from 'cockatiel';
+import {
+  BrokenCircuitError,
+  circuitBreaker,
+  CircuitState,
+  ConsecutiveBreaker,
+  handleType,
+  type CircuitBreakerPolicy,
+} from 'cockatiel';
 import type { LedgerInfo } from '../../ledger/info.js';
 import type { NodeClient } from '../transport/node-client.js';
 
@@ -81,7 +88,10 @@ export class NodeState {
     private readonly now: () => number = Date.now,
     private currentBudget: NodeBudget = {},
   ) {
-    this.policy = circuitBreaker(handleType(CountedFailure), { halfOpenAfter: breaker.openMs, breaker: new ConsecutiveBreaker(breaker.failureThreshold) });
+    this.policy = circuitBreaker(handleType(CountedFailure), {
+      halfOpenAfter: breaker.openMs,
+      breaker: new ConsecutiveBreaker(breaker.failureThreshold),
+    });
     this.policy.onBreak(() => {
       this.openedAt = this.now();
       this.circuitListener?.(true);

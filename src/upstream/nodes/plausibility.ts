@@ -45,11 +45,21 @@ export interface JudgeContext {
 export function judgeSnapshot(node: NodeState, info: LedgerInfo, o: JudgeContext): Misbehaviour | 'unsure' | null {
   const spread = BigInt(node.spreadVersions);
   const before = o.probedAtSend;
-  if (o.latest && before !== null && before.info.chainId === info.chainId && info.ledgerVersion + spread < before.info.ledgerVersion) return 'behind';
+  if (
+    o.latest &&
+    before !== null &&
+    before.info.chainId === info.chainId &&
+    info.ledgerVersion + spread < before.info.ledgerVersion
+  )
+    return 'behind';
   const reference = node.probed ?? o.fallback;
   if (reference === null || reference.info.chainId !== info.chainId) return null;
   const seconds = Math.max(0, o.receivedAt - reference.sentAt) / 1000;
-  const allowed = reference.info.ledgerVersion + AHEAD_SLACK_VERSIONS + spread + BigInt(Math.ceil(AHEAD_RATE_FACTOR * o.versionsPerSecond * seconds));
+  const allowed =
+    reference.info.ledgerVersion +
+    AHEAD_SLACK_VERSIONS +
+    spread +
+    BigInt(Math.ceil(AHEAD_RATE_FACTOR * o.versionsPerSecond * seconds));
   return info.ledgerVersion > allowed ? 'unsure' : null;
 }
 
@@ -65,8 +75,14 @@ export function confirmedBy(node: NodeState, info: LedgerInfo, probe: LedgerInfo
 export function recordProbe(node: NodeState, info: LedgerInfo, sentAt: number, answeredAt: number): void {
   const previous = node.probed;
   let rate = node.versionsPerSecond * RATE_DECAY;
-  if (previous !== null && previous.info.chainId === info.chainId && info.ledgerVersion > previous.info.ledgerVersion && answeredAt > previous.answeredAt) {
-    const measured = (Number(info.ledgerVersion - previous.info.ledgerVersion) * 1000) / (answeredAt - previous.answeredAt);
+  if (
+    previous !== null &&
+    previous.info.chainId === info.chainId &&
+    info.ledgerVersion > previous.info.ledgerVersion &&
+    answeredAt > previous.answeredAt
+  ) {
+    const measured =
+      (Number(info.ledgerVersion - previous.info.ledgerVersion) * 1000) / (answeredAt - previous.answeredAt);
     if (measured > rate) rate = measured;
   }
   node.versionsPerSecond = rate;
@@ -80,6 +96,12 @@ export function recordProbe(node: NodeState, info: LedgerInfo, sentAt: number, a
  */
 export function pushedAhead(node: NodeState, probe: LedgerInfo, sentAt: number): boolean {
   const held = node.ledger;
-  if (held === null || node.ledgerFromAnswerAt === null || node.ledgerFromAnswerAt > sentAt || held.chainId !== probe.chainId) return false;
+  if (
+    held === null ||
+    node.ledgerFromAnswerAt === null ||
+    node.ledgerFromAnswerAt > sentAt ||
+    held.chainId !== probe.chainId
+  )
+    return false;
   return held.ledgerVersion > probe.ledgerVersion + BigInt(node.spreadVersions);
 }

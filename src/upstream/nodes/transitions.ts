@@ -7,7 +7,18 @@ import type { Logger } from 'pino';
 import { PROBE_EXPECTED } from './health.js';
 import type { NodeHealth, NodeState } from './node-state.js';
 
-export type NodeTransition = 'down' | 'up' | 'breaker_open' | 'breaker_closed' | 'quarantined' | 'released' | 'lagging' | 'caught_up' | 'shedding' | 'admitting' | 'chain_adopted';
+export type NodeTransition =
+  | 'down'
+  | 'up'
+  | 'breaker_open'
+  | 'breaker_closed'
+  | 'quarantined'
+  | 'released'
+  | 'lagging'
+  | 'caught_up'
+  | 'shedding'
+  | 'admitting'
+  | 'chain_adopted';
 
 /** What was last logged of one node. */
 interface Seen {
@@ -31,7 +42,13 @@ export class NodeTransitions {
     const seen = this.of(node);
     if (seen.up === up) return;
     seen.up = up;
-    if (up) this.info(node, 'up', { version: node.ledger === null ? undefined : String(node.ledger.ledgerVersion) }, 'upstream up: its probe answers');
+    if (up)
+      this.info(
+        node,
+        'up',
+        { version: node.ledger === null ? undefined : String(node.ledger.ledgerVersion) },
+        'upstream up: its probe answers',
+      );
     else {
       const msg = `upstream down: its probe (GET /v1) got ${got}, expected ${PROBE_EXPECTED}; it takes no traffic until it answers again`;
       this.warn(node, 'down', { got, expected: PROBE_EXPECTED }, msg);
@@ -40,7 +57,13 @@ export class NodeTransitions {
 
   /** The circuit opened or closed (told by the breaker itself, once per change). */
   circuit(node: NodeState, open: boolean): void {
-    if (open) this.warn(node, 'breaker_open', {}, 'upstream circuit open: its calls failed in a row; it takes no traffic until a trial call succeeds');
+    if (open)
+      this.warn(
+        node,
+        'breaker_open',
+        {},
+        'upstream circuit open: its calls failed in a row; it takes no traffic until a trial call succeeds',
+      );
     else this.info(node, 'breaker_closed', {}, 'upstream circuit closed: a trial call succeeded');
   }
 
@@ -53,10 +76,20 @@ export class NodeTransitions {
     seen.quarantine = reason;
     if (reason === 'chain') {
       const fields = { reason, chainId: node.ledger?.chainId, expected: expectedChain };
-      this.warn(node, 'quarantined', fields, 'UPSTREAM QUARANTINED: it reports another chain id; it gets no traffic and nothing it says is cached');
+      this.warn(
+        node,
+        'quarantined',
+        fields,
+        'UPSTREAM QUARANTINED: it reports another chain id; it gets no traffic and nothing it says is cached',
+      );
     } else if (reason === 'misbehaving') {
       const fields = { reason, untilMs: node.misbehavingUntil - node.clock() };
-      this.warn(node, 'quarantined', fields, 'UPSTREAM QUARANTINED: it answered implausible ledger versions again and again; it gets no traffic for a while');
+      this.warn(
+        node,
+        'quarantined',
+        fields,
+        'UPSTREAM QUARANTINED: it answered implausible ledger versions again and again; it gets no traffic for a while',
+      );
     } else if (was !== null) {
       this.info(node, 'released', { reason: was }, 'upstream quarantine lifted');
     }
@@ -71,8 +104,19 @@ export class NodeTransitions {
     if ((seen.lagging ?? false) === lagging) return;
     seen.lagging = lagging;
     if (lagging)
-      this.warn(node, 'lagging', { version: String(node.ledger?.ledgerVersion) }, 'upstream lagging: further behind the most advanced node than routing.maxLagVersions; it takes no latest reads');
-    else this.info(node, 'caught_up', { version: String(node.ledger?.ledgerVersion) }, 'upstream caught up: within routing.maxLagVersions of the most advanced node again');
+      this.warn(
+        node,
+        'lagging',
+        { version: String(node.ledger?.ledgerVersion) },
+        'upstream lagging: further behind the most advanced node than routing.maxLagVersions; it takes no latest reads',
+      );
+    else
+      this.info(
+        node,
+        'caught_up',
+        { version: String(node.ledger?.ledgerVersion) },
+        'upstream caught up: within routing.maxLagVersions of the most advanced node again',
+      );
   }
 
   /** The node answered `overloaded` (`backOffMs`: how long it is left alone), or a probe passed its admission again. */
@@ -80,14 +124,23 @@ export class NodeTransitions {
     const seen = this.of(node);
     if ((seen.shedding ?? false) === shedding) return;
     seen.shedding = shedding;
-    if (shedding) this.warn(node, 'shedding', { backOffMs }, 'upstream shedding load: it answered overloaded; it takes no calls for a moment, its health is unchanged');
+    if (shedding)
+      this.warn(
+        node,
+        'shedding',
+        { backOffMs },
+        'upstream shedding load: it answered overloaded; it takes no calls for a moment, its health is unchanged',
+      );
     else this.info(node, 'admitting', {}, 'upstream admitting again: a probe passed its load shedding');
   }
 
   /** Every answering node reported a new chain for long enough: it is adopted. */
   chainAdopted(from: number, to: number, rounds: number): void {
     this.onTransition('', 'chain_adopted');
-    this.logger.warn({ from, to }, `chain changed: every answering node has reported chain ${to} for ${rounds} probe rounds (a devnet reset?); adopted`);
+    this.logger.warn(
+      { from, to },
+      `chain changed: every answering node has reported chain ${to} for ${rounds} probe rounds (a devnet reset?); adopted`,
+    );
   }
 
   private of(node: NodeState): Seen {

@@ -69,7 +69,11 @@ const DECODERS: Record<string, () => Transform> = {
  * as the answer breaks a bound (the exchange itself aborted each time), or with
  * the transport's error.
  */
-export function exchange(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions, limits: ExchangeLimits): Promise<Exchanged> {
+export function exchange(
+  dispatcher: Dispatcher,
+  options: Dispatcher.DispatchOptions,
+  limits: ExchangeLimits,
+): Promise<Exchanged> {
   return new Promise<Exchanged>((resolve, reject) => {
     const reader = new AnswerReader(limits, resolve, reject);
     if (reader.listen()) dispatcher.dispatch(options, reader.handler());
@@ -191,7 +195,9 @@ class AnswerReader {
     this.streamed = stream;
     const delivery = this.limits.delivery;
     if (delivery !== undefined) {
-      this.delivering = new Countdown(delivery.withinMs - (performance.now() - this.startedAt), () => stream.destroy(delivery.error()));
+      this.delivering = new Countdown(delivery.withinMs - (performance.now() - this.startedAt), () =>
+        stream.destroy(delivery.error()),
+      );
     }
     this.settle();
     this.resolve({ status: this.status, headers: this.headers, body: EMPTY, stream });

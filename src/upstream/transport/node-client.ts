@@ -108,14 +108,27 @@ export class NodeClient {
 
   /** A streamed answer not whole by its deadline: the node's, since the client's reading is not counted. */
   private unfinished(): NodeError {
-    return NodeError.unavailable(`upstream ${this.name}: did not deliver its whole answer within the deadline (routing.deadlineMs)`, 'deadline');
+    return NodeError.unavailable(
+      `upstream ${this.name}: did not deliver its whole answer within the deadline (routing.deadlineMs)`,
+      'deadline',
+    );
   }
 
   /** GET /v1 as a probe: whatever the node answered, unjudged (the prober says what it expected), or why nothing came. */
   async probe(timeoutMs: number): Promise<ProbeAnswer> {
     try {
-      const { status, headers, body } = await this.send({ method: 'GET', path: '/v1', headers: { accept: 'application/json' }, timeoutMs });
-      const reply: ProbeReply = { status, contentType: firstHeader(headers['content-type']) ?? '', body, vendor: vendorOfHeaders(headers) };
+      const { status, headers, body } = await this.send({
+        method: 'GET',
+        path: '/v1',
+        headers: { accept: 'application/json' },
+        timeoutMs,
+      });
+      const reply: ProbeReply = {
+        status,
+        contentType: firstHeader(headers['content-type']) ?? '',
+        body,
+        vendor: vendorOfHeaders(headers),
+      };
       const retryAfter = retryAfterMs(firstHeader(headers['retry-after']));
       if (retryAfter !== undefined) reply.retryAfterMs = retryAfter;
       return reply;
@@ -150,7 +163,10 @@ export class NodeClient {
         head: call.method === 'HEAD',
         // A passthrough success goes on to the client as it arrives: it is neither judged nor kept.
         stream: call.passthrough === true,
-        delivery: call.deliverBy === undefined ? undefined : { withinMs: call.deliverBy - Date.now(), error: () => this.unfinished() },
+        delivery:
+          call.deliverBy === undefined
+            ? undefined
+            : { withinMs: call.deliverBy - Date.now(), error: () => this.unfinished() },
       },
     );
   }
@@ -158,7 +174,10 @@ export class NodeClient {
   /** Why the exchange gave no answer, in the proxy's own words; the transport's error is kept as the cause, for the log. */
   private failure(err: unknown, timeoutMs: number): NodeError {
     if (err instanceof AnswerBytesExhausted) {
-      return NodeError.unavailable(`overloaded: node answers in flight would hold more than ${err.maxBytes} bytes (routing.maxAnswerBytesInFlight)`, 'overloaded');
+      return NodeError.unavailable(
+        `overloaded: node answers in flight would hold more than ${err.maxBytes} bytes (routing.maxAnswerBytesInFlight)`,
+        'overloaded',
+      );
     }
     const described = failureOf(err, timeoutMs);
     const failure = NodeError.unavailable(`upstream ${this.name}: ${described.text}`, described.reason);
@@ -166,7 +185,12 @@ export class NodeClient {
     return failure;
   }
 
-  private shape(status: number, headers: Record<string, string | string[] | undefined>, body: Buffer, passthrough: boolean): NodeAnswer {
+  private shape(
+    status: number,
+    headers: Record<string, string | string[] | undefined>,
+    body: Buffer,
+    passthrough: boolean,
+  ): NodeAnswer {
     const contentType = firstHeader(headers['content-type']) ?? '';
     const type = mediaType(contentType);
     const answer: NodeAnswer = {
@@ -207,7 +231,9 @@ export class NodeClient {
     }
     const error = parseErrorBody(body);
     if (error === null) {
-      broken(`answered HTTP ${status} without a node error body${body.length === 0 ? ' (empty)' : type ? ` (${type})` : ''}`);
+      broken(
+        `answered HTTP ${status} without a node error body${body.length === 0 ? ' (empty)' : type ? ` (${type})` : ''}`,
+      );
     }
     answer.errorCode = error!.code;
     answer.vmErrorCode = error!.vmErrorCode;
@@ -270,9 +296,16 @@ interface TransportFailure {
 
 /** Why an exchange gave no answer, in the proxy's words: never the library's message text. */
 function failureOf(err: unknown, timeoutMs: number): TransportFailure {
-  if (err instanceof AnswerTooLarge) return { text: `answered more than the ${err.maxBytes / 1024 / 1024} MiB an answer may have`, reason: 'node_broken', known: true };
+  if (err instanceof AnswerTooLarge)
+    return {
+      text: `answered more than the ${err.maxBytes / 1024 / 1024} MiB an answer may have`,
+      reason: 'node_broken',
+      known: true,
+    };
   if (err instanceof AnswerUndecodable) {
-    const what = err.known ? `a body that does not decompress (${err.encoding})` : `an unknown content encoding '${err.encoding}'`;
+    const what = err.known
+      ? `a body that does not decompress (${err.encoding})`
+      : `an unknown content encoding '${err.encoding}'`;
     return { text: `answered ${what}`, reason: 'node_broken', known: true };
   }
   return describeTransportError(err, timeoutMs);
