@@ -9,7 +9,7 @@ import { NodeError } from '../errors.js';
 import { AdminGuard, type AdminSettings, bindsLoopbackOnly } from './guard.js';
 import { fromFrameworkError, notFound } from '../http/framework-errors.js';
 import { type PurgeRouteDeps, purgeReply } from './purge.js';
-import { ReplyWriter } from '../http/reply.js';
+import { ReplyWriter } from '../reply/writer.js';
 import type { LedgerHeaderNames } from '../ledger/headers.js';
 import type { ProbeResult } from '../upstream/nodes/health.js';
 

@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { fromClientError } from './framework-errors.js';
-import { rawErrorResponse } from './reply.js';
+import { rawErrorResponse } from '../reply/writer.js';
 
 /**
  * What the server knows of its connections, kept by its own request handler

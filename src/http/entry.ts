@@ -6,7 +6,7 @@
 // its reply gets the edge's headers and the same accounting.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { NodeError } from '../errors.js';
-import type { Accounting } from './accounting.js';
+import type { Accounting } from '../reply/accounting.js';
 import { readBody } from './body.js';
 import type { Connections } from './connections.js';
 import type { Edge } from '../edge/edge.js';
@@ -15,7 +15,7 @@ import { framingError } from './framing.js';
 import { notFound } from './framework-errors.js';
 import type { ReadParser } from '../responder/read-parser.js';
 import type { RequestIds } from '../edge/request-id.js';
-import { openRequestSpan } from './request-span.js';
+import { openRequestSpan } from '../reply/request-span.js';
 import type { ReadResponder } from '../responder/responder.js';
 import type { Tracing } from '../tracing/scope.js';
 

@@ -12,7 +12,7 @@ import type { TraceScope } from '../tracing/scope.js';
 import { parseU64 } from '../wire/u64.js';
 import { joinVary } from '../edge/cors.js';
 import { exchangeOf } from '../edge/exchange.js';
-import type { ReplyWriter } from './reply.js';
+import type { ReplyWriter } from '../reply/writer.js';
 import { sdkClientOf } from '../edge/sdk-client.js';
 
 /** A passthrough request as a node gets it: path (with the query) under /v1, and the client's end-to-end headers. */

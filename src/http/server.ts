@@ -9,7 +9,7 @@ import { NodeError } from '../errors.js';
 import { answerClientError, Connections, drainingServers } from './connections.js';
 import type { PublicEntry } from './entry.js';
 import { fromFrameworkError, notFound } from './framework-errors.js';
-import { rawErrorResponse, type ReplyWriter } from './reply.js';
+import { rawErrorResponse, type ReplyWriter } from '../reply/writer.js';
 import { serveUpgradesAsPlainHttp } from './upgrade.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;

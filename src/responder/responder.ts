@@ -6,10 +6,10 @@ import { NodeError } from '../errors.js';
 import { acceptsGzip } from '../serve/compress.js';
 import type { ReadContext, ReadResult } from '../serve/read-through.js';
 import type { ReadRequest } from '../model/read.js';
-import type { Accounting } from '../http/accounting.js';
+import type { Accounting } from '../reply/accounting.js';
 import type { Exchange } from '../edge/exchange.js';
 import type { Parsed, ReadParser } from './read-parser.js';
-import type { ReplyWriter } from '../http/reply.js';
+import type { ReplyWriter } from '../reply/writer.js';
 import type { SdkClient } from '../edge/sdk-client.js';
 
 export interface ResponderDeps {

@@ -14,7 +14,7 @@ import { Limits } from '../../src/edge/limits.js';
 import { TenantDirectory } from '../../src/edge/tenants.js';
 import { publicEntry } from '../../src/http/entry.js';
 import { ReadParser } from '../../src/responder/read-parser.js';
-import { ReplyWriter } from '../../src/http/reply.js';
+import { ReplyWriter } from '../../src/reply/writer.js';
 import { RequestIds } from '../../src/edge/request-id.js';
 import { ReadResponder } from '../../src/responder/responder.js';
 import { ledgerHeaderNames } from '../../src/ledger/headers.js';
