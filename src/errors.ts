@@ -1,5 +1,5 @@
 // The one error type of the proxy (and of the simulated node): every failure that
-// reaches a client is a NodeError, rendered by errorBody() into SPEC §5's body.
+// reaches a client is a NodeError, rendered by errorBody() into api.md §5's body.
 
 export const ERROR_CODES = [
   'account_not_found',
@@ -26,7 +26,7 @@ export const ERROR_CODES = [
   'api_disabled',
   // A node shedding load (aptos-core's memory admission gate): 503, retry shortly.
   'overloaded',
-  // The proxy's own, at the edge (SPEC-edge §2–3): a node never answers these.
+  // The proxy's own, at the edge (api.md §10.2–3): a node never answers these.
   'unauthorized',
   'forbidden',
   'rate_limited',
@@ -37,7 +37,7 @@ export type ErrorCode = (typeof ERROR_CODES)[number];
 /** The only statuses a node may answer an error with. */
 export const ERROR_STATUSES = [400, 403, 404, 410, 500, 503] as const;
 /**
- * Statuses only the proxy answers with: 401 and 429 at the edge (SPEC-edge §2–3),
+ * Statuses only the proxy answers with: 401 and 429 at the edge (api.md §10.2–3),
  * 501 for a transfer coding it does not implement (RFC 9112 §6.1).
  */
 export const PROXY_ERROR_STATUSES = [401, 429, 501] as const;
@@ -127,7 +127,7 @@ export class NodeError extends Error {
     });
   }
 
-  /** Nothing is served before the chain is known (SPEC §8): the one not-ready reply. */
+  /** Nothing is served before the chain is known (api.md §8): the one not-ready reply. */
   static notReady(why: string): NodeError {
     return NodeError.unavailable(`not ready: ${why}`, 'not_ready');
   }
@@ -180,7 +180,7 @@ function defaultReason(status: ErrorStatus): ErrorReason {
 
 export const ERROR_CONTENT_TYPE = 'application/json';
 
-/** SPEC §5: the body of every error. vm_error_code is always present. */
+/** api.md §5: the body of every error. vm_error_code is always present. */
 export function errorBody(err: NodeError): Buffer {
   return Buffer.from(JSON.stringify({ message: err.message, error_code: err.code, vm_error_code: err.vmErrorCode }));
 }

@@ -1,4 +1,4 @@
-// Whom the admin listener answers (SPEC-edge §5). Its routes are for operators
+// Whom the admin listener answers (api.md §10.5). Its routes are for operators
 // and their tools (Prometheus, a kubelet's probes, curl), never for a web page:
 // a request that carries Origin is refused, and so is one whose Host does not
 // name the listener, which is what a page on a DNS name rebound to the

@@ -2,7 +2,7 @@
 // (generation, vendor, chain id, route, format, N, canonical request), hashed with
 // SHA-256 for shared stores. A purge of everything moves the generation
 // (generation.ts), so no entry of the old one is looked up again, with no scan of
-// Redis. The chain id is in it so two chains never share an entry (SPEC §8), even
+// Redis. The chain id is in it so two chains never share an entry (api.md §8), even
 // on one Redis with one key prefix, and a devnet reset starts afresh.
 import { createHash } from 'node:crypto';
 import type { ReadRequest } from '../model/read.js';

@@ -27,7 +27,7 @@ export interface FillLock {
 }
 
 /**
- * What a filler tells the instances waiting for its fill (SPEC §8): the answer it
+ * What a filler tells the instances waiting for its fill (api.md §8): the answer it
  * got, and whether it was stored (cacheable) or is a one-off to relay as is.
  * 'gave-up': the filler has no answer to share (none came, or it said only that
  * the node had not reached the item yet); a waiter then asks a node itself.

@@ -1,4 +1,4 @@
-// Browsers (SPEC-edge §1): a page on another origin may do through the proxy
+// Browsers (api.md §10.1): a page on another origin may do through the proxy
 // everything it can do against a node. A request with an Origin the config
 // allows gets the CORS headers on its reply, whatever answers it; a preflight is
 // answered here, never by a node. The headers are added per request, never stored
@@ -73,7 +73,7 @@ export class Cors {
    * a shared cache in front keeps one origin's reply from another: every request
    * that carries one, allowed or not (the grant echoes the origin, and a listed
    * origin gets what another does not). A request without Origin gets none, as
-   * from a node: SPEC-edge §1 keeps a backend's bytes as they are.
+   * from a node: api.md §10.1 keeps a backend's bytes as they are.
    */
   varyFor(req: IncomingMessage): string | undefined {
     return this.settings.enabled && req.headers.origin !== undefined ? 'Origin' : undefined;

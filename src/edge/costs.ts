@@ -1,4 +1,4 @@
-// What a request a node answers costs its tenant, in node units (SPEC-edge §3):
+// What a request a node answers costs its tenant, in node units (api.md §10.3):
 // by the cached route's family, or for passthrough by its route, the longest
 // configured "METHOD /v1/path" prefix that matches. tenants.costs overrides the
 // defaults below.

@@ -1,7 +1,7 @@
 // The edge: what the proxy decides about a request before serving it, once, for
 // every entry path. It adds the headers every reply of the exchange carries
 // (CORS; for a trusted layer in front, the nodes' headroom), answers a CORS
-// preflight itself, knows the tenant (SPEC-edge §2), and
+// preflight itself, knows the tenant (api.md §10.2), and
 // admits the request or refuses it (an unknown key, a client-side key from
 // another origin, a tenant over its limits); once the reply is written it
 // charges the tenant for the node work it caused.

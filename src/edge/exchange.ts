@@ -33,7 +33,7 @@ export interface Exchange {
   bytes?: number;
   /** why the proxy made an error reply itself (never sent) */
   reason?: ErrorReason;
-  /** who is calling, once the edge knows (SPEC-edge §2) */
+  /** who is calling, once the edge knows (api.md §10.2) */
   tenant?: Tenant;
   /** the client's address, as server.trustProxy says to read it, when the edge needed it */
   client?: string;

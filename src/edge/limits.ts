@@ -1,4 +1,4 @@
-// The tenants' limits (SPEC-edge §3): requestsPerSecond protects the proxy (every
+// The tenants' limits (api.md §10.3): requestsPerSecond protects the proxy (every
 // request counts, hits too); nodeUnitsPerMinute protects the nodes (only what a
 // node answers is charged, by its route's cost, once it is known how the request
 // was served; a request that needs a node is refused once the units are spent,

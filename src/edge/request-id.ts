@@ -1,4 +1,4 @@
-// X-Request-Id (SPEC-edge §5): a client's id is kept when it is plain enough to
+// X-Request-Id (api.md §10.5): a client's id is kept when it is plain enough to
 // log and forward, else the proxy makes one. The id is on the reply, on the
 // node calls made for the request, and on every log line of it. A made id is a
 // random prefix for this process and a counter: unique across instances and

@@ -1,4 +1,4 @@
-// Who is calling (SPEC-edge §2): a tenant of the config's list, found by the API
+// Who is calling (api.md §10.2): a tenant of the config's list, found by the API
 // key a client presents (`Authorization: Bearer <key>`) or by the name a trusted
 // layer in front sets in tenants.trustedHeader, or the anonymous tenant. Keys are
 // known only by their sha256; a presented key that proves known is memoised, so

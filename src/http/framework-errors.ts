@@ -1,4 +1,4 @@
-// Fastify's and Node's own errors, turned into node-shaped ones (SPEC §7: a
+// Fastify's and Node's own errors, turned into node-shaped ones (api.md §7: a
 // framework's error JSON or HTML never reaches a client; 411/413/415 become 400).
 // Messages are the proxy's own, chosen by the error's code: a library's message
 // text is not a stable contract and never reaches a client.

@@ -1,5 +1,5 @@
 // Every other /v1 route goes to a node unchanged (status, headers, body), so a
-// real SDK works through the proxy. The call is routed like a cached read (SPEC
+// real SDK works through the proxy. The call is routed like a cached read (api.md
 // §8): the pool picks a healthy node on the right chain, one that covers
 // ?ledger_version=N, within its budget, and fails a GET over to another node on
 // connection errors, timeouts and 5xx. What the client sends never picks the
@@ -69,7 +69,7 @@ const HOP_BY_HOP = [
  * Client headers that must not reach a node: they would name another host, or
  * are the proxy's to set. An Expect is met by the proxy itself (Node answered
  * 100-continue before the body came): the node gets the whole body at once. A
- * client's Authorization is the proxy's (its API key, SPEC-edge §2): nodes get
+ * client's Authorization is the proxy's (its API key, api.md §10.2): nodes get
  * only upstreams[].headers.
  */
 const NOT_FORWARDED = [

@@ -1,4 +1,4 @@
-// SPEC §4: the ledger headers under the vendor prefix. Encodes a LedgerInfo into the
+// api.md §4: the ledger headers under the vendor prefix. Encodes a LedgerInfo into the
 // seven headers and decodes them back from a node's answer (all seven, or none).
 import { parseU64 } from '../wire/u64.js';
 import type { LedgerInfo } from './info.js';

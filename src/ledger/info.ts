@@ -1,4 +1,4 @@
-// SPEC §4/§6: one observation of a node's ledger. The seven ledger headers and
+// api.md §4/§6: one observation of a node's ledger. The seven ledger headers and
 // GET /v1 carry the same values, and always travel together.
 import { parseU64 } from '../wire/u64.js';
 

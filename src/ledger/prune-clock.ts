@@ -1,4 +1,4 @@
-// Estimates when a version will be pruned (SPEC §8 "Redis entries live until
+// Estimates when a version will be pruned (api.md §8 "Redis entries live until
 // their version is pruned"), from what the ledger headers say: the versions per
 // second (versions over chain time between two snapshots) and the pruning window
 // (latest - oldest). Redis entries expire near that moment.

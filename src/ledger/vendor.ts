@@ -1,4 +1,4 @@
-// The vendor (SPEC §1: the header prefix and the BCS media type) as the nodes
+// The vendor (api.md §1: the header prefix and the BCS media type) as the nodes
 // show it. With `vendor: auto` it is read from the prefix of the ledger headers
 // the nodes answer their probes with, once a strict majority of the nodes that
 // answered agree; a configured vendor is checked against the same answers. Until

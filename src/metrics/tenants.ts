@@ -1,4 +1,4 @@
-// The tenants' metrics (SPEC-edge §4): requests by outcome, hits and node units,
+// The tenants' metrics (api.md §10.4): requests by outcome, hits and node units,
 // by tenant name only (the config's names bound the label's cardinality).
 // Counted in plain numbers per request, turned into counters at scrape time.
 import { Counter, type Registry } from 'prom-client';

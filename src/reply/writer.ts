@@ -75,7 +75,7 @@ export class ReplyWriter {
   /**
    * An error of the proxy's own. Input errors carry no ledger headers, as a
    * node's don't (it never got as far as its ledger); every other error the proxy
-   * makes carries the freshest snapshot it knows (SPEC §8). `close` ends the
+   * makes carries the freshest snapshot it knows (api.md §8). `close` ends the
    * connection after the reply (the rest of the request was not read).
    */
   error(res: ServerResponse, err: NodeError, close = false): void {

@@ -1,4 +1,4 @@
-// GET /v1/accounts/{address}[/…]: state read at ?ledger_version=N (SPEC-wallet-reads §1).
+// GET /v1/accounts/{address}[/…]: state read at ?ledger_version=N (api.md §9).
 // Every one is pinned by N; a missing account, resource or module at N is a fact
 // about N, cached like a 200.
 import type { ReadRequest } from '../model/read.js';

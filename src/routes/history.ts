@@ -1,5 +1,5 @@
 // Transactions and blocks: immutable by their path, with no ledger_version (a
-// node ignores one, so the proxy does too) (SPEC-wallet-reads §1, §4).
+// node ignores one, so the proxy does too) (api.md §9, §4).
 // Cached once they exist; never a 404 (the item may appear) nor a pending transaction.
 import type { AnswerFacts, PathItem, ReadRequest } from '../model/read.js';
 import { parseU64 } from '../wire/u64.js';

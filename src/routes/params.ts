@@ -1,5 +1,5 @@
 // The parameters the cached routes share, parsed as a node parses them and put in
-// canonical form (SPEC-wallet-reads §1): a refused value is the 400 a node would
+// canonical form (api.md §9): a refused value is the 400 a node would
 // answer, without ledger headers (it never got as far as its ledger).
 import { NodeError } from '../errors.js';
 import { acceptFormat, type AnswerFormat } from '../wire/accept.js';

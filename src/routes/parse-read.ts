@@ -1,6 +1,6 @@
 // POST /v1/tables/{handle}/raw_item and POST /v1/view, the two seed routes, and
 // the JSON body parsing every POST route shares. Everything a node would refuse is
-// refused here, so that invalid input never reaches a node (SPEC §3, §7).
+// refused here, so that invalid input never reaches a node (api.md §3, §7).
 import { NodeError } from '../errors.js';
 import { acceptFormat } from '../wire/accept.js';
 import { canonicalMembers, JSON_WHITESPACE, JsonSyntaxError } from '../wire/canonical-json.js';

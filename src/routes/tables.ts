@@ -1,5 +1,5 @@
 // POST /v1/tables/{handle}/item and POST /v1/experimental/state_values/raw: state
-// items read at ?ledger_version=N by a JSON body (SPEC-wallet-reads §1). raw_item,
+// items read at ?ledger_version=N by a JSON body (api.md §9). raw_item,
 // the BCS form of a table item, is in parse-read.ts.
 import { NodeError } from '../errors.js';
 import { parseHexBytes } from '../wire/hex.js';

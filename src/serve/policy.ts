@@ -1,4 +1,4 @@
-// SPEC §7 and SPEC-wallet-reads §4: which node answers are immutable, and so
+// api.md §7 and api.md §9: which node answers are immutable, and so
 // cacheable, and which say only that the node has not reached the item yet. The
 // one place that decides it, from the rules each route's descriptor carries
 // (which 200s are final, which 404s are facts, which mean "not yet").

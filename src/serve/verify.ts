@@ -4,7 +4,7 @@
 // and stored once the second agrees. As eRPC's consensus policy with two
 // participants and an agreement threshold of two, where a dispute stores nothing
 // and blames no one: with two nodes there is no telling which one is wrong, and
-// honest nodes of different configs render some JSON differently (SPEC-wallet-reads §5).
+// honest nodes of different configs render some JSON differently (api.md §9).
 import type { Logger } from 'pino';
 import type { NodeAnswer } from '../model/node-answer.js';
 import type { ReadRequest } from '../model/read.js';

@@ -1,4 +1,4 @@
-// The seven ledger headers a node sends and the body of GET /v1 (SPEC §4, §6),
+// The seven ledger headers a node sends and the body of GET /v1 (api.md §4, §6),
 // written apart from the proxy's src/ledger/ on purpose: the sim is the oracle
 // the proxy is judged against, so it must not share the proxy's encoders.
 import type { LedgerInfo } from '../ledger/info.js';

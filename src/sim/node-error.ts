@@ -1,4 +1,4 @@
-// The simulated node's errors and their body (SPEC §5), written apart from the
+// The simulated node's errors and their body (api.md §5), written apart from the
 // proxy's src/errors.ts on purpose: the sim is the differential suite's oracle,
 // and an oracle that shared the proxy's error rendering could not see its bugs.
 

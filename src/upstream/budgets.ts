@@ -14,7 +14,7 @@ export type Priority = 'high' | 'normal' | 'low';
 
 /**
  * The part of a budget (a node's maxInFlight and maxRps, shedding.maxInFlight) a
- * tenant's calls may use, by its priority (SPEC-edge §3): when budgets run short,
+ * tenant's calls may use, by its priority (api.md §10.3): when budgets run short,
  * low is refused while normal still gets a slot, and normal while high does.
  */
 export const PRIORITY_SHARE: Readonly<Record<Priority, number>> = { high: 1, normal: 0.8, low: 0.6 };

@@ -3,7 +3,7 @@
 // (lease.ts), within the proxy's own bounds (calls and answer bytes in flight).
 // The node set (node-set.ts) keeps what is known of the nodes: snapshots, chain,
 // pruning, readiness. Latest reads never step back below the highest version
-// already reported (read-your-latest, SPEC §8), but when no node at or above it
+// already reported (read-your-latest, api.md §8), but when no node at or above it
 // answers, and such a step back is counted.
 import type { Logger } from 'pino';
 import { NodeError } from '../errors.js';
@@ -182,12 +182,12 @@ export class UpstreamPool {
   }
 
   /**
-   * A passthrough call, routed like a read (SPEC §8): healthy nodes of the chain
+   * A passthrough call, routed like a read (api.md §8): healthy nodes of the chain
    * only, a node covering ?ledger_version=N, within the budgets and counted in
    * the metrics; only an idempotent call is retried on another node or hedged.
    */
   async forward(call: Call, route: ForwardRoute): Promise<NodeAnswer> {
-    // Nothing is served before the chain is known (SPEC §8), passthrough included.
+    // Nothing is served before the chain is known (api.md §8), passthrough included.
     if (this.set.chainId() === undefined) throw NodeError.notReady(this.notReadyReason());
     // A version every node has pruned is the node's to judge (it may not even be a read route).
     const version = route.minVersion !== undefined && !this.isPruned(route.minVersion) ? route.minVersion : null;
@@ -242,7 +242,7 @@ export class UpstreamPool {
     return this.set.health(node);
   }
 
-  /** SPEC §7: N is pruned when it is below the oldest version of every node that could serve it. */
+  /** api.md §7: N is pruned when it is below the oldest version of every node that could serve it. */
   isPruned(n: bigint): boolean {
     return this.set.belowEveryHistory(n, (ledger) => ledger.oldestLedgerVersion);
   }

@@ -3,7 +3,7 @@
 // Pinned N: a node whose snapshot covers N (normal nodes first), else the most
 // advanced one that has N in its history but not yet (its 404 passes through),
 // else pruned when every known node's history starts above N.
-// Latest (SPEC §8, read-your-latest): the most advanced node, ties spread by
+// Latest (api.md §8, read-your-latest): the most advanced node, ties spread by
 // load and weight. `floor` is the highest version this proxy already reported
 // for a latest read: a node known to be below it is taken only when no node at or
 // above it is left (failover), and then the caller counts the step back.

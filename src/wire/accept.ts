@@ -1,4 +1,4 @@
-// SPEC §3: the first of application/json and application/x-bcs that appears in Accept
+// api.md §3: the first of application/json and application/x-bcs that appears in Accept
 // wins; parameters after ';' are ignored; anything else (or nothing) means JSON.
 import { mediaType } from './media-type.js';
 

@@ -1,4 +1,4 @@
-// SPEC §2: table handles and account addresses. With 0x: 1 to 64 hex digits (short
+// api.md §2: table handles and account addresses. With 0x: 1 to 64 hex digits (short
 // forms are left-zero-padded); without 0x: exactly 64. Canonical form: 0x + 64 lower-case.
 
 const WITH_PREFIX = /^0x([0-9a-fA-F]{1,64})$/;

@@ -1,4 +1,4 @@
-// SPEC §2: an entry function id is {address}::{module}::{function}.
+// api.md §2: an entry function id is {address}::{module}::{function}.
 import { parseAddress } from './address.js';
 
 /** Move identifiers: a letter, or an underscore followed by at least one more character. */

@@ -1,4 +1,4 @@
-// SPEC §2: hex bytes are "0x" (optional on input) then two hex digits per byte, either case.
+// api.md §2: hex bytes are "0x" (optional on input) then two hex digits per byte, either case.
 
 const HEX = /^(?:0x)?((?:[0-9a-fA-F]{2})*)$/;
 

@@ -1,4 +1,4 @@
-// SPEC §2: a u64 is a decimal string of digits. Leading zeros, however many, mean
+// api.md §2: a u64 is a decimal string of digits. Leading zeros, however many, mean
 // the same number, as in a node's parse (Rust's u64::from_str): only the digits
 // after them count towards u64::MAX.
 

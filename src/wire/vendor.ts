@@ -1,4 +1,4 @@
-// SPEC §1: one config value, the vendor, names the header prefix and the BCS media type.
+// api.md §1: one config value, the vendor, names the header prefix and the BCS media type.
 
 export interface VendorNames {
   vendor: string;

@@ -1,4 +1,4 @@
-// SPEC §3: the BCS view request body, {module: {address, name}, function, ty_args, args}.
+// api.md §3: the BCS view request body, {module: {address, name}, function, ty_args, args}.
 import { bcs, type BcsType } from '@mysten/bcs';
 import { BcsReader, BcsUndecodable } from './bcs-reader.js';
 import { isIdentifier } from './function-id.js';

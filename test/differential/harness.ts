@@ -53,7 +53,7 @@ export interface Request {
    * to when it is sent (no ledger_version); `item` builds that path.
    */
   item?: PathItem;
-  /** leading zeros on the version text (the same version, SPEC §2) */
+  /** leading zeros on the version text (the same version, api.md §2) */
   zeros: number;
   label: string;
 }

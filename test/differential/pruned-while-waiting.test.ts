@@ -1,7 +1,7 @@
 // A finding of the differential run (two proxies sharing Redis), reduced: a pinned
 // read whose Redis lookup is in flight while the proxy learns that its version was
 // pruned is still answered from Redis, with ledger headers whose oldest version
-// says the version is pruned. A node asked at that moment answers 410, and SPEC §7
+// says the version is pruned. A node asked at that moment answers 410, and api.md §7
 // says a version below the known prune line gets 410 "cached or not".
 //
 // Where: src/serve/read-through.ts, readPinned/fillPinned. nodes.isPruned(version)

@@ -3,7 +3,7 @@
 // JSON and BCS bodies and their mutations, bodies around the 8 MiB limit.
 //
 // Properties, for every request:
-//   - the reply is 200 or an allowed error status with exactly SPEC §5's body;
+//   - the reply is 200 or an allowed error status with exactly api.md §5's body;
 //   - an input error of the proxy (400 web_framework_error, 403) never reached the
 //     node: the sim's raw_item/view counters did not move;
 //   - a read of a served endpoint that the proxy answered from a node or its cache

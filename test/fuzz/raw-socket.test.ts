@@ -6,7 +6,7 @@
 //
 // Properties, for every request:
 //   - a reply comes (no hang, no connection dropped without one), with 200 or an
-//     allowed error status and, for an error, exactly SPEC §5's body;
+//     allowed error status and, for an error, exactly api.md §5's body;
 //   - an input error (400 web_framework_error, 403) never reached the node;
 //   - a read the proxy answered from the node or its cache is the answer the sim
 //     gives to the very same bytes;
@@ -456,7 +456,7 @@ describe('fuzzed HTTP on a raw socket', () => {
           (cache === 'MISS' || cache === 'HIT' || cache === 'COALESCED') &&
           !(req.framing === 'chunked' && framingInjected)
         ) {
-          // The proxy takes chunked request bodies (and sends nodes Content-Length, SPEC §7);
+          // The proxy takes chunked request bodies (and sends nodes Content-Length, api.md §7);
           // a node answers 411 to chunked ones, so the sim gets the same request with Content-Length.
           const length = bodyOf(req.bodyKind, nonce, req.random).length;
           // Bytes after a complete request are a second, broken request: the proxy

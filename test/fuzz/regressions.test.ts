@@ -85,7 +85,7 @@ describe('fuzz findings, reduced', () => {
   });
 
   // src/http/server.ts: Node destroys the socket of a CONNECT request when the
-  // server has no 'connect' listener, so the client got no reply at all (SPEC §7:
+  // server has no 'connect' listener, so the client got no reply at all (api.md §7:
   // never a dropped connection without a reply where HTTP allows one). Fixed in
   // 1960006 (a 'connect' listener that writes the error body).
   it('answers CONNECT with the error body instead of dropping the connection', async () => {

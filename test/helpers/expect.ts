@@ -12,7 +12,7 @@ export function simHeaders(latest: bigint, oldest: bigint, chainId = 4, prefix =
 /** The statuses a node answers an error with. */
 const ALLOWED_ERROR_STATUSES = [400, 403, 404, 410, 500, 503, 401, 429, 501];
 
-/** A node-shaped error reply (SPEC §5): an allowed status and exactly the three members. */
+/** A node-shaped error reply (api.md §5): an allowed status and exactly the three members. */
 export function expectNodeErrorBody(
   reply: { status: number; headers: Record<string, string>; body: Buffer },
   status?: number,

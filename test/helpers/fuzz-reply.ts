@@ -1,4 +1,4 @@
-// What every reply of the proxy must look like (SPEC §5, §7), as plain checks
+// What every reply of the proxy must look like (api.md §5, §7), as plain checks
 // that return a problem description (or null) so that a fuzz or differential
 // loop can count and report them instead of stopping at the first.
 import { ERROR_CODES, ERROR_STATUSES } from '../../src/errors.js';
@@ -31,7 +31,7 @@ export interface ErrorBody {
   vm_error_code: number | null;
 }
 
-/** The error body of a reply, or a description of why it is not SPEC §5's body. */
+/** The error body of a reply, or a description of why it is not api.md §5's body. */
 export function parseErrorBody(reply: ReplyLike): ErrorBody | string {
   const type = (header(reply, 'content-type') ?? '').split(';', 1)[0].trim().toLowerCase();
   if (type !== 'application/json')
@@ -49,14 +49,14 @@ export function parseErrorBody(reply: ReplyLike): ErrorBody | string {
   const b = body as Record<string, unknown>;
   if (typeof b.message !== 'string') return 'error body message is not a string';
   if (typeof b.error_code !== 'string' || !(ERROR_CODES as readonly string[]).includes(b.error_code))
-    return `error_code ${JSON.stringify(b.error_code)} is not one of SPEC §5`;
+    return `error_code ${JSON.stringify(b.error_code)} is not one of api.md §5`;
   if (b.vm_error_code !== null && typeof b.vm_error_code !== 'number')
     return `vm_error_code ${JSON.stringify(b.vm_error_code)} is neither a number nor null`;
   return b as unknown as ErrorBody;
 }
 
 /**
- * SPEC §5/§7: 200 (an answer), or an allowed error status with exactly the error
+ * api.md §5/§7: 200 (an answer), or an allowed error status with exactly the error
  * body. `head`: a reply to HEAD has no body to check. `coded`: the request's body
  * has a transfer coding other than chunked, which may be refused with 501
  * (RFC 9112 §6.1). Returns null when fine.

@@ -71,7 +71,7 @@ const MAX_DURATION_MS = 10_000;
 const MAX_RPS = 1000;
 const MAX_HANG_MS = 10_000;
 
-/** True for a node error body with 503 internal_error (SPEC §5). */
+/** True for a node error body with 503 internal_error (api.md §5). */
 export function isUnavailableBody(reply: LoadReply): string | null {
   if (reply.status !== 503) return `status ${reply.status}`;
   if (reply.headers['content-type'] !== 'application/json')

@@ -1,4 +1,4 @@
-// SPEC §8 "The chain id is part of every cache key": two chains never share an
+// api.md §8 "The chain id is part of every cache key": two chains never share an
 // entry, even on one Redis with one key prefix, and a node whose chain changes
 // (a devnet reset) is never answered from the old chain's entries.
 import { describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// The memory tier through the whole proxy (SPEC §7, DESIGN "Cache keys and entries"):
+// The memory tier through the whole proxy (api.md §7, DESIGN "Cache keys and entries"):
 // what is served from cache and what reaches the node, counted on the sim: repeats,
 // single-flight, which answers are cached, and the memory bound.
 import { describe, expect, it } from 'vitest';

@@ -3,7 +3,7 @@
 // call that got it was sent. Once the node has the item, a read sent after that
 // call gets the item, on the instance that asked and on another sharing its
 // Redis: never the earlier "not found", through the fill outcome or by joining
-// the call (SPEC §7: version_not_found is never cached; §8 "Across instances").
+// the call (api.md §7: version_not_found is never cached; §8 "Across instances").
 import { describe, expect, it, vi } from 'vitest';
 import { cacheOf, expectStatus, hex, itemAt, PRESENT, served } from '../helpers/cache.js';
 import { expectNodeErrorBody } from '../helpers/expect.js';

@@ -1,4 +1,4 @@
-// POST /cache/purge on the admin listener (SPEC-edge §5): by route family and
+// POST /cache/purge on the admin listener (api.md §10.5): by route family and
 // version range, by one request, or everything, in the memory tier and in Redis,
 // and so on every proxy sharing that Redis; bad bodies answered 400; each purge
 // counted and logged. Real proxies on port 0 in front of the sim, on this file's

@@ -1,6 +1,6 @@
 // The Redis tier failing open, on this file's own redis-server (never the shared
 // one on 6379): while Redis is killed, restarted or stalled every read is the
-// node's answer, in time (SPEC §7).
+// node's answer, in time (api.md §7).
 import { describe, expect, it } from 'vitest';
 import { simBalance } from '../../src/sim/index.js';
 import {

@@ -1,6 +1,6 @@
 // The Redis tier through the whole proxy, on this file's own redis-server (never
 // the shared one on 6379): sharing between instances, the fill lock and what lands
-// in Redis (SPEC §7, DESIGN "Cache keys and entries").
+// in Redis (api.md §7, DESIGN "Cache keys and entries").
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { decodeAnswer, FORMAT_V4 } from '../../src/cache/redis/codec.js';
@@ -122,7 +122,7 @@ describe('sharing between instances', () => {
   });
 });
 
-describe("waiting for another instance's fill (SPEC §8)", () => {
+describe("waiting for another instance's fill (api.md §8)", () => {
   /** Commands the server ran since the last CONFIG RESETSTAT, by name, without the test's own. */
   async function commandCalls(client: Redis): Promise<Record<string, number>> {
     const out: Record<string, number> = {};

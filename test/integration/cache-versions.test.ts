@@ -1,4 +1,4 @@
-// The memory tier as the ledger moves (SPEC §7): latest answers stored at their
+// The memory tier as the ledger moves (api.md §7): latest answers stored at their
 // version, the ledger headers of hits, pruned entries and future versions, with
 // what reaches the node counted on the sim.
 import { describe, expect, it } from 'vitest';
@@ -169,7 +169,7 @@ describe('pruning', () => {
   it("a 410's ledger headers show the pruning it reports (oldest version above N)", async () => {
     // Pruning without the ledger advancing: the probe learns oldest = N+1 at the
     // same latest version. The 410 says N is pruned; its headers must not say
-    // that the oldest version is still 0 (SPEC §7: the freshest snapshot known).
+    // that the oldest version is still 0 (api.md §7: the freshest snapshot known).
     const { node, app, url } = await simBehindProxy(FAST_PROBES);
     const n = 990n;
     expectStatus(await rawItem(url, hex(PRESENT), { version: n }), 200);

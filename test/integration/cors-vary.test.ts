@@ -1,4 +1,4 @@
-// Vary: Origin (SPEC-edge §1; the Fetch standard's "CORS protocol and HTTP
+// Vary: Origin (api.md §10.1; the Fetch standard's "CORS protocol and HTTP
 // caches"): every reply whose CORS headers depend on the request's Origin says so,
 // in one Vary line, on every path (hit, miss, coalesced, passthrough, the proxy's
 // own errors), so a shared cache in front never hands the reply to one origin

@@ -1,4 +1,4 @@
-// Passthrough is routed like a cached read (SPEC §8, issue 12 finding 4): a GET
+// Passthrough is routed like a cached read (api.md §8, issue 12 finding 4): a GET
 // fails over to another node on connection errors and 5xx, a write is never sent
 // twice, ?ledger_version=N goes to a node that covers N, and every call counts in
 // the node budgets and the upstream metrics.
@@ -72,7 +72,7 @@ describe('passthrough routing', () => {
     const pruned = await sim({ startVersion: 5000n, pruneWindow: 100n });
     const archive = await sim({ startVersion: 5000n });
     const { url } = await proxy([pruned, archive], QUIET);
-    // Leading zeros of any length are the same version (SPEC §2).
+    // Leading zeros of any length are the same version (api.md §2).
     for (const version of ['1000', `${'0'.repeat(70)}1000`]) {
       for (let i = 0; i < 4; i++) {
         const reply = await call(url, `${GAS_PRICE}?ledger_version=${version}`);

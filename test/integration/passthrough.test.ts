@@ -272,7 +272,7 @@ describe('passthrough: a node that is down', () => {
     }
   });
 
-  // SPEC §7 / README failure modes: a node that hangs, resets, answers HTML, 429 or
+  // api.md §7 / README failure modes: a node that hangs, resets, answers HTML, 429 or
   // an empty body → 503 internal_error; the proxy never returns HTML or an empty error.
   for (const mode of ['html', 'status429', 'empty', 'reset'] as const) {
     it(`a node fault "${mode}" on a passthrough route → 503 internal_error node body`, async () => {

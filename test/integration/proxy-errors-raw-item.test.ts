@@ -1,5 +1,5 @@
-// The error paths of raw_item through the proxy (SPEC §3 and §5):
-// every one with its exact status and error body, ledger headers only where SPEC
+// The error paths of raw_item through the proxy (api.md §3 and §5):
+// every one with its exact status and error body, ledger headers only where api.md
 // says so, and the sim's counters proving that bad input never reached the node.
 // The proxy probes only at start, so it learns of pruning from answers alone.
 import { Readable } from 'node:stream';

@@ -302,7 +302,7 @@ describe('proxy forwarding: the request that reaches the node', () => {
       expect(reached.headers.host).toBe(`127.0.0.1:${node.port}`);
       for (const name of Object.keys(hostile).filter((n) => n !== 'host'))
         expect(reached.headers[name], name).toBeUndefined();
-      // x-request-id: the proxy's own (SPEC-edge §5), on every node call made for a request.
+      // x-request-id: the proxy's own (api.md §10.5), on every node call made for a request.
       const allowed = [
         'host',
         'connection',

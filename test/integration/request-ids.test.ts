@@ -1,4 +1,4 @@
-// X-Request-Id (SPEC-edge §5): a client's plain id is kept, anything else is
+// X-Request-Id (api.md §10.5): a client's plain id is kept, anything else is
 // replaced by one the proxy makes; the id is on every reply, on the node calls
 // made for the request, and on its log lines.
 import { describe, expect, it } from 'vitest';

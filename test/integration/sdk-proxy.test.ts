@@ -1,4 +1,4 @@
-// SPEC §7 "Real clients": the Aptos TS SDK pointed at the proxy (vendor aptos) in
+// api.md §7 "Real clients": the Aptos TS SDK pointed at the proxy (vendor aptos) in
 // front of the simulated node (vendor aptos) works unchanged. aptos.view fetches the
 // module ABI (a cached route) and sends a BCS request; viewJson sends JSON;
 // getLedgerInfo is GET /v1. Pinned calls are cache hits the second time.

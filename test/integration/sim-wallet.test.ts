@@ -1,4 +1,4 @@
-// The simulated node's wallet routes on their own (SPEC-wallet-reads): it is the
+// The simulated node's wallet routes on their own (api.md §9): it is the
 // oracle of the differential suite and the bench target, so its semantics are
 // tested directly, not only through the proxy.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// The simulated node over HTTP: every SPEC rule it implements, with exact statuses,
+// The simulated node over HTTP: every api.md rule it implements, with exact statuses,
 // bodies and headers. Expected values come from the sim's model functions.
 import { connect } from 'node:net';
 import { Readable } from 'node:stream';

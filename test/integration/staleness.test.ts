@@ -1,5 +1,5 @@
 // Load shedding for wallets: bounded-staleness latest reads, stale-if-error and
-// per-node budgets. All off by default (SPEC behaviour), so each test opts in.
+// per-node budgets. All off by default (api.md behaviour), so each test opts in.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { proxy, sim, viewJson, ledgerHeaders } from '../helpers/proxy.js';
 import { inFlightGauge } from '../helpers/in-flight-gauge.js';

@@ -1,4 +1,4 @@
-// Tenants' limits shared through Redis (SPEC-edge §3): instances on one Redis
+// Tenants' limits shared through Redis (api.md §10.3): instances on one Redis
 // share a tenant's budget, and limits hold when that Redis cannot be reached.
 import { Redis } from 'ioredis';
 import { describe, expect, it, vi } from 'vitest';

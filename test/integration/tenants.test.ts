@@ -1,4 +1,4 @@
-// Tenants at the edge (SPEC-edge §2–4): API keys, the anonymous tenant per client
+// Tenants at the edge (api.md §10.2–4): API keys, the anonymous tenant per client
 // address, limits in requests and in node units, 429 with Retry-After and the
 // RateLimit headers, a client's Authorization kept from every node, keys changed
 // by a reload, and metrics and log lines by tenant name.

@@ -1,4 +1,4 @@
-// Chain-id integrity (DESIGN config `chainId`, SPEC §7 "never cache … anything from
+// Chain-id integrity (DESIGN config `chainId`, api.md §7 "never cache … anything from
 // an upstream whose chain id differs"): a node that reports another chain id is
 // quarantined: it gets no reads, nothing it says is cached or reaches a client's
 // ledger headers, and the pool and /metrics report it as 'quarantined'. Without a

@@ -1,4 +1,4 @@
-// Upstream failover (SPEC §7 "Failures", DESIGN "upstream/"): a node that is killed,
+// Upstream failover (api.md §7 "Failures", DESIGN "upstream/"): a node that is killed,
 // hangs, or answers something that is not a node answer is retried on another node
 // within the deadline; a node's own JSON 500 is passed through only when no other
 // node answers; when every node fails the client gets one 503 internal_error that

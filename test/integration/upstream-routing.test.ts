@@ -1,4 +1,4 @@
-// Upstream pool routing (SPEC §7, DESIGN "upstream/"): which node takes a read.
+// Upstream pool routing (api.md §7, DESIGN "upstream/"): which node takes a read.
 // Every assertion counts what reached each simulated node. Several nodes are made
 // 'slow' so that concurrent reads really overlap in flight: without the routing
 // rule under test, least-in-flight spreading would send some of them to the wrong

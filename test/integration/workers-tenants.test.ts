@@ -1,4 +1,4 @@
-// Keys change with SIGHUP on every worker (SPEC-edge §2): with server.workers: 2,
+// Keys change with SIGHUP on every worker (api.md §10.2): with server.workers: 2,
 // a key added to the file works and a key removed is refused after the reload,
 // whichever worker a connection lands on, and each worker says it reloaded.
 import { request } from 'undici';

@@ -1,4 +1,4 @@
-// What the admin listener trusts (SPEC-edge §5): no web page can drive it. A
+// What the admin listener trusts (api.md §10.5): no web page can drive it. A
 // request that carries Origin is refused (403), so is one whose Host does not
 // name the listener (a page on a DNS name rebound to its address), a purge
 // takes application/json only, and with admin.token a purge needs that Bearer

@@ -223,7 +223,7 @@ describe('no header injection', () => {
     const served = node.counters.requests.filter((r) => r.method === 'POST');
     expect(served).toHaveLength(2);
     for (const r of served) {
-      // x-request-id: the proxy's own id of the request (SPEC-edge §5), never a header the client added.
+      // x-request-id: the proxy's own id of the request (api.md §10.5), never a header the client added.
       expect(Object.keys(r.headers).sort(), r.url).toEqual([
         'accept',
         'accept-encoding',

@@ -136,7 +136,7 @@ function expectNoClientHop(r: Recorded, label: string): void {
     /client-secret|Y2xpZW50OnNlY3JldA==|timeout=99|"websocket"/i,
   );
   if (r.method === 'POST') {
-    // SPEC §7: bodies reach nodes with Content-Length, never chunked.
+    // api.md §7: bodies reach nodes with Content-Length, never chunked.
     expect(r.headers['content-length'], `${label}: Content-Length at the node`).toBe(String(r.body.length));
   }
 }

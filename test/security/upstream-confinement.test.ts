@@ -1,5 +1,5 @@
 // Client input never chooses the upstream host or leaves the validated path
-// (SPEC §7 "Nodes are the only upstream"). A decoy HTTP server on 127.0.0.1 is
+// (api.md §7 "Nodes are the only upstream"). A decoy HTTP server on 127.0.0.1 is
 // named by Host, X-Forwarded-Host, Forwarded and absolute-form request targets,
 // and handles and ledger_version values carry `..`, `%2F`, `@`, `#`, `?` and `&`
 // tricks. The decoy gets nothing, and every request the node recorded for a served
@@ -145,7 +145,7 @@ describe('upstream confinement: nothing in a request picks the host or leaves th
     );
     expect(d.hits).toEqual([]);
     expect(node.counters.requests.every((r) => r.url === '/v1')).toBe(true);
-    // SPEC §7: never a dropped connection without a reply where HTTP allows one.
+    // api.md §7: never a dropped connection without a reply where HTTP allows one.
     expect(reply, 'CONNECT got no reply at all').not.toBeInstanceOf(Error);
     expectNodeErrorBody(reply as RawReply, 400, 'web_framework_error', 'CONNECT');
   });

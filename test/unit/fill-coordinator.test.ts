@@ -1,4 +1,4 @@
-// What a fill lock's holder tells another instance's waiters (SPEC §8 "Across
+// What a fill lock's holder tells another instance's waiters (api.md §8 "Across
 // instances"): an answer, stored or one-off, as it is; a "not yet" never, since
 // no waiter there can show it was waiting when the holder's call was sent.
 import { describe, expect, it } from 'vitest';

@@ -88,7 +88,7 @@ describe('prune clock', () => {
   });
 });
 
-describe('cache policy (SPEC §7)', () => {
+describe('cache policy (api.md §7)', () => {
   const answer = (status: number, errorCode?: string, vmErrorCode?: number | null): NodeAnswer => ({
     upstream: 'n',
     status,

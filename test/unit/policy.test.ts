@@ -1,4 +1,4 @@
-// Which answers of the wallet routes are facts (SPEC-wallet-reads §4), which say
+// Which answers of the wallet routes are facts (api.md §9), which say
 // only that the node has not reached the item yet, and the version a path
 // route's entry belongs to.
 import { describe, expect, it } from 'vitest';

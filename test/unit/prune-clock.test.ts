@@ -1,4 +1,4 @@
-// SPEC §8 "Redis entries live until their version is pruned", on fake timers: a
+// api.md §8 "Redis entries live until their version is pruned", on fake timers: a
 // chain advancing 100 versions a second, seen once a second, as the watermark
 // would see it.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';

@@ -1,4 +1,4 @@
-// The versions in a purge body are u64s read by the wire rule (SPEC §2): leading
+// The versions in a purge body are u64s read by the wire rule (api.md §2): leading
 // zeros of any length mean the same version, and the scope names the number.
 import { describe, expect, it } from 'vitest';
 import { NodeError } from '../../src/errors.js';

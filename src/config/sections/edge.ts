@@ -1,4 +1,4 @@
-// The edge: how the proxy answers browsers (SPEC-edge §1).
+// The edge: how the proxy answers browsers (api.md §10.1).
 import { z } from 'zod';
 import { nonNegativeInt } from './common.js';
 

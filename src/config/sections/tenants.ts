@@ -1,4 +1,4 @@
-// tenants: who is calling, and what each may spend (SPEC-edge §2–3). Without the
+// tenants: who is calling, and what each may spend (api.md §10.2–3). Without the
 // section every client is anonymous and unlimited.
 import { z } from 'zod';
 import { positiveInt } from './common.js';

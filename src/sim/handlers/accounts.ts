@@ -1,5 +1,5 @@
 // GET /v1/accounts/{address}[/resources|/resource/{tag}|/modules|/module/{name}|/balance/{asset}]:
-// account state at ?ledger_version=N (SPEC-wallet-reads). Path and query errors
+// account state at ?ledger_version=N (api.md §9). Path and query errors
 // come first, without ledger headers; then the version check; then the lookup.
 import { SimError } from '../node-error.js';
 import { acceptFormat } from '../../wire/accept.js';

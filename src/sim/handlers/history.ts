@@ -1,4 +1,4 @@
-// Transactions and blocks (SPEC-wallet-reads §1, §5): by version (above the latest
+// Transactions and blocks (api.md §9, §5): by version (above the latest
 // 404 transaction_not_found, below the oldest 410 version_pruned), by hash
 // (mempool first, no pruning branch), blocks by height (410 block_pruned) and by
 // version; the transaction list and the gas estimate, which proxies pass through.

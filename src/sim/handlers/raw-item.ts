@@ -1,4 +1,4 @@
-// POST /v1/tables/{handle}/raw_item (SPEC §3): BCS answers only, items from simTableItem.
+// POST /v1/tables/{handle}/raw_item (api.md §3): BCS answers only, items from simTableItem.
 import { SimError } from '../node-error.js';
 import { acceptFormat } from '../../wire/accept.js';
 import { parseAddress } from '../../wire/address.js';

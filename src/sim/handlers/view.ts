@@ -1,4 +1,4 @@
-// POST /v1/view (SPEC §3): a JSON or BCS request for a 0x1::sim view function,
+// POST /v1/view (api.md §3): a JSON or BCS request for a 0x1::sim view function,
 // answered as a JSON array or as BCS, with the gas-used header on success. A JSON
 // body is parsed as the request is extracted; a BCS body is decoded by the
 // handler after it read its ledger, as a node does (view_function.rs): one that

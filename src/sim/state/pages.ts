@@ -1,4 +1,4 @@
-// Pagination of /resources and /modules as a node does it (SPEC-wallet-reads §3):
+// Pagination of /resources and /modules as a node does it (api.md §9):
 // `limit` a u16 (0 → 400 invalid_input, absent or above the maximum → the
 // maximum), `start` an opaque cursor the node handed out, and the next page's
 // cursor in the X-…-CURSOR header while more follows.

@@ -50,7 +50,7 @@ function bcsValue(v: SimValue): Uint8Array {
   }
 }
 
-/** The BCS answer (SPEC §3): uleb128(count) followed by each value's BCS bytes. */
+/** The BCS answer (api.md §3): uleb128(count) followed by each value's BCS bytes. */
 export function encodeBcsValues(values: SimValue[]): Buffer {
   return Buffer.concat([bcs.uleb128().serialize(values.length).toBytes(), ...values.map(bcsValue)]);
 }

@@ -1,4 +1,4 @@
-// Chain identity (SPEC §8): which chain the proxy fronts, decided before anything
+// Chain identity (api.md §8): which chain the proxy fronts, decided before anything
 // is served or cached. The configured chainId, else the chain a strict majority
 // of the nodes that answered reports (a node that never answered has no vote).
 // Without a strict majority the chain is unknown and the proxy is not ready. A

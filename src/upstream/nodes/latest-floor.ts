@@ -1,4 +1,4 @@
-// Read-your-latest (SPEC §8): the highest ledger version a latest reply has
+// Read-your-latest (api.md §8): the highest ledger version a latest reply has
 // carried. Latest reads go to nodes at or above it; a reply below it (no node at
 // or above it answered: a failover) is counted and logged as a step back.
 import type { Logger } from 'pino';
