@@ -15,7 +15,13 @@ import { endRequestSpan } from './request-span.js';
 
 /** How a tenant's request ended: decided here, from why the proxy refused it, if it did. */
 export type TenantOutcome = 'served' | 'unauthorized' | 'forbidden' | 'rate_limited' | 'shed';
-export const TENANT_OUTCOMES: readonly TenantOutcome[] = ['served', 'unauthorized', 'forbidden', 'rate_limited', 'shed'];
+export const TENANT_OUTCOMES: readonly TenantOutcome[] = [
+  'served',
+  'unauthorized',
+  'forbidden',
+  'rate_limited',
+  'shed',
+];
 
 /** What the accounting needs of the metrics. */
 export interface RequestMetrics {
