@@ -2,6 +2,7 @@
 // `npm run lint` (`npx depcruise src --config .dependency-cruiser.cjs`):
 // - an import never runs back up: the rooms below are listed top to bottom, floor
 //   by floor, and a room imports only itself and the rooms listed after it;
+//   the read path (serve/) knows the shared tier by its interface, not cache/redis/;
 // - no circles between files, type-only imports included;
 // - the simulated node and the demo are reached only through the seam
 //   src/wiring/sim.ts, and the sim imports nothing of the product above the
@@ -118,6 +119,13 @@ module.exports = {
       to: { circular: true },
     },
     ...upward,
+    {
+      name: 'serve-knows-the-store-interface',
+      comment: 'the read path knows the shared tier by cache/store.ts and serve/ports.ts, not by Redis',
+      severity: 'error',
+      from: { path: '^src/serve/' },
+      to: { path: '^src/cache/redis/' },
+    },
     {
       name: 'sim-through-the-seam',
       comment: 'product code reaches the simulated node only through src/wiring/sim.ts (the demo may use it too)',

@@ -37,6 +37,11 @@ const PLANTED: Array<{ file: string; text: string; expected: string[] }> = [
     expected: ['undici-in-the-transport: src/serve/direct-call.ts → node_modules/undici/index.js'],
   },
   {
+    file: 'serve/redis-door.ts',
+    text: "export { RedisStore } from '../cache/redis/store.js';\n",
+    expected: ['serve-knows-the-store-interface: src/serve/redis-door.ts → src/cache/redis/store.ts'],
+  },
+  {
     file: 'http/sim-door.ts',
     text: "export * from '../sim/index.js';\n",
     expected: ['sim-through-the-seam: src/http/sim-door.ts → src/sim/index.ts'],
