@@ -135,7 +135,8 @@ module.exports = {
     },
     {
       name: 'seam-loads-the-sim-lazily',
-      comment: 'src/wiring/sim.ts loads the sim with import() when an upstream is sim; it names its types only as types',
+      comment:
+        'src/wiring/sim.ts loads the sim with import() when an upstream is sim; it names its types only as types',
       severity: 'error',
       from: { path: SEAM },
       to: { path: '^src/sim/', dependencyTypesNot: ['dynamic-import', 'type-only', 'type-import'] },
