@@ -1,7 +1,8 @@
 // The import rules of docs/design.md "Layout", checked by dependency-cruiser in
 // `npm run lint` (`npx depcruise src --config .dependency-cruiser.cjs`):
-// - an import never runs back up: the rooms below are listed top to bottom, floor
-//   by floor, and a room imports only itself and the rooms listed after it;
+// - every file of src/ is in a room, and an import never runs back up: the rooms
+//   below are listed top to bottom, floor by floor, and a room imports only itself
+//   and the rooms listed after it;
 //   the read path (serve/) knows the shared tier by its interface, not cache/redis/;
 // - no circles between files, type-only imports included;
 // - the simulated node and the demo are reached only through the seam
@@ -90,6 +91,9 @@ const upward = ROOMS.slice(1).map(({ floor, room, path }, i) => {
   };
 });
 
+/** Every file of src/ is in one of the rooms, or in the sim. */
+const IN_A_ROOM = [...ROOMS.map((r) => r.path), '^src/sim/'].join('|');
+
 const SEAM = '^src/wiring/sim\\.ts$';
 const VOCABULARY_AND_BELOW = FLOORS.slice(FLOORS.findIndex(([floor]) => floor === 'vocabulary'))
   .flatMap(([, rooms]) => rooms.map(([, path]) => path))
@@ -119,6 +123,21 @@ module.exports = {
       to: { circular: true },
     },
     ...upward,
+    {
+      name: 'in-a-room',
+      comment:
+        'a file of src/ sits in a room of FLOORS (or in sim/): a new room takes its place there and in docs/design.md',
+      severity: 'error',
+      from: { path: '^src/', pathNot: IN_A_ROOM },
+      to: {},
+    },
+    {
+      name: 'into-a-room',
+      comment: 'an import goes to a file in a room of FLOORS (or in sim/), where the floors can judge it',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: '^src/', pathNot: IN_A_ROOM },
+    },
     {
       name: 'serve-knows-the-store-interface',
       comment: 'the read path knows the shared tier by cache/store.ts and serve/ports.ts, not by Redis',

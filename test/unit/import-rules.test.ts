@@ -73,6 +73,17 @@ const PLANTED: Array<{ file: string; text: string; expected: string[] }> = [
     expected: ['not-to-test-or-bench: src/wire/test-door.ts → test/helpers/until.ts'],
   },
   {
+    // A file in no room: the floors cannot judge it, from or to.
+    file: 'loose.ts',
+    text: "export { hexToBytes } from './wire/hex.js';\n",
+    expected: ['in-a-room: src/loose.ts → src/wire/hex.ts'],
+  },
+  {
+    file: 'wire/into-loose.ts',
+    text: "export * from '../loose.js';\n",
+    expected: ['into-a-room: src/wire/into-loose.ts → src/loose.ts'],
+  },
+  {
     file: 'wire/orphan.ts',
     text: 'export const orphan = 1;\n',
     expected: ['no-orphans: src/wire/orphan.ts → src/wire/orphan.ts'],
