@@ -1,5 +1,7 @@
 // The interface every cache tier implements, so serve/ reads through tiers without
-// knowing which is which, and one contract suite (test/contract) checks them all.
+// knowing which is which, and one contract suite (test/contract) checks them all;
+// and what a purge tells the processes sharing a tier, so serve/ hears purges
+// without knowing Redis.
 import type { StoredAnswer } from '../model/read.js';
 
 /** Synchronous where a tier can be (the memory hit path must not add an async hop). */
@@ -33,3 +35,25 @@ export interface FillLock {
  * the node had not reached the item yet); a waiter then asks a node itself.
  */
 export type FillOutcome = { answer: StoredAnswer; stored: boolean } | 'gave-up';
+
+/** What a purge announces to the other processes, and what a resync tells this one ('missed': clear everything). */
+export type PurgeNotice =
+  | { scope: 'all'; generation: number }
+  | { scope: 'family'; family: string; fromVersion: string; toVersion: string | null }
+  | { scope: 'key'; key: string }
+  | { scope: 'missed' };
+
+/** Told of a purge: `announced` is its number among the purges of the shared tier (none for 'missed'). */
+export type PurgeListener = (notice: PurgeNotice, announced?: number) => void;
+
+/** What a purge announced: the generation after it, and its number among the purges of the shared tier. */
+export interface Announcement {
+  generation: number;
+  announced: number;
+  /**
+   * A range purge of a family that had many already: its record spans theirs
+   * and its own versions (redis/purge-records.ts), and every entry of the family in
+   * that span written before it is read afresh.
+   */
+  widened?: { fromVersion: string; toVersion: string | null };
+}

@@ -6,16 +6,15 @@
 // perAddress limits for each client address within it; the anonymous tenant's
 // count per client address. Over a limit: 429 with Retry-After and the RateLimit
 // headers of the limit that refused it.
-import type { Cluster, Redis } from 'ioredis';
 import { NodeError } from '../errors.js';
 import type { Tenant, TenantLimits } from './tenants.js';
-import { WindowCounters } from './window-counters.js';
+import { type SharedCounterStore, WindowCounters } from './window-counters.js';
 
 export interface LimitsSettings {
   /** cache.redis.keyPrefix: shared counters live under it */
   keyPrefix: string;
   /** shares the counts across instances and workers; absent = counted in this process */
-  redis?: Redis | Cluster;
+  redis?: SharedCounterStore;
   now?: () => number;
 }
 

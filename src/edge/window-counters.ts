@@ -6,17 +6,27 @@
 // INCRBY per key at most every SHARE_EVERY_MS), and a Redis outage counts nothing
 // there (fail open).
 import { createHash } from 'node:crypto';
-import type { Cluster, Redis } from 'ioredis';
 
 /** How long an instance's counts may wait to be added to the shared counters: the lag of a shared limit. */
 const SHARE_EVERY_MS = 100;
+
+/**
+ * What the shared counters need of a store: two Redis commands, which the
+ * cache's Redis client (cache/redis/client.ts, a single node or a Cluster) has.
+ */
+export interface SharedCounterStore {
+  /** INCRBY: adds `amount` to the counter at `key`, and resolves to its total */
+  incrby(key: string, amount: number): Promise<number>;
+  /** PEXPIRE: the counter at `key` expires in `ms` */
+  pexpire(key: string, ms: number): Promise<unknown>;
+}
 
 export interface WindowCountersSettings {
   windowMs: number;
   /** prefix of the shared counters' keys (cache.redis.keyPrefix and the limit's name) */
   keyPrefix: string;
-  /** a client for shared counters; absent = counted in this process */
-  redis?: Redis | Cluster;
+  /** a store for shared counters; absent = counted in this process */
+  redis?: SharedCounterStore;
   now?: () => number;
 }
 

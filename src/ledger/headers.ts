@@ -1,5 +1,6 @@
 // api.md §4: the ledger headers under the vendor prefix. Encodes a LedgerInfo into the
-// seven headers and decodes them back from a node's answer (all seven, or none).
+// seven headers and decodes them back from a node's answer (all seven, or none), and
+// reads which vendor's prefix an answer's headers bear.
 import { parseU64 } from '../wire/u64.js';
 import type { LedgerInfo } from './info.js';
 
@@ -31,6 +32,17 @@ export function ledgerHeaderNames(prefix: string): LedgerHeaderNames {
     cursor: `${prefix}cursor`,
     client: `${prefix}client`,
   };
+}
+
+const LEDGER_VERSION_HEADER = /^x-([a-z]+)-ledger-version$/;
+
+/** The vendor whose ledger headers an answer carries (a node answers GET /v1 with them); null when it carries none. */
+export function vendorOfHeaders(headers: Record<string, unknown>): string | null {
+  for (const name in headers) {
+    const match = LEDGER_VERSION_HEADER.exec(name);
+    if (match !== null) return match[1]!;
+  }
+  return null;
 }
 
 export type HeaderPairs = Array<[string, string]>;

@@ -7,24 +7,18 @@
 import type { Logger } from 'pino';
 import { type LedgerHeaderNames, ledgerHeaderNames } from './headers.js';
 import { type VendorNames, vendorNames } from '../wire/vendor.js';
-import type { NodeState } from '../upstream/nodes/node-state.js';
 
-const LEDGER_VERSION_HEADER = /^x-([a-z]+)-ledger-version$/;
 /** The vendor spoken while none is known yet. */
 const DEFAULT = vendorNames('node');
 
-/** The vendor whose ledger headers an answer carries (a node answers GET /v1 with them); null when it carries none. */
-export function vendorOfHeaders(headers: Record<string, unknown>): string | null {
-  for (const name in headers) {
-    const match = LEDGER_VERSION_HEADER.exec(name);
-    if (match !== null) return match[1]!;
-  }
-  return null;
+/** A node as the vendor's vote counts it: by identity, named in the log and the not-ready message. */
+export interface VendorVoter {
+  readonly name: string;
 }
 
 export class VendorIdentity {
   /** what each node's last probe answered with */
-  private readonly seen = new Map<NodeState, string | null>();
+  private readonly seen = new Map<VendorVoter, string | null>();
   private adopted: VendorNames | undefined;
   /** the contradiction last logged, so it is logged once per state */
   private lastProblem = '';
@@ -48,12 +42,12 @@ export class VendorIdentity {
   }
 
   /** A node answered a probe with `vendor`'s headers (null: with none). */
-  observe(node: NodeState, vendor: string | null): void {
+  observe(node: VendorVoter, vendor: string | null): void {
     this.seen.set(node, vendor);
   }
 
   /** The nodes that answered vendors: adopts one (auto) once a strict majority agree; the problem, if any. */
-  decide(nodes: readonly NodeState[]): string | null {
+  decide(nodes: readonly VendorVoter[]): string | null {
     const votes = new Map<string, string[]>();
     for (const node of nodes) {
       const vendor = this.seen.get(node);

@@ -12,14 +12,14 @@ import { Counter, Histogram, Registry } from 'prom-client';
 import { ENTRY_FAULTS, type EntryFault } from '../cache/redis/codec.js';
 import type { RedisClientName } from '../cache/redis/failures.js';
 import type { ErrorReason } from '../errors.js';
+import type { TenantOutcome } from '../reply/accounting.js';
 import { registerProcessMetrics } from './process.js';
 import { registerStateGauges, type MetricsSources } from './state.js';
-import { TenantMetrics, type TenantOutcome } from './tenants.js';
+import { TenantMetrics } from './tenants.js';
 import { UpstreamMetrics } from './upstream.js';
 import { VERIFY_OUTCOMES, type VerifyOutcome } from '../serve/verify.js';
 
 export type { MetricsSources } from './state.js';
-export type { TenantOutcome } from './tenants.js';
 
 const STALE_REASONS = ['bound', 'error'] as const;
 const REDIS_CLIENTS: readonly RedisClientName[] = ['cache', 'fill-channel', 'limits'];

@@ -2,11 +2,7 @@
 // by tenant name only (the config's names bound the label's cardinality).
 // Counted in plain numbers per request, turned into counters at scrape time.
 import { Counter, type Registry } from 'prom-client';
-
-/** How a tenant's request ended. */
-export type TenantOutcome = 'served' | 'unauthorized' | 'forbidden' | 'rate_limited' | 'shed';
-
-const TENANT_OUTCOMES: readonly TenantOutcome[] = ['served', 'unauthorized', 'forbidden', 'rate_limited', 'shed'];
+import { TENANT_OUTCOMES, type TenantOutcome } from '../reply/accounting.js';
 
 type TenantCounts = Record<TenantOutcome, number> & { hits: number; nodeUnits: number };
 

@@ -10,9 +10,18 @@
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import type { ErrorReason } from '../errors.js';
-import type { TenantOutcome } from '../metrics/metrics.js';
 import type { Exchange } from '../edge/exchange.js';
 import { endRequestSpan } from './request-span.js';
+
+/** How a tenant's request ended: decided here, from why the proxy refused it, if it did. */
+export type TenantOutcome = 'served' | 'unauthorized' | 'forbidden' | 'rate_limited' | 'shed';
+export const TENANT_OUTCOMES: readonly TenantOutcome[] = [
+  'served',
+  'unauthorized',
+  'forbidden',
+  'rate_limited',
+  'shed',
+];
 
 /** What the accounting needs of the metrics. */
 export interface RequestMetrics {

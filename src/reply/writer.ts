@@ -7,7 +7,7 @@ import type { ServerResponse } from 'node:http';
 import { ERROR_CONTENT_TYPE, errorBody, type NodeError } from '../errors.js';
 import { encodeLedgerHeaders, type HeaderPairs, type LedgerHeaderNames } from '../ledger/headers.js';
 import type { LedgerInfo } from '../ledger/info.js';
-import type { ReadResult } from '../serve/read-through.js';
+import type { ReadResult } from '../model/read-result.js';
 import { exchangeOf } from '../edge/exchange.js';
 
 export class ReplyWriter {

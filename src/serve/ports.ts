@@ -1,7 +1,6 @@
 // What the read path needs of the nodes and of the shared tier: the upstream pool
 // and the Redis store implement these, and serve/ knows them only by these.
-import type { Announcement, PurgeListener } from '../cache/redis/purge-channel.js';
-import type { AnswerStore, FillLock, FillOutcome } from '../cache/store.js';
+import type { Announcement, AnswerStore, FillLock, FillOutcome, PurgeListener } from '../cache/store.js';
 import type { NodeError } from '../errors.js';
 import type { TraceScope } from '../tracing/scope.js';
 import type { NodeAnswer } from '../model/node-answer.js';

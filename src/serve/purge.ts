@@ -9,7 +9,7 @@
 import type { Logger } from 'pino';
 import type { CacheGeneration } from '../cache/generation.js';
 import { cacheKeyText, routeNameOfKey } from '../cache/key.js';
-import type { PurgeNotice } from '../cache/redis/purge-channel.js';
+import type { PurgeNotice } from '../cache/store.js';
 import { NodeError } from '../errors.js';
 import type { ReadRequest, StoredAnswer } from '../model/read.js';
 import type { LatestAnswers } from './latest-answers.js';

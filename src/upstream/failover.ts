@@ -16,7 +16,7 @@ import type { NodeCall } from './transport/node-client.js';
 import type { NodeSet, SnapshotVerdict } from './nodes/node-set.js';
 import { BrokenCircuitError, CountedFailure, type NodeState, type ProbeRecord } from './nodes/node-state.js';
 import { betterFallback, firstUseful, isNodeSpecific } from './outcomes.js';
-import { isOverloaded, NodeShedding, shedBackOffMs, sheddingError } from './shedding.js';
+import { isOverloaded, NodeShedding, shedBackOffMs, sheddingError } from './nodes/shedding.js';
 
 export type ShedReason = 'overload' | 'budget' | 'answer_bytes';
 

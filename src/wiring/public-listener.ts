@@ -2,7 +2,6 @@
 // the edge with its tenants and limits, the accounting, and the server with
 // fastify behind the public entry for passthrough.
 import type { FastifyInstance } from 'fastify';
-import type { Cluster, Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import type { LedgerHeaderNames } from '../ledger/headers.js';
@@ -21,6 +20,7 @@ import { Edge } from '../edge/edge.js';
 import { publicEntry } from '../http/entry.js';
 import type { Exchange } from '../edge/exchange.js';
 import { Limits } from '../edge/limits.js';
+import type { SharedCounterStore } from '../edge/window-counters.js';
 import { type PassthroughDeps, registerPassthrough } from '../http/passthrough.js';
 import { ReadParser, spellingBytesFor } from '../responder/read-parser.js';
 import { ReplyWriter } from '../reply/writer.js';
@@ -45,7 +45,7 @@ export interface PublicListenerDeps {
   /** the share of node budget left, 0 to 1 (X-Proxy-Headroom) */
   headroom(): number;
   /** shares the limits' counts across instances (cache.redis); absent = counted per instance */
-  counters?: Redis | Cluster;
+  counters?: SharedCounterStore;
   /** the clock of the limits' windows (tests freeze it) */
   now?: () => number;
   /** while tracing is on (tracing.otlpEndpoint): every request gets a span */

@@ -10,7 +10,7 @@ import { encodeAnswer } from '../../src/cache/redis/codec.js';
 import { CacheGeneration } from '../../src/cache/generation.js';
 import { MAX_RECORDS_PER_FAMILY } from '../../src/cache/redis/purge-records.js';
 import { RedisStore, type RedisStoreOptions } from '../../src/cache/redis/store.js';
-import type { PurgeNotice } from '../../src/cache/redis/purge-channel.js';
+import type { PurgeNotice } from '../../src/cache/store.js';
 import type { StoredAnswer } from '../../src/model/read.js';
 import { useRedisServer } from '../helpers/redis-server.js';
 import { until } from '../helpers/until.js';

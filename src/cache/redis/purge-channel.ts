@@ -8,6 +8,7 @@
 // so it never reads an entry of a generation it should have left.
 import { randomUUID } from 'node:crypto';
 import type { CacheGeneration } from '../generation.js';
+import type { Announcement, PurgeListener, PurgeNotice } from '../store.js';
 import { type PurgeHash, type PurgeMode, purgeHash } from './purge-hash.js';
 import { PurgeRecords, recordField, recordOf, recordValue } from './purge-records.js';
 import type { RedisConnection } from './client.js';
@@ -20,29 +21,7 @@ const RETRY_MS = 1000;
 /** Kept past maxTtlSeconds: the processes' clocks, which date the records, may disagree by this much. */
 const RECORD_CLOCK_SLACK_MS = 3_600_000;
 
-/** What a purge announces to the other processes, and what a resync tells this one ('missed': clear everything). */
-export type PurgeNotice =
-  | { scope: 'all'; generation: number }
-  | { scope: 'family'; family: string; fromVersion: string; toVersion: string | null }
-  | { scope: 'key'; key: string }
-  | { scope: 'missed' };
-
 type Announced = Exclude<PurgeNotice, { scope: 'missed' | 'all' }> | { scope: 'all' };
-
-/** Told of a purge: `announced` is its number among the purges of this Redis (none for 'missed'). */
-export type PurgeListener = (notice: PurgeNotice, announced?: number) => void;
-
-/** What a purge announced: the generation after it, and its number among the purges of this Redis. */
-export interface Announcement {
-  generation: number;
-  announced: number;
-  /**
-   * A range purge of a family that had many already: its record spans theirs
-   * and its own versions (purge-records.ts), and every entry of the family in
-   * that span written before it is read afresh.
-   */
-  widened?: { fromVersion: string; toVersion: string | null };
-}
 
 interface Message {
   origin: string;

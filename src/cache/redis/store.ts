@@ -11,11 +11,11 @@ import { FillChannel } from './fill-channel.js';
 import { tryFillLock } from './fill-lock.js';
 import { CacheGeneration } from '../generation.js';
 import { sharedKey } from '../key.js';
-import { type Announcement, PurgeChannel, type PurgeListener } from './purge-channel.js';
+import { PurgeChannel } from './purge-channel.js';
 import { PurgeIndex } from './purge-index.js';
 import { checkRedisClientOptions, type RedisClientOptions, redisClient } from './client.js';
 import { RedisCommands } from './commands.js';
-import type { AnswerStore, FillLock, FillOutcome } from '../store.js';
+import type { Announcement, AnswerStore, FillLock, FillOutcome, PurgeListener } from '../store.js';
 
 export interface RedisStoreOptions extends RedisClientOptions {
   /** prepended to every key, so instances of one deployment share entries and nothing else */

@@ -6,7 +6,7 @@ import { parseLedgerInfoJson, type LedgerInfo } from '../../ledger/info.js';
 import { mediaType } from '../../wire/media-type.js';
 import type { ProbeReply } from '../transport/node-client.js';
 import { CountedFailure, type NodeHealth, type NodeState } from './node-state.js';
-import { NodeShedding, shedBackOffMs } from '../shedding.js';
+import { NodeShedding, shedBackOffMs } from './shedding.js';
 
 /** What a probe expects of a node. */
 export const PROBE_EXPECTED = 'HTTP 200 application/json with the ledger info';

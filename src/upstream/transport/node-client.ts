@@ -2,12 +2,11 @@
 // answers that are not node-shaped become NodeErrors (503 internal_error).
 import { Pool } from 'undici';
 import { NodeError, ERROR_STATUSES, isErrorCode } from '../../errors.js';
-import { decodeGasUsed, decodeLedgerHeaders, type LedgerHeaderNames } from '../../ledger/headers.js';
+import { decodeGasUsed, decodeLedgerHeaders, type LedgerHeaderNames, vendorOfHeaders } from '../../ledger/headers.js';
 import { mediaType } from '../../wire/media-type.js';
 import type { NodeAnswer } from '../../model/node-answer.js';
 import type { AnswerBytes } from './answer-bytes.js';
 import { AnswerBytesExhausted, AnswerTooLarge, AnswerUndecodable, exchange, ExchangeTimeout } from './node-call.js';
-import { vendorOfHeaders } from '../../ledger/vendor.js';
 
 export interface NodeCall {
   method: 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';

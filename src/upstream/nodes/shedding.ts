@@ -5,9 +5,9 @@
 // one, else one probe interval), its circuit, health and chain are left as they
 // are, and the call goes on to another node. When every node that could answer is
 // shedding, the client is told so, and when to come back.
-import { NodeError } from '../errors.js';
-import type { NodeAnswer } from '../model/node-answer.js';
-import type { NodeState } from './nodes/node-state.js';
+import { NodeError } from '../../errors.js';
+import type { NodeAnswer } from '../../model/node-answer.js';
+import type { NodeState } from './node-state.js';
 
 /** A node's own Retry-After is followed up to this long: one answer must not take a node out for good. */
 const MAX_BACK_OFF_MS = 30_000;
