@@ -72,7 +72,7 @@ export async function runPrimary(
   cluster.on('fork', (worker) => {
     // A write to a worker that died before the primary noticed is an 'error' event
     // on it; unheard, it would end the primary and every worker with it.
-    worker.on('error', (err: Error) => logger.warn({ worker: worker.id, err: err.message }, 'worker channel error'));
+    worker.on('error', (err: Error) => logger.warn({ worker: worker.id, err }, 'worker channel error'));
   });
   cluster.on('online', (worker) => logger.info({ worker: worker.id, workerPid: worker.process.pid }, 'worker started'));
   let cannotListenSaid = false;
