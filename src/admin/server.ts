@@ -24,6 +24,14 @@ export interface Readiness {
   upstreams: Array<{ name: string; state: string; probe?: ProbeResult }>;
 }
 
+/** /readyz's reason while the chain is known and no node of it is healthy: each node's state, and what its probe got. */
+export function noHealthyNode(upstreams: Readiness['upstreams']): string {
+  const nodes = upstreams.map(({ name, state, probe }) =>
+    probe?.ok === false ? `${name}: ${state}, its probe got ${probe.got}` : `${name}: ${state}`,
+  );
+  return `no node is healthy (${nodes.join('; ')})`;
+}
+
 /** /readyz's reason from the start of a shutdown: a load balancer stops sending before the drain. */
 export const SHUTTING_DOWN = 'shutting down: draining the requests in flight';
 
