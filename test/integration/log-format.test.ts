@@ -3,8 +3,12 @@
 // the line's other fields after it; JSON is one object a line. Either way the
 // access line names the version asked (or `latest`), never the whole query, and
 // an error is under `err`, serialized by pino.
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import pino from 'pino';
-import { describe, expect, it } from 'vitest';
+import { request } from 'undici';
+import { describe, expect, inject, it } from 'vitest';
 import { effectiveLogFormat, prettyLines } from '../../src/process/logger.js';
 import { type Cli, cliConfig, configFile, runCli, startCli, useCliBuild } from '../helpers/cli.js';
 import { freePort } from '../helpers/free-port.js';
@@ -79,6 +83,50 @@ describe('log.format', () => {
       }
       cli.child.kill('SIGTERM');
       await cli.exited;
+    }
+  });
+
+  it('auto on a terminal (a pseudo-terminal from script(1)): pretty', async () => {
+    const node = await sim();
+    const port = await freePort();
+    const file = configFile('log-tty.yaml', cliConfig(port, node));
+    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('LEDGER_PROXY_')));
+    const main = join(inject('cliBuild'), 'main.js');
+    // exec: the proxy is script's child, so it can be stopped by its own pid.
+    const terminal = spawn('script', ['-qefc', `exec ${process.execPath} ${main} --config ${file}`, '/dev/null'], {
+      env: { ...env, NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    terminal.stdout.on('data', (d: Buffer) => (out += d.toString('utf8')));
+    const exited = new Promise((done) => terminal.once('exit', done));
+    try {
+      const answers = async (): Promise<boolean> =>
+        request(`http://127.0.0.1:${port}/v1`, { reset: true }).then(
+          async (res) => {
+            await res.body.arrayBuffer();
+            return res.statusCode === 200;
+          },
+          () => false,
+        );
+      await until(answers, 15_000, () => `the proxy on a terminal to answer:\n${out}`);
+      const reply = await rawItem(`http://127.0.0.1:${port}`, '0x01', { version: 1000 });
+      const id = reply.headers['x-request-id'] as string;
+      await until(
+        () => out.includes(id),
+        5000,
+        () => `its access line:\n${out}`,
+      );
+      // Without the terminal's colour codes, if any.
+      const line = out
+        .replace(/\u001b\[[0-9;]*m/g, '')
+        .split(/\r?\n/)
+        .find((l) => l.includes(id))!;
+      expect(line).toMatch(new RegExp(`: POST /v1/tables/0x[0-9a-f]+/raw_item 200 MISS [\\d.]+ms ${id} \\{`));
+    } finally {
+      const children = readFileSync(`/proc/${terminal.pid}/task/${terminal.pid}/children`, 'utf8').trim();
+      for (const pid of children.split(' ').filter((p) => p !== '')) process.kill(Number(pid), 'SIGTERM');
+      await exited;
     }
   });
 
