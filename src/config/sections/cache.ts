@@ -2,7 +2,7 @@
 // are stored, and latest answers kept for staleness.
 import { z } from 'zod';
 import { checkRedisUrl } from '../net.js';
-import { MIB, nonNegativeInt, positiveInt } from './common.js';
+import { byteSize, MIB, nonNegativeInt, positiveInt } from './common.js';
 
 const redisUrl = z.string().transform((raw, ctx) => {
   const checked = checkRedisUrl(raw);
@@ -49,7 +49,7 @@ const VerifySchema = z.strictObject({
 
 export const CacheSchema = z.strictObject({
   // Refuse 0: an unbounded or empty memory tier is a mistake, not a setting.
-  memory: z.strictObject({ maxBytes: positiveInt.default(256 * MIB) }).prefault({}),
+  memory: z.strictObject({ maxBytes: byteSize().default(256 * MIB) }).prefault({}),
   redis: RedisSchema.optional(), // absent = memory tier only
   verify: VerifySchema.prefault({}),
 });

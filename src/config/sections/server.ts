@@ -1,7 +1,7 @@
 // server and admin: the listeners.
 import { z } from 'zod';
 import { isTrustProxy } from '../net.js';
-import { host, hostName, MIB, nonNegativeInt, port, positiveInt } from './common.js';
+import { byteSize, host, hostName, MIB, nonNegativeInt, port, positiveInt } from './common.js';
 import { KeySchema } from './tenants.js';
 
 const MAX_WORKERS = 256;
@@ -17,11 +17,7 @@ export const ServerSchema = z.strictObject({
   host: host.default('127.0.0.1'),
   port: port.default(8080),
   // Nodes cap request bodies at 8 MiB; above 64 MiB a single request could exhaust memory.
-  bodyLimitBytes: z
-    .int()
-    .min(1)
-    .max(64 * MIB)
-    .default(8 * MIB),
+  bodyLimitBytes: byteSize(64 * MIB).default(8 * MIB),
   trustProxy: z
     .custom<boolean | number | string>(isTrustProxy, {
       error: 'must be true, false, a hop count, or a comma-separated list of IP addresses / CIDR ranges',

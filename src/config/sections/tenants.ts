@@ -48,7 +48,31 @@ const AnonymousSchema = z.union([z.literal(false), z.strictObject({ priority: pr
 
 const COST_NAME = /^(?:[a-z_]+|(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS) \/v1[^\s?]*)$/;
 
-/** Node units of a request a node answers, by route family, or by a passthrough route as "METHOD /v1/path". */
+/**
+ * The defaults weigh what a request makes a node do. A table item, an account or
+ * a transaction is one storage read; a block can carry thousands of
+ * transactions; a view runs Move code (gas-metered, up to the node's view gas
+ * limit); a submission is validated and enters the mempool; a simulation
+ * executes the transaction in full.
+ */
+export const DEFAULT_COSTS: Readonly<Record<string, number>> = {
+  raw_item: 1,
+  tables: 1,
+  accounts: 1,
+  transactions: 1,
+  blocks: 2,
+  view: 5,
+  passthrough: 1,
+  'POST /v1/transactions': 10,
+  'POST /v1/transactions/batch': 10,
+  'POST /v1/transactions/simulate': 20,
+  'POST /v1/transactions/simulate_bundle': 20,
+};
+
+/**
+ * Node units of a request a node answers, by route family, or by a passthrough
+ * route as "METHOD /v1/path"; the names given replace those defaults, the rest stay.
+ */
 const CostsSchema = z
   .record(z.string(), positiveInt)
   .superRefine((costs, ctx) => {
@@ -61,7 +85,8 @@ const CostsSchema = z
         });
     }
   })
-  .default({});
+  .transform((costs) => ({ ...DEFAULT_COSTS, ...costs }))
+  .default({ ...DEFAULT_COSTS });
 
 export const TenantsSchema = z
   .strictObject({

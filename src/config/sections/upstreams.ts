@@ -1,7 +1,7 @@
 // upstreams and routing: the nodes, and how calls go to them.
 import { z } from 'zod';
 import { defaultUpstreamName, normaliseUpstreamUrl } from '../net.js';
-import { nonNegativeInt, positiveInt } from './common.js';
+import { byteSize, MIB, nonNegativeInt, positiveInt } from './common.js';
 
 const upstreamUrl = z.string().transform((raw, ctx) => {
   const checked = normaliseUpstreamUrl(raw);
@@ -98,7 +98,7 @@ export const RoutingSchema = z
     hedgeAfterMs: nonNegativeInt.default(0), // 0 = no hedged second attempt
     // Four answers of the largest size a node may send (64 MiB), or thousands of
     // usual ones, at once; beyond it a read is shed rather than buffered.
-    maxAnswerBytesInFlight: positiveInt.default(256 * 1024 * 1024),
+    maxAnswerBytesInFlight: byteSize().default(256 * MIB),
     breaker: z
       .strictObject({
         failureThreshold: positiveInt.default(5),
