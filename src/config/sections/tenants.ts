@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { positiveInt } from './common.js';
 
 const priority = z.enum(['high', 'normal', 'low']);
-const PRIORITY = '`high`, `normal` or `low`: who is shed first when node budgets run short.';
+const PRIORITY = 'Who is shed first when node budgets run short.';
 
 /** The limits of one tenant (or of one client address within it). Absent: unlimited. */
 const limits = {
@@ -49,7 +49,7 @@ const TenantSchema = z.strictObject({
   name: z
     .string()
     .regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, 'must be 1 to 63 of a-z, 0-9, ".", "_", "-" (it labels metrics)')
-    .describe('The only thing of a tenant that is logged and exported (a metrics label); required.'),
+    .describe('The only thing of a tenant that is logged and exported (a metrics label).'),
   // Several keys: rotation.
   keys: z
     .array(KeySchema)

@@ -52,7 +52,7 @@ const upstreamHeaders = z
 
 const UpstreamSchema = z.strictObject({
   url: upstreamUrl.describe(
-    "The node's base URL (a `/v1` suffix is accepted; a path prefix before it, as some hosted nodes have, is kept for every call), or `sim` for the built-in simulated node; required.",
+    "The node's base URL (a `/v1` suffix is accepted; a path prefix before it, as some hosted nodes have, is kept for every call), or `sim` for the built-in simulated node.",
   ),
   headers: upstreamHeaders.describe(
     'Headers sent with every call to this node (probes, reads, passthrough), such as `Authorization: "Bearer <key>"` for a hosted node; they replace a client\'s header of the same name, and are never logged.',
