@@ -123,6 +123,8 @@ describe('the JSON Schema', () => {
     [{ server: { port: 70000 } }, '/server/port'],
     [{ server: { bogus: 1 } }, '/server'],
     [{ upstreams: [{ name: 'no-url' }] }, '/upstreams/0'],
+    [{ upstreams: [{ url: 'fullnode.example' }] }, '/upstreams/0/url'],
+    [{ cache: { redis: { url: 'http://redis:6379' } } }, '/cache/redis/url'],
     [{ tenants: { list: [{ name: 'a', keys: [{ plain: 'k' }] }] } }, '/tenants/list/0/keys/0'],
   ])('refuses %j at %s, as the loader does', (config, at) => {
     expect(schemaErrors(config).join('\n')).toContain(at);

@@ -4,12 +4,16 @@ import { z } from 'zod';
 import { checkRedisUrl } from '../net.js';
 import { byteSize, MIB, nonNegativeInt, positiveInt } from './common.js';
 
-const redisUrl = z.string().transform((raw, ctx) => {
-  const checked = checkRedisUrl(raw);
-  if (checked.ok) return checked.value;
-  ctx.addIssue({ code: 'custom', message: checked.reason });
-  return z.NEVER;
-});
+const redisUrl = z
+  .string()
+  .transform((raw, ctx) => {
+    const checked = checkRedisUrl(raw);
+    if (checked.ok) return checked.value;
+    ctx.addIssue({ code: 'custom', message: checked.reason });
+    return z.NEVER;
+  })
+  // For editors (the JSON Schema); the transform checks the rest.
+  .meta({ pattern: '^rediss?://' });
 
 /** Exactly one of url (one server) or cluster (seed nodes of a Redis Cluster). */
 export type RedisTarget = { url: string; cluster?: undefined } | { url?: undefined; cluster: string[] };

@@ -6,24 +6,28 @@ import { z } from 'zod';
  * OTLP traces path `/v1/traces` appended, as OTEL_EXPORTER_OTLP_ENDPOINT does; any
  * other path is used as written.
  */
-const otlpEndpoint = z.string().transform((raw, ctx) => {
-  let url: URL | undefined;
-  try {
-    url = new URL(raw);
-  } catch {
-    url = undefined;
-  }
-  if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
-    ctx.addIssue({
-      code: 'custom',
-      message: 'must be an http(s) URL of an OTLP/HTTP collector (http://collector:4318)',
-    });
-    return z.NEVER;
-  }
-  if (url.pathname !== '/') return raw;
-  url.pathname = '/v1/traces';
-  return url.toString();
-});
+const otlpEndpoint = z
+  .string()
+  .transform((raw, ctx) => {
+    let url: URL | undefined;
+    try {
+      url = new URL(raw);
+    } catch {
+      url = undefined;
+    }
+    if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'must be an http(s) URL of an OTLP/HTTP collector (http://collector:4318)',
+      });
+      return z.NEVER;
+    }
+    if (url.pathname !== '/') return raw;
+    url.pathname = '/v1/traces';
+    return url.toString();
+  })
+  // For editors (the JSON Schema); the transform checks the rest.
+  .meta({ pattern: '^https?://' });
 
 export const TracingSchema = z
   .strictObject({

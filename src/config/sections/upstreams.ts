@@ -3,12 +3,16 @@ import { z } from 'zod';
 import { defaultUpstreamName, normaliseUpstreamUrl } from '../net.js';
 import { byteSize, MIB, nonNegativeInt, positiveInt } from './common.js';
 
-const upstreamUrl = z.string().transform((raw, ctx) => {
-  const checked = normaliseUpstreamUrl(raw);
-  if (checked.ok) return checked.value;
-  ctx.addIssue({ code: 'custom', message: checked.reason });
-  return z.NEVER;
-});
+const upstreamUrl = z
+  .string()
+  .transform((raw, ctx) => {
+    const checked = normaliseUpstreamUrl(raw);
+    if (checked.ok) return checked.value;
+    ctx.addIssue({ code: 'custom', message: checked.reason });
+    return z.NEVER;
+  })
+  // For editors (the JSON Schema); the transform checks the rest.
+  .meta({ pattern: '^(?:sim|https?://.+)$' });
 
 // Header names the proxy itself sets per call, or that describe one connection: an
 // operator's value for them would break framing or be overwritten anyway.
