@@ -1,7 +1,8 @@
 // Sizes in bytes as an operator writes them: a whole number of bytes, or a number
 // with an IEC binary unit (512KiB, 256MiB, 1.5GiB). Decimal units (KB, MB, GB)
 // are refused rather than guessed: "MB" means 10^6 to some readers and 2^20 to
-// others, and a memory bound off by 5% is a pod killed for its limit.
+// others, and a memory bound read larger than its writer meant is a pod killed
+// for its limit.
 
 const UNITS = { KiB: 1024n, MiB: 1024n ** 2n, GiB: 1024n ** 3n } as const;
 
