@@ -22,7 +22,7 @@ import type { SimNode } from './sim/index.js';
 import { type ProbeSchedule, probeResult } from './upstream/nodes/health.js';
 import type { UpstreamPool } from './upstream/pool.js';
 import { liveHeaderNames, liveVendorNames, VendorIdentity } from './ledger/vendor.js';
-import { Reloader, type ReloadOutcome } from './process/reload.js';
+import { type Applier, type LiveKey, Reloader, type ReloadOutcome } from './process/reload.js';
 import type { TracingSdk } from './tracing/sdk.js';
 import { packageVersion } from './process/version.js';
 import { readRoutes } from './routes/table.js';
@@ -221,7 +221,7 @@ function handleOf(
   };
 }
 
-/** SIGHUP's appliers: the keys that change live (upstreams, log.level, tenants); any other changed key is reported as needing a restart. */
+/** SIGHUP's appliers: one for each key of LIVE_KEYS; any other changed key is reported as needing a restart. */
 function reloaderFor(
   config: Config,
   logger: Logger,
@@ -251,7 +251,7 @@ function reloaderFor(
       metrics.knownTenants(tenants.names());
       logger.info({ tenants: tenants.names() }, 'tenants reloaded');
     },
-  });
+  } satisfies Record<LiveKey, Applier>);
 }
 
 /** Passthrough calls go through the pool: routed like reads; only idempotent methods are retried. */

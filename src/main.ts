@@ -3,11 +3,10 @@
 // workers with server.workers > 1), and shut down gracefully.
 import cluster from 'node:cluster';
 import type { Logger } from 'pino';
-import { stringify } from 'yaml';
 import { buildApp, type App } from './app.js';
 import { runPrimary, serveAsWorker, workerCannotListen, workerCount } from './cluster/primary.js';
 import { type CliArgs, CliError, type Config, ConfigError, loadConfig, parseCli, USAGE } from './config/index.js';
-import { redactSecrets } from './config/redact.js';
+import { checkReport } from './config/effective.js';
 import { boundHeapGrowth } from './process/heap.js';
 import { EXIT_CANNOT_LISTEN, ListenError } from './process/listen-error.js';
 import { asError } from './process/log-error.js';
@@ -33,11 +32,7 @@ function startup(): { args: CliArgs; config: Config } | undefined {
     }
     const config = loadConfig({ file: args.configFile });
     if (args.check) {
-      const source = args.configFile ?? 'the built-in defaults';
-      process.stdout.write(
-        `# ${source}: valid. The effective config (environment applied, defaults filled in, secrets redacted):\n`,
-      );
-      process.stdout.write(stringify(redactSecrets(config)));
+      process.stdout.write(checkReport(config, args.configFile ?? 'the built-in defaults'));
       return undefined;
     }
     return { args, config };
