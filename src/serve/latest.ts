@@ -12,7 +12,8 @@ import type { ReadRequest } from '../model/read.js';
 import type { LatestAnswer, LatestAnswers } from './latest-answers.js';
 import { lookupSpan, tracedLookup, underLookup } from './lookup-span.js';
 import { cacheability } from './policy.js';
-import type { NodeReader, ReadContext } from './ports.js';
+import type { ReadContext } from '../model/read-context.js';
+import type { NodeReader } from './ports.js';
 import { type ReadResult, readResult } from '../model/read-result.js';
 import { SingleFlight } from './single-flight.js';
 import { type CacheTiers, storedAnswer } from './tiers.js';
@@ -79,13 +80,17 @@ export class LatestReads {
     }
     // A forwarded latest read keeps the answering node's snapshot: it says at
     // which version the data was read.
-    return readResult(answer, answer.ledger, shared ? 'COALESCED' : 'MISS', undefined, answer.upstream);
+    return readResult(answer, {
+      ledger: answer.ledger,
+      cache: shared ? 'COALESCED' : 'MISS',
+      upstream: answer.upstream,
+    });
   }
 
   /** A stale reply carries its own snapshot, never the watermark, so its age is visible. */
   private stale(entry: LatestAnswer, reason: 'bound' | 'error'): ReadResult {
     this.o.onStale?.(reason);
-    return readResult(entry.answer, entry.ledger, 'STALE');
+    return readResult(entry.answer, { ledger: entry.ledger, cache: 'STALE' });
   }
 
   private async fetch(req: ReadRequest, flightKey: string, context?: ReadContext): Promise<NodeAnswer> {

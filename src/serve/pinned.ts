@@ -15,7 +15,8 @@ import type { FillCoordinator, Filled, NodeFill } from './fill.js';
 import { KeyMemo } from './key-memo.js';
 import { endLookup, lookupSpan, tracedLookup, underLookup } from './lookup-span.js';
 import { cacheability, isNotYet } from './policy.js';
-import type { NodeReader, ReadContext } from './ports.js';
+import type { ReadContext } from '../model/read-context.js';
+import type { NodeReader } from './ports.js';
 import { type ReadResult, readResult } from '../model/read-result.js';
 import { SingleFlight } from './single-flight.js';
 import { type CacheTiers, storedAnswer } from './tiers.js';
@@ -70,7 +71,7 @@ export class PinnedReads {
     const hit = memory.get(key);
     if (hit !== undefined) {
       if (!this.outlived(req, hit)) {
-        const result = readResult(hit, this.o.watermark.current(), 'HIT', 'memory');
+        const result = readResult(hit, { ledger: this.o.watermark.current(), cache: 'HIT', tier: 'memory' });
         if (lookup !== undefined) endLookup(lookup, result);
         return result;
       }
@@ -121,9 +122,10 @@ export class PinnedReads {
     const prunedNow = this.prunedError(req);
     if (prunedNow !== undefined) throw prunedNow;
     const ledger = this.o.watermark.current();
-    if (filled.relayed) return readResult(filled.answer, ledger, 'COALESCED');
-    if (filled.tier !== undefined) return readResult(filled.answer, ledger, shared ? 'COALESCED' : 'HIT', filled.tier);
-    return readResult(filled.answer, ledger, shared ? 'COALESCED' : 'MISS', undefined, filled.upstream);
+    if (filled.relayed) return readResult(filled.answer, { ledger, cache: 'COALESCED' });
+    if (filled.tier !== undefined)
+      return readResult(filled.answer, { ledger, cache: shared ? 'COALESCED' : 'HIT', tier: filled.tier });
+    return readResult(filled.answer, { ledger, cache: shared ? 'COALESCED' : 'MISS', upstream: filled.upstream });
   }
 
   private async fill(key: string, chain: number, req: ReadRequest, context: ReadContext | undefined): Promise<Filled> {

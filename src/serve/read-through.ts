@@ -14,13 +14,15 @@ import { FillCoordinator, type FillSettings } from './fill.js';
 import { LatestReads } from './latest.js';
 import type { LatestAnswers } from './latest-answers.js';
 import { PinnedReads } from './pinned.js';
-import type { NodeReader, ReadContext, SharedPurge, SharedStore } from './ports.js';
+import type { ReadContext } from '../model/read-context.js';
+import type { NodeReader, SharedPurge, SharedStore } from './ports.js';
 import { CachePurge } from './purge.js';
 import type { ReadResult } from '../model/read-result.js';
 import { CacheTiers } from './tiers.js';
 import { AnswerVerifier, type VerifyOutcome, type VerifySettings } from './verify.js';
 
-export type { NodeReader, ReadContext, SharedPurge, SharedStore } from './ports.js';
+export type { ReadContext } from '../model/read-context.js';
+export type { NodeReader, SharedPurge, SharedStore } from './ports.js';
 export type { CachePurge, CacheScope, PurgeDone, PurgeOrder } from './purge.js';
 export type { CacheStatus, CacheTier, ReadResult } from '../model/read-result.js';
 

@@ -9,7 +9,8 @@ import type { Logger } from 'pino';
 import type { NodeAnswer } from '../model/node-answer.js';
 import type { ReadRequest } from '../model/read.js';
 import { cacheability } from './policy.js';
-import type { NodeReader, ReadContext } from './ports.js';
+import type { ReadContext } from '../model/read-context.js';
+import type { NodeReader } from './ports.js';
 
 export type VerifyMode = 'off' | 'sample' | 'always';
 

@@ -10,7 +10,7 @@ import type { TraceScope } from '../tracing/scope.js';
 import type { NodeAnswer } from '../model/node-answer.js';
 import type { AnswerBytes } from './transport/answer-bytes.js';
 import { tracedAttempt } from './attempt-span.js';
-import type { Priority } from './budgets.js';
+import type { Priority } from '../config/index.js';
 import type { Lease, NodeLeases } from './lease.js';
 import type { NodeCall } from './transport/node-client.js';
 import type { NodeSet, SnapshotVerdict } from './nodes/node-set.js';

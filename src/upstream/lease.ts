@@ -3,7 +3,8 @@
 // release. A node out of budget may be replaced by an equivalent one; otherwise
 // the call waits for a slot (woken when a lease is released or a token is due)
 // within its wait, then reports the budget exhausted.
-import { BudgetWaits, budgetShare, type Priority, type ShedFirst } from './budgets.js';
+import type { Priority } from '../config/index.js';
+import { BudgetWaits, budgetShare, type ShedFirst } from './budgets.js';
 import type { NodeState } from './nodes/node-state.js';
 import { chooseNode } from './select.js';
 
