@@ -1,8 +1,9 @@
 // A latest read (no ?ledger_version): one node call per canonical request in
 // flight, its answer stored as the pinned answer at the version in its ledger
-// header (with cache.verify, once a second node agreed at that version). With
-// bounded staleness, a recent answer is served while one background refresh per
-// key runs; with stale-if-error, a recent answer stands in for a failed read.
+// header as every fetched answer is (store-verified.ts: with cache.verify, once
+// a second node agreed at that version). With bounded staleness, a recent stored
+// answer is served while one background refresh per key runs; with
+// stale-if-error, a recent one stands in for a failed read.
 import type { Logger } from 'pino';
 import type { CacheGeneration } from '../cache/generation.js';
 import { cacheKeyText } from '../cache/key.js';
@@ -16,6 +17,7 @@ import type { ReadContext } from '../model/read-context.js';
 import type { NodeReader } from './ports.js';
 import { type ReadResult, readResult } from '../model/read-result.js';
 import { SingleFlight } from './single-flight.js';
+import { storeVerified } from './store-verified.js';
 import { type CacheTiers, storedAnswer } from './tiers.js';
 import type { AnswerVerifier } from './verify.js';
 
@@ -98,24 +100,36 @@ export class LatestReads {
     const since = tiers.purges;
     const answer = await this.o.nodes.read(req, undefined, context);
     const verdict = cacheability(req, answer);
-    // Stored under the chain the answer itself reports, and only while that is the nodes' chain.
-    if (verdict.cacheable && answer.ledger !== null && answer.ledger.chainId === this.o.nodes.chainId()) {
-      const { ledgerVersion: version, chainId } = answer.ledger;
-      const stored = storedAnswer(answer, version);
-      const key = cacheKeyText(this.o.vendor.vendor, chainId, req, version, generation.current);
-      const check = this.o.verifier.check(key, { req, at: version, answer, context });
-      if (check === null) void tiers.store(key, stored, req.route.family, since);
-      else
-        void check.then((agreed) => {
-          if (agreed && chainId === this.o.nodes.chainId()) void tiers.store(key, stored, req.route.family, since);
-        });
-      if (tiers.purges === since) this.o.latest?.remember(flightKey, stored, answer.ledger);
-    } else if (!verdict.cacheable) {
+    if (!verdict.cacheable) {
       this.o.logger.debug(
         { reqId: context?.requestId, route: req.route.name, reason: verdict.reason },
         'latest answer not stored',
       );
+      return answer;
     }
+    const ledger = answer.ledger;
+    if (ledger === null) return answer;
+    // Stored under the chain the answer itself reports, and only while that is the nodes' chain.
+    const { ledgerVersion: version, chainId } = ledger;
+    const stored = storedAnswer(answer, version);
+    const storing = storeVerified(this.o, {
+      key: cacheKeyText(this.o.vendor.vendor, chainId, req, version, generation.current),
+      answer: stored,
+      family: req.route.family,
+      chain: chainId,
+      since,
+      first: { req, at: version, answer, context },
+    });
+    // Kept for stale replies as it is stored: at once, or once another node agreed.
+    const keep = (): void => {
+      if (tiers.purges === since) this.o.latest?.remember(flightKey, stored, ledger);
+    };
+    if (storing === undefined) return answer;
+    if ('written' in storing) keep();
+    else
+      void storing.verifying.then((agreed) => {
+        if (agreed) keep();
+      });
     return answer;
   }
 }

@@ -19,6 +19,7 @@ import type { ReadContext } from '../model/read-context.js';
 import type { NodeReader } from './ports.js';
 import { type ReadResult, readResult } from '../model/read-result.js';
 import { SingleFlight } from './single-flight.js';
+import { storeVerified } from './store-verified.js';
 import { type CacheTiers, storedAnswer } from './tiers.js';
 import type { AnswerVerifier } from './verify.js';
 
@@ -171,20 +172,16 @@ export class PinnedReads {
       return { answer: stored, upstream: answer.upstream, notYet: isNotYet(req, answer) ? { sent } : undefined };
     }
     // An answer from after a chain change is not stored under the old chain's key.
-    if (this.o.nodes.chainId() !== chain) return { answer: stored, upstream: answer.upstream };
     const { key, shared, since } = keyed;
-    const check = this.o.verifier.check(key, { req, at: at!, answer, context });
-    if (check === null)
-      return {
-        answer: stored,
-        upstream: answer.upstream,
-        written: this.o.tiers.store(key, stored, req.route.family, since, shared),
-      };
-    const verifying = check.then(async (agreed) => {
-      if (!agreed || this.o.nodes.chainId() !== chain) return false;
-      await this.o.tiers.store(key, stored, req.route.family, since, shared);
-      return true;
+    const storing = storeVerified(this.o, {
+      key,
+      shared,
+      answer: stored,
+      family: req.route.family,
+      chain,
+      since,
+      first: { req, at: at!, answer, context },
     });
-    return { answer: stored, upstream: answer.upstream, verifying };
+    return { answer: stored, upstream: answer.upstream, ...storing };
   }
 }
