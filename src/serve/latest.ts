@@ -41,7 +41,7 @@ export interface LatestReadsDeps {
 export class LatestReads {
   private readonly flights = new SingleFlight<NodeAnswer>();
 
-  constructor(private readonly o: LatestReadsDeps) {}
+  constructor(private readonly deps: LatestReadsDeps) {}
 
   read(req: ReadRequest, chain: number, context?: ReadContext): Promise<ReadResult> {
     const lookup = lookupSpan(context);
@@ -52,13 +52,13 @@ export class LatestReads {
   private async lookUp(req: ReadRequest, chain: number, context?: ReadContext): Promise<ReadResult> {
     // The chain is in the key: a remembered latest answer of another chain is never served.
     const flightKey = `${chain}\n${req.route.name}\n${req.format}\n${req.identity}`;
-    const latest = this.o.latest;
-    const stale = latest?.withinBound(flightKey, this.o.watermark.current()?.ledgerVersion ?? null);
+    const latest = this.deps.latest;
+    const stale = latest?.withinBound(flightKey, this.deps.watermark.current()?.ledgerVersion ?? null);
     if (stale !== undefined) {
       // Stale-while-revalidate: one background refresh per key at a time.
       if (stale.refresh) {
         const { promise } = this.flights.do(flightKey, () => this.fetch(req, flightKey));
-        promise.catch((err) => this.o.logger.debug({ err: (err as Error).message }, 'background refresh failed'));
+        promise.catch((err) => this.deps.logger.debug({ err: (err as Error).message }, 'background refresh failed'));
       }
       return this.stale(stale.entry, 'bound');
     }
@@ -91,17 +91,17 @@ export class LatestReads {
 
   /** A stale reply carries its own snapshot, never the watermark, so its age is visible. */
   private stale(entry: LatestAnswer, reason: 'bound' | 'error'): ReadResult {
-    this.o.onStale?.(reason);
+    this.deps.onStale?.(reason);
     return readResult(entry.answer, { ledger: entry.ledger, cache: 'STALE' });
   }
 
   private async fetch(req: ReadRequest, flightKey: string, context?: ReadContext): Promise<NodeAnswer> {
-    const { tiers, generation } = this.o;
+    const { tiers, generation } = this.deps;
     const since = tiers.purges;
-    const answer = await this.o.nodes.read(req, undefined, context);
+    const answer = await this.deps.nodes.read(req, { context });
     const verdict = cacheability(req, answer);
     if (!verdict.cacheable) {
-      this.o.logger.debug(
+      this.deps.logger.debug(
         { reqId: context?.requestId, route: req.route.name, reason: verdict.reason },
         'latest answer not stored',
       );
@@ -112,8 +112,8 @@ export class LatestReads {
     // Stored under the chain the answer itself reports, and only while that is the nodes' chain.
     const { ledgerVersion: version, chainId } = ledger;
     const stored = storedAnswer(answer, version);
-    const storing = storeVerified(this.o, {
-      key: cacheKeyText(this.o.vendor.vendor, chainId, req, version, generation.current),
+    const storing = storeVerified(this.deps, {
+      key: cacheKeyText(this.deps.vendor.vendor, chainId, req, version, generation.current),
       answer: stored,
       family: req.route.family,
       chain: chainId,
@@ -122,7 +122,7 @@ export class LatestReads {
     });
     // Kept for stale replies as it is stored: at once, or once another node agreed.
     const keep = (): void => {
-      if (tiers.purges === since) this.o.latest?.remember(flightKey, stored, ledger);
+      if (tiers.purges === since) this.deps.latest?.remember(flightKey, stored, ledger);
     };
     if (storing === undefined) return answer;
     if ('written' in storing) keep();

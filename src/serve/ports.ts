@@ -7,8 +7,8 @@ import type { ReadRequest } from '../model/read.js';
 
 /** The upstream side the read path needs (UpstreamPool implements it). */
 export interface NodeReader {
-  /** `deadlineAt` (epoch ms) bounds the whole read, retries included; `context` is whom it is for */
-  read(req: ReadRequest, deadlineAt?: number, context?: ReadContext): Promise<NodeAnswer>;
+  /** `deadlineAt` (epoch ms, default routing.deadlineMs from now) bounds the whole read, retries included; `context` is whom it is for */
+  read(req: ReadRequest, call?: { deadlineAt?: number; context?: ReadContext }): Promise<NodeAnswer>;
   /**
    * The same read from a node other than `other.exclude` that covers version
    * `other.covering` (cache.verify's second node); null when there is none to ask.

@@ -30,8 +30,8 @@ export class CacheTiers {
     return this.#purges;
   }
 
-  /** A purge begins: reads in flight store nothing. */
-  purged(): void {
+  /** Counts a purge as it begins: reads in flight store nothing. */
+  countPurge(): void {
     this.#purges++;
   }
 

@@ -18,8 +18,9 @@ export type ShedFirst = 'none' | 'latest' | 'pinned';
  */
 export const PRIORITY_SHARE: Readonly<Record<Priority, number>> = { high: 1, normal: 0.8, low: 0.6 };
 
-/** The part of a node's budget a call of this class and priority may use. */
-export function budgetShare(shedFirst: ShedFirst, latest: boolean, priority: Priority = 'high'): number {
+/** The part of a node's budget a call of this class (a latest read or not) and priority may use. */
+export function budgetShare(shedFirst: ShedFirst, call: { latest: boolean; priority?: Priority | undefined }): number {
+  const { latest, priority = 'high' } = call;
   const loses = (shedFirst === 'latest' && latest) || (shedFirst === 'pinned' && !latest);
   return (loses ? SHED_FIRST_SHARE : 1) * PRIORITY_SHARE[priority];
 }

@@ -31,7 +31,7 @@ export interface FailoverSettings {
   budgetWaitMs: number;
 }
 
-export interface FailoverOptions {
+export interface FailoverDeps {
   settings: FailoverSettings;
   nodes: NodeSet;
   leases: NodeLeases;
@@ -85,14 +85,14 @@ function isShed(err: unknown): boolean {
 }
 
 export class Failover {
-  private readonly s: FailoverSettings;
+  private readonly settings: FailoverSettings;
 
-  constructor(private readonly o: FailoverOptions) {
-    this.s = o.settings;
+  constructor(private readonly deps: FailoverDeps) {
+    this.settings = deps.settings;
   }
 
   async run(call: Call, plan: CallPlan): Promise<NodeAnswer> {
-    const maxAttempts = plan.idempotent ? this.s.maxAttempts : 1;
+    const maxAttempts = plan.idempotent ? this.settings.maxAttempts : 1;
     const tried = new Set<NodeState>(plan.exclude);
     const attempts: string[] = [];
     const startedAt = Date.now();
@@ -100,13 +100,13 @@ export class Failover {
     for (let attempt = 0; attempt < maxAttempts; attempt++) {
       const remaining = plan.deadline - Date.now();
       if (remaining <= 0) {
-        attempts.push(`deadline of ${this.s.deadlineMs} ms reached`);
+        attempts.push(`deadline of ${this.settings.deadlineMs} ms reached`);
         break;
       }
-      const choice = await this.o.leases.take(
+      const choice = await this.deps.leases.take(
         plan.version,
         tried,
-        Math.min(remaining, this.s.budgetWaitMs),
+        Math.min(remaining, this.settings.budgetWaitMs),
         plan.priority,
       );
       if (choice.kind === 'pruned') throw NodeError.pruned(plan.version!);
@@ -114,33 +114,33 @@ export class Failover {
       if (choice.kind === 'exhausted') throw this.exhausted(choice.node);
       const { lease } = choice;
       tried.add(lease.node);
-      const timed = { ...call, timeoutMs: Math.min(this.s.attemptTimeoutMs, remaining) };
+      const timed = { ...call, timeoutMs: Math.min(this.settings.attemptTimeoutMs, remaining) };
       // Only a latest read is hedged: a passthrough answer is streamed on, and a second one could not be taken back.
-      const hedge = plan.latest && this.s.hedgeAfterMs > 0 && this.s.hedgeAfterMs < timed.timeoutMs;
+      const hedge = plan.latest && this.settings.hedgeAfterMs > 0 && this.settings.hedgeAfterMs < timed.timeoutMs;
       const answer = hedge
         ? await this.hedged(lease, timed, tried, attempts, plan)
         : await this.attempt(lease, timed, attempts, plan);
       if (answer === null) continue;
       if (!isNodeSpecific(answer) && !this.aheadOf(answer, tried)) return answer;
-      const answered = this.o.nodes.nodes.find((n) => n.name === answer.upstream) ?? lease.node;
+      const answered = this.deps.nodes.nodes.find((n) => n.name === answer.upstream) ?? lease.node;
       attempts.push(`${answered.name}: HTTP ${answer.status} ${answer.errorCode ?? ''}`.trim());
       fallback = betterFallback(fallback, answer);
     }
     // A node's own JSON error (500, version_not_found, version_pruned) is passed
     // through when no other node did better.
     if (fallback !== null) return fallback;
-    const shedding = sheddingError(this.o.nodes.nodes, startedAt, attempts);
+    const shedding = sheddingError(this.deps.nodes.nodes, startedAt, attempts);
     if (shedding !== null) throw shedding;
     if (attempts.length === 0) attempts.push('no upstream is available');
     throw NodeError.unavailable(`no upstream could answer: ${attempts.join('; ')}`);
   }
 
   private exhausted(node: NodeState): NodeError {
-    this.o.onShed?.('budget');
+    this.deps.onShed?.('budget');
     const { maxInFlight, maxRps } = node.budget;
     const limits = `maxInFlight ${maxInFlight ?? 'unlimited'}, maxRps ${maxRps ?? 'unlimited'}`;
     return NodeError.unavailable(
-      `node budget exhausted: ${node.name} (${limits}) after waiting ${this.s.budgetWaitMs} ms`,
+      `node budget exhausted: ${node.name} (${limits}) after waiting ${this.settings.budgetWaitMs} ms`,
       'node_budget',
       RETRY_SOON,
     );
@@ -160,7 +160,7 @@ export class Failover {
     )
       return false;
     const at = answer.ledger.ledgerVersion;
-    return this.o.nodes.nodes.some(
+    return this.deps.nodes.nodes.some(
       (n) => !tried.has(n) && n.available() && !n.quarantined && n.ledger !== null && n.ledger.ledgerVersion > at,
     );
   }
@@ -192,19 +192,19 @@ export class Failover {
     const first = kept(this.attempt(lease, { ...call, signal: firstAbort.signal }, attempts, plan));
     let timer: NodeJS.Timeout | undefined;
     const due = new Promise<'hedge'>((resolve) => {
-      timer = setTimeout(() => resolve('hedge'), this.s.hedgeAfterMs);
+      timer = setTimeout(() => resolve('hedge'), this.settings.hedgeAfterMs);
     });
     const early = await Promise.race([first, due]);
     clearTimeout(timer);
     if (early !== 'hedge') return outcome(early);
-    const second = this.o.leases.takeHedge(tried, plan.priority);
+    const second = this.deps.leases.takeHedge(tried, plan.priority);
     if (second === null) return outcome(await first);
     tried.add(second.node);
     const secondAbort = new AbortController();
     const secondAnswer = kept(
       this.attempt(
         second,
-        { ...call, timeoutMs: call.timeoutMs - this.s.hedgeAfterMs, signal: secondAbort.signal },
+        { ...call, timeoutMs: call.timeoutMs - this.settings.hedgeAfterMs, signal: secondAbort.signal },
         attempts,
         plan,
       ),
@@ -251,8 +251,8 @@ export class Failover {
     } else {
       lease.release();
     }
-    this.o.onCall?.(node.name, answer.status >= 500 ? 'node_error' : 'ok', seconds());
-    if (answer.ledger !== null) this.o.nodes.observeAnswer(node, answer.ledger);
+    this.deps.onCall?.(node.name, answer.status >= 500 ? 'node_error' : 'ok', seconds());
+    if (answer.ledger !== null) this.deps.nodes.observeAnswer(node, answer.ledger);
     if (node.quarantined) {
       const why = node.otherChain ? `chain id ${answer.ledger?.chainId ?? node.ledger?.chainId}` : 'misbehaving';
       attempts.push(`${node.name}: quarantined (${why})`);
@@ -270,13 +270,13 @@ export class Failover {
   ): Promise<NodeAnswer> {
     let got: NodeAnswer;
     try {
-      got = await node.client.call({ ...call, answerBytes: this.o.answerBytes });
+      got = await node.client.call({ ...call, answerBytes: this.deps.answerBytes });
     } catch (err) {
       // A hedge we cancelled, or an answer shed for the proxy's own load, says nothing of the node.
       throw call.signal?.aborted || isShed(err) ? err : new CountedFailure(err);
     }
     if (isOverloaded(got)) throw new NodeShedding(got.retryAfterMs);
-    const verdict = await this.o.nodes.judge(node, got, {
+    const verdict = await this.deps.nodes.judge(node, got, {
       latest: plan.latest,
       probedAtSend,
       receivedAt: node.clock(),
@@ -289,8 +289,8 @@ export class Failover {
 
   /** The node shed load: it is left alone for a moment, without blame, and the call goes on to another node. */
   private shedding(node: NodeState, shed: NodeShedding, attempts: string[], seconds: number): null {
-    node.shed(shedBackOffMs(shed.retryAfterMs, this.s.probeIntervalMs));
-    this.o.onCall?.(node.name, 'overloaded', seconds);
+    node.shed(shedBackOffMs(shed.retryAfterMs, this.settings.probeIntervalMs));
+    this.deps.onCall?.(node.name, 'overloaded', seconds);
     attempts.push(`${node.name}: shedding load (overloaded)`);
     return null;
   }
@@ -298,7 +298,7 @@ export class Failover {
   /** A call that got no answer to use: why, in `attempts`; a shed call ends the read. */
   private failed(node: NodeState, err: unknown, call: NodeCall, attempts: string[], seconds: number): null {
     if (isShed(err)) {
-      this.o.onShed?.('answer_bytes');
+      this.deps.onShed?.('answer_bytes');
       throw err;
     }
     if (call.signal?.aborted) return null;
@@ -306,7 +306,7 @@ export class Failover {
       attempts.push(`${node.name}: circuit open`);
       return null;
     }
-    this.o.onCall?.(node.name, 'failed', seconds);
+    this.deps.onCall?.(node.name, 'failed', seconds);
     const cause = err instanceof CountedFailure ? err.cause : err;
     if (cause instanceof ImplausibleAnswer) {
       const why =
@@ -324,9 +324,9 @@ export class Failover {
   /** A streamed answer its node did not finish by the deadline: counted against the node and logged, once. */
   private unfinished(node: NodeState, err: Error, call: NodeCall): void {
     if (!(err instanceof NodeError && err.reason === 'deadline')) return;
-    this.o.onUnfinished?.(node.name);
+    this.deps.onUnfinished?.(node.name);
     const reqId = call.headers?.['x-request-id'];
-    this.o.logger.warn(
+    this.deps.logger.warn(
       { reqId, upstream: node.name },
       "upstream misbehaving: it did not deliver a passthrough answer whole by the deadline (routing.deadlineMs); the answer is cut off and the node's call ended",
     );
@@ -348,7 +348,7 @@ export class Failover {
       err: typeof e.message === 'string' ? e.message : String(inner),
       code: typeof e.code === 'string' ? e.code : undefined,
     };
-    this.o.logger.warn(fields, 'node call failed unexpectedly');
-    this.o.logger.debug({ ...fields, stack: e.stack }, 'node call failed unexpectedly (stack)');
+    this.deps.logger.warn(fields, 'node call failed unexpectedly');
+    this.deps.logger.debug({ ...fields, stack: e.stack }, 'node call failed unexpectedly (stack)');
   }
 }

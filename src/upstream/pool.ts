@@ -120,7 +120,8 @@ export class UpstreamPool {
   }
 
   /** Reads from the best node for the request, failing over until the deadline. */
-  async read(req: ReadRequest, deadlineAt?: number, context?: ReadContext): Promise<NodeAnswer> {
+  async read(req: ReadRequest, call: { deadlineAt?: number; context?: ReadContext } = {}): Promise<NodeAnswer> {
+    const { deadlineAt, context } = call;
     // A path that names a version (a transaction, a block) goes to a node that has it.
     const version = req.route.routingVersion(req);
     const latest = version === null && req.route.pin === 'version';

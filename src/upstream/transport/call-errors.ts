@@ -19,12 +19,15 @@ export class AnswerTooLarge extends Error {
 
 /** The answer's Content-Encoding is unknown (`known` false), or its body does not decode. */
 export class AnswerUndecodable extends Error {
+  readonly known: boolean;
+
   constructor(
     readonly encoding: string,
-    readonly known: boolean,
+    how: { known: boolean },
   ) {
     super(`answer does not decode (${encoding})`);
     this.name = 'AnswerUndecodable';
+    this.known = how.known;
   }
 }
 

@@ -169,10 +169,10 @@ class AnswerReader {
       return;
     }
     const make = DECODERS[encoding];
-    if (make === undefined) return this.cut(new AnswerUndecodable(encoding, false));
+    if (make === undefined) return this.cut(new AnswerUndecodable(encoding, { known: false }));
     const decoder = make();
     decoder.on('data', (chunk: Buffer) => this.hold(chunk));
-    decoder.on('error', () => this.cut(new AnswerUndecodable(encoding, true)));
+    decoder.on('error', () => this.cut(new AnswerUndecodable(encoding, { known: true })));
     decoder.on('end', () => this.finish());
     this.decoder = decoder;
   }
