@@ -1,11 +1,11 @@
-// Why an exchange with a node gave no answer, beside the transport's own errors:
+// Why a call to a node gave no answer, beside the transport's own errors:
 // the node client says each in the proxy's words (node-client.ts).
 
-/** Raised when the exchange ran out of time; the caller says so in its own words. */
-export class ExchangeTimeout extends Error {
+/** Raised when the call ran out of time; the caller says so in its own words. */
+export class CallTimeout extends Error {
   constructor() {
     super('timed out');
-    this.name = 'ExchangeTimeout';
+    this.name = 'CallTimeout';
   }
 }
 

@@ -6,7 +6,7 @@ import { decodeGasUsed, decodeLedgerHeaders, type LedgerHeaderNames, vendorOfHea
 import { mediaType } from '../../wire/media-type.js';
 import type { NodeAnswer } from '../../model/node-answer.js';
 import type { AnswerBytes } from './answer-bytes.js';
-import { AnswerBytesExhausted, AnswerTooLarge, AnswerUndecodable, exchange, ExchangeTimeout } from './node-call.js';
+import { AnswerBytesExhausted, AnswerTooLarge, AnswerUndecodable, callNode, CallTimeout } from './node-call.js';
 
 export interface NodeCall {
   method: 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
@@ -94,14 +94,14 @@ export class NodeClient {
 
   /** One call to the node. Resolves with any node-shaped answer; rejects with a NodeError otherwise. */
   async call(call: NodeCall): Promise<NodeAnswer> {
-    let exchanged: Awaited<ReturnType<typeof exchange>>;
+    let got: Awaited<ReturnType<typeof callNode>>;
     try {
-      exchanged = await this.send(call);
+      got = await this.send(call);
     } catch (err) {
       throw this.failure(err, call.timeoutMs);
     }
-    const answer = this.shape(exchanged.status, exchanged.headers, exchanged.body, call.passthrough === true);
-    if (exchanged.stream !== undefined) answer.stream = exchanged.stream;
+    const answer = this.shape(got.status, got.headers, got.body, call.passthrough === true);
+    if (got.stream !== undefined) answer.stream = got.stream;
     return answer;
   }
 
@@ -137,9 +137,9 @@ export class NodeClient {
     }
   }
 
-  /** One exchange with the node; rejects with what the transport threw. */
-  private send(call: NodeCall): ReturnType<typeof exchange> {
-    return exchange(
+  /** One call to the node; rejects with what the transport threw. */
+  private send(call: NodeCall): ReturnType<typeof callNode> {
+    return callNode(
       this.pool,
       {
         method: call.method,
@@ -170,7 +170,7 @@ export class NodeClient {
     );
   }
 
-  /** Why the exchange gave no answer, in the proxy's own words; the transport's error is kept as the cause, for the log. */
+  /** Why the call gave no answer, in the proxy's own words; the transport's error is kept as the cause, for the log. */
   private failure(err: unknown, timeoutMs: number): NodeError {
     if (err instanceof AnswerBytesExhausted) {
       return NodeError.unavailable(
@@ -293,7 +293,7 @@ interface TransportFailure {
   known: boolean;
 }
 
-/** Why an exchange gave no answer, in the proxy's words: never the library's message text. */
+/** Why a call gave no answer, in the proxy's words: never the library's message text. */
 function failureOf(err: unknown, timeoutMs: number): TransportFailure {
   if (err instanceof AnswerTooLarge)
     return {
@@ -313,7 +313,7 @@ function failureOf(err: unknown, timeoutMs: number): TransportFailure {
 /** A transport failure in the proxy's words: never the library's message text. */
 function describeTransportError(err: unknown, timeoutMs: number): TransportFailure {
   const timedOut: TransportFailure = { text: `timed out after ${timeoutMs} ms`, reason: 'node_timeout', known: true };
-  if (err instanceof ExchangeTimeout) return timedOut;
+  if (err instanceof CallTimeout) return timedOut;
   const e = err as { code?: string; name?: string };
   const failed = (text: string): TransportFailure => ({ text, reason: 'node_failed', known: true });
   switch (e.code) {
