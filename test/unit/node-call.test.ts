@@ -7,7 +7,8 @@ import { Pool } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { gzipSync } from 'node:zlib';
 import { AnswerBytes } from '../../src/upstream/transport/answer-bytes.js';
-import { AnswerBytesExhausted, AnswerTooLarge, callNode, CallTimeout } from '../../src/upstream/transport/node-call.js';
+import { AnswerBytesExhausted, AnswerTooLarge, CallTimeout } from '../../src/upstream/transport/call-errors.js';
+import { callNode } from '../../src/upstream/transport/node-call.js';
 import { until } from '../helpers/until.js';
 
 let server: Server | undefined;

@@ -7,17 +7,17 @@
 // Everything an answer holds is bounded while it arrives: the answer cap on the
 // wire and again decoded (a compressed answer is decoded as a stream, so a small
 // body that inflates without end is abandoned at the cap, not decoded whole),
-// the proxy-wide budget of answer bytes in flight, and the call's deadline,
-// which runs until the last decoded byte; a streamed answer's delivery deadline
-// runs until its last byte arrives, but not while its reader is not reading.
+// the proxy-wide budget of answer bytes in flight (the bytes held: held-body.ts),
+// and the call's deadline, which runs until the last decoded byte; a streamed
+// answer's delivery deadline runs until its last byte arrives, but not while its
+// reader is not reading.
 import { Readable, type Transform } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Dispatcher } from 'undici';
 import type { AnswerBytes } from './answer-bytes.js';
 import { Countdown } from './countdown.js';
-import { AnswerBytesExhausted, AnswerTooLarge, AnswerUndecodable, CallTimeout } from './call-errors.js';
-
-export { AnswerBytesExhausted, AnswerTooLarge, AnswerUndecodable, CallTimeout } from './call-errors.js';
+import { AnswerTooLarge, AnswerUndecodable, CallTimeout } from './call-errors.js';
+import { HeldBody } from './held-body.js';
 
 export interface RawAnswer {
   status: number;
@@ -97,15 +97,9 @@ class AnswerReader {
   private settled = false;
   private status = 0;
   private headers: Headers = {};
-  // Nearly every answer arrives in one chunk: a list is made only for a second one.
-  private first: Buffer | undefined;
-  private rest: Buffer[] | undefined;
-  /** bytes held (decoded ones, for a compressed answer) */
-  private size = 0;
+  private readonly held: HeldBody;
   /** bytes received on the wire */
   private wire = 0;
-  /** bytes taken from limits.inFlight, given back when the call settles */
-  private reserved = 0;
   private decoder: Transform | undefined;
   /** the body streamed on, once the headers said to (limits.stream) */
   private streamed: Readable | undefined;
@@ -121,6 +115,7 @@ class AnswerReader {
     private readonly reject: (err: Error) => void,
   ) {
     this.maxBytes = limits.maxBytes ?? Number.POSITIVE_INFINITY;
+    this.held = new HeldBody(this.maxBytes, limits.inFlight);
     this.startedAt = limits.delivery === undefined ? 0 : performance.now();
     this.timer = setTimeout(() => this.cut(new CallTimeout()), limits.timeoutMs);
   }
@@ -165,7 +160,8 @@ class AnswerReader {
     const encoding = (firstHeader(headers['content-encoding']) ?? 'identity').trim().toLowerCase();
     if (encoding === 'identity' || encoding === '') {
       if (this.limits.stream && status < 400) return this.streamOn();
-      if (length > 0) this.reserve(length);
+      const refused = length > 0 ? this.held.reserve(length) : undefined;
+      if (refused !== undefined) this.cut(refused);
       return;
     }
     const make = DECODERS[encoding];
@@ -228,22 +224,8 @@ class AnswerReader {
 
   private hold(chunk: Buffer): void {
     if (this.settled) return;
-    this.size += chunk.length;
-    if (this.size > this.maxBytes) return this.cut(new AnswerTooLarge(this.maxBytes));
-    if (this.size > this.reserved && !this.reserve(this.size - this.reserved)) return;
-    if (this.first === undefined) this.first = chunk;
-    else (this.rest ??= [this.first]).push(chunk);
-  }
-
-  /** Takes `n` more bytes of the budget; cuts the call short when they do not fit. */
-  private reserve(n: number): boolean {
-    const budget = this.limits.inFlight;
-    if (budget !== undefined && !budget.take(n)) {
-      this.cut(new AnswerBytesExhausted(budget.max));
-      return false;
-    }
-    this.reserved += n;
-    return true;
+    const broken = this.held.hold(chunk);
+    if (broken !== undefined) this.cut(broken);
   }
 
   private ended(): void {
@@ -261,18 +243,14 @@ class AnswerReader {
 
   private finish(): void {
     if (this.settled) return;
+    const body = this.held.joined();
     this.settle();
-    const body = Buffer.allocUnsafeSlow(this.size);
-    let at = 0;
-    for (const chunk of this.rest ?? (this.first === undefined ? [] : [this.first])) at += chunk.copy(body, at);
-    this.first = this.rest = undefined;
     this.resolve({ status: this.status, headers: this.headers, body });
   }
 
   private cut(reason: Error): void {
     if (this.settled) return;
     this.settle();
-    this.first = this.rest = undefined;
     if (this.controller !== undefined) this.controller.abort(reason);
     else this.cutShort = reason;
     this.reject(reason);
@@ -292,14 +270,14 @@ class AnswerReader {
     this.settled = true;
     clearTimeout(this.timer);
     this.limits.signal?.removeEventListener('abort', this.onAbort);
-    if (this.reserved > 0) this.limits.inFlight?.give(this.reserved);
-    this.reserved = 0;
+    this.held.release();
     this.decoder?.destroy();
   }
 }
 
 const EMPTY = Buffer.alloc(0);
 
-function firstHeader(value: string | string[] | undefined): string | undefined {
+/** A header's first value, when the node sent it more than once. */
+export function firstHeader(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
