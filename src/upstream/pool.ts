@@ -15,7 +15,8 @@ import type { NodeAnswer } from '../model/node-answer.js';
 import { AnswerBytes } from './transport/answer-bytes.js';
 import type { Priority } from '../config/index.js';
 import { PRIORITY_SHARE, type ShedFirst } from './budgets.js';
-import { type Call, type CallOutcome, Failover, RETRY_SOON, type ShedReason } from './failover.js';
+import { type Call, type CallOutcome, RETRY_SOON, type ShedReason } from './call.js';
+import { Failover } from './failover.js';
 import type { ProbeSchedule } from './nodes/health.js';
 import { NodeLeases } from './lease.js';
 import { NodeSet } from './nodes/node-set.js';
@@ -24,7 +25,7 @@ import type { Misbehaviour } from './nodes/plausibility.js';
 import type { NodeTransition } from './nodes/transitions.js';
 import type { VendorIdentity } from '../ledger/vendor.js';
 
-export type { ShedReason } from './failover.js';
+export type { ShedReason } from './call.js';
 
 export interface RoutingSettings {
   attemptTimeoutMs: number;
