@@ -11,6 +11,7 @@ import { ChainIdentity, ROUNDS_TO_ADOPT } from './chain.js';
 import { nodeHealth, Prober, type ProbeSchedule } from './health.js';
 import { LatestFloor } from './latest-floor.js';
 import { MisbehavingNodes } from './misbehaving.js';
+import { mergeNodes } from './reload.js';
 import type { NodeHealth, NodeState, ProbeRecord } from './node-state.js';
 import { confirmedBy, judgeSnapshot, type Misbehaviour, pushedAhead, recordProbe } from './plausibility.js';
 import { type NodeTransition, NodeTransitions } from './transitions.js';
@@ -178,21 +179,8 @@ export class NodeSet {
   }
 
   private async swapNodes(next: NodeState[]): Promise<{ added: string[]; removed: string[] }> {
-    // New headers (a rotated API key) make a new node: its client must send them.
-    const identity = (n: NodeState): string =>
-      JSON.stringify([n.name, n.client.url, n.role, n.weight, n.client.headers]);
-    const byKey = new Map(this.current.map((n) => [identity(n), n]));
-    const merged = next.map((n) => {
-      const kept = byKey.get(identity(n));
-      if (kept === undefined) return n;
-      kept.budget = n.budget;
-      kept.spreadVersions = n.spreadVersions;
-      return kept;
-    });
-    const kept = new Set(merged);
-    const removed = this.current.filter((n) => !kept.has(n));
-    const added = merged.filter((n) => !this.current.includes(n));
-    for (const n of next) if (!merged.includes(n)) await n.client.destroy();
+    const { merged, added, removed, unused } = mergeNodes(this.current, next);
+    for (const n of unused) await n.client.destroy();
     for (const n of added) this.follow(n);
     // Added nodes are probed before they take reads: until then the chain they
     // are on is unknown. The established chain stays while they are.
