@@ -68,7 +68,11 @@ export class ReadThrough {
     this.watermark = deps.watermark;
     const settings = deps.redisSettings;
     const shared = deps.redis !== undefined && settings !== undefined ? { store: deps.redis, settings } : undefined;
-    const tiers = new CacheTiers(deps.memory, shared?.store, settings?.maxTtlSeconds ?? 0, deps.pruneClock);
+    const tiers = new CacheTiers({
+      memory: deps.memory,
+      shared: shared === undefined ? undefined : { store: shared.store, maxTtlSeconds: shared.settings.maxTtlSeconds },
+      pruneClock: deps.pruneClock,
+    });
     const { vendor, nodes, deadlineMs, watermark, logger } = deps;
     const verifier = new AnswerVerifier({
       settings: deps.verify ?? VERIFY_OFF,

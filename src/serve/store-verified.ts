@@ -1,9 +1,8 @@
 // How the read path stores an answer it fetched, pinned or latest alike: at once,
 // or, under cache.verify, only once a second node answered the same bytes; and
 // never under a chain the nodes have left, before or after the check.
-import type { StoredAnswer } from '../model/read.js';
 import type { NodeReader } from './ports.js';
-import type { CacheTiers } from './tiers.js';
+import type { CacheTiers, TierEntry } from './tiers.js';
 import type { AnswerVerifier, FirstAnswer } from './verify.js';
 
 export interface StoreDeps {
@@ -13,18 +12,9 @@ export interface StoreDeps {
 }
 
 /** Where an answer is to be stored, and what the check compares. */
-export interface ToStore {
-  /** the cache key text */
-  key: string;
-  /** the key's shared-store key, when the caller has it already */
-  shared?: string;
-  answer: StoredAnswer;
-  /** the route family, which Redis indexes the entry by for purges */
-  family: string;
+export interface ToStore extends TierEntry {
   /** the chain the key is of: the nodes must still be on it */
   chain: number;
-  /** the tiers' purges when the read began: a purge since stores nothing */
-  since: number;
   /** the node's answer and the read, for cache.verify's second node */
   first: FirstAnswer;
 }
@@ -38,13 +28,13 @@ export type Storing = { written: Promise<void> } | { verifying: Promise<boolean>
 
 export function storeVerified(deps: StoreDeps, what: ToStore): Storing {
   const { tiers, verifier, nodes } = deps;
-  const { key, shared, answer, family, chain, since } = what;
+  const chain = what.chain;
   if (nodes.chainId() !== chain) return undefined;
-  const check = verifier.check(key, what.first);
-  if (check === null) return { written: tiers.store(key, answer, family, since, shared) };
+  const check = verifier.check(what.key, what.first);
+  if (check === null) return { written: tiers.store(what) };
   const verifying = check.then(async (agreed) => {
     if (!agreed || nodes.chainId() !== chain) return false;
-    await tiers.store(key, answer, family, since, shared);
+    await tiers.store(what);
     return true;
   });
   return { verifying };
