@@ -41,6 +41,7 @@ export const ENV_OVERRIDES: readonly Override[] = [
   { name: 'LEDGER_PROXY_UPSTREAMS', path: ['upstreams'], parse: urlList },
   { name: 'LEDGER_PROXY_REDIS_URL', path: ['cache', 'redis', 'url'], parse: text, removes: ['cluster'] },
   { name: 'LEDGER_PROXY_LOG_LEVEL', path: ['log', 'level'], parse: text },
+  { name: 'LEDGER_PROXY_LOG_FORMAT', path: ['log', 'format'], parse: text },
   { name: 'LEDGER_PROXY_OTLP_ENDPOINT', path: ['tracing', 'otlpEndpoint'], parse: text },
 ];
 

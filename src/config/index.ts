@@ -5,6 +5,7 @@ export type { Priority } from './sections/tenants.js';
 export type {
   Config,
   DeepReadonly,
+  LogFormat,
   LogLevel,
   RedisConfig,
   RedisTarget,

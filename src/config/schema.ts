@@ -26,6 +26,8 @@ export type DeepReadonly<T> = T extends readonly (infer U)[]
     : T;
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+/** json: one JSON object a line; pretty: one readable line a request; auto: pretty when stdout is a terminal. */
+export const LOG_FORMATS = ['json', 'pretty', 'auto'] as const;
 
 const SimSchema = z.strictObject({
   port: port.default(8081),
@@ -51,7 +53,9 @@ export const ConfigSchema = z
     latest: LatestSchema.prefault({}),
     tenants: TenantsSchema.optional(), // absent = every client anonymous and unlimited
     shedding: SheddingSchema,
-    log: z.strictObject({ level: z.enum(LOG_LEVELS).default('info') }).prefault({}),
+    log: z
+      .strictObject({ level: z.enum(LOG_LEVELS).default('info'), format: z.enum(LOG_FORMATS).default('auto') })
+      .prefault({}),
     tracing: TracingSchema,
     sim: SimSchema.prefault({}),
   })
@@ -93,4 +97,5 @@ export type UpstreamConfig = Config['upstreams'][number];
 export type RoutingConfig = Config['routing'];
 export type RedisConfig = NonNullable<Config['cache']['redis']>;
 export type LogLevel = Config['log']['level'];
+export type LogFormat = Config['log']['format'];
 export type TracingConfig = Config['tracing'];

@@ -3,6 +3,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { changedKeys } from '../config/diff.js';
+import { asError } from './log-error.js';
 
 /** Applies one key of a new config to the running process. */
 export type Applier = (next: Config) => Promise<void> | void;
@@ -63,7 +64,7 @@ export class Reloader {
         this.logger.info({ key }, 'config reload: applied');
       } catch (err) {
         outcome.failed.push(key);
-        this.logger.error({ key, err: (err as Error).message }, 'config reload: not applied; the running value stays');
+        this.logger.error({ key, err: asError(err) }, 'config reload: not applied; the running value stays');
       }
     }
     this.running = running;

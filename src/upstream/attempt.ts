@@ -5,6 +5,7 @@
 // answer to use, for the failover loop to go on with.
 import type { Logger } from 'pino';
 import { NodeError } from '../errors.js';
+import { loggedError } from '../process/log-error.js';
 import type { NodeAnswer } from '../model/node-answer.js';
 import { tracedAttempt } from './attempt-span.js';
 import type { CallOutcome, CallPlan, ShedReason } from './call.js';
@@ -160,23 +161,14 @@ export class NodeAttempts {
     );
   }
 
-  /** A failure the node client does not name: its message and code at warn, its stack at debug, with the request's id. */
+  /** A failure the node client does not name, with the request's id: `err` at warn, its stack's frames at debug. */
   private logUnexpected(node: NodeState, cause: unknown, call: NodeCall): void {
     const inner = cause instanceof NodeError ? cause.cause : cause;
     if (inner === undefined) return;
-    const e = (typeof inner === 'object' && inner !== null ? inner : {}) as {
-      message?: unknown;
-      code?: unknown;
-      stack?: unknown;
-    };
     const reqId = call.headers?.['x-request-id'];
-    const fields = {
-      reqId,
-      upstream: node.name,
-      err: typeof e.message === 'string' ? e.message : String(inner),
-      code: typeof e.code === 'string' ? e.code : undefined,
-    };
-    this.deps.logger.warn(fields, 'node call failed unexpectedly');
-    this.deps.logger.debug({ ...fields, stack: e.stack }, 'node call failed unexpectedly (stack)');
+    this.deps.logger.warn(
+      { reqId, upstream: node.name, err: loggedError(inner, this.deps.logger) },
+      'node call failed unexpectedly',
+    );
   }
 }

@@ -55,7 +55,7 @@ describe('defaults', () => {
       cors: { enabled: true, origins: '*', maxAgeSeconds: 86400 },
       latest: { maxStalenessMs: 0, maxStalenessVersions: 0, staleIfErrorMs: 0 },
       shedding: { maxInFlight: 10000, budgetWaitMs: 50, shedFirst: 'none' },
-      log: { level: 'info' },
+      log: { level: 'info', format: 'auto' },
       tracing: { sampleRatio: 0.01, serviceName: 'ledger-proxy', followClientSampling: true },
       sim: { port: 8081, host: '127.0.0.1', versionsPerSecond: 2, pruneWindow: 1000000, chainId: 4 },
     });
