@@ -5,6 +5,11 @@
 // be the same. Then the edge's concerns (CORS, the rate limit, not ready, an
 // internal error) must treat a cached route and a passthrough route alike: a
 // concern taken out of either path fails here.
+//
+// Every request goes both through the lane (server.lane: the requests of cached
+// routes read off the socket) and through node:http (the lane off): the lane
+// takes what it can frame (Content-Length, HTTP/1.0) and hands the rest to
+// node:http, and the two must not differ by a byte, a metric or a log line.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { App } from '../../src/app.js';
 import { capturedLog, HANDLE, proxy, sim, QUIET } from '../helpers/proxy.js';
@@ -12,6 +17,10 @@ import { chunked, httpRequest, type RawReply, rawHttp } from '../helpers/raw-soc
 
 const FRAMINGS = ['length', 'chunked', 'http10', 'expect'] as const;
 type Framing = (typeof FRAMINGS)[number];
+const TRANSPORTS = [
+  { name: 'lane', lane: true },
+  { name: 'node:http', lane: false },
+] as const;
 
 interface Ask {
   label: string;
@@ -110,23 +119,36 @@ describe('the same requests in every framing', () => {
   it('get the same bytes, the same metrics and the same log lines, and cost the node the same calls', async () => {
     const node = await sim({ startVersion: 1000n, pruneWindow: 500n });
     const runs = [];
+    const served = new Map<string, number>();
+    for (const transport of TRANSPORTS)
+      for (const framing of FRAMINGS) {
+        const log = capturedLog('debug');
+        const p = await proxy(
+          [node],
+          { ...QUIET, server: { host: '127.0.0.1', port: 0, bodyLimitBytes: BODY_LIMIT, lane: transport.lane } },
+          { logger: log.logger },
+        );
+        const before = node.counters.total;
+        // node:http emits 'request' for each request it reads: the lane's are not among them.
+        let nodeRequests = 0;
+        p.app.http.server.on('request', () => nodeRequests++);
+        const replies = [];
+        for (const ask of SCRIPT) replies.push(seen(await rawHttp(p.url, frame(ask, framing))));
+        runs.push({
+          framing: `${framing} (${transport.name})`,
+          replies,
+          nodeCalls: node.counters.total - before,
+          metrics: await metricLines(p.app),
+          log: requestLines(log.lines),
+        });
+        served.set(`${framing} (${transport.name})`, nodeRequests);
+      }
+    // The lane read every request it can frame (Content-Length, HTTP/1.0) of a cached route, and handed
+    // node:http the rest: chunked bodies, Expect, the body over the limit, passthrough and the unknown route.
     for (const framing of FRAMINGS) {
-      const log = capturedLog('debug');
-      const p = await proxy(
-        [node],
-        { ...QUIET, server: { host: '127.0.0.1', port: 0, bodyLimitBytes: BODY_LIMIT } },
-        { logger: log.logger },
-      );
-      const before = node.counters.total;
-      const replies = [];
-      for (const ask of SCRIPT) replies.push(seen(await rawHttp(p.url, frame(ask, framing))));
-      runs.push({
-        framing,
-        replies,
-        nodeCalls: node.counters.total - before,
-        metrics: await metricLines(p.app),
-        log: requestLines(log.lines),
-      });
+      const handedOff = framing === 'length' || framing === 'http10' ? 3 : SCRIPT.length - 3;
+      expect(served.get(`${framing} (lane)`), framing).toBe(handedOff);
+      expect(served.get(`${framing} (node:http)`), framing).toBe(SCRIPT.length);
     }
     const [reference, ...others] = runs;
     expect(reference!.replies.map((r) => `${r.status} ${r.headers['x-cache']}`)).toEqual([

@@ -41,6 +41,11 @@ export const ServerSchema = z.strictObject({
   drainDelayMs: nonNegativeInt.max(600_000).default(0),
   // Processes sharing the port (node:cluster), each with its own memory tier and
   // the shared Redis tier; "auto" = one per CPU.
+  // The lane: the public listener reads the requests of cached routes off the
+  // socket itself (a strict HTTP/1.1 parser) and answers them through the same
+  // entry as node:http; anything else it hands to node:http. false: node:http
+  // reads every request.
+  lane: z.boolean().default(false),
   workers: z.custom<'auto' | number>(isWorkers, { error: workersMessage }).default(1),
 });
 
