@@ -214,10 +214,11 @@ async function errorsByReason(app: App, reason: string): Promise<number> {
   return line === undefined ? 0 : Number(line.split(' ').pop());
 }
 
-describe('the edge treats a cached read and a passthrough call alike', () => {
+describe.each(TRANSPORTS)('the edge treats a cached read and a passthrough call alike ($name)', ({ lane }) => {
+  const server = { server: { host: '127.0.0.1', port: 0, lane } };
   it('CORS: every reply to a request with Origin carries the CORS headers, on both paths', async () => {
     const node = await sim({ startVersion: 1000n });
-    const p = await proxy([node], QUIET);
+    const p = await proxy([node], { ...QUIET, ...server });
     for (const { path, framing, reply } of await bothPaths(p.url)) {
       expect(reply.status, `${path} (${framing})`).toBe(200);
       expect(reply.headers['access-control-allow-origin'], `${path} (${framing})`).toBe(ORIGIN);
@@ -228,7 +229,7 @@ describe('the edge treats a cached read and a passthrough call alike', () => {
 
   it('rate limited: both paths are refused alike, with the ledger headers, and counted by reason', async () => {
     const node = await sim({ startVersion: 1000n });
-    const p = await proxy([node], { ...QUIET, ...ONE_PER_SECOND }, FROZEN);
+    const p = await proxy([node], { ...QUIET, ...ONE_PER_SECOND, ...server }, FROZEN);
     expect((await rawHttp(p.url, frame(PASSTHROUGH, 'length'))).status).toBe(200);
     const calls = node.counters.total;
     const replies = await bothPaths(p.url);
@@ -247,7 +248,7 @@ describe('the edge treats a cached read and a passthrough call alike', () => {
   });
 
   it('not ready: both paths answer 503 while no node has answered, counted by reason', async () => {
-    const p = await proxy([{ url: 'http://127.0.0.1:9', name: 'gone' }], QUIET);
+    const p = await proxy([{ url: 'http://127.0.0.1:9', name: 'gone' }], { ...QUIET, ...server });
     const replies = await bothPaths(p.url);
     expectRefused(replies, 503, 'internal_error');
     for (const { reply } of replies) expect(JSON.parse(reply.body.toString()).message).toMatch(/^not ready: /);
@@ -257,7 +258,7 @@ describe('the edge treats a cached read and a passthrough call alike', () => {
   it('an internal error: both paths answer 500 without its text, log its cause once each, and count it', async () => {
     const node = await sim({ startVersion: 1000n });
     const log = capturedLog();
-    const p = await proxy([node], QUIET, { logger: log.logger });
+    const p = await proxy([node], { ...QUIET, ...server }, { logger: log.logger });
     vi.spyOn(p.app.pool, 'read').mockRejectedValue(new TypeError('a bug with a secret in its text'));
     vi.spyOn(p.app.pool, 'forward').mockRejectedValue(new TypeError('a bug with a secret in its text'));
     const replies = await bothPaths(p.url);
@@ -269,7 +270,7 @@ describe('the edge treats a cached read and a passthrough call alike', () => {
 
   it('a preflight is answered by the proxy on both paths, never by a node, and is not rate limited', async () => {
     const node = await sim({ startVersion: 1000n });
-    const p = await proxy([node], { ...QUIET, ...ONE_PER_SECOND }, FROZEN);
+    const p = await proxy([node], { ...QUIET, ...ONE_PER_SECOND, ...server }, FROZEN);
     const calls = node.counters.total;
     for (const path of [CACHED.path, PASSTHROUGH.path]) {
       for (let i = 0; i < 3; i++) {
