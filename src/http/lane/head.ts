@@ -47,8 +47,8 @@ const COLON = 0x3a;
 
 /** tchar (RFC 9110 §5.6.2) */
 const TCHAR = table("!#$%&'*+-.^_`|~");
-/** origin-form bytes (RFC 3986 pchar, "/" and "?"; "%" unchecked, as node:http leaves it) */
-const TARGET = table("-._~!$&'()*+,;=:@/?%");
+/** origin-form bytes: RFC 3986 pchar, "/" and "?", and "<>" of Move types as SDKs send them ("%" unchecked, as node:http leaves it) */
+const TARGET = table("-._~!$&'()*+,;=:@/?%<>");
 
 function table(extra: string): Uint8Array {
   const t = new Uint8Array(256);
@@ -136,6 +136,8 @@ export function parseHead(buf: Buffer, start: number, limits: HeadLimits): HeadO
     if (buf[at + 1] !== LF) return HAND_OFF;
     at += 2;
     if (name in headers || HANDED_OFF_FIELDS.has(name)) return HAND_OFF;
+    // Whitespace after a Content-Length's digits llhttp refuses, and after a Connection option it reads otherwise.
+    if (valueEnd !== at - 2 && (name === 'content-length' || name === 'connection')) return HAND_OFF;
     headers[name] = buf.toString('latin1', valueStart, valueEnd);
   }
   return framed(method, url, minor, headers, at - start, limits);
