@@ -45,7 +45,7 @@ export const ServerSchema = z.strictObject({
   // socket itself (a strict HTTP/1.1 parser) and answers them through the same
   // entry as node:http; anything else it hands to node:http. false: node:http
   // reads every request.
-  lane: z.boolean().default(false),
+  lane: z.boolean().default(true),
   workers: z.custom<'auto' | number>(isWorkers, { error: workersMessage }).default(1),
 });
 

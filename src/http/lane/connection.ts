@@ -53,6 +53,7 @@ export class LaneConnection implements ReplySink {
   /** a request was served: the keep-alive timer is on */
   private served = false;
   private readonly onClose = (): void => this.closed();
+  private readonly onEnd = (): void => this.ended();
   private readonly onError = (): void => void this.socket.destroy();
 
   constructor(
@@ -65,6 +66,7 @@ export class LaneConnection implements ReplySink {
     socket.on('timeout', this.onTimeout);
     socket.on('close', this.onClose);
     socket.on('error', this.onError);
+    socket.on('end', this.onEnd);
     this.startRequestTimer();
   }
 
@@ -135,7 +137,7 @@ export class LaneConnection implements ReplySink {
     const replies = this.replies;
     while (replies.length > 0 && replies[0]!.bytes !== undefined) {
       const next = replies.shift()!;
-      if (socket.destroyed) {
+      if (socket.destroyed || socket.writableEnded) {
         next.emit('close');
         continue;
       }
@@ -207,7 +209,27 @@ export class LaneConnection implements ReplySink {
     socket.off('timeout', this.onTimeout);
     socket.off('close', this.onClose);
     socket.off('error', this.onError);
+    socket.off('end', this.onEnd);
     this.deps.gone(this);
+  }
+
+  /**
+   * The client half-closed, as node:http (httpAllowHalfOpen off) takes it: a
+   * request cut short is its parser's error at the end of the stream; else the
+   * connection ends, and replies not yet written are not.
+   */
+  private ended(): void {
+    if (this.handing !== undefined) return;
+    if (!this.ending && (this.pending.length > 0 || this.waiting !== undefined)) {
+      this.ending = true;
+      this.stopRequestTimer();
+      return this.deps.clientError(
+        Object.assign(new Error('Parse Error: Invalid EOF state'), { code: 'HPE_INVALID_EOF_STATE' }),
+        this.socket,
+      );
+    }
+    this.ending = true;
+    if (this.socket.writable) this.socket.end();
   }
 
   private closed(): void {
