@@ -3,6 +3,7 @@
 // the replies the same but the Date and the request id (Connection and
 // Keep-Alive included). Then 100 requests pipelined on one connection, lane
 // requests and handed-off ones (passthrough, chunked) mixed, answered in order.
+import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { HANDLE, proxy, QUIET, sim } from '../helpers/proxy.js';
 import { chunked, httpRequest, openSocket, rawReplies } from '../helpers/raw-socket.js';
@@ -124,5 +125,26 @@ describe('the lane and node:http on one connection', () => {
     const replies = rawReplies(Buffer.from(s.received(), 'latin1'), true);
     expect(replies.map((r) => r.headers['x-request-id'])).toEqual(expected);
     for (const reply of replies) expect(reply.status).toBe(200);
+  });
+
+  it('stops reading while the client does not read its replies, and answers every request once it does', async () => {
+    const node = await sim({ startVersion: 1000n });
+    const p = await proxy([node], { ...QUIET, server: { host: '127.0.0.1', port: 0, lane: true } });
+    const one = httpRequest(`POST ${ITEM} HTTP/1.1`, ['Host: proxy.test', ...BCS], KEY(7));
+    const count = 3000;
+    const socket = connect(Number(new URL(p.url).port), '127.0.0.1');
+    socket.pause();
+    const got: Buffer[] = [];
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    socket.write(Buffer.concat([...Array(count).fill(one), LAST]));
+    // Pacing under test: the replies pile up unread meanwhile, past the proxy's write buffer.
+    await new Promise((r) => setTimeout(r, 300));
+    socket.on('data', (d: Buffer) => got.push(d));
+    socket.resume();
+    await closed;
+    const replies = rawReplies(Buffer.concat(got), true, false);
+    expect(replies.length).toBeGreaterThanOrEqual(count);
+    expect(replies.slice(0, count).every((r) => r.status === 200)).toBe(true);
   });
 });

@@ -162,13 +162,12 @@ export class LaneConnection implements ReplySink {
   private afterWrites(): void {
     const socket = this.socket;
     if (socket.destroyed || this.ending) return;
-    if (this.replies.length > 0) {
-      if (!this.throttled && socket.writableLength > socket.writableHighWaterMark) {
-        this.throttled = true;
-        socket.pause();
-      }
-      return;
+    // Replies the client is not reading stop the reading of its requests (those answered at once included).
+    if (!this.throttled && socket.writableLength > socket.writableHighWaterMark) {
+      this.throttled = true;
+      socket.pause();
     }
+    if (this.replies.length > 0) return;
     if (this.handing !== undefined) return this.release();
     // Draining, a connection is closed once idle (node:http's closeIdleConnections).
     if (this.deps.draining && this.idle) {
