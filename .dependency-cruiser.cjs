@@ -32,7 +32,8 @@ const FLOORS = [
     'listeners',
     [
       ['admin/', '^src/admin/'],
-      ['http/', '^src/http/'],
+      ['http/', '^src/http/(?!lane/)'],
+      ['http/lane/', '^src/http/lane/'],
     ],
   ],
   ['metrics', [['metrics/', '^src/metrics/']]],

@@ -4,6 +4,7 @@
 // (tenants.trustedHeader) and is told the nodes' headroom.
 import type { IncomingMessage } from 'node:http';
 import proxyAddr from '@fastify/proxy-addr';
+import type { PublicRequest } from './message.js';
 
 type Trust = (addr: string, hop: number) => boolean;
 
@@ -14,10 +15,11 @@ function trustOf(trustProxy: boolean | number | string): Trust {
   return proxyAddr.compile(trustProxy.split(',').map((s) => s.trim()));
 }
 
-export function clientAddressOf(trustProxy: boolean | number | string): (req: IncomingMessage) => string {
+export function clientAddressOf(trustProxy: boolean | number | string): (req: PublicRequest) => string {
   if (trustProxy === false) return (req) => req.socket.remoteAddress ?? '';
   const trust = trustOf(trustProxy);
-  return (req) => proxyAddr(req, trust);
+  // proxy-addr reads the peer's address and X-Forwarded-For, which every transport's request has.
+  return (req) => proxyAddr(req as IncomingMessage, trust);
 }
 
 /**
@@ -26,7 +28,7 @@ export function clientAddressOf(trustProxy: boolean | number | string): (req: In
  * A hop count or true says how many hops to believe, not who they are, so with
  * either (or false) no peer is trusted.
  */
-export function trustedPeerOf(trustProxy: boolean | number | string): (req: IncomingMessage) => boolean {
+export function trustedPeerOf(trustProxy: boolean | number | string): (req: PublicRequest) => boolean {
   if (typeof trustProxy !== 'string') return () => false;
   const trust = trustOf(trustProxy);
   return (req) => trust(req.socket.remoteAddress ?? '', 0);

@@ -3,8 +3,8 @@
 // allows gets the CORS headers on its reply, whatever answers it; a preflight is
 // answered here, never by a node. The headers are added per request, never stored
 // with a cached answer, so one origin's reply is never served to another.
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { LedgerHeaderNames } from '../ledger/headers.js';
+import type { PublicReply, PublicRequest } from './message.js';
 
 export interface CorsSettings {
   enabled: boolean;
@@ -55,7 +55,7 @@ export class Cors {
   }
 
   /** The CORS headers a reply to `req` carries, as flat name, value pairs; undefined when none (no Origin, or one not allowed). */
-  headersFor(req: IncomingMessage): string[] | undefined {
+  headersFor(req: PublicRequest): string[] | undefined {
     const origin = this.allowedOrigin(req);
     if (origin === undefined) return undefined;
     return [
@@ -75,12 +75,12 @@ export class Cors {
    * origin gets what another does not). A request without Origin gets none, as
    * from a node: api.md §10.1 keeps a backend's bytes as they are.
    */
-  varyFor(req: IncomingMessage): string | undefined {
+  varyFor(req: PublicRequest): string | undefined {
     return this.settings.enabled && req.headers.origin !== undefined ? 'Origin' : undefined;
   }
 
   /** A CORS preflight: OPTIONS with Origin and Access-Control-Request-Method, on a /v1 path. */
-  isPreflight(req: IncomingMessage): boolean {
+  isPreflight(req: PublicRequest): boolean {
     return (
       this.settings.enabled &&
       req.method === 'OPTIONS' &&
@@ -91,7 +91,7 @@ export class Cors {
   }
 
   /** Answers a preflight: 204, the methods a node allows, the headers asked for, how long to keep the answer. */
-  answerPreflight(req: IncomingMessage, res: ServerResponse): void {
+  answerPreflight(req: PublicRequest, res: PublicReply): void {
     const headers: string[] = ['vary', 'Origin, Access-Control-Request-Headers'];
     const origin = this.allowedOrigin(req);
     if (origin !== undefined) {
@@ -114,7 +114,7 @@ export class Cors {
   }
 
   /** The origin a request may be granted: undefined without one, with one not allowed, or with CORS off. */
-  private allowedOrigin(req: IncomingMessage): string | undefined {
+  private allowedOrigin(req: PublicRequest): string | undefined {
     if (!this.settings.enabled) return undefined;
     const origin = req.headers.origin;
     if (origin === undefined || origin === '') return undefined;

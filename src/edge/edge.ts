@@ -5,12 +5,12 @@
 // admits the request or refuses it (an unknown key, a client-side key from
 // another origin, a tenant over its limits); once the reply is written it
 // charges the tenant for the node work it caused.
-import type { IncomingMessage } from 'node:http';
 import { NodeError } from '../errors.js';
 import type { Cors } from './cors.js';
 import type { NodeCosts } from './costs.js';
 import type { Exchange } from './exchange.js';
 import type { Limits } from './limits.js';
+import type { PublicRequest } from './message.js';
 import type { TenantDirectory } from './tenants.js';
 
 export interface EdgeDeps {
@@ -19,9 +19,9 @@ export interface EdgeDeps {
   limits: Limits;
   costs: NodeCosts;
   /** the client's address, as server.trustProxy says to read it */
-  clientAddress(req: IncomingMessage): string;
+  clientAddress(req: PublicRequest): string;
   /** whether the peer is an address server.trustProxy lists: it may name the tenant, and is told the headroom */
-  trustedPeer(req: IncomingMessage): boolean;
+  trustedPeer(req: PublicRequest): boolean;
   /** the share of node budget left, 0 to 1: told to a trusted layer in front, so it can shed before the proxy must */
   headroom(): number;
 }

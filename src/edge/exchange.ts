@@ -3,14 +3,14 @@
 // responder, fastify's passthrough and error handlers) finds the same exchange
 // on the request, so what the edge decided (CORS, request id, tenant) and how the
 // request was served reach the one writer and the one accounting call.
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ErrorReason } from '../errors.js';
 import type { TraceScope } from '../tracing/scope.js';
+import type { PublicReply, PublicRequest } from './message.js';
 import type { Tenant } from './tenants.js';
 
 export interface Exchange {
-  readonly req: IncomingMessage;
-  readonly res: ServerResponse;
+  readonly req: PublicRequest;
+  readonly res: PublicReply;
   /** performance.now() when the request arrived */
   readonly startedAt: number;
   /** the metrics and log label: a cached route's family, 'passthrough', 'preflight' or 'other' */
@@ -44,9 +44,9 @@ export interface Exchange {
 }
 
 const EXCHANGE = Symbol('ledger-proxy.exchange');
-type WithExchange = IncomingMessage & { [EXCHANGE]?: Exchange };
+type WithExchange = PublicRequest & { [EXCHANGE]?: Exchange };
 
-export function openExchange(req: IncomingMessage, res: ServerResponse, endpoint: string, requestId: string): Exchange {
+export function openExchange(req: PublicRequest, res: PublicReply, endpoint: string, requestId: string): Exchange {
   // Every field from the start, in one order: every exchange has one shape, so the
   // writer and the accounting read them through monomorphic property accesses.
   const exchange: Exchange = {
@@ -72,6 +72,6 @@ export function openExchange(req: IncomingMessage, res: ServerResponse, endpoint
 }
 
 /** The exchange the public entry opened for `req`; undefined for a request it never saw (the admin listener). */
-export function exchangeOf(req: IncomingMessage): Exchange | undefined {
+export function exchangeOf(req: PublicRequest): Exchange | undefined {
   return (req as WithExchange)[EXCHANGE];
 }

@@ -4,7 +4,7 @@
 // random prefix for this process and a counter: unique across instances and
 // workers, and costing a hit no randomness.
 import { randomBytes } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
+import type { PublicRequest } from './message.js';
 
 const CLIENT_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -17,7 +17,7 @@ export class RequestIds {
     private readonly trustClient: boolean,
   ) {}
 
-  of(req: IncomingMessage): string {
+  of(req: PublicRequest): string {
     const sent = req.headers['x-request-id'];
     if (this.trustClient && typeof sent === 'string' && CLIENT_ID.test(sent)) return sent;
     return `${this.prefix}-${(++this.count).toString(36)}`;

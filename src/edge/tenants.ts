@@ -4,7 +4,7 @@
 // known only by their sha256; a presented key that proves known is memoised, so
 // a request costs one Map lookup. A key is never logged or exported: only the
 // tenant's name is.
-import type { IncomingMessage } from 'node:http';
+import type { PublicRequest } from './message.js';
 import { type Config, ConfigError, type Priority, resolveTenantKeys, sha256Hex } from '../config/index.js';
 import { NodeError } from '../errors.js';
 
@@ -64,7 +64,7 @@ export class TenantDirectory {
   }
 
   /** The tenant of a request, or the 401/403 to answer it with. `trusted`: the peer may name the tenant in the trusted header. */
-  identify(req: IncomingMessage, trusted: boolean): Tenant | NodeError {
+  identify(req: PublicRequest, trusted: boolean): Tenant | NodeError {
     const section = this.section;
     if (section === undefined) return UNLIMITED;
     if (trusted && section.trustedHeader !== undefined) {
@@ -81,7 +81,7 @@ export class TenantDirectory {
   }
 
   /** The 403 for a client-side key presented from another origin than its own; null when the origin is one of them. */
-  originRefusal(tenant: Tenant, req: IncomingMessage): NodeError | null {
+  originRefusal(tenant: Tenant, req: PublicRequest): NodeError | null {
     if (tenant.origins === undefined || tenant.origins.has(req.headers.origin ?? '')) return null;
     return new NodeError(
       403,

@@ -2,11 +2,11 @@
 // that Node does not: a graceful drain, a reply to bytes the parser refused sent
 // after the reply of the request before them, and a connection whose reply ends
 // it read no further.
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { fromClientError } from './framework-errors.js';
 import { rawErrorResponse } from '../reply/writer.js';
+import type { PublicReply, PublicRequest } from '../edge/message.js';
 
 /**
  * What the server knows of its connections, kept by its own request handler
@@ -18,7 +18,7 @@ export class Connections {
   /** open connections, tracked per connection (not per request: hits stay cheap) */
   private readonly sockets = new Set<Duplex>();
   /** the latest reply begun on each connection */
-  private readonly replying = new WeakMap<Duplex, ServerResponse>();
+  private readonly replying = new WeakMap<Duplex, PublicReply>();
   /** connections whose reply in progress is their last (endWith) */
   private readonly ending = new WeakSet<Duplex>();
 
@@ -33,7 +33,7 @@ export class Connections {
    * False for a request parsed after a reply that ends the connection: it is
    * not answered, and nothing is done for it.
    */
-  track(req: IncomingMessage, res: ServerResponse): boolean {
+  track(req: PublicRequest, res: PublicReply): boolean {
     if (this.ending.has(req.socket)) return false;
     if (this.draining) res.setHeader('connection', 'close');
     this.replying.set(req.socket, res);
@@ -48,7 +48,7 @@ export class Connections {
    * refuses get no reply of their own, and the connection closes once the reply
    * is written.
    */
-  endWith(res: ServerResponse): void {
+  endWith(res: PublicReply): void {
     const socket = res.req.socket;
     this.ending.add(socket);
     socket.pause();
@@ -70,7 +70,7 @@ export class Connections {
   }
 
   /** The reply in progress on `socket`, if any. */
-  inFlight(socket: Duplex): ServerResponse | undefined {
+  inFlight(socket: Duplex): PublicReply | undefined {
     const res = this.replying.get(socket);
     return res !== undefined && !res.writableFinished ? res : undefined;
   }
@@ -84,9 +84,13 @@ export class Connections {
  * `deadlineMs` the connections still open are closed, whatever the clients do.
  */
 export async function closeGracefully(app: FastifyInstance, deadlineMs: number): Promise<void> {
-  drainingServers.get(app)?.();
+  const draining = drainingServers.get(app);
+  draining?.drain();
   const sweep = setInterval(() => app.server.closeIdleConnections(), IDLE_SWEEP_MS);
-  const deadline = setTimeout(() => app.server.closeAllConnections(), deadlineMs);
+  const deadline = setTimeout(() => {
+    app.server.closeAllConnections();
+    draining?.closeAll();
+  }, deadlineMs);
   try {
     await app.close();
   } finally {
@@ -95,8 +99,11 @@ export async function closeGracefully(app: FastifyInstance, deadlineMs: number):
   }
 }
 
-/** How closeGracefully tells a server built here that it is draining. */
-export const drainingServers = new WeakMap<FastifyInstance, () => void>();
+/**
+ * How closeGracefully tells a server built here that it is draining, and that its
+ * deadline came (for the connections node:http does not know: the lane's).
+ */
+export const drainingServers = new WeakMap<FastifyInstance, { drain(): void; closeAll(): void }>();
 
 const IDLE_SWEEP_MS = 25;
 

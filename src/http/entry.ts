@@ -1,8 +1,9 @@
 // The public listener's request handler: every request enters here. The edge
 // runs once for each (CORS, limits); a request for a cached route is then parsed
 // by the one parser and answered by the one responder, in whatever framing it
-// came (Content-Length, chunked, HTTP/1.0, after 100-continue). Everything else
-// (passthrough, unknown routes) goes on to fastify, carrying the same exchange, so
+// came (Content-Length, chunked, HTTP/1.0, after 100-continue), and whichever
+// transport carried it (node:http, or the lane: lane/). Everything else
+// (passthrough, unknown routes, which the lane never takes) goes on to fastify, carrying the same exchange, so
 // its reply gets the edge's headers and the same accounting.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { NodeError } from '../errors.js';
@@ -11,6 +12,7 @@ import { readBody } from './body.js';
 import type { Connections } from './connections.js';
 import type { Edge } from '../edge/edge.js';
 import { type Exchange, openExchange } from '../edge/exchange.js';
+import type { PublicHandler, PublicReply, PublicRequest } from '../edge/message.js';
 import { framingError } from './framing.js';
 import { notFound } from './framework-errors.js';
 import type { ReadParser } from '../responder/read-parser.js';
@@ -39,9 +41,11 @@ const V1 = /^\/v1(?:[/?]|$)/;
 
 export interface PublicEntry {
   /** the request handler */
-  handle: Handler;
+  handle: PublicHandler;
   /** answers a request Node refuses before the handler runs (an Expect it cannot meet), through the edge */
-  refuse(req: IncomingMessage, res: ServerResponse, err: NodeError): void;
+  refuse(req: PublicRequest, res: PublicReply, err: NodeError): void;
+  /** whether a request line is one the entry serves itself (a cached route), not fastify: the only ones the lane takes */
+  servesItself(method: string, url: string): boolean;
 }
 
 /** `next`: fastify's handler, for everything that is not a cached route. */
@@ -66,7 +70,7 @@ export function publicEntry(deps: EntryDeps, next: Handler): PublicEntry {
     responder.respond(exchange, parsed);
   };
 
-  const handle: Handler = (req, res) => {
+  const handle: PublicHandler = (req, res) => {
     const url = req.url ?? '';
     // HEAD of a cached GET route is its hit without the body (Node sends no body to a HEAD).
     const method = req.method === 'HEAD' ? 'GET' : req.method!;
@@ -84,7 +88,9 @@ export function publicEntry(deps: EntryDeps, next: Handler): PublicEntry {
     }
     if (!cached) return delegate(exchange);
     if (method === 'GET') return serve(exchange, method, url, EMPTY);
-    readBody(req, bodyLimitBytes, (body) => {
+    // The lane reads a body before the entry sees its request; node:http's requests stream theirs.
+    if (req.body !== undefined) return serve(exchange, method, url, req.body);
+    readBody(req as IncomingMessage, bodyLimitBytes, (body) => {
       // A body that broke is answered by the server's client-error handler, or by no one (the client left).
       if (body === null) return;
       if (body instanceof NodeError) {
@@ -95,14 +101,19 @@ export function publicEntry(deps: EntryDeps, next: Handler): PublicEntry {
     });
   };
 
-  const refuse = (req: IncomingMessage, res: ServerResponse, err: NodeError): void => {
+  const refuse = (req: PublicRequest, res: PublicReply, err: NodeError): void => {
     const exchange = openExchange(req, res, 'other', requestIds.of(req));
     if (tracing !== undefined) openRequestSpan(tracing, exchange);
     edge.open(exchange);
     refuseAndEnd(exchange, err);
   };
 
-  return { handle, refuse };
+  const servesItself = (method: string, url: string): boolean => {
+    const asked = method === 'HEAD' ? 'GET' : method;
+    return (asked === 'GET' || asked === 'POST') && parser.mayMatch(asked, url);
+  };
+
+  return { handle, refuse, servesItself };
 }
 
 /** What fastify serves (passthrough, unknown routes), with the exchange's edge headers, and accounted once its reply is done. */
@@ -117,5 +128,6 @@ function delegated(deps: EntryDeps, next: Handler, exchange: Exchange): void {
   if (extra !== undefined) for (let i = 0; i < extra.length; i += 2) res.setHeader(extra[i]!, extra[i + 1]!);
   if (exchange.vary !== undefined) res.setHeader('vary', exchange.vary);
   res.once('close', () => deps.account(exchange, res.statusCode));
-  next(req, res);
+  // Only node:http's requests come here: the lane takes no request that fastify serves.
+  next(req as IncomingMessage, res as ServerResponse);
 }

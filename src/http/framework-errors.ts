@@ -2,8 +2,8 @@
 // framework's error JSON or HTML never reaches a client; 411/413/415 become 400).
 // Messages are the proxy's own, chosen by the error's code: a library's message
 // text is not a stable contract and never reaches a client.
-import type { IncomingMessage } from 'node:http';
 import { NodeError } from '../errors.js';
+import type { PublicRequest } from '../edge/message.js';
 
 interface FrameworkError {
   code?: string;
@@ -48,7 +48,7 @@ export function fromClientError(err: { code?: string; message?: string }): NodeE
 }
 
 /** What fastify answers for a route it does not have, node-shaped: an input error, without ledger headers. */
-export function notFound(req: IncomingMessage): NodeError {
+export function notFound(req: Pick<PublicRequest, 'method' | 'url'>): NodeError {
   return new NodeError(
     404,
     'web_framework_error',

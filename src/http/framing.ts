@@ -3,10 +3,10 @@
 // (400), and transfer codings the proxy does not implement (501, RFC 9112 §6.1:
 // Node's parser removes the chunked framing and leaves any other coding applied,
 // so a gzip-coded body would reach a route, or a node, as if it were plain).
-import type { IncomingMessage } from 'node:http';
+import type { PublicRequest } from '../edge/message.js';
 import { NodeError } from '../errors.js';
 
-export function framingError(req: IncomingMessage): NodeError | null {
+export function framingError(req: PublicRequest): NodeError | null {
   if (req.httpVersionMajor !== 1) return NodeError.badRequest(`unsupported HTTP version ${req.httpVersion}`);
   const headers = req.headers;
   if (headers.host === undefined && req.httpVersionMinor === 1) return NodeError.badRequest('missing Host header');

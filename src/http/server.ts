@@ -8,9 +8,11 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerFac
 import { NodeError } from '../errors.js';
 import { answerClientError, Connections, drainingServers } from './connections.js';
 import type { PublicEntry } from './entry.js';
+import type { PublicHandler } from '../edge/message.js';
 import { fromFrameworkError, notFound } from './framework-errors.js';
 import { rawErrorResponse, type ReplyWriter } from '../reply/writer.js';
 import { serveUpgradesAsPlainHttp } from './upgrade.js';
+import { Lane } from './lane/lane.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -18,6 +20,8 @@ export interface HttpServerOptions {
   bodyLimitBytes: number;
   /** server.requestTimeoutMs: the whole request, headers included; 0 = no limit */
   requestTimeoutMs: number;
+  /** server.lane: the requests of cached routes are read off the socket by the lane (lane/) */
+  lane: boolean;
   trustProxy: boolean | number | string;
   writer: ReplyWriter;
   /** the public entry, given fastify's handler for what it does not answer itself, and the server's connections */
@@ -30,6 +34,7 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
   const { writer, bodyLimitBytes } = options;
   const connections = new Connections();
   let entry: PublicEntry | undefined;
+  let lane: Lane | undefined;
   /** fastify's replies of the proxy's own errors go through the one writer */
   const refuse = (reply: FastifyReply, err: NodeError): void => {
     reply.hijack();
@@ -48,10 +53,15 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
     frameworkErrors: (err, _request, reply) => refuse(reply, fromFrameworkError(err, bodyLimitBytes)),
     clientErrorHandler: (err, socket) => answerClientError(err as { code?: string }, socket, connections),
     requestTimeout: options.requestTimeoutMs,
-    serverFactory: serverFactory(connections, (next) => {
-      entry = options.entry(next, connections);
-      return entry.handle;
-    }),
+    serverFactory: serverFactory(
+      connections,
+      (next) => {
+        entry = options.entry(next, connections);
+        return entry;
+      },
+      options.lane ? bodyLimitBytes : undefined,
+      (installed) => (lane = installed),
+    ),
   });
 
   // CONNECT would otherwise get its socket dropped without a reply.
@@ -80,7 +90,13 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
   app.setErrorHandler((err, _request, reply) => refuse(reply, fromFrameworkError(err, bodyLimitBytes)));
   app.setNotFoundHandler((request, reply) => refuse(reply, notFound(request.raw)));
   if (options.passthrough) await options.passthrough(app);
-  drainingServers.set(app, () => connections.drain());
+  drainingServers.set(app, {
+    drain: () => {
+      connections.drain();
+      lane?.drain();
+    },
+    closeAll: () => lane?.closeAll(),
+  });
   return app;
 }
 
@@ -93,9 +109,15 @@ function checkingIntervalMs(requestTimeoutMs: number): number {
  * The server fastify would build (getServerInstance in fastify/lib/server.js, with
  * the same settings from its options), whose request handler tracks connections
  * and hands every request to the public entry, which passes what it does not
- * answer to fastify's handler.
+ * answer to fastify's handler. With `laneBodyLimit` (server.lane on), the lane
+ * reads its sockets first and gives the requests it takes to that same handler.
  */
-function serverFactory(connections: Connections, entry: (next: Handler) => Handler): FastifyServerFactory {
+function serverFactory(
+  connections: Connections,
+  entry: (next: Handler) => PublicEntry,
+  laneBodyLimit: number | undefined,
+  installed: (lane: Lane) => void,
+): FastifyServerFactory {
   return (handler, options) => {
     const opts = options as {
       http?: ServerOptions;
@@ -104,13 +126,16 @@ function serverFactory(connections: Connections, entry: (next: Handler) => Handl
       connectionTimeout: number;
       maxRequestsPerSocket: number;
     };
-    const handle = entry(handler as Handler);
+    const { handle, servesItself } = entry(handler as Handler);
+    const onRequest: PublicHandler = (req, res) => {
+      if (connections.track(req, res)) handle(req, res);
+    };
     const server = createServer(
       { ...opts.http, connectionsCheckingInterval: checkingIntervalMs(opts.requestTimeout) },
-      (req, res) => {
-        if (connections.track(req, res)) handle(req, res);
-      },
+      onRequest,
     );
+    if (laneBodyLimit !== undefined)
+      installed(Lane.install(server, { handle: onRequest, servesItself, bodyLimitBytes: laneBodyLimit }));
     server.on('connection', (socket: Duplex) => connections.open(socket));
     server.keepAliveTimeout = opts.keepAliveTimeout;
     server.requestTimeout = opts.requestTimeout;

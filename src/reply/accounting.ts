@@ -7,10 +7,10 @@
 // is only counted; a Redis hit is observed in the duration histogram like every
 // other reply, so a slow Redis shows there. The level is asked per reply, so a SIGHUP
 // that changes log.level takes effect.
-import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import type { ErrorReason } from '../errors.js';
 import type { Exchange } from '../edge/exchange.js';
+import type { PublicRequest } from '../edge/message.js';
 import { endRequestSpan } from './request-span.js';
 
 /** How a tenant's request ended: decided here, from why the proxy refused it, if it did. */
@@ -39,7 +39,7 @@ export type Accounting = (exchange: Exchange, status: number) => void;
 export function requestAccounting(
   metrics: RequestMetrics,
   logger: Logger,
-  clientAddress: (req: IncomingMessage) => string,
+  clientAddress: (req: PublicRequest) => string,
   settle: (exchange: Exchange) => number,
 ): Accounting {
   return (exchange, status) => {

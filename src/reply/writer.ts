@@ -3,12 +3,12 @@
 // headers, and the headers the edge added to the exchange (CORS and its Vary,
 // request id).
 // Every entry path writes through it, straight to Node's response.
-import type { ServerResponse } from 'node:http';
 import { ERROR_CONTENT_TYPE, errorBody, type NodeError } from '../errors.js';
 import { encodeLedgerHeaders, type HeaderPairs, type LedgerHeaderNames } from '../ledger/headers.js';
 import type { LedgerInfo } from '../ledger/info.js';
 import type { ReadResult } from '../model/read-result.js';
 import { exchangeOf } from '../edge/exchange.js';
+import type { PublicReply } from '../edge/message.js';
 
 export class ReplyWriter {
   /** the encoded headers of the snapshot sent last, and the names they were encoded with: hits repeat them, so encode once */
@@ -40,7 +40,7 @@ export class ReplyWriter {
    * A read's reply. `gzipOk`: the client accepts gzip, so an entry's compressed
    * copy may be sent. The exchange learns how the read was served.
    */
-  result(res: ServerResponse, result: ReadResult, gzipOk = false): void {
+  result(res: PublicReply, result: ReadResult, gzipOk = false): void {
     const headers: string[] = ['content-type', result.contentType];
     this.pushLedger(headers, result.ledger);
     if (result.gasUsed !== undefined) headers.push(this.names.gasUsed, result.gasUsed);
@@ -78,7 +78,7 @@ export class ReplyWriter {
    * makes carries the freshest snapshot it knows (api.md §8). `close` ends the
    * connection after the reply (the rest of the request was not read).
    */
-  error(res: ServerResponse, err: NodeError, close = false): void {
+  error(res: PublicReply, err: NodeError, close = false): void {
     const exchange = exchangeOf(res.req);
     if (err.cause !== undefined) this.onInternalError(err.cause, exchange?.requestId);
     const body = errorBody(err);

@@ -8,12 +8,12 @@
 // of those bytes, so an entry never goes stale; the chain, the version's pruning
 // and the answer itself are looked up afresh every time. A spelling is kept once
 // it was a hit (memory or Redis): refused input and misses cost no memory here.
-import type { IncomingMessage } from 'node:http';
 import { memoryShares } from '../config/memory-shares.js';
 import { NodeError } from '../errors.js';
 import type { RouteMatcher } from '../routes/table.js';
 import type { ReadRequest } from '../model/read.js';
 import { Spellings } from './spellings.js';
+import type { PublicRequest } from '../edge/message.js';
 
 /**
  * The bytes of spellings kept for a `cache.memory.maxBytes` of `memoryMaxBytes`:
@@ -108,7 +108,7 @@ export class ReadParser {
   }
 
   /** The canonical request, or the error a node would answer; undefined when the line names no cached route. */
-  parse(req: IncomingMessage, method: string, url: string, body: Buffer): Parsed | NodeError | undefined {
+  parse(req: PublicRequest, method: string, url: string, body: Buffer): Parsed | NodeError | undefined {
     const headers = req.headers;
     const spelling = `${method} ${url}\n${headers['content-type'] ?? ''}\n${headers.accept ?? ''}\n${body.toString('latin1')}`;
     const known = this.spellings.get(spelling);

@@ -98,6 +98,7 @@ export async function buildPublicListener(deps: PublicListenerDeps): Promise<Pub
   const http = await buildHttpServer({
     bodyLimitBytes: config.server.bodyLimitBytes,
     requestTimeoutMs: config.server.requestTimeoutMs,
+    lane: config.server.lane,
     trustProxy: config.server.trustProxy,
     writer,
     entry: (next, connections) =>

@@ -5,6 +5,11 @@
 // be the same. Then the edge's concerns (CORS, the rate limit, not ready, an
 // internal error) must treat a cached route and a passthrough route alike: a
 // concern taken out of either path fails here.
+//
+// Every request goes both through the lane (server.lane: the requests of cached
+// routes read off the socket) and through node:http (the lane off): the lane
+// takes what it can frame (Content-Length, HTTP/1.0) and hands the rest to
+// node:http, and the two must not differ by a byte, a metric or a log line.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { App } from '../../src/app.js';
 import { capturedLog, HANDLE, proxy, sim, QUIET } from '../helpers/proxy.js';
@@ -12,6 +17,10 @@ import { chunked, httpRequest, type RawReply, rawHttp } from '../helpers/raw-soc
 
 const FRAMINGS = ['length', 'chunked', 'http10', 'expect'] as const;
 type Framing = (typeof FRAMINGS)[number];
+const TRANSPORTS = [
+  { name: 'lane', lane: true },
+  { name: 'node:http', lane: false },
+] as const;
 
 interface Ask {
   label: string;
@@ -110,23 +119,36 @@ describe('the same requests in every framing', () => {
   it('get the same bytes, the same metrics and the same log lines, and cost the node the same calls', async () => {
     const node = await sim({ startVersion: 1000n, pruneWindow: 500n });
     const runs = [];
+    const served = new Map<string, number>();
+    for (const transport of TRANSPORTS)
+      for (const framing of FRAMINGS) {
+        const log = capturedLog('debug');
+        const p = await proxy(
+          [node],
+          { ...QUIET, server: { host: '127.0.0.1', port: 0, bodyLimitBytes: BODY_LIMIT, lane: transport.lane } },
+          { logger: log.logger },
+        );
+        const before = node.counters.total;
+        // node:http emits 'request' for each request it reads: the lane's are not among them.
+        let nodeRequests = 0;
+        p.app.http.server.on('request', () => nodeRequests++);
+        const replies = [];
+        for (const ask of SCRIPT) replies.push(seen(await rawHttp(p.url, frame(ask, framing))));
+        runs.push({
+          framing: `${framing} (${transport.name})`,
+          replies,
+          nodeCalls: node.counters.total - before,
+          metrics: await metricLines(p.app),
+          log: requestLines(log.lines),
+        });
+        served.set(`${framing} (${transport.name})`, nodeRequests);
+      }
+    // The lane read every request it can frame (Content-Length, HTTP/1.0) of a cached route, and handed
+    // node:http the rest: chunked bodies, Expect, the body over the limit, passthrough and the unknown route.
     for (const framing of FRAMINGS) {
-      const log = capturedLog('debug');
-      const p = await proxy(
-        [node],
-        { ...QUIET, server: { host: '127.0.0.1', port: 0, bodyLimitBytes: BODY_LIMIT } },
-        { logger: log.logger },
-      );
-      const before = node.counters.total;
-      const replies = [];
-      for (const ask of SCRIPT) replies.push(seen(await rawHttp(p.url, frame(ask, framing))));
-      runs.push({
-        framing,
-        replies,
-        nodeCalls: node.counters.total - before,
-        metrics: await metricLines(p.app),
-        log: requestLines(log.lines),
-      });
+      const handedOff = framing === 'length' || framing === 'http10' ? 3 : SCRIPT.length - 3;
+      expect(served.get(`${framing} (lane)`), framing).toBe(handedOff);
+      expect(served.get(`${framing} (node:http)`), framing).toBe(SCRIPT.length);
     }
     const [reference, ...others] = runs;
     expect(reference!.replies.map((r) => `${r.status} ${r.headers['x-cache']}`)).toEqual([
@@ -192,10 +214,11 @@ async function errorsByReason(app: App, reason: string): Promise<number> {
   return line === undefined ? 0 : Number(line.split(' ').pop());
 }
 
-describe('the edge treats a cached read and a passthrough call alike', () => {
+describe.each(TRANSPORTS)('the edge treats a cached read and a passthrough call alike ($name)', ({ lane }) => {
+  const server = { server: { host: '127.0.0.1', port: 0, lane } };
   it('CORS: every reply to a request with Origin carries the CORS headers, on both paths', async () => {
     const node = await sim({ startVersion: 1000n });
-    const p = await proxy([node], QUIET);
+    const p = await proxy([node], { ...QUIET, ...server });
     for (const { path, framing, reply } of await bothPaths(p.url)) {
       expect(reply.status, `${path} (${framing})`).toBe(200);
       expect(reply.headers['access-control-allow-origin'], `${path} (${framing})`).toBe(ORIGIN);
@@ -206,7 +229,7 @@ describe('the edge treats a cached read and a passthrough call alike', () => {
 
   it('rate limited: both paths are refused alike, with the ledger headers, and counted by reason', async () => {
     const node = await sim({ startVersion: 1000n });
-    const p = await proxy([node], { ...QUIET, ...ONE_PER_SECOND }, FROZEN);
+    const p = await proxy([node], { ...QUIET, ...ONE_PER_SECOND, ...server }, FROZEN);
     expect((await rawHttp(p.url, frame(PASSTHROUGH, 'length'))).status).toBe(200);
     const calls = node.counters.total;
     const replies = await bothPaths(p.url);
@@ -225,7 +248,7 @@ describe('the edge treats a cached read and a passthrough call alike', () => {
   });
 
   it('not ready: both paths answer 503 while no node has answered, counted by reason', async () => {
-    const p = await proxy([{ url: 'http://127.0.0.1:9', name: 'gone' }], QUIET);
+    const p = await proxy([{ url: 'http://127.0.0.1:9', name: 'gone' }], { ...QUIET, ...server });
     const replies = await bothPaths(p.url);
     expectRefused(replies, 503, 'internal_error');
     for (const { reply } of replies) expect(JSON.parse(reply.body.toString()).message).toMatch(/^not ready: /);
@@ -235,7 +258,7 @@ describe('the edge treats a cached read and a passthrough call alike', () => {
   it('an internal error: both paths answer 500 without its text, log its cause once each, and count it', async () => {
     const node = await sim({ startVersion: 1000n });
     const log = capturedLog();
-    const p = await proxy([node], QUIET, { logger: log.logger });
+    const p = await proxy([node], { ...QUIET, ...server }, { logger: log.logger });
     vi.spyOn(p.app.pool, 'read').mockRejectedValue(new TypeError('a bug with a secret in its text'));
     vi.spyOn(p.app.pool, 'forward').mockRejectedValue(new TypeError('a bug with a secret in its text'));
     const replies = await bothPaths(p.url);
@@ -247,7 +270,7 @@ describe('the edge treats a cached read and a passthrough call alike', () => {
 
   it('a preflight is answered by the proxy on both paths, never by a node, and is not rate limited', async () => {
     const node = await sim({ startVersion: 1000n });
-    const p = await proxy([node], { ...QUIET, ...ONE_PER_SECOND }, FROZEN);
+    const p = await proxy([node], { ...QUIET, ...ONE_PER_SECOND, ...server }, FROZEN);
     const calls = node.counters.total;
     for (const path of [CACHED.path, PASSTHROUGH.path]) {
       for (let i = 0; i < 3; i++) {

@@ -35,6 +35,7 @@ describe('defaults', () => {
         requestTimeoutMs: 30000,
         shutdownTimeoutMs: 10000,
         drainDelayMs: 0,
+        lane: true,
         workers: 1,
       },
       admin: { host: '127.0.0.1', port: 9090, allowedHosts: [] },

@@ -54,6 +54,12 @@ export const ServerSchema = z
       .describe(
         "On SIGTERM or SIGINT, `/readyz` fails at once and new connections are still accepted for this long; then the drain of `shutdownTimeoutMs` starts. Set it to at least your load balancer's probe interval times its failure threshold.",
       ),
+    lane: z
+      .boolean()
+      .default(true)
+      .describe(
+        'The lane: the public listener reads the requests of cached routes off the socket itself (a strict HTTP/1.1 parser) and answers them through the same entry as node:http; anything it does not fully accept goes to node:http. `false`: node:http reads every request.',
+      ),
     workers: z
       .custom<'auto' | number>(isWorkers, { error: workersMessage })
       .meta({ anyOf: [{ const: 'auto' }, { type: 'integer', minimum: 1, maximum: MAX_WORKERS }] })
