@@ -19,7 +19,7 @@ export interface MemoryShares {
 }
 
 /** How `maxBytes` is shared; `keepsLatestAnswers`: some stale serving is configured. */
-export function memoryShares(maxBytes: number, keepsLatestAnswers: boolean): MemoryShares {
+export function memoryShares(maxBytes: number, { keepsLatestAnswers }: { keepsLatestAnswers: boolean }): MemoryShares {
   const spellings = Math.floor(maxBytes * SPELLINGS_SHARE);
   const latestAnswers = keepsLatestAnswers ? Math.floor(maxBytes * LATEST_ANSWERS_SHARE) : 0;
   return { tier: Math.max(1, maxBytes - spellings - latestAnswers), spellings, latestAnswers };

@@ -53,7 +53,7 @@ export function publicEntry(deps: EntryDeps, next: Handler): PublicEntry {
   /** An error reply after which nothing more is read from the connection: the rest of what the client sent cannot be taken for a request. */
   const refuseAndEnd = (exchange: Exchange, err: NodeError): void => {
     connections.endWith(exchange.res);
-    responder.refuse(exchange, err, true);
+    responder.refuse(exchange, err, { close: true });
   };
 
   const serve = (exchange: Exchange, method: string, url: string, body: Buffer): void => {
@@ -73,7 +73,7 @@ export function publicEntry(deps: EntryDeps, next: Handler): PublicEntry {
     const cached = (method === 'GET' || method === 'POST') && parser.mayMatch(method, url);
     const exchange = openExchange(req, res, cached || !V1.test(url) ? 'other' : 'passthrough', requestIds.of(req));
     if (tracing !== undefined) openRequestSpan(tracing, exchange);
-    if (edge.open(exchange)) return account(exchange, res.statusCode);
+    if (edge.answeredPreflight(exchange)) return account(exchange, res.statusCode);
     const refused = framingError(req) ?? edge.admit(exchange);
     if (refused !== null) {
       if (cached) exchange.endpoint = parser.familyOf(method, url);
@@ -98,7 +98,7 @@ export function publicEntry(deps: EntryDeps, next: Handler): PublicEntry {
   const refuse = (req: IncomingMessage, res: ServerResponse, err: NodeError): void => {
     const exchange = openExchange(req, res, 'other', requestIds.of(req));
     if (tracing !== undefined) openRequestSpan(tracing, exchange);
-    edge.open(exchange);
+    edge.answeredPreflight(exchange);
     refuseAndEnd(exchange, err);
   };
 

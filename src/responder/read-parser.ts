@@ -23,7 +23,7 @@ import { Spellings } from './spellings.js';
  * spellings that were hits are kept.
  */
 export function spellingBytesFor(memoryMaxBytes: number): number {
-  return memoryShares(memoryMaxBytes, false).spellings;
+  return memoryShares(memoryMaxBytes, { keepsLatestAnswers: false }).spellings;
 }
 
 /** The count is bounded too (the Maps' own tables): one spelling per this many bytes, less than any real spelling is charged. */

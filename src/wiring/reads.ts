@@ -38,7 +38,9 @@ export interface Reads {
 export function buildReads(config: Config, w: ReadsWiring): Reads {
   const { logger, metrics } = w;
   // cache.memory.maxBytes bounds the tier, the spellings (http/) and the latest answers together.
-  const shares = memoryShares(config.cache.memory.maxBytes, keepsLatestAnswers(config.latest));
+  const shares = memoryShares(config.cache.memory.maxBytes, {
+    keepsLatestAnswers: keepsLatestAnswers(config.latest),
+  });
   const memory = new MemoryStore({ maxBytes: shares.tier });
   const generation = new CacheGeneration();
   const redisConfig = config.cache.redis;
