@@ -1,4 +1,4 @@
-// The one error type of the proxy (and of the simulated node): every failure that
+// The error type of the proxy (and of the simulated node): every failure that
 // reaches a client is a NodeError, rendered by errorBody() into api.md §5's body.
 
 export const ERROR_CODES = [
@@ -136,7 +136,7 @@ export class NodeError extends Error {
     });
   }
 
-  /** Nothing is served before the chain is known (api.md §8): the one not-ready reply. */
+  /** Nothing is served before the chain is known (api.md §8): the reply of every read while the proxy is not ready. */
   static notReady(why: string): NodeError {
     return NodeError.unavailable(`not ready: ${why}`, 'not_ready');
   }

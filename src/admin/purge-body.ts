@@ -80,7 +80,7 @@ export function cacheScopeOf(scope: PurgeScope, routes: RouteMatcher): CacheScop
   return { scope: 'request', read };
 }
 
-/** The version a request's entry is stored at, for the log line: its ledger_version or the one its path names. */
+/** The version a request's entry is stored at, for the log line: its ledger_version or the version its path names. */
 export function versionOf(read: ReadRequest): string | undefined {
   const item = read.item;
   if (read.version !== null) return String(read.version);

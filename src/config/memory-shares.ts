@@ -1,4 +1,4 @@
-// The one memory bound. `cache.memory.maxBytes` bounds everything the proxy keeps
+// How the memory bound is shared. `cache.memory.maxBytes` bounds everything the proxy keeps
 // per answer, each part in a share of its own: the parsed spellings of requests
 // that were hits, the latest answers kept for bounded staleness (only when it is
 // on), and the memory tier (identity bytes and gzip copies) in the rest. No share

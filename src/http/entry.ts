@@ -1,6 +1,6 @@
 // The public listener's request handler: every request enters here. The edge
 // runs once for each (CORS, limits); a request for a cached route is then parsed
-// by the one parser and answered by the one responder, in whatever framing it
+// by the read parser and answered by the read responder (responder/), in whatever framing it
 // came (Content-Length, chunked, HTTP/1.0, after 100-continue). Everything else
 // (passthrough, unknown routes) goes on to fastify, carrying the same exchange, so
 // its reply gets the edge's headers and the same accounting.

@@ -1,7 +1,7 @@
 // The public listener: Node's HTTP server whose every request enters the public
 // entry (entry.ts), with fastify behind it for everything that is not a cached
 // route (passthrough, unknown routes), and every framework failure rendered as a
-// node error body by the one writer.
+// node error body by the reply writer (reply/writer.ts).
 import { createServer, type IncomingMessage, type ServerOptions, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerFactory } from 'fastify';
@@ -30,7 +30,7 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
   const { writer, bodyLimitBytes } = options;
   const connections = new Connections();
   let entry: PublicEntry | undefined;
-  /** fastify's replies of the proxy's own errors go through the one writer */
+  /** fastify's replies of the proxy's own errors go through the reply writer */
   const refuse = (reply: FastifyReply, err: NodeError): void => {
     reply.hijack();
     writer.error(reply.raw, err);
@@ -108,7 +108,7 @@ function serverFactory(connections: Connections, entry: (next: Handler) => Handl
     const server = createServer(
       { ...opts.http, connectionsCheckingInterval: checkingIntervalMs(opts.requestTimeout) },
       (req, res) => {
-        if (connections.track(req, res)) handle(req, res);
+        if (connections.answers(req, res)) handle(req, res);
       },
     );
     server.on('connection', (socket: Duplex) => connections.open(socket));

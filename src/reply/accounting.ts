@@ -1,4 +1,4 @@
-// The one accounting call every reply gets, whichever path wrote it: the request
+// The accounting call every reply gets once, whichever path wrote it: the request
 // metrics, the end of the request's span (while tracing is on) and the access log
 // line.
 //

@@ -1,4 +1,4 @@
-// The one place replies of the served routes and every error of the proxy are
+// Where replies of the served routes and every error of the proxy are
 // written: status, body, ledger headers, the gas and cursor headers, the X-Cache
 // headers, and the headers the edge added to the exchange (CORS and its Vary,
 // request id).

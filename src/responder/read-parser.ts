@@ -1,4 +1,4 @@
-// The one parser of the cached routes' requests: a request line, its headers and
+// The parser of every cached route's requests: a request line, its headers and
 // its body become a canonical ReadRequest (routes/ descriptors do the parsing),
 // or the NodeError a node would answer for that input.
 //

@@ -1,4 +1,4 @@
-// The one read responder: a parsed read of a cached route (or the error its
+// The read responder: a parsed read of a cached route (or the error its
 // input is) becomes the bytes written, the metrics and the log line. It answers
 // every cached route, hit or miss, whatever the entry path; a memory hit is
 // answered synchronously, without an async hop.
