@@ -5,7 +5,7 @@
 //                "headers": {"content-type": "…", "accept": "…"}}}   or "bodyHex": "0x…"
 // It becomes a PurgeScope, plain JSON that crosses to the workers, which each
 // process turns into the CacheScope it purges: a request is parsed there, by the
-// proxy's one parser (read-parser.ts) with the routes of the vendor the nodes
+// proxy's read parser (read-parser.ts) with the routes of the vendor the nodes
 // named, so it names the very key a read of it would.
 import { NodeError } from '../errors.js';
 import type { RouteMatcher } from '../routes/table.js';
