@@ -4,7 +4,7 @@
 // on), and the memory tier (identity bytes and gzip copies) in the rest. No share
 // has a floor, so their sum is never more than maxBytes.
 
-/** The spellings' share: about as many spellings as hot entries at the default size (a spelling is about 2 KiB). */
+/** The spellings' share (read-parser.ts charges each what it holds); bench/memory-bound.mjs re-measures the whole process with it. */
 export const SPELLINGS_SHARE = 1 / 4;
 /** The latest answers' share, when any stale serving is configured. */
 export const LATEST_ANSWERS_SHARE = 1 / 8;
