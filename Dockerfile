@@ -1,21 +1,26 @@
 # syntax=docker/dockerfile:1
-# Multi-stage: build with dev dependencies, run with production ones only, as a
-# non-root user.
+# The image runs the npm package: the build stage packs it (npm pack, as a release
+# does: the build, dist/, the example configs, the JSON Schema, and the lockfile as
+# npm-shrinkwrap.json), the runtime stage installs that tarball with production
+# dependencies only, at the versions the lockfile pins, as a non-root user.
 FROM node:24-bookworm-slim AS build
-WORKDIR /app
+WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.json tsconfig.build.json README.md LICENSE CHANGELOG.md UPGRADING.md ./
 COPY src ./src
-RUN npm run build
+COPY config ./config
+RUN npm pack --pack-destination /tmp && mv /tmp/ledger-proxy-*.tgz /tmp/ledger-proxy.tgz
 
 FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
-COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
-COPY --from=build /app/dist ./dist
-COPY config ./config
+COPY --from=build /tmp/ledger-proxy.tgz /tmp/ledger-proxy.tgz
+# The package unpacked as the app (dist/main.js, config/), its dependencies from
+# its npm-shrinkwrap.json: what `npm install ledger-proxy-<version>.tgz` installs.
+RUN tar -xzf /tmp/ledger-proxy.tgz --strip-components=1 -C /app \
+  && npm ci --omit=dev --no-audit --no-fund \
+  && rm /tmp/ledger-proxy.tgz && npm cache clean --force
 USER node
 # 8080: the public API; 9090: /metrics /healthz /readyz (admin)
 EXPOSE 8080 9090

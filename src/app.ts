@@ -6,7 +6,7 @@ import { SIM_URL } from './config/index.js';
 import type { MemoryStore } from './cache/memory.js';
 import type { RedisStore } from './cache/redis/store.js';
 import { redisClient } from './cache/redis/client.js';
-import { buildAdminServer, type Readiness } from './admin/server.js';
+import { buildAdminServer, noHealthyNode, type Readiness, SHUTTING_DOWN } from './admin/server.js';
 import type { PassthroughDeps } from './http/passthrough.js';
 import { localPurges } from './admin/purge.js';
 import type { PurgeScope } from './admin/purge-body.js';
@@ -22,7 +22,7 @@ import type { SimNode } from './sim/index.js';
 import { type ProbeSchedule, probeResult } from './upstream/nodes/health.js';
 import type { UpstreamPool } from './upstream/pool.js';
 import { liveHeaderNames, liveVendorNames, VendorIdentity } from './ledger/vendor.js';
-import { Reloader, type ReloadOutcome } from './process/reload.js';
+import { type Applier, type LiveKey, Reloader, type ReloadOutcome } from './process/reload.js';
 import type { TracingSdk } from './tracing/sdk.js';
 import { packageVersion } from './process/version.js';
 import { readRoutes } from './routes/table.js';
@@ -129,10 +129,14 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
   const purges = localPurges(reads.purge, routes, logger, (scope) => metrics.purged(scope));
   const state = { closing: false };
   // Fails first on shutdown, so a load balancer stops sending before the drain.
-  const readiness = (): Readiness => ({
-    ready: !state.closing && pool.ready(),
-    upstreams: pool.nodes.map((n) => ({ name: n.name, state: pool.health(n), probe: probeResult(n) })),
-  });
+  const readiness = (): Readiness => {
+    const upstreams = pool.nodes.map((n) => ({ name: n.name, state: pool.health(n), probe: probeResult(n) }));
+    if (state.closing) return { ready: false, reason: SHUTTING_DOWN, upstreams };
+    if (pool.ready()) return { ready: true, upstreams };
+    // The chain unknown: the vendor, or the nodes' chains or probes, say why; known, the nodes' health does.
+    const reason = pool.chainId() === undefined ? pool.notReadyReason() : noHealthyNode(upstreams);
+    return { ready: false, reason, upstreams };
+  };
   const admin =
     config.admin.port !== 0 && deps.serveAdmin !== false
       ? buildAdminServer({ settings: config.admin, logger, env, metrics, readiness, headerNames, purge: purges.route })
@@ -217,7 +221,7 @@ function handleOf(
   };
 }
 
-/** SIGHUP's appliers: the keys that change live (upstreams, log.level, tenants); any other changed key is reported as needing a restart. */
+/** SIGHUP's appliers: one for each key of LIVE_KEYS; any other changed key is reported as needing a restart. */
 function reloaderFor(
   config: Config,
   logger: Logger,
@@ -247,7 +251,7 @@ function reloaderFor(
       metrics.knownTenants(tenants.names());
       logger.info({ tenants: tenants.names() }, 'tenants reloaded');
     },
-  });
+  } satisfies Record<LiveKey, Applier>);
 }
 
 /** Passthrough calls go through the pool: routed like reads; only idempotent methods are retried. */

@@ -2,15 +2,15 @@
 // CLI entry: parse args, load config, start (one process, or a primary and its
 // workers with server.workers > 1), and shut down gracefully.
 import cluster from 'node:cluster';
-import pino, { type Logger } from 'pino';
-import { stringify } from 'yaml';
+import type { Logger } from 'pino';
 import { buildApp, type App } from './app.js';
 import { runPrimary, serveAsWorker, workerCannotListen, workerCount } from './cluster/primary.js';
 import { type CliArgs, CliError, type Config, ConfigError, loadConfig, parseCli, USAGE } from './config/index.js';
-import { redactSecrets } from './config/redact.js';
+import { checkReport } from './config/effective.js';
 import { boundHeapGrowth } from './process/heap.js';
 import { EXIT_CANNOT_LISTEN, ListenError } from './process/listen-error.js';
-import { bufferedLogDestination } from './process/log.js';
+import { asError } from './process/log-error.js';
+import { processLogger } from './process/logger.js';
 import { packageVersion } from './process/version.js';
 
 /** After the drain deadline, how long closing the rest (nodes, Redis) may take. */
@@ -32,11 +32,7 @@ function startup(): { args: CliArgs; config: Config } | undefined {
     }
     const config = loadConfig({ file: args.configFile });
     if (args.check) {
-      const source = args.configFile ?? 'the built-in defaults';
-      process.stdout.write(
-        `# ${source}: valid. The effective config (environment applied, defaults filled in, secrets redacted):\n`,
-      );
-      process.stdout.write(stringify(redactSecrets(config)));
+      process.stdout.write(checkReport(config, args.configFile ?? 'the built-in defaults'));
       return undefined;
     }
     return { args, config };
@@ -54,15 +50,12 @@ async function main(): Promise<void> {
   if (started === undefined) return;
   const { args, config } = started;
 
-  // Pretty logs for a person at a terminal. JSON lines for everything else, written
+  // JSON lines, or pretty ones for a person at a terminal (log.format), written
   // asynchronously and a few at a time: a request's log line never blocks the
   // event loop on stdout, nor costs it a write of its own.
-  const destination = process.stdout.isTTY ? undefined : bufferedLogDestination();
-  const logger = destination
-    ? pino({ level: config.log.level }, destination)
-    : pino({ level: config.log.level, transport: { target: 'pino-pretty', options: { colorize: true } } });
+  const { logger, destination } = processLogger(config.log);
   const exit = (code: number): never => {
-    destination?.flushSync();
+    destination.flushSync();
     process.exit(code);
   };
   // Before anything is cached: the sizing rule holds only with the heap's growth bounded.
@@ -110,7 +103,7 @@ function handleSignals(app: App, config: Config, logger: Logger, args: CliArgs, 
       app.close().then(
         () => exit(0),
         (err) => {
-          logger.error({ err }, 'error during shutdown');
+          logger.error({ err: asError(err) }, 'error during shutdown');
           exit(1);
         },
       );
@@ -124,12 +117,12 @@ function handleSignals(app: App, config: Config, logger: Logger, args: CliArgs, 
     } catch (err) {
       const keys = err instanceof ConfigError ? err.issues.map((i) => i.path) : undefined;
       logger.error(
-        { keys, err: (err as Error).message },
+        { keys, err: asError(err) },
         'SIGHUP: config not reloaded, the file is invalid; the running config stays',
       );
       return;
     }
-    app.reload(next).catch((err: Error) => logger.error({ err: err.message }, 'SIGHUP: config not reloaded'));
+    app.reload(next).catch((err: unknown) => logger.error({ err: asError(err) }, 'SIGHUP: config not reloaded'));
   });
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));

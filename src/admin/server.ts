@@ -1,6 +1,6 @@
 // The admin listener, apart from the public one so metrics are not public:
-// /metrics (Prometheus), /healthz (the process is up), /readyz (a node is healthy),
-// POST /cache/purge (purge.ts). Every request passes the guard first
+// / (the endpoints, listed), /metrics (Prometheus), /healthz (the process is up),
+// /readyz (a node is healthy), POST /cache/purge (purge.ts). Every request passes the guard first
 // (admin-guard.ts). With server.workers > 1 the primary serves it for every
 // worker, built here too: one listener, one set of rules.
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
@@ -19,8 +19,21 @@ const PURGE_BODY_LIMIT_BYTES = 8 * 1024 * 1024;
 /** What /readyz reports: ready or not, and each node's state and last probe, so an operator sees why. */
 export interface Readiness {
   ready: boolean;
+  /** while not ready: why, in words (shutting down, the vendor, the chain, or each node's last probe) */
+  reason?: string;
   upstreams: Array<{ name: string; state: string; probe?: ProbeResult }>;
 }
+
+/** /readyz's reason while the chain is known and no node of it is healthy: each node's state, and what its probe got. */
+export function noHealthyNode(upstreams: Readiness['upstreams']): string {
+  const nodes = upstreams.map(({ name, state, probe }) =>
+    probe?.ok === false ? `${name}: ${state}, its probe got ${probe.got}` : `${name}: ${state}`,
+  );
+  return `no node is healthy (${nodes.join('; ')})`;
+}
+
+/** /readyz's reason from the start of a shutdown: a load balancer stops sending before the drain. */
+export const SHUTTING_DOWN = 'shutting down: draining the requests in flight';
 
 export interface AdminDeps {
   /** config's admin section: where it listens, the Host names it answers, the purge token */
@@ -53,6 +66,21 @@ export function buildAdminServer(deps: AdminDeps): FastifyInstance {
   };
   // Before routing, so a refused request learns nothing, not even which paths exist.
   app.addHook('onRequest', async (request, reply) => answerError(reply, guard.admit(request.raw)));
+  // What the listener serves, so an operator who finds the port learns its endpoints from it.
+  const endpoints = [
+    { method: 'GET', path: '/', description: 'this list' },
+    { method: 'GET', path: '/metrics', description: 'Prometheus metrics' },
+    { method: 'GET', path: '/healthz', description: 'the process is up: 200 while it runs' },
+    {
+      method: 'GET',
+      path: '/readyz',
+      description: 'ready to serve: 200, or 503 with the reason; each upstream with its state and last probe',
+    },
+    ...(deps.purge === undefined
+      ? []
+      : [{ method: 'POST', path: '/cache/purge', description: 'purge cached answers (admin.token when set)' }]),
+  ];
+  app.get('/', async () => ({ service: 'ledger-proxy', endpoints }));
   app.get('/metrics', async (_request, reply) => {
     const { contentType, body } = await deps.metrics.render();
     return reply.header('content-type', contentType).send(body);

@@ -15,7 +15,7 @@ import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { purgeWorkers } from './purge.js';
 import type { Config } from '../config/index.js';
-import { buildAdminServer, type Readiness } from '../admin/server.js';
+import { buildAdminServer, type Readiness, SHUTTING_DOWN } from '../admin/server.js';
 import { ledgerHeaderNames } from '../ledger/headers.js';
 import { EXIT_CANNOT_LISTEN, listenAs, type ListenError } from '../process/listen-error.js';
 import { purgeCounter } from '../metrics/metrics.js';
@@ -72,7 +72,7 @@ export async function runPrimary(
   cluster.on('fork', (worker) => {
     // A write to a worker that died before the primary noticed is an 'error' event
     // on it; unheard, it would end the primary and every worker with it.
-    worker.on('error', (err: Error) => logger.warn({ worker: worker.id, err: err.message }, 'worker channel error'));
+    worker.on('error', (err: Error) => logger.warn({ worker: worker.id, err }, 'worker channel error'));
   });
   cluster.on('online', (worker) => logger.info({ worker: worker.id, workerPid: worker.process.pid }, 'worker started'));
   let cannotListenSaid = false;
@@ -152,12 +152,19 @@ function adminFor(
     // A load balancer's probe may land on any worker. A booting worker has not
     // said it answers yet: it is not ready, and nobody waits for it.
     readiness: async () => {
-      if (stopping()) return notReady;
+      if (stopping()) return { ...notReady, reason: SHUTTING_DOWN };
       const answers = await Promise.all(
         channel.workers().map((w) => channel.ask<Readiness>(w, 'readiness', READINESS_WAIT_MS)),
       );
       const all = answers.map((a) => a ?? notReady);
-      return { ready: all.length === count && all.every((a) => a.ready), upstreams: all[0]?.upstreams ?? [] };
+      const upstreams = all[0]?.upstreams ?? [];
+      const unready = all.findIndex((a) => !a.ready);
+      if (all.length === count && unready < 0) return { ready: true, upstreams };
+      const reason =
+        unready < 0
+          ? `${count - all.length} of ${count} workers not running`
+          : `worker ${unready + 1} of ${count}: ${all[unready].reason ?? 'has not answered'}`;
+      return { ready: false, reason, upstreams };
     },
     headerNames: ledgerHeaderNames(vendor.headerPrefix),
     purge: {

@@ -39,8 +39,11 @@ export const ENV_OVERRIDES: readonly Override[] = [
   { name: 'LEDGER_PROXY_ADMIN_PORT', path: ['admin', 'port'], parse: wholeNumber },
   { name: 'LEDGER_PROXY_VENDOR', path: ['vendor'], parse: text },
   { name: 'LEDGER_PROXY_UPSTREAMS', path: ['upstreams'], parse: urlList },
+  // A size with its unit (512MiB) or in bytes: the schema reads it as it reads the file's.
+  { name: 'LEDGER_PROXY_MEMORY_MAX_BYTES', path: ['cache', 'memory', 'maxBytes'], parse: text },
   { name: 'LEDGER_PROXY_REDIS_URL', path: ['cache', 'redis', 'url'], parse: text, removes: ['cluster'] },
   { name: 'LEDGER_PROXY_LOG_LEVEL', path: ['log', 'level'], parse: text },
+  { name: 'LEDGER_PROXY_LOG_FORMAT', path: ['log', 'format'], parse: text },
   { name: 'LEDGER_PROXY_OTLP_ENDPOINT', path: ['tracing', 'otlpEndpoint'], parse: text },
 ];
 

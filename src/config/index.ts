@@ -1,10 +1,11 @@
 // The config module: YAML + env → validated, typed, frozen Config.
 
 export { ConfigSchema, LOG_LEVELS } from './schema.js';
-export type { Priority } from './sections/tenants.js';
+export { DEFAULT_COSTS, type Priority } from './sections/tenants.js';
 export type {
   Config,
   DeepReadonly,
+  LogFormat,
   LogLevel,
   RedisConfig,
   RedisTarget,

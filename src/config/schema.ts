@@ -26,32 +26,62 @@ export type DeepReadonly<T> = T extends readonly (infer U)[]
     : T;
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+/** json: one JSON object a line; pretty: one readable line a request; auto: pretty when stdout is a terminal. */
+export const LOG_FORMATS = ['json', 'pretty', 'auto'] as const;
 
-const SimSchema = z.strictObject({
-  port: port.default(8081),
-  host: host.default('127.0.0.1'),
-  versionsPerSecond: z.number().positive().default(2),
-  // A number, not a bigint, so the Config stays JSON-printable; callers widen it.
-  pruneWindow: positiveInt.default(1_000_000),
-  chainId: chainId.default(4),
-});
+const SimSchema = z
+  .strictObject({
+    port: port.default(8081).describe('Where the built-in simulated node listens (an upstream `url: sim`).'),
+    host: host.default('127.0.0.1').describe('The address the built-in simulated node listens on.'),
+    versionsPerSecond: z.number().positive().default(2).describe('How fast its ledger advances.'),
+    // A number, not a bigint, so the Config stays JSON-printable; callers widen it.
+    pruneWindow: positiveInt.default(1_000_000).describe('The versions it keeps.'),
+    chainId: chainId.default(4).describe('Its chain id.'),
+  })
+  .describe('The built-in simulated node, run when an upstream is `sim`.');
 
 export const ConfigSchema = z
   .strictObject({
     server: ServerSchema.prefault({}),
     admin: AdminSchema.prefault({}),
-    // auto: read from the prefix of the nodes' ledger headers; a named vendor the nodes contradict means not ready.
-    vendor: z.string().regex(VENDOR_PATTERN).default('auto'),
-    chainId: chainId.optional(), // absent = accept whatever chain the nodes report
+    vendor: z
+      .string()
+      .regex(VENDOR_PATTERN)
+      .default('auto')
+      .describe(
+        'The header prefix `X-{VENDOR}-` and the BCS media type `application/x.{vendor}.view_function+bcs`. `auto`: read from the prefix of the ledger headers the nodes answer their probes with (a strict majority of the nodes that answered); a named vendor the nodes contradict means not ready, naming both. The built-in sim speaks `node` under `auto`.',
+      ),
+    chainId: chainId
+      .optional()
+      .describe('The expected chain id. Unset: the majority of the nodes decides, and any chain is accepted.'),
     upstreams: UpstreamsSchema.prefault([{ url: SIM_URL }]),
     routing: RoutingSchema.prefault({}),
     cache: CacheSchema.prefault({}),
-    passthrough: z.boolean().default(true),
+    passthrough: z
+      .boolean()
+      .default(true)
+      .describe('Forward the `/v1` routes the proxy does not cache to a node; `false`: a 404 error body.'),
     cors: CorsSchema,
     latest: LatestSchema.prefault({}),
-    tenants: TenantsSchema.optional(), // absent = every client anonymous and unlimited
+    tenants: TenantsSchema.optional(),
     shedding: SheddingSchema,
-    log: z.strictObject({ level: z.enum(LOG_LEVELS).default('info') }).prefault({}),
+    log: z
+      .strictObject({
+        level: z
+          .enum(LOG_LEVELS)
+          .default('info')
+          .describe(
+            'One line per request at `info`; cache hits (memory and Redis) only at `debug`. Changes on SIGHUP.',
+          ),
+        format: z
+          .enum(LOG_FORMATS)
+          .default('auto')
+          .describe(
+            '`json`: one JSON object a line; `pretty`: one readable line a request; `auto`: pretty when stdout is a terminal.',
+          ),
+      })
+      .prefault({})
+      .describe('Logging.'),
     tracing: TracingSchema,
     sim: SimSchema.prefault({}),
   })
@@ -93,4 +123,5 @@ export type UpstreamConfig = Config['upstreams'][number];
 export type RoutingConfig = Config['routing'];
 export type RedisConfig = NonNullable<Config['cache']['redis']>;
 export type LogLevel = Config['log']['level'];
+export type LogFormat = Config['log']['format'];
 export type TracingConfig = Config['tracing'];

@@ -1,29 +1,9 @@
 // What a request a node answers costs its tenant, in node units (api.md §10.3):
 // by the cached route's family, or for passthrough by its route, the longest
 // configured "METHOD /v1/path" prefix that matches. tenants.costs overrides the
-// defaults below.
+// defaults (config/sections/tenants.ts).
+import { DEFAULT_COSTS } from '../config/index.js';
 import type { Exchange } from './exchange.js';
-
-/**
- * The defaults weigh what a request makes a node do. A table item, an account or
- * a transaction is one storage read; a block can carry thousands of
- * transactions; a view runs Move code (gas-metered, up to the node's view gas
- * limit); a submission is validated and enters the mempool; a simulation
- * executes the transaction in full.
- */
-export const DEFAULT_COSTS: Readonly<Record<string, number>> = {
-  raw_item: 1,
-  tables: 1,
-  accounts: 1,
-  transactions: 1,
-  blocks: 2,
-  view: 5,
-  passthrough: 1,
-  'POST /v1/transactions': 10,
-  'POST /v1/transactions/batch': 10,
-  'POST /v1/transactions/simulate': 20,
-  'POST /v1/transactions/simulate_bundle': 20,
-};
 
 export class NodeCosts {
   private readonly costs: Readonly<Record<string, number>>;

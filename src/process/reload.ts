@@ -3,6 +3,29 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { changedKeys } from '../config/diff.js';
+import { asError } from './log-error.js';
+
+/**
+ * The keys a reload applies live, each with every key under it; any other changed
+ * key takes effect only after a restart. The app gives an applier for each of
+ * these and for nothing else (the compiler holds it to that), and the
+ * configuration reference says "live" for exactly these.
+ */
+export const LIVE_KEYS = ['upstreams', 'log.level', 'tenants'] as const;
+export type LiveKey = (typeof LIVE_KEYS)[number];
+
+/** The key whose applier takes dotted `key`: itself, or the nearest enclosing one among `keys`. */
+export function applierKeyOf(key: string, keys: readonly string[]): string | undefined {
+  for (let at = key; at !== ''; at = at.includes('.') ? at.slice(0, at.lastIndexOf('.')) : '') {
+    if (keys.includes(at)) return at;
+  }
+  return undefined;
+}
+
+/** Whether a change of dotted `key` is applied by a reload (`upstreams[].url` counts as `upstreams.url`). */
+export function reloadsLive(key: string): boolean {
+  return applierKeyOf(key.replaceAll('[]', ''), LIVE_KEYS) !== undefined;
+}
 
 /** Applies one key of a new config to the running process. */
 export type Applier = (next: Config) => Promise<void> | void;
@@ -38,10 +61,7 @@ export class Reloader {
 
   /** The key of the applier that takes `key`: its own, or the nearest enclosing section's. */
   private applierKey(key: string): string | undefined {
-    for (let at = key; at !== ''; at = at.includes('.') ? at.slice(0, at.lastIndexOf('.')) : '') {
-      if (this.appliers[at] !== undefined) return at;
-    }
-    return undefined;
+    return applierKeyOf(key, Object.keys(this.appliers));
   }
 
   private async apply(next: Config): Promise<ReloadOutcome> {
@@ -63,7 +83,7 @@ export class Reloader {
         this.logger.info({ key }, 'config reload: applied');
       } catch (err) {
         outcome.failed.push(key);
-        this.logger.error({ key, err: (err as Error).message }, 'config reload: not applied; the running value stays');
+        this.logger.error({ key, err: asError(err) }, 'config reload: not applied; the running value stays');
       }
     }
     this.running = running;

@@ -1,6 +1,6 @@
 // The accounting call every reply gets once, whichever path wrote it: the request
 // metrics, the end of the request's span (while tracing is on) and the access log
-// line.
+// line. The access line names the version asked (or `latest`), never the whole query.
 //
 // A hit, from memory or Redis, is logged only at debug (at info, the log line is
 // a sizeable part of a Redis hit's cost: bench scenario 2). A memory hit costs
@@ -58,12 +58,15 @@ export function requestAccounting(
     const level = hit ? 'debug' : 'info';
     if (!logger.isLevelEnabled(level)) return;
     const req = exchange.req;
+    const url = req.url ?? '';
+    const query = url.indexOf('?');
     logger[level](
       {
         reqId: exchange.requestId,
         method: req.method,
         endpoint,
-        path: req.url?.split('?', 1)[0],
+        path: query < 0 ? url : url.slice(0, query),
+        version: query < 0 ? 'latest' : askedVersion(url.slice(query)),
         client: exchange.client ?? clientAddress(req),
         tenant: tenant?.name,
         status,
@@ -77,6 +80,20 @@ export function requestAccounting(
       'request',
     );
   };
+}
+
+/** Longer than any ledger version: a client's junk is cut to this in the log. */
+const VERSION_FIELD_MAX = 24;
+const LEDGER_VERSION_PARAM = /[?&]ledger_version=([^&#]*)/;
+
+/**
+ * The version a request asks for, as the client wrote it (`?ledger_version=N`),
+ * or 'latest' when it names none: pinned and latest reads tell apart in the log
+ * without the rest of the query, which may carry what is not the log's business.
+ */
+function askedVersion(query: string): string {
+  const asked = LEDGER_VERSION_PARAM.exec(query)?.[1];
+  return asked === undefined ? 'latest' : asked.slice(0, VERSION_FIELD_MAX);
 }
 
 function tenantOutcome(reason: ErrorReason | undefined): TenantOutcome {

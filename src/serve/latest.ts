@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { CacheGeneration } from '../cache/generation.js';
 import { cacheKeyText } from '../cache/key.js';
 import type { Watermark } from '../ledger/watermark.js';
+import { asError } from '../process/log-error.js';
 import type { NodeAnswer } from '../model/node-answer.js';
 import type { ReadRequest } from '../model/read.js';
 import type { LatestAnswer, LatestAnswers } from './latest-answers.js';
@@ -55,7 +56,7 @@ export class LatestReads {
       // Stale-while-revalidate: one background refresh per key at a time.
       if (stale.refresh) {
         const { promise } = this.flights.do(flightKey, () => this.fetch(req, flightKey));
-        promise.catch((err) => this.o.logger.debug({ err: (err as Error).message }, 'background refresh failed'));
+        promise.catch((err) => this.o.logger.debug({ err: asError(err) }, 'background refresh failed'));
       }
       return this.stale(stale.entry, 'bound');
     }

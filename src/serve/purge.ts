@@ -12,6 +12,7 @@ import { cacheKeyText, routeNameOfKey } from '../cache/key.js';
 import type { PurgeNotice } from '../cache/store.js';
 import { NodeError } from '../errors.js';
 import type { ReadRequest, StoredAnswer } from '../model/read.js';
+import { asError } from '../process/log-error.js';
 import type { LatestAnswers } from './latest-answers.js';
 import type { NodeReader, SharedPurge } from './ports.js';
 import type { CacheTiers } from './tiers.js';
@@ -106,7 +107,7 @@ export class CachePurge {
       } catch (err) {
         done.redis = 'failed';
         this.o.logger.warn(
-          { scope: scope.scope, err: (err as Error).message },
+          { scope: scope.scope, err: asError(err) },
           'cache purge: redis did not answer; its entries are not purged',
         );
       }

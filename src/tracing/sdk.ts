@@ -88,7 +88,7 @@ class LoggedExporter implements SpanExporter {
     if (now - this.loggedAt < FAILURE_LOG_INTERVAL_MS) return;
     this.loggedAt = now;
     this.logger.warn(
-      { spans: this.failed, err: err?.message },
+      { spans: this.failed, err },
       'tracing: spans could not be sent to the collector (tracing.otlpEndpoint)',
     );
     this.failed = 0;

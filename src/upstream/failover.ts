@@ -5,6 +5,7 @@
 // goes on to another node, as after a broken answer. A node shedding load
 // (shedding.ts) is left alone for a moment, without blame, and the call goes on.
 import type { Logger } from 'pino';
+import { loggedError } from '../process/log-error.js';
 import { NodeError } from '../errors.js';
 import type { TraceScope } from '../tracing/scope.js';
 import type { NodeAnswer } from '../model/node-answer.js';
@@ -332,23 +333,14 @@ export class Failover {
     );
   }
 
-  /** A failure the node client does not name: its message and code at warn, its stack at debug, with the request's id. */
+  /** A failure the node client does not name, with the request's id: `err` at warn, its stack's frames at debug. */
   private logUnexpected(node: NodeState, cause: unknown, call: NodeCall): void {
     const inner = cause instanceof NodeError ? cause.cause : cause;
     if (inner === undefined) return;
-    const e = (typeof inner === 'object' && inner !== null ? inner : {}) as {
-      message?: unknown;
-      code?: unknown;
-      stack?: unknown;
-    };
     const reqId = call.headers?.['x-request-id'];
-    const fields = {
-      reqId,
-      upstream: node.name,
-      err: typeof e.message === 'string' ? e.message : String(inner),
-      code: typeof e.code === 'string' ? e.code : undefined,
-    };
-    this.o.logger.warn(fields, 'node call failed unexpectedly');
-    this.o.logger.debug({ ...fields, stack: e.stack }, 'node call failed unexpectedly (stack)');
+    this.o.logger.warn(
+      { reqId, upstream: node.name, err: loggedError(inner, this.o.logger) },
+      'node call failed unexpectedly',
+    );
   }
 }

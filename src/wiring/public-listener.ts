@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import type { LedgerHeaderNames } from '../ledger/headers.js';
 import type { LedgerInfo } from '../ledger/info.js';
+import { asError } from '../process/log-error.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { RouteDescriptor } from '../routes/route.js';
 import { routeMatcher } from '../routes/table.js';
@@ -63,7 +64,7 @@ export interface PublicListener {
 export async function buildPublicListener(deps: PublicListenerDeps): Promise<PublicListener> {
   const { config, logger, metrics } = deps;
   const writer = new ReplyWriter(deps.headerNames, deps.snapshot, (cause, reqId) =>
-    logger.error({ reqId, err: cause }, 'internal error (the client got a 500 without its text)'),
+    logger.error({ reqId, err: asError(cause) }, 'internal error (the client got a 500 without its text)'),
   );
   const tenants = new TenantDirectory(config.tenants, deps.env);
   metrics.knownTenants(tenants.names());

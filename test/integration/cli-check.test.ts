@@ -48,6 +48,37 @@ describe('ledger-proxy --check', () => {
     expect(printed.upstreams[1].url).toBe('https://fullnode.example');
   });
 
+  it('fills in every default, tenants.costs too, names the keys left unset, and prints a config that loads the same', async () => {
+    const file = configFile(
+      'check-defaults.yaml',
+      'tenants:\n  list:\n    - name: a\ncache:\n  memory:\n    maxBytes: 64MiB\n',
+    );
+    const { code, stdout } = await runCli(['--check', '--config', file]);
+    expect(code).toBe(0);
+    const printed = parse(stdout);
+    expect(printed.cache.memory.maxBytes).toBe(64 * 1024 * 1024);
+    expect(printed.tenants).toMatchObject({
+      anonymous: { priority: 'low' },
+      list: [{ name: 'a', keys: [], priority: 'normal' }],
+      costs: { raw_item: 1, view: 5, blocks: 2, 'POST /v1/transactions/simulate': 20 },
+    });
+    const unset = /^# Unset, .*\n((?:# {3}.*\n)+)/m.exec(stdout)?.[1]?.replaceAll(/#\s+/g, '') ?? '';
+    expect(unset.split(/,\s*/).map((key) => key.trim())).toEqual(
+      expect.arrayContaining([
+        'admin.token',
+        'chainId',
+        'cache.redis',
+        'tenants.trustedHeader',
+        'tenants.list.0.origins',
+      ]),
+    );
+    expect(unset).not.toMatch(/\btenants,/);
+    // The printed config is a config: checked again, it prints itself.
+    const again = await runCli(['--check', '--config', configFile('check-printed.yaml', stdout)]);
+    expect(again.code).toBe(0);
+    expect(again.stdout.replace(/^# .*?: valid/, '')).toBe(stdout.replace(/^# .*?: valid/, ''));
+  });
+
   it('redacts a Redis Cluster URL password too', async () => {
     const file = configFile(
       'check-cluster.yaml',

@@ -137,11 +137,30 @@ describe('metrics on the admin listener', () => {
     const after = await call(adminUrl, '/readyz');
     expect(after.status).toBe(503);
     expect(after.json()).toMatchObject({ ready: false, upstreams: [{ name: 'node0', state: 'down' }] });
+    expect(after.json().reason).toMatch(/^no node is healthy \(node0: down, its probe got /);
     // The process is still up.
     expect((await call(adminUrl, '/healthz')).status).toBe(200);
     const m = await scrape(adminUrl);
     expect(sampleValue(m, 'ledger_proxy_upstream_state', { upstream: 'node0', state: 'down' })).toBe(1);
     expect(sampleValue(m, 'ledger_proxy_upstream_state', { upstream: 'node0', state: 'healthy' })).toBe(0);
+  });
+
+  it('/ lists the admin endpoints; /readyz says it is shutting down once readiness fails', async () => {
+    const node = await sim();
+    const { app, adminUrl } = await withAdmin(node);
+    const root = await call(adminUrl, '/');
+    expect(root.status).toBe(200);
+    const listed = root.json().endpoints.map((e: { method: string; path: string }) => `${e.method} ${e.path}`);
+    expect(listed).toEqual(['GET /', 'GET /metrics', 'GET /healthz', 'GET /readyz', 'POST /cache/purge']);
+    // Every GET listed answers.
+    for (const path of listed.filter((l: string) => l.startsWith('GET ')).map((l: string) => l.slice(4)))
+      expect((await call(adminUrl, path)).status, path).toBe(200);
+
+    expect((await call(adminUrl, '/readyz')).json()).not.toHaveProperty('reason');
+    app.failReadiness();
+    const closing = await call(adminUrl, '/readyz');
+    expect(closing.status).toBe(503);
+    expect(closing.json()).toMatchObject({ ready: false, reason: expect.stringMatching(/^shutting down/) });
   });
 
   it('admin routes are not on the public port, and public routes are not on the admin port', async () => {

@@ -5,7 +5,8 @@
 // config passes amtool and routes by severity, and the dashboard takes its data
 // source and instance from variables. promtool and amtool come from Debian's
 // `prometheus` and `prometheus-alertmanager` packages (.ci/run installs them).
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -149,6 +150,33 @@ describe('monitoring (promtool)', () => {
       expect(fired.has(alert), `${alert} is fired by a test`).toBe(true);
       expect(quiet.has(alert), `${alert} stays quiet in a test`).toBe(true);
     }
+  });
+});
+
+describe('runbooks', () => {
+  const TROUBLESHOOTING = 'docs/operations/troubleshooting.md';
+
+  it("every alert's runbook_url is its section of the troubleshooting page, relative to the repository", () => {
+    const rules = parse(readFileSync(join(PROMETHEUS, 'alerts.yml'), 'utf8')) as {
+      groups: Array<{ rules: Array<{ alert: string; annotations: Record<string, string> }> }>;
+    };
+    for (const rule of rules.groups.flatMap((g) => g.rules))
+      expect(rule.annotations.runbook_url, rule.alert).toBe(`${TROUBLESHOOTING}#${rule.alert.toLowerCase()}`);
+  });
+
+  it("Alertmanager's template joins it to the one base URL its config states", async () => {
+    const data = join(mkdtempSync(join(tmpdir(), 'runbook-')), 'data.json');
+    const runbook = `${TROUBLESHOOTING}#ledgerproxydown`;
+    writeFileSync(data, JSON.stringify({ commonAnnotations: { runbook_url: runbook } }));
+    const rendered = await amtool([
+      'template',
+      'render',
+      '--template.glob=templates/*.tmpl',
+      `--template.data=${data}`,
+      '--template.text={{ template "ledger_proxy.runbook" . }}',
+    ]);
+    expect(rendered.code, rendered.out).toBe(0);
+    expect(rendered.stdout.trim()).toMatch(new RegExp(`^https://[^ ]+/${runbook.replaceAll('.', '\\.')}$`));
   });
 });
 

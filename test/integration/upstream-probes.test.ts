@@ -96,6 +96,7 @@ describe("a node's probe: what it got, against what was expected", () => {
     expect(readyz.status).toBe(503);
     expect(readyz.json()).toEqual({
       ready: false,
+      reason: expect.stringContaining('web'),
       upstreams: [
         { name: 'web', state: 'down', probe: { ok: false, got: 'HTTP 404 text/html', expected: PROBE_EXPECTED } },
       ],

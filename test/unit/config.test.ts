@@ -55,7 +55,7 @@ describe('defaults', () => {
       cors: { enabled: true, origins: '*', maxAgeSeconds: 86400 },
       latest: { maxStalenessMs: 0, maxStalenessVersions: 0, staleIfErrorMs: 0 },
       shedding: { maxInFlight: 10000, budgetWaitMs: 50, shedFirst: 'none' },
-      log: { level: 'info' },
+      log: { level: 'info', format: 'auto' },
       tracing: { sampleRatio: 0.01, serviceName: 'ledger-proxy', followClientSampling: true },
       sim: { port: 8081, host: '127.0.0.1', versionsPerSecond: 2, pruneWindow: 1000000, chainId: 4 },
     });
@@ -245,8 +245,11 @@ describe('bad values', () => {
     [{ server: { port: -1 } }, 'server.port: must be at least 0'],
     [{ server: { port: '8080' } }, 'server.port: must be a number, got "8080"'],
     [{ server: { host: '' } }, 'server.host: must not be empty'],
-    [{ server: { bodyLimitBytes: 0 } }, 'server.bodyLimitBytes: must be at least 1'],
-    [{ server: { bodyLimitBytes: 64 * 1024 * 1024 + 1 } }, 'server.bodyLimitBytes: must be at most 67108864'],
+    [{ server: { bodyLimitBytes: 0 } }, 'server.bodyLimitBytes: must be greater than 0'],
+    [
+      { server: { bodyLimitBytes: 64 * 1024 * 1024 + 1 } },
+      'server.bodyLimitBytes: must be at most 64MiB (67108864 bytes)',
+    ],
     [{ server: 5 }, 'server: must be a mapping, got 5'],
     [{ server: { workers: 0 } }, 'server.workers: must be "auto" or a whole number from 1 to 256, got 0'],
     [{ server: { workers: 'many' } }, 'server.workers: must be "auto" or a whole number from 1 to 256, got "many"'],

@@ -13,6 +13,7 @@ import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { loadConfig } from '../../src/config/index.js';
 import { ConfigSchema } from '../../src/config/schema.js';
+import { parseSize } from '../../src/config/sizes.js';
 
 const FILE = 'config/production.example.yaml';
 
@@ -74,7 +75,8 @@ interface ExampleKey {
   comment: string;
 }
 
-const COMMENTED_KEY = /^(\s*)# ([A-Za-z][A-Za-z0-9]*:(?:\s.*)?)$/;
+// A key may have an underscore (raw_item) or be quoted ("POST /v1/transactions": tenants.costs).
+const COMMENTED_KEY = /^(\s*)# ((?:[A-Za-z][A-Za-z0-9_]*|"[^"]+"):(?:\s.*)?)$/;
 
 /** Every key of the example, the commented-out ones included, with its line. */
 function exampleKeys(text: string): { keys: ExampleKey[]; errors: string[] } {
@@ -124,6 +126,12 @@ function statedDefault(comment: string): { value: unknown } | 'none' | undefined
   return { value: parseYaml(match[1]) };
 }
 
+/** A size written with its unit (256MiB) is the number of bytes the schema gives as a default. */
+function sameValue(shown: unknown, schemaDefault: unknown): boolean {
+  const size = typeof shown === 'string' && typeof schemaDefault === 'number' ? parseSize(shown) : undefined;
+  return size?.ok === true ? size.bytes === schemaDefault : isDeepStrictEqual(shown, schemaDefault);
+}
+
 /** What is wrong with the example's lines for one schema leaf. */
 function problemsOf(leaf: SchemaLeaf, lines: ExampleKey[]): string[] {
   if (lines.length === 0) return [`${leaf.path}: missing`];
@@ -138,7 +146,7 @@ function problemsOf(leaf: SchemaLeaf, lines: ExampleKey[]): string[] {
       shown = true;
     } else if (stated !== undefined) {
       if (leaf.default === undefined) problems.push(`${where}: states a default the schema does not have`);
-      else if (!isDeepStrictEqual(stated.value, leaf.default.value)) {
+      else if (!sameValue(stated.value, leaf.default.value)) {
         problems.push(
           `${where}: says default ${JSON.stringify(stated.value)}, the schema's is ${JSON.stringify(leaf.default.value)}`,
         );
@@ -147,7 +155,7 @@ function problemsOf(leaf: SchemaLeaf, lines: ExampleKey[]): string[] {
     } else if (line.commented) {
       if (leaf.default === undefined)
         problems.push(`${where}: commented out as a default, but the schema has none (say "default none")`);
-      else if (!isDeepStrictEqual(line.value, leaf.default.value)) {
+      else if (!sameValue(line.value, leaf.default.value)) {
         problems.push(
           `${where}: shows ${JSON.stringify(line.value)} as its default, the schema's is ${JSON.stringify(leaf.default.value)}`,
         );
@@ -219,8 +227,8 @@ describe('config/production.example.yaml', () => {
       /routing\.maxAttempts .*shows 4 as its default, the schema's is 3/,
     );
     const wrongStated = text.replace(
-      'maxBytes: 536870912       # default 268435456',
-      'maxBytes: 536870912       # default 1024',
+      'maxBytes: 512MiB          # default 256MiB',
+      'maxBytes: 512MiB          # default 1024',
     );
     expect(checkExample(wrongStated).join('\n')).toMatch(/cache\.memory\.maxBytes .*says default 1024/);
     const stale = text.replace('  # hedgeAfterMs: 0', '  # hedgeMs: 0');

@@ -15,6 +15,7 @@ import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import { Service } from 'kubernetes-models/v1/Service';
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
 import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
+import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { parseConfig } from '../../src/config/index.js';
@@ -40,6 +41,11 @@ const MODELS: Record<string, { module: string; name: string; validate(doc: Manif
     validate: (doc) => new Deployment(doc).validate(),
   },
   Service: { module: 'kubernetes-models/v1/Service', name: 'Service', validate: (doc) => new Service(doc).validate() },
+  PodDisruptionBudget: {
+    module: 'kubernetes-models/policy/v1/PodDisruptionBudget',
+    name: 'PodDisruptionBudget',
+    validate: (doc) => new PodDisruptionBudget(doc).validate(),
+  },
   NetworkPolicy: {
     module: 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy',
     name: 'NetworkPolicy',
@@ -67,8 +73,14 @@ describe(FILE, () => {
   );
   const config = parseConfig(parse(byKind('ConfigMap').data['config.yaml']), env);
 
-  it('holds a ConfigMap, a Deployment, a Service and a NetworkPolicy, each valid against the Kubernetes schemas', () => {
-    expect(docs.map((d) => d.kind)).toEqual(['ConfigMap', 'Deployment', 'Service', 'NetworkPolicy']);
+  it('holds a ConfigMap, a Deployment, a Service, a PodDisruptionBudget and a NetworkPolicy, each valid against the Kubernetes schemas', () => {
+    expect(docs.map((d) => d.kind)).toEqual([
+      'ConfigMap',
+      'Deployment',
+      'Service',
+      'PodDisruptionBudget',
+      'NetworkPolicy',
+    ]);
     for (const doc of docs) expect(() => MODELS[doc.kind].validate(doc), doc.kind).not.toThrow();
   });
 
@@ -139,6 +151,46 @@ describe(FILE, () => {
     for (const rule of policy.ingress) for (const { port } of rule.ports) expect(named).toContain(port);
   });
 
+  it('lets a voluntary disruption take one pod at a time, never the last one', () => {
+    const budget = byKind('PodDisruptionBudget').spec;
+    expect(budget.selector.matchLabels).toEqual(deployment.spec.selector.matchLabels);
+    expect(budget.maxUnavailable).toBe(1);
+    // A drain can make progress (one pod may go) and never empties the Service.
+    expect(deployment.spec.replicas).toBeGreaterThan(budget.maxUnavailable);
+    expect(deployment.spec.strategy.rollingUpdate.maxUnavailable).toBe(0);
+  });
+
+  it("is scraped by deploy/prometheus/kubernetes.yml: its relabelling finds the pod's /metrics on the admin port", () => {
+    const prometheus = parse(readFileSync(join(ROOT, 'deploy/prometheus/kubernetes.yml'), 'utf8')) as Manifest;
+    const [job] = prometheus.scrape_configs;
+    expect(job.kubernetes_sd_configs).toEqual([{ role: 'pod' }]);
+    // What Kubernetes service discovery gives for each container port of a pod of the Deployment.
+    const annotations = deployment.spec.template.metadata.annotations as Record<string, string>;
+    const discovered = container.ports.map((port: Manifest) => ({
+      __address__: `10.1.2.3:${port.containerPort}`,
+      __metrics_path__: '/metrics',
+      __meta_kubernetes_pod_ip: '10.1.2.3',
+      __meta_kubernetes_pod_name: 'ledger-proxy-7d9f-abcde',
+      __meta_kubernetes_namespace: 'default',
+      ...Object.fromEntries(
+        Object.entries(annotations).map(([k, v]) => [
+          `__meta_kubernetes_pod_annotation_${k.replace(/[^a-zA-Z0-9_]/g, '_')}`,
+          v,
+        ]),
+      ),
+    }));
+    const targets = new Set(
+      discovered
+        .map((labels: Record<string, string>) => relabel(labels, job.relabel_configs))
+        .filter((t: unknown) => t !== undefined)
+        .map((t: Record<string, string>) => `${t.__address__}${t.__metrics_path__} ${t.instance}`),
+    );
+    expect([...targets]).toEqual([`10.1.2.3:${config.admin.port}/metrics ledger-proxy-7d9f-abcde`]);
+    // A pod without the annotation is not scraped.
+    const unannotated = { ...discovered[0], __meta_kubernetes_pod_annotation_prometheus_io_scrape: '' };
+    expect(relabel(unannotated, job.relabel_configs)).toBeUndefined();
+  });
+
   it('requires admin.token for purges, from a Secret the pod cannot start without', () => {
     expect(config.admin.token).toEqual({ env: 'ADMIN_TOKEN' });
     const variable = container.env.find((e: Manifest) => e.name === 'ADMIN_TOKEN');
@@ -170,6 +222,26 @@ describe(FILE, () => {
     expect(readFileSync(join(ROOT, 'README.md'), 'utf8')).toContain('RSS ≤ 1.3 × `cache.memory.maxBytes` + 160 MiB');
   });
 });
+
+/** Prometheus relabelling (keep and replace, the actions the scrape job uses): the target's labels, or undefined when dropped. */
+function relabel(labels: Record<string, string>, rules: Manifest[]): Record<string, string> | undefined {
+  const out = { ...labels };
+  for (const rule of rules) {
+    const value = (rule.source_labels as string[]).map((l) => out[l] ?? '').join(rule.separator ?? ';');
+    const match = new RegExp(`^(?:${rule.regex ?? '(.*)'})$`).exec(value);
+    const action = rule.action ?? 'replace';
+    if (action === 'keep') {
+      if (match === null) return undefined;
+    } else if (action === 'replace') {
+      if (match === null) continue;
+      const replacement = (rule.replacement ?? '$1') as string;
+      out[rule.target_label] = replacement.replace(/\$(\d+)/g, (_, i: string) => match[Number(i)] ?? '');
+    } else {
+      throw new Error(`relabel action ${action} is not simulated here`);
+    }
+  }
+  return out;
+}
 
 function parse(text: string): unknown {
   return parseAllDocuments(text)[0].toJS();

@@ -1,6 +1,7 @@
 // A node call that fails in a way the node client does not name: the client's
 // reply says so in the proxy's own words, and the log line says what happened
-// (the library's message and code) without a stack, which only debug shows.
+// under `err`, pino's serialized error (the library's type, message and code), the
+// stack's frames only at debug.
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { NodeError } from '../../src/errors.js';
@@ -50,7 +51,7 @@ function failingClient(cause: Error): NodeClient {
 }
 
 describe('a node call failure the client does not name', () => {
-  it('is logged at warn with its message and code, its stack at debug only; the reply keeps the proxy words', async () => {
+  it('is logged at warn under err (type, message, code, stack at debug); the reply keeps the proxy words', async () => {
     const lines: Array<Record<string, any>> = [];
     const logger = pino({ level: 'debug' }, { write: (line: string) => lines.push(JSON.parse(line)) });
     const cause = Object.assign(new Error('some library text'), { code: 'UND_ERR_SOMETHING' });
@@ -74,15 +75,38 @@ describe('a node call failure the client does not name', () => {
     const warns = lines.filter((l) => l.level === 40 && l.msg === 'node call failed unexpectedly');
     expect(warns).toHaveLength(1);
     expect(warns[0].upstream).toBe('n');
-    expect([warns[0].err, warns[0].code, warns[0].stack]).toEqual([
-      'some library text',
-      'UND_ERR_SOMETHING',
-      undefined,
-    ]);
-    expect(JSON.stringify(lines.filter((l) => l.level >= 30))).not.toContain('at ');
-    const debug = lines.filter((l) => l.level === 20 && l.stack !== undefined);
-    expect(debug).toHaveLength(1);
-    expect(debug[0].stack).toContain('some library text');
+    expect(warns[0].err).toMatchObject({ type: 'Error', message: 'some library text', code: 'UND_ERR_SOMETHING' });
+    // At debug the one line carries the stack's frames; above it, only its first line.
+    expect(warns[0].err.stack).toMatch(/^Error: some library text\n\s+at /);
+    await pool.close();
+  });
+
+  it('above debug, carries the stack without its frames', async () => {
+    const lines: Array<Record<string, any>> = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) });
+    const cause = Object.assign(new Error('some library text'), { code: 'UND_ERR_SOMETHING' });
+    const node = new NodeState(failingClient(cause), 'normal', 1, { failureThreshold: 5, openMs: 1000 });
+    const pool = new UpstreamPool({
+      nodes: [node],
+      routing: ROUTING,
+      watermark: new Watermark(),
+      logger,
+      probeSchedule: new ManualProbes(),
+      vendor: new VendorIdentity('node', logger),
+    });
+    await pool.start();
+    await pool
+      .forward({ method: 'GET', path: '/v1/anything', headers: {} }, { idempotent: true })
+      .catch(() => undefined);
+    const warns = lines.filter((l) => l.level === 40 && l.msg === 'node call failed unexpectedly');
+    expect(warns).toHaveLength(1);
+    expect(warns[0].err).toEqual({
+      type: 'Error',
+      message: 'some library text',
+      code: 'UND_ERR_SOMETHING',
+      stack: 'Error: some library text',
+    });
+    expect(JSON.stringify(lines)).not.toContain('at ');
     await pool.close();
   });
 });

@@ -1,5 +1,6 @@
 // How a Redis client's failure is reported: counted every time, logged at most
-// once per interval with message and code, the stack only at debug.
+// once per interval under `err` (pino's serialized error: type, message, code),
+// the stack's frames only at debug.
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { RedisFailures } from '../../src/cache/redis/failures.js';
@@ -26,9 +27,10 @@ describe('RedisFailures', () => {
     expect(warns[0]).toMatchObject({
       client: 'limits',
       op: 'connection',
-      error: { message: 'connect ECONNREFUSED 127.0.0.1:1', code: 'ECONNREFUSED' },
+      err: { type: 'Error', message: 'connect ECONNREFUSED 127.0.0.1:1', code: 'ECONNREFUSED' },
     });
-    expect(warns[0].error).not.toHaveProperty('stack');
+    expect(warns[0].err.stack).toBe('Error: connect ECONNREFUSED 127.0.0.1:1');
+    expect(warns[0]).not.toHaveProperty('error');
     expect(JSON.stringify(lines)).not.toContain('at ');
 
     failures.recovered();
@@ -37,10 +39,10 @@ describe('RedisFailures', () => {
     expect(lines.filter((l) => l.level === 40)).toHaveLength(2);
   });
 
-  it('adds the stack at debug', () => {
+  it("adds the stack's frames at debug", () => {
     const { failures, lines } = reporter('debug');
     failures.fail('connection', refused());
-    expect(lines[0].error.stack).toMatch(/^Error: connect ECONNREFUSED/);
+    expect(lines[0].err.stack).toMatch(/^Error: connect ECONNREFUSED 127\.0\.0\.1:1\n\s+at /);
   });
 
   it("remembers when each node failed: a node's failure counts against it alone, the whole client's against every node", () => {

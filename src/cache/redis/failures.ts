@@ -4,6 +4,7 @@
 // failing node alone a while (on a Cluster, only the slots it serves). Redis is a
 // cache to the proxy: a failure is a fact to count, never an error to a client.
 import type { Logger } from 'pino';
+import { loggedError } from '../../process/log-error.js';
 
 /** The proxy's Redis clients, as logs and metrics name them. */
 export type RedisClientName = 'cache' | 'fill-channel' | 'limits';
@@ -68,7 +69,7 @@ export class RedisFailures {
         client: this.client,
         op,
         ...(node === undefined ? {} : { node }),
-        error: this.described(err),
+        err: loggedError(err, this.logger),
         suppressed: this.#suppressed,
       },
       'redis failure; serving without it',
@@ -88,14 +89,5 @@ export class RedisFailures {
 
   close(): void {
     this.#closed = true;
-  }
-
-  /** Message and code; the stack only at debug, where it is asked for. */
-  private described(err: Error): { message: string; code?: string; stack?: string } {
-    const code = (err as { code?: unknown }).code;
-    const described: { message: string; code?: string; stack?: string } = { message: err.message };
-    if (typeof code === 'string') described.code = code;
-    if (this.logger?.isLevelEnabled('debug')) described.stack = err.stack;
-    return described;
   }
 }

@@ -2,29 +2,40 @@
 // are stored, and latest answers kept for staleness.
 import { z } from 'zod';
 import { checkRedisUrl } from '../net.js';
-import { MIB, nonNegativeInt, positiveInt } from './common.js';
+import { byteSize, MIB, nonNegativeInt, positiveInt } from './common.js';
 
-const redisUrl = z.string().transform((raw, ctx) => {
-  const checked = checkRedisUrl(raw);
-  if (checked.ok) return checked.value;
-  ctx.addIssue({ code: 'custom', message: checked.reason });
-  return z.NEVER;
-});
+const redisUrl = z
+  .string()
+  .transform((raw, ctx) => {
+    const checked = checkRedisUrl(raw);
+    if (checked.ok) return checked.value;
+    ctx.addIssue({ code: 'custom', message: checked.reason });
+    return z.NEVER;
+  })
+  // For editors (the JSON Schema); the transform checks the rest.
+  .meta({ pattern: '^rediss?://' });
 
 /** Exactly one of url (one server) or cluster (seed nodes of a Redis Cluster). */
 export type RedisTarget = { url: string; cluster?: undefined } | { url?: undefined; cluster: string[] };
 
 const RedisSchema = z
   .strictObject({
-    url: redisUrl.optional(),
-    cluster: z.array(redisUrl).min(1).optional(),
-    keyPrefix: z.string().default('ledger-proxy:'),
-    // Entries expire near the time their version is pruned, but never later than this.
-    maxTtlSeconds: positiveInt.default(604800),
-    commandTimeoutMs: positiveInt.default(200),
-    // One proxy fills a missing entry while the others wait for it, up to fillLockMs.
-    fillLock: z.boolean().default(true),
-    fillLockMs: positiveInt.default(2000),
+    url: redisUrl.optional().describe('One Redis server: `redis://` or `rediss://` (TLS), credentials allowed.'),
+    cluster: z.array(redisUrl).min(1).optional().describe('Redis Cluster seed URLs, instead of `url`.'),
+    keyPrefix: z
+      .string()
+      .default('ledger-proxy:')
+      .describe('The prefix of every key and fill channel; instances of different chains may share it.'),
+    maxTtlSeconds: positiveInt
+      .default(604800)
+      .describe(
+        "The cap on an entry's expiry (entries expire near the time their version is pruned), and the expiry on a chain whose oldest version has not moved.",
+      ),
+    commandTimeoutMs: positiveInt.default(200).describe('A slower Redis command counts as a miss, not a failure.'),
+    fillLock: z.boolean().default(true).describe('One instance fills a missing entry; the others wait for it.'),
+    fillLockMs: positiveInt
+      .default(2000)
+      .describe('How long a fill lock lives: the longest wait for an instance that died while filling.'),
   })
   .superRefine((redis, ctx) => {
     if (redis.url !== undefined && redis.cluster !== undefined) {
@@ -41,21 +52,57 @@ const RedisSchema = z
  * its version: 'always' for every answer, 'sample' for a share of them (the rest
  * are stored as they come), 'off' for none.
  */
-const VerifySchema = z.strictObject({
-  mode: z.enum(['off', 'sample', 'always']).default('off'),
-  // The share of answers cross-checked in 'sample' mode: 0 is 'off', 1 is 'always'.
-  sampleRatio: z.number().min(0).max(1).default(0.1),
-});
+const VerifySchema = z
+  .strictObject({
+    mode: z
+      .enum(['off', 'sample', 'always'])
+      .default('off')
+      .describe(
+        "`always`: a pinned answer (or a latest answer about to be stored at its header version) is stored only once another node that covers its version answered the same bytes; the client's reply does not wait for it. `sample`: a share of answers (`sampleRatio`) is checked so, the rest stored at once. Needs two nodes covering each version: with one upstream, a warning at start, and nothing checked is stored.",
+      ),
+    sampleRatio: z
+      .number()
+      .min(0)
+      .max(1)
+      .default(0.1)
+      .describe('In `sample` mode, the share of answers checked, 0 to 1 (0 is `off`, 1 is `always`).'),
+  })
+  .describe('The cross-check of answers by a second node before they are stored.');
 
-export const CacheSchema = z.strictObject({
-  // Refuse 0: an unbounded or empty memory tier is a mistake, not a setting.
-  memory: z.strictObject({ maxBytes: positiveInt.default(256 * MIB) }).prefault({}),
-  redis: RedisSchema.optional(), // absent = memory tier only
-  verify: VerifySchema.prefault({}),
-});
+export const CacheSchema = z
+  .strictObject({
+    memory: z
+      .strictObject({
+        // Refuse 0: an unbounded or empty memory tier is a mistake, not a setting.
+        maxBytes: byteSize()
+          .default(256 * MIB)
+          .describe(
+            'The bound of everything kept per answer, per process: the parsed spellings of requests that were hits get a quarter of it, the latest answers an eighth (only with a `latest` stale setting on), the memory tier (answers and their gzip copies) the rest. The RSS stays within 1.3 × maxBytes + 160MiB.',
+          ),
+      })
+      .prefault({})
+      .describe('The in-process tier.'),
+    redis: RedisSchema.optional().describe(
+      'The shared tier, one Redis server or a Redis Cluster; unset: memory only. Give exactly one of `url` and `cluster`.',
+    ),
+    verify: VerifySchema.prefault({}),
+  })
+  .describe('The cache tiers.');
 
-export const LatestSchema = z.strictObject({
-  maxStalenessMs: nonNegativeInt.default(0),
-  maxStalenessVersions: nonNegativeInt.default(0),
-  staleIfErrorMs: nonNegativeInt.default(0),
-});
+export const LatestSchema = z
+  .strictObject({
+    maxStalenessMs: nonNegativeInt
+      .default(0)
+      .describe(
+        'A latest read may be answered from the newest answer fetched at most this long ago (`X-Cache: STALE`); `0`: off.',
+      ),
+    maxStalenessVersions: nonNegativeInt
+      .default(0)
+      .describe('… or read at most this many versions behind the newest version known; `0`: off.'),
+    staleIfErrorMs: nonNegativeInt
+      .default(0)
+      .describe(
+        'When every node fails or the node budget is spent, latest reads are answered from an answer at most this old instead of a 503; `0`: off.',
+      ),
+  })
+  .describe('Bounded staleness for latest reads, off by default.');

@@ -1,7 +1,7 @@
 // server and admin: the listeners.
 import { z } from 'zod';
 import { isTrustProxy } from '../net.js';
-import { host, hostName, MIB, nonNegativeInt, port, positiveInt } from './common.js';
+import { byteSize, host, hostName, MIB, nonNegativeInt, port, positiveInt } from './common.js';
 import { KeySchema } from './tenants.js';
 
 const MAX_WORKERS = 256;
@@ -13,46 +13,74 @@ const isWorkers = (value: unknown): boolean =>
 const workersMessage = (issue: { input?: unknown }): string =>
   `must be "auto" or a whole number from 1 to ${MAX_WORKERS}, got ${JSON.stringify(issue.input)}`;
 
-export const ServerSchema = z.strictObject({
-  host: host.default('127.0.0.1'),
-  port: port.default(8080),
-  // Nodes cap request bodies at 8 MiB; above 64 MiB a single request could exhaust memory.
-  bodyLimitBytes: z
-    .int()
-    .min(1)
-    .max(64 * MIB)
-    .default(8 * MIB),
-  trustProxy: z
-    .custom<boolean | number | string>(isTrustProxy, {
-      error: 'must be true, false, a hop count, or a comma-separated list of IP addresses / CIDR ranges',
-    })
-    .default(false),
-  // Keep a client's X-Request-Id when it is 1 to 128 of [A-Za-z0-9._:-]; false: the proxy always makes its own.
-  trustRequestId: z.boolean().default(true),
-  // The whole request, headers included, must arrive within this: a client sending
-  // a byte a second cannot hold a connection. 0 turns the limit off.
-  requestTimeoutMs: nonNegativeInt.default(30_000),
-  // SIGTERM: how long requests in flight may take to finish before every
-  // connection is closed and the process exits.
-  shutdownTimeoutMs: positiveInt.default(10_000),
-  // SIGTERM: /readyz fails at once, and new connections are still accepted for
-  // this long, so a load balancer that probes /readyz stops sending before the
-  // listener closes; then the drain of shutdownTimeoutMs starts.
-  drainDelayMs: nonNegativeInt.max(600_000).default(0),
-  // Processes sharing the port (node:cluster), each with its own memory tier and
-  // the shared Redis tier; "auto" = one per CPU.
-  workers: z.custom<'auto' | number>(isWorkers, { error: workersMessage }).default(1),
-});
+export const ServerSchema = z
+  .strictObject({
+    host: host.default('127.0.0.1').describe("The public listener's address; `0.0.0.0` accepts other machines."),
+    port: port.default(8080).describe("The public listener's port."),
+    // Nodes cap request bodies at 8 MiB; above 64 MiB a single request could exhaust memory.
+    bodyLimitBytes: byteSize(64 * MIB)
+      .default(8 * MIB)
+      .describe('The largest request body, at most 64MiB; a larger one is answered 400.'),
+    trustProxy: z
+      .custom<boolean | number | string>(isTrustProxy, {
+        error: 'must be true, false, a hop count, or a comma-separated list of IP addresses / CIDR ranges',
+      })
+      .meta({ anyOf: [{ type: 'boolean' }, { type: 'integer', minimum: 0 }, { type: 'string' }] })
+      .default(false)
+      .describe(
+        'Whether to trust X-Forwarded-For from a load balancer: `true`, a hop count, or a comma-separated list of addresses and CIDR ranges (`loopback`, `10.0.0.0/8`). Only a list names trusted peers: those may set `tenants.trustedHeader` and are told `X-Proxy-Headroom`.',
+      ),
+    trustRequestId: z
+      .boolean()
+      .default(true)
+      .describe(
+        "Keep a client's `X-Request-Id` when it is 1 to 128 of `[A-Za-z0-9._:-]`; otherwise (or with `false`) the proxy makes one. The id is on the reply, on the node calls made for the request and on its log lines.",
+      ),
+    // A client sending a byte a second cannot hold a connection.
+    requestTimeoutMs: nonNegativeInt
+      .default(30_000)
+      .describe(
+        'The whole request, headers included, must arrive within this (else a 400 and the connection closes); `0`: no limit.',
+      ),
+    shutdownTimeoutMs: positiveInt
+      .default(10_000)
+      .describe(
+        'On SIGTERM or SIGINT, how long requests in flight may take; then every connection is closed and the process exits.',
+      ),
+    // A load balancer that probes /readyz stops sending before the listener closes.
+    drainDelayMs: nonNegativeInt
+      .max(600_000)
+      .default(0)
+      .describe(
+        "On SIGTERM or SIGINT, `/readyz` fails at once and new connections are still accepted for this long; then the drain of `shutdownTimeoutMs` starts. Set it to at least your load balancer's probe interval times its failure threshold.",
+      ),
+    workers: z
+      .custom<'auto' | number>(isWorkers, { error: workersMessage })
+      .meta({ anyOf: [{ const: 'auto' }, { type: 'integer', minimum: 1, maximum: MAX_WORKERS }] })
+      .default(1)
+      .describe(
+        `Processes sharing the port (node:cluster): \`auto\` (one per CPU) or a whole number up to ${MAX_WORKERS}. Each has its own memory tier; all share Redis.`,
+      ),
+  })
+  .describe('The public listener, which wallets and SDKs talk to.');
 
-export const AdminSchema = z.strictObject({
-  host: host.default('127.0.0.1'),
-  port: port.default(9090), // 0 = no admin server
-  // The names a request's Host may give the admin listener beyond its own
-  // address (and localhost, on loopback): a Prometheus or a probe that calls it
-  // by a DNS name. Any other name is refused, so a page on a rebound DNS name
-  // cannot read /metrics.
-  allowedHosts: z.array(hostName).default([]),
-  // Required as `Authorization: Bearer <token>` by POST /cache/purge; given as a
-  // tenant key is, by its sha256 or the environment variable that holds it.
-  token: KeySchema.optional(),
-});
+export const AdminSchema = z
+  .strictObject({
+    host: host
+      .default('127.0.0.1')
+      .describe(
+        "The admin listener's address (`/metrics`, `/healthz`, `/readyz`, `POST /cache/purge`). It refuses any request with an `Origin`, and any `Host` that does not name it.",
+      ),
+    port: port.default(9090).describe("The admin listener's port; `0`: no admin listener."),
+    // Any other name is refused, so a page on a rebound DNS name cannot read /metrics.
+    allowedHosts: z
+      .array(hostName)
+      .default([])
+      .describe(
+        "Host names (or addresses) a request's `Host` may give the admin listener besides its own address (and `localhost`, on loopback): the names a scraper or a probe calls it by. Any other `Host` is refused 403.",
+      ),
+    token: KeySchema.optional().describe(
+      '`{sha256: <hex of the token>}` or `{env: VARIABLE}`, as a tenant key is given: `POST /cache/purge` then needs `Authorization: Bearer <token>` (else 401). Unset on a non-loopback `admin.host`: a warning at start.',
+    ),
+  })
+  .describe('The admin listener: metrics, health, readiness and purges.');

@@ -1,14 +1,18 @@
 // upstreams and routing: the nodes, and how calls go to them.
 import { z } from 'zod';
 import { defaultUpstreamName, normaliseUpstreamUrl } from '../net.js';
-import { nonNegativeInt, positiveInt } from './common.js';
+import { byteSize, MIB, nonNegativeInt, positiveInt } from './common.js';
 
-const upstreamUrl = z.string().transform((raw, ctx) => {
-  const checked = normaliseUpstreamUrl(raw);
-  if (checked.ok) return checked.value;
-  ctx.addIssue({ code: 'custom', message: checked.reason });
-  return z.NEVER;
-});
+const upstreamUrl = z
+  .string()
+  .transform((raw, ctx) => {
+    const checked = normaliseUpstreamUrl(raw);
+    if (checked.ok) return checked.value;
+    ctx.addIssue({ code: 'custom', message: checked.reason });
+    return z.NEVER;
+  })
+  // For editors (the JSON Schema); the transform checks the rest.
+  .meta({ pattern: '^(?:sim|https?://.+)$' });
 
 // Header names the proxy itself sets per call, or that describe one connection: an
 // operator's value for them would break framing or be overwritten anyway.
@@ -51,16 +55,32 @@ const upstreamHeaders = z
   .default({});
 
 const UpstreamSchema = z.strictObject({
-  url: upstreamUrl,
-  headers: upstreamHeaders,
-  name: z.string().min(1).optional(),
-  weight: positiveInt.default(1),
-  role: z.enum(['normal', 'archive']).default('normal'),
-  maxInFlight: positiveInt.optional(),
-  maxRps: z.number().positive().optional(),
-  // A load-balanced endpoint's backends differ by some versions: an answer that
-  // far from the node's probe is not taken for a lie. One node never differs.
-  spreadVersions: nonNegativeInt.default(0),
+  url: upstreamUrl.describe(
+    "The node's base URL (a `/v1` suffix is accepted; a path prefix before it, as some hosted nodes have, is kept for every call), or `sim` for the built-in simulated node.",
+  ),
+  headers: upstreamHeaders.describe(
+    'Headers sent with every call to this node (probes, reads, passthrough), such as `Authorization: "Bearer <key>"` for a hosted node; they replace a client\'s header of the same name, and are never logged.',
+  ),
+  name: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "The node's one name, in logs, `/readyz`, metrics labels and the error messages clients see, so never an address by default (and never a secret). Unset: `node1`, `node2`, … by its position (`sim` for sim). Name your nodes when a reload may reorder the list, so each keeps its metric series.",
+    ),
+  weight: positiveInt.default(1).describe('Its share of traffic among equally loaded nodes.'),
+  role: z
+    .enum(['normal', 'archive'])
+    .default('normal')
+    .describe('`archive`: used for versions every normal node has pruned.'),
+  maxInFlight: positiveInt.optional().describe('Calls in flight to this node at once. Unset: unlimited.'),
+  maxRps: z.number().positive().optional().describe('Calls per second to this node. Unset: unlimited.'),
+  // One node never differs from itself.
+  spreadVersions: nonNegativeInt
+    .default(0)
+    .describe(
+      "For a load-balanced endpoint (a provider's gateway): how many versions apart its backends may be. An answer's ledger version is judged against the node's probe with this much leeway, not taken for a lie.",
+    ),
 });
 
 // Names label metrics and logs, so two upstreams must never share one. An
@@ -86,27 +106,58 @@ export const UpstreamsSchema = z
   })
   .transform((upstreams) =>
     upstreams.map(({ url, name, ...rest }, index) => ({ url, name: name ?? defaultUpstreamName(url, index), ...rest })),
+  )
+  .describe(
+    'The nodes: at least one. Unset: one built-in simulated node (`sim`). The environment variable gives a comma-separated list of URLs.',
   );
 
 export const RoutingSchema = z
   .strictObject({
-    attemptTimeoutMs: positiveInt.default(5000),
-    deadlineMs: positiveInt.default(10000),
-    maxAttempts: positiveInt.default(3),
-    probeIntervalMs: positiveInt.default(1000),
-    maxLagVersions: nonNegativeInt.default(1000),
-    hedgeAfterMs: nonNegativeInt.default(0), // 0 = no hedged second attempt
+    attemptTimeoutMs: positiveInt.default(5000).describe('One attempt on one node.'),
+    deadlineMs: positiveInt
+      .default(10000)
+      .describe(
+        "A whole client request, retries included, and a passthrough answer to its last byte; at least `attemptTimeoutMs`. A node that has not delivered a streamed answer whole by then is cut off (the time the client's socket does not accept the answer is not counted).",
+      ),
+    maxAttempts: positiveInt
+      .default(3)
+      .describe('Nodes tried per request (on connection errors, timeouts, 5xx and 429).'),
+    probeIntervalMs: positiveInt
+      .default(1000)
+      .describe(
+        "How often each node's `GET /v1` is probed for health and lag; also how long a node that sheds load (503 `overloaded`) without a `Retry-After` is left alone, at most a second.",
+      ),
+    maxLagVersions: nonNegativeInt
+      .default(1000)
+      .describe('A node further behind the most advanced one takes no latest reads.'),
+    hedgeAfterMs: nonNegativeInt
+      .default(0)
+      .describe('A latest read also asks a second node when the first is this slow; `0`: off.'),
     // Four answers of the largest size a node may send (64 MiB), or thousands of
     // usual ones, at once; beyond it a read is shed rather than buffered.
-    maxAnswerBytesInFlight: positiveInt.default(256 * 1024 * 1024),
+    maxAnswerBytesInFlight: byteSize()
+      .default(256 * MIB)
+      .describe(
+        'Bytes of node answers being received at once, decoded, over all reads (and passthrough error answers); an answer that would go beyond it is refused before it is buffered, and its read answered 503. Each such answer is also capped at 64MiB, decoded. A passthrough success is streamed on as it arrives and counts in neither.',
+      ),
     breaker: z
       .strictObject({
-        failureThreshold: positiveInt.default(5),
-        openMs: positiveInt.default(5000),
+        failureThreshold: positiveInt
+          .default(5)
+          .describe(
+            "Consecutive failed calls (transport errors, timeouts, 5xx) that open a node's circuit; a successful probe does not reset the count, a failed one adds to it.",
+          ),
+        openMs: positiveInt
+          .default(5000)
+          .describe(
+            'How long an open circuit keeps a node out; then one trial call (or probe) closes it or opens it again.',
+          ),
       })
-      .prefault({}),
+      .prefault({})
+      .describe("Each node's circuit breaker."),
   })
   .refine((routing) => routing.deadlineMs >= routing.attemptTimeoutMs, {
     path: ['deadlineMs'],
     error: 'must be at least routing.attemptTimeoutMs',
-  });
+  })
+  .describe('How calls go to the nodes: timeouts, retries, probes and hedging.');

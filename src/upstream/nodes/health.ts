@@ -3,6 +3,7 @@
 // lagging, down, quarantined) for routing, /readyz and the metrics.
 import type { Logger } from 'pino';
 import { parseLedgerInfoJson, type LedgerInfo } from '../../ledger/info.js';
+import { asError } from '../../process/log-error.js';
 import { mediaType } from '../../wire/media-type.js';
 import type { ProbeReply } from '../transport/node-client.js';
 import { CountedFailure, type NodeHealth, type NodeState } from './node-state.js';
@@ -101,7 +102,7 @@ export class Prober {
       if ('failed' in answer) {
         if (answer.cause !== undefined)
           this.o.logger.debug(
-            { upstream: node.name, err: answer.cause },
+            { upstream: node.name, err: asError(answer.cause) },
             'probe failed in a way the proxy does not name',
           );
         throw new CountedFailure(answer.failed);
