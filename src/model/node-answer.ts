@@ -2,17 +2,11 @@
 // us about its ledger.
 import type { Readable } from 'node:stream';
 import type { LedgerInfo } from '../ledger/info.js';
+import type { ReplayedAnswer } from './read.js';
 
-export interface NodeAnswer {
+export interface NodeAnswer extends ReplayedAnswer {
   /** the node's name (config) */
   upstream: string;
-  status: number;
-  contentType: string;
-  /** the body, decompressed: the proxy stores and compares raw bytes */
-  body: Buffer;
-  gasUsed?: string;
-  /** the X-…-CURSOR header (the next page of a list), when the node sent one */
-  cursor?: string;
   /** the snapshot in the answer's ledger headers, when it had all seven */
   ledger: LedgerInfo | null;
   /** the error_code of a JSON error body */

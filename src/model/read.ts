@@ -56,10 +56,7 @@ export interface ReadRoute {
 }
 
 /** What a route's rules read of a node's answer. */
-export interface AnswerFacts {
-  status: number;
-  contentType: string;
-  body: Buffer;
+export interface AnswerFacts extends Pick<ReplayedAnswer, 'status' | 'contentType' | 'body'> {
   /** the body parsed, when the node client parsed it (a 200 JSON answer) */
   json?: unknown;
   /** the snapshot in the answer's ledger headers, when it had them */
@@ -100,15 +97,24 @@ export interface ReadRequest {
   refusedAtLedger?: string;
 }
 
-/** What a node (or the cache) answered: enough to replay the reply byte for byte. */
-export interface StoredAnswer {
+/**
+ * What a reply replays of an answer, byte for byte, whether a node sent it just
+ * now or a tier kept it: a node's answer, a stored one and a read's result each
+ * carry these.
+ */
+export interface ReplayedAnswer {
   status: number;
   contentType: string;
+  /** the body, decompressed: the proxy stores and compares raw bytes */
   body: Buffer;
   /** the X-…-GAS-USED value, when the node sent one */
   gasUsed?: string;
-  /** the X-…-CURSOR value (next page), when the node sent one: replayed with this entry only */
+  /** the X-…-CURSOR value (the next page of a list), when the node sent one: replayed with this answer only */
   cursor?: string;
+}
+
+/** An answer as a cache tier keeps it: what to replay, and the version it belongs to. */
+export interface StoredAnswer extends ReplayedAnswer {
   /** the ledger version the answer was read at (path routes: the item's version) */
   version: bigint;
   /** the body gzipped, kept in memory for clients that accept it (never in Redis) */

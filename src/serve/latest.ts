@@ -1,8 +1,9 @@
 // A latest read (no ?ledger_version): one node call per canonical request in
 // flight, its answer stored as the pinned answer at the version in its ledger
-// header (with cache.verify, once a second node agreed at that version). With
-// bounded staleness, a recent answer is served while one background refresh per
-// key runs; with stale-if-error, a recent answer stands in for a failed read.
+// header as every fetched answer is (store-verified.ts: with cache.verify, once
+// a second node agreed at that version). With bounded staleness, a recent stored
+// answer is served while one background refresh per key runs; with
+// stale-if-error, a recent one stands in for a failed read.
 import type { Logger } from 'pino';
 import type { CacheGeneration } from '../cache/generation.js';
 import { cacheKeyText } from '../cache/key.js';
@@ -13,9 +14,11 @@ import type { ReadRequest } from '../model/read.js';
 import type { LatestAnswer, LatestAnswers } from './latest-answers.js';
 import { lookupSpan, tracedLookup, underLookup } from './lookup-span.js';
 import { cacheability } from './policy.js';
-import type { NodeReader, ReadContext } from './ports.js';
+import type { ReadContext } from '../model/read-context.js';
+import type { NodeReader } from './ports.js';
 import { type ReadResult, readResult } from '../model/read-result.js';
 import { SingleFlight } from './single-flight.js';
+import { storeVerified } from './store-verified.js';
 import { type CacheTiers, storedAnswer } from './tiers.js';
 import type { AnswerVerifier } from './verify.js';
 
@@ -39,7 +42,7 @@ export interface LatestReadsDeps {
 export class LatestReads {
   private readonly flights = new SingleFlight<NodeAnswer>();
 
-  constructor(private readonly o: LatestReadsDeps) {}
+  constructor(private readonly deps: LatestReadsDeps) {}
 
   read(req: ReadRequest, chain: number, context?: ReadContext): Promise<ReadResult> {
     const lookup = lookupSpan(context);
@@ -50,13 +53,13 @@ export class LatestReads {
   private async lookUp(req: ReadRequest, chain: number, context?: ReadContext): Promise<ReadResult> {
     // The chain is in the key: a remembered latest answer of another chain is never served.
     const flightKey = `${chain}\n${req.route.name}\n${req.format}\n${req.identity}`;
-    const latest = this.o.latest;
-    const stale = latest?.withinBound(flightKey, this.o.watermark.current()?.ledgerVersion ?? null);
+    const latest = this.deps.latest;
+    const stale = latest?.withinBound(flightKey, this.deps.watermark.current()?.ledgerVersion ?? null);
     if (stale !== undefined) {
       // Stale-while-revalidate: one background refresh per key at a time.
       if (stale.refresh) {
         const { promise } = this.flights.do(flightKey, () => this.fetch(req, flightKey));
-        promise.catch((err) => this.o.logger.debug({ err: asError(err) }, 'background refresh failed'));
+        promise.catch((err) => this.deps.logger.debug({ err: asError(err) }, 'background refresh failed'));
       }
       return this.stale(stale.entry, 'bound');
     }
@@ -80,38 +83,54 @@ export class LatestReads {
     }
     // A forwarded latest read keeps the answering node's snapshot: it says at
     // which version the data was read.
-    return readResult(answer, answer.ledger, shared ? 'COALESCED' : 'MISS', undefined, answer.upstream);
+    return readResult(answer, {
+      ledger: answer.ledger,
+      cache: shared ? 'COALESCED' : 'MISS',
+      upstream: answer.upstream,
+    });
   }
 
   /** A stale reply carries its own snapshot, never the watermark, so its age is visible. */
   private stale(entry: LatestAnswer, reason: 'bound' | 'error'): ReadResult {
-    this.o.onStale?.(reason);
-    return readResult(entry.answer, entry.ledger, 'STALE');
+    this.deps.onStale?.(reason);
+    return readResult(entry.answer, { ledger: entry.ledger, cache: 'STALE' });
   }
 
   private async fetch(req: ReadRequest, flightKey: string, context?: ReadContext): Promise<NodeAnswer> {
-    const { tiers, generation } = this.o;
+    const { tiers, generation } = this.deps;
     const since = tiers.purges;
-    const answer = await this.o.nodes.read(req, undefined, context);
+    const answer = await this.deps.nodes.read(req, { context });
     const verdict = cacheability(req, answer);
-    // Stored under the chain the answer itself reports, and only while that is the nodes' chain.
-    if (verdict.cacheable && answer.ledger !== null && answer.ledger.chainId === this.o.nodes.chainId()) {
-      const { ledgerVersion: version, chainId } = answer.ledger;
-      const stored = storedAnswer(answer, version);
-      const key = cacheKeyText(this.o.vendor.vendor, chainId, req, version, generation.current);
-      const check = this.o.verifier.check(key, { req, at: version, answer, context });
-      if (check === null) void tiers.store(key, stored, req.route.family, since);
-      else
-        void check.then((agreed) => {
-          if (agreed && chainId === this.o.nodes.chainId()) void tiers.store(key, stored, req.route.family, since);
-        });
-      if (tiers.purges === since) this.o.latest?.remember(flightKey, stored, answer.ledger);
-    } else if (!verdict.cacheable) {
-      this.o.logger.debug(
+    if (!verdict.cacheable) {
+      this.deps.logger.debug(
         { reqId: context?.requestId, route: req.route.name, reason: verdict.reason },
         'latest answer not stored',
       );
+      return answer;
     }
+    const ledger = answer.ledger;
+    if (ledger === null) return answer;
+    // Stored under the chain the answer itself reports, and only while that is the nodes' chain.
+    const { ledgerVersion: version, chainId } = ledger;
+    const stored = storedAnswer(answer, version);
+    const storing = storeVerified(this.deps, {
+      key: cacheKeyText(this.deps.vendor.vendor, chainId, req, version, generation.current),
+      answer: stored,
+      family: req.route.family,
+      chain: chainId,
+      since,
+      first: { req, at: version, answer, context },
+    });
+    // Kept for stale replies as it is stored: at once, or once another node agreed.
+    const keep = (): void => {
+      if (tiers.purges === since) this.deps.latest?.remember(flightKey, stored, ledger);
+    };
+    if (storing === undefined) return answer;
+    if ('written' in storing) keep();
+    else
+      void storing.verifying.then((agreed) => {
+        if (agreed) keep();
+      });
     return answer;
   }
 }

@@ -4,7 +4,7 @@
 // a trace: a read without one (tracing off) makes no span and allocates nothing.
 import { NodeError } from '../errors.js';
 import { ATTR, SPAN, SpanKind, type TraceScope } from '../tracing/scope.js';
-import type { ReadContext } from './ports.js';
+import type { ReadContext } from '../model/read-context.js';
 import type { ReadResult } from '../model/read-result.js';
 
 /** The lookup's span, under the request's; undefined while tracing is off or the request is not sampled. */

@@ -15,9 +15,11 @@ import type { FillCoordinator, Filled, NodeFill } from './fill.js';
 import { KeyMemo } from './key-memo.js';
 import { endLookup, lookupSpan, tracedLookup, underLookup } from './lookup-span.js';
 import { cacheability, isNotYet } from './policy.js';
-import type { NodeReader, ReadContext } from './ports.js';
+import type { ReadContext } from '../model/read-context.js';
+import type { NodeReader } from './ports.js';
 import { type ReadResult, readResult } from '../model/read-result.js';
 import { SingleFlight } from './single-flight.js';
+import { storeVerified } from './store-verified.js';
 import { type CacheTiers, storedAnswer } from './tiers.js';
 import type { AnswerVerifier } from './verify.js';
 
@@ -46,12 +48,12 @@ export class PinnedReads {
    */
   private sequence = 0;
 
-  constructor(private readonly o: PinnedReadsDeps) {
-    this.keys = new KeyMemo(o.vendor);
+  constructor(private readonly deps: PinnedReadsDeps) {
+    this.keys = new KeyMemo(deps.vendor);
   }
 
   read(req: ReadRequest, chain: number, context?: ReadContext): Promise<ReadResult> | ReadResult {
-    return this.readSince(req, chain, context, undefined);
+    return this.readSince(req, chain, context);
   }
 
   /** `began`: for a read that asks again, where in the sequence it first began waiting. */
@@ -59,18 +61,18 @@ export class PinnedReads {
     req: ReadRequest,
     chain: number,
     context: ReadContext | undefined,
-    began: number | undefined,
+    began?: number,
   ): Promise<ReadResult> | ReadResult {
     const pruned = this.prunedError(req);
     if (pruned !== undefined) throw pruned;
-    const key = this.keys.text(req, chain, this.o.generation.current);
-    const memory = this.o.tiers.memory;
+    const key = this.keys.text(req, chain, this.deps.generation.current);
+    const memory = this.deps.tiers.memory;
     // undefined while tracing is off: then nothing below makes a span or allocates for one.
     const lookup = lookupSpan(context);
     const hit = memory.get(key);
     if (hit !== undefined) {
       if (!this.outlived(req, hit)) {
-        const result = readResult(hit, this.o.watermark.current(), 'HIT', 'memory');
+        const result = readResult(hit, { ledger: this.deps.watermark.current(), cache: 'HIT', tier: 'memory' });
         if (lookup !== undefined) endLookup(lookup, result);
         return result;
       }
@@ -102,8 +104,8 @@ export class PinnedReads {
     const route = req.route;
     const at = route.pruneAt(req);
     if (at === null) return undefined;
-    if (route.pruneBy === 'height') return this.o.nodes.isBlockPruned(at) ? NodeError.blockPruned(at) : undefined;
-    return this.o.nodes.isPruned(at) ? NodeError.pruned(at) : undefined;
+    if (route.pruneBy === 'height') return this.deps.nodes.isBlockPruned(at) ? NodeError.blockPruned(at) : undefined;
+    return this.deps.nodes.isPruned(at) ? NodeError.pruned(at) : undefined;
   }
 
   /**
@@ -112,7 +114,7 @@ export class PinnedReads {
    * so the entry is no longer an answer.
    */
   private outlived(req: ReadRequest, answer: StoredAnswer): boolean {
-    return req.route.pruneAt(req) === null && this.o.nodes.isPruned(answer.version);
+    return req.route.pruneAt(req) === null && this.deps.nodes.isPruned(answer.version);
   }
 
   private served(req: ReadRequest, filled: Filled, shared: boolean): ReadResult {
@@ -120,23 +122,24 @@ export class PinnedReads {
     // asked now would say 410, so the proxy does too.
     const prunedNow = this.prunedError(req);
     if (prunedNow !== undefined) throw prunedNow;
-    const ledger = this.o.watermark.current();
-    if (filled.relayed) return readResult(filled.answer, ledger, 'COALESCED');
-    if (filled.tier !== undefined) return readResult(filled.answer, ledger, shared ? 'COALESCED' : 'HIT', filled.tier);
-    return readResult(filled.answer, ledger, shared ? 'COALESCED' : 'MISS', undefined, filled.upstream);
+    const ledger = this.deps.watermark.current();
+    if (filled.relayed) return readResult(filled.answer, { ledger, cache: 'COALESCED' });
+    if (filled.tier !== undefined)
+      return readResult(filled.answer, { ledger, cache: shared ? 'COALESCED' : 'HIT', tier: filled.tier });
+    return readResult(filled.answer, { ledger, cache: shared ? 'COALESCED' : 'MISS', upstream: filled.upstream });
   }
 
   private async fill(key: string, chain: number, req: ReadRequest, context: ReadContext | undefined): Promise<Filled> {
-    const deadlineAt = Date.now() + this.o.deadlineMs;
+    const deadlineAt = Date.now() + this.deps.deadlineMs;
     const shared = this.keys.shared(req, key);
-    const since = this.o.tiers.purges;
-    const filled = await this.o.fills.fill(shared, deadlineAt, {
+    const since = this.deps.tiers.purges;
+    const filled = await this.deps.fills.fill(shared, deadlineAt, {
       usable: (found) => !this.outlived(req, found),
       refusal: () => context?.nodeCallRefusal() ?? null,
       trace: context?.trace,
       fromNode: () => this.fromNode(req, chain, { key, shared, since }, deadlineAt, context),
     });
-    if (filled.tier === 'redis') this.o.tiers.remember(key, filled.answer, since);
+    if (filled.tier === 'redis') this.deps.tiers.remember(key, filled.answer, since);
     return filled;
   }
 
@@ -150,14 +153,14 @@ export class PinnedReads {
   ): Promise<NodeFill> {
     // Counted before the call: a read that comes while the call waits for a node's budget asks again, which is never wrong.
     const sent = ++this.sequence;
-    const answer = await this.o.nodes.read(req, deadlineAt, context);
+    const answer = await this.deps.nodes.read(req, { deadlineAt, context });
     let verdict = cacheability(req, answer);
     const at = verdict.cacheable ? req.route.answerVersion(req, answer) : null;
     if (verdict.cacheable && at === null)
       verdict = { cacheable: false, reason: 'the version of the answer is not known' };
     const stored = storedAnswer(answer, at ?? 0n);
     if (!verdict.cacheable) {
-      this.o.logger.debug(
+      this.deps.logger.debug(
         {
           reqId: context?.requestId,
           route: req.route.name,
@@ -169,20 +172,16 @@ export class PinnedReads {
       return { answer: stored, upstream: answer.upstream, notYet: isNotYet(req, answer) ? { sent } : undefined };
     }
     // An answer from after a chain change is not stored under the old chain's key.
-    if (this.o.nodes.chainId() !== chain) return { answer: stored, upstream: answer.upstream };
     const { key, shared, since } = keyed;
-    const check = this.o.verifier.check(key, { req, at: at!, answer, context });
-    if (check === null)
-      return {
-        answer: stored,
-        upstream: answer.upstream,
-        written: this.o.tiers.store(key, stored, req.route.family, since, shared),
-      };
-    const verifying = check.then(async (agreed) => {
-      if (!agreed || this.o.nodes.chainId() !== chain) return false;
-      await this.o.tiers.store(key, stored, req.route.family, since, shared);
-      return true;
+    const storing = storeVerified(this.deps, {
+      key,
+      shared,
+      answer: stored,
+      family: req.route.family,
+      chain,
+      since,
+      first: { req, at: at!, answer, context },
     });
-    return { answer: stored, upstream: answer.upstream, verifying };
+    return { answer: stored, upstream: answer.upstream, ...storing };
   }
 }

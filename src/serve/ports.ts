@@ -1,32 +1,14 @@
 // What the read path needs of the nodes and of the shared tier: the upstream pool
 // and the Redis store implement these, and serve/ knows them only by these.
 import type { Announcement, AnswerStore, FillLock, FillOutcome, PurgeListener } from '../cache/store.js';
-import type { NodeError } from '../errors.js';
-import type { TraceScope } from '../tracing/scope.js';
 import type { NodeAnswer } from '../model/node-answer.js';
+import type { ReadContext } from '../model/read-context.js';
 import type { ReadRequest } from '../model/read.js';
-
-/** Who a read is for, as the edge knows it: what a node call made for it carries and may be refused by. */
-export interface ReadContext {
-  /** the request's id: sent to the node, written on the log lines of the call */
-  readonly requestId?: string;
-  /** the tenant's priority: low is shed before normal, normal before high, when node budgets run short */
-  readonly priority?: 'high' | 'normal' | 'low';
-  /**
-   * the span the read's work goes under, while tracing is on: the request's, or
-   * the lookup's for the node calls it makes (they carry its traceparent)
-   */
-  readonly trace?: TraceScope;
-  /** the client's SDK header (x-aptos-client), when well-formed: the node calls made for the read carry it */
-  readonly sdkClient?: { readonly name: string; readonly value: string };
-  /** null when the request may make a node call; else the refusal (its tenant's node units are spent) */
-  nodeCallRefusal(): NodeError | null;
-}
 
 /** The upstream side the read path needs (UpstreamPool implements it). */
 export interface NodeReader {
-  /** `deadlineAt` (epoch ms) bounds the whole read, retries included; `context` is whom it is for */
-  read(req: ReadRequest, deadlineAt?: number, context?: ReadContext): Promise<NodeAnswer>;
+  /** `deadlineAt` (epoch ms, default routing.deadlineMs from now) bounds the whole read, retries included; `context` is whom it is for */
+  read(req: ReadRequest, call?: { deadlineAt?: number; context?: ReadContext }): Promise<NodeAnswer>;
   /**
    * The same read from a node other than `other.exclude` that covers version
    * `other.covering` (cache.verify's second node); null when there is none to ask.

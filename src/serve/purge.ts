@@ -72,16 +72,16 @@ export class CachePurge {
   /** memory entries dropped, by the number of the purge (purges announced through Redis) */
   private readonly done = new Map<number, number>();
 
-  constructor(private readonly o: CachePurgeDeps) {
-    o.shared?.onPurge((notice, announced) => this.heard(notice, announced));
+  constructor(private readonly deps: CachePurgeDeps) {
+    deps.shared?.onPurge((notice, announced) => this.heard(notice, announced));
   }
 
   /** Purges `scope` here (and in Redis when ordered). Throws a NodeError (not ready) for a request while the chain is unknown. */
   async run(scope: CacheScope, order: PurgeOrder): Promise<PurgeDone> {
-    const { tiers, generation } = this.o;
+    const { tiers, generation } = this.deps;
     const key = scope.scope === 'request' ? this.keyOf(scope.read) : undefined;
-    tiers.purged();
-    const shared = this.o.shared;
+    tiers.countPurge();
+    const shared = this.deps.shared;
     const done: PurgeDone = {
       memoryEntries: 0,
       redis: shared === undefined ? 'off' : order.shared ? 'purged' : 'left',
@@ -99,14 +99,14 @@ export class CachePurge {
         done.announced = purged.announced;
         if (purged.widened !== undefined && scope.scope === 'family') {
           const { fromVersion, toVersion } = purged.widened;
-          this.o.logger.warn(
+          this.deps.logger.warn(
             { family: scope.family, fromVersion, toVersion },
             'cache purge: the family had many range purges on record, now one over these versions: every entry of it in them from before is read afresh',
           );
         }
       } catch (err) {
         done.redis = 'failed';
-        this.o.logger.warn(
+        this.deps.logger.warn(
           { scope: scope.scope, err: asError(err) },
           'cache purge: redis did not answer; its entries are not purged',
         );
@@ -125,7 +125,7 @@ export class CachePurge {
       return done;
     }
     // Another purge may have begun meanwhile: this one's reads in flight are fenced again.
-    tiers.purged();
+    tiers.countPurge();
     done.memoryEntries = this.dropHere(
       scope.scope === 'all' ? 'all' : scope.scope === 'family' ? scope : { key: key! },
     );
@@ -136,7 +136,7 @@ export class CachePurge {
   /** Another process's purge (`announced`: its number), or purges missed while Redis was away. */
   private heard(notice: PurgeNotice, announced: number | undefined): void {
     if (announced !== undefined && this.done.has(announced)) return;
-    this.o.tiers.purged();
+    this.deps.tiers.countPurge();
     let dropped: number;
     if (notice.scope === 'family')
       dropped = this.dropHere({
@@ -148,11 +148,12 @@ export class CachePurge {
     else dropped = this.dropHere('all');
     this.remember(announced, dropped);
     if (notice.scope === 'missed')
-      this.o.logger.info(
-        { memoryEntries: dropped, generation: this.o.generation.current },
+      this.deps.logger.info(
+        { memoryEntries: dropped, generation: this.deps.generation.current },
         'cache purges were missed while redis was away: memory tier cleared',
       );
-    else this.o.logger.debug({ scope: notice.scope, memoryEntries: dropped }, 'cache purge heard from another process');
+    else
+      this.deps.logger.debug({ scope: notice.scope, memoryEntries: dropped }, 'cache purge heard from another process');
   }
 
   private remember(announced: number | undefined, dropped: number): void {
@@ -164,8 +165,8 @@ export class CachePurge {
 
   /** Drops what `drop` names from memory, and every latest answer; returns how many memory entries. */
   private dropHere(drop: Drop): number {
-    const memory = this.o.tiers.memory;
-    this.o.latest?.clear();
+    const memory = this.deps.tiers.memory;
+    this.deps.latest?.clear();
     if (drop === 'all') return memory.purge();
     if ('key' in drop) {
       const had = memory.get(drop.key) !== undefined;
@@ -174,7 +175,7 @@ export class CachePurge {
     }
     const { from, to } = drop;
     const names = new Set<string>();
-    for (const [name, family] of this.o.families) if (family === drop.family) names.add(name);
+    for (const [name, family] of this.deps.families) if (family === drop.family) names.add(name);
     return memory.purge(
       (text: string, answer: StoredAnswer) =>
         answer.version >= from && (to === null || answer.version <= to) && names.has(routeNameOfKey(text) ?? ''),
@@ -187,14 +188,14 @@ export class CachePurge {
    * chain is known only once the vendor is. undefined once they have.
    */
   requestRefusal(): NodeError | undefined {
-    if (this.o.nodes.chainId() !== undefined) return undefined;
-    return NodeError.notReady(this.o.nodes.notReadyReason?.() ?? 'the chain the nodes are on is not known yet');
+    if (this.deps.nodes.chainId() !== undefined) return undefined;
+    return NodeError.notReady(this.deps.nodes.notReadyReason?.() ?? 'the chain the nodes are on is not known yet');
   }
 
   /** The key text of a pinned request on the nodes' chain, with the vendor they named, in the current generation. */
   private keyOf(read: ReadRequest): string {
-    const chain = this.o.nodes.chainId();
+    const chain = this.deps.nodes.chainId();
     if (chain === undefined) throw this.requestRefusal()!;
-    return cacheKeyText(this.o.vendor.vendor, chain, read, read.version, this.o.generation.current);
+    return cacheKeyText(this.deps.vendor.vendor, chain, read, read.version, this.deps.generation.current);
   }
 }

@@ -14,17 +14,19 @@ import { FillCoordinator, type FillSettings } from './fill.js';
 import { LatestReads } from './latest.js';
 import type { LatestAnswers } from './latest-answers.js';
 import { PinnedReads } from './pinned.js';
-import type { NodeReader, ReadContext, SharedPurge, SharedStore } from './ports.js';
+import type { ReadContext } from '../model/read-context.js';
+import type { NodeReader, SharedPurge, SharedStore } from './ports.js';
 import { CachePurge } from './purge.js';
 import type { ReadResult } from '../model/read-result.js';
 import { CacheTiers } from './tiers.js';
 import { AnswerVerifier, type VerifyOutcome, type VerifySettings } from './verify.js';
 
-export type { NodeReader, ReadContext, SharedPurge, SharedStore } from './ports.js';
+export type { ReadContext } from '../model/read-context.js';
+export type { NodeReader, SharedPurge, SharedStore } from './ports.js';
 export type { CachePurge, CacheScope, PurgeDone, PurgeOrder } from './purge.js';
 export type { CacheStatus, CacheTier, ReadResult } from '../model/read-result.js';
 
-export interface ReadThroughOptions {
+export interface ReadThroughDeps {
   /** the vendor in every cache key (its name is read at each use: with vendor: auto the nodes name it) */
   vendor: { readonly vendor: string };
   nodes: NodeReader;
@@ -61,21 +63,25 @@ export class ReadThrough {
   /** purges of this process's tiers, and of Redis when ordered */
   readonly purge: CachePurge;
 
-  constructor(o: ReadThroughOptions) {
-    this.nodes = o.nodes;
-    this.watermark = o.watermark;
-    const settings = o.redisSettings;
-    const shared = o.redis !== undefined && settings !== undefined ? { store: o.redis, settings } : undefined;
-    const tiers = new CacheTiers(o.memory, shared?.store, settings?.maxTtlSeconds ?? 0, o.pruneClock);
-    const { vendor, nodes, deadlineMs, watermark, logger } = o;
+  constructor(deps: ReadThroughDeps) {
+    this.nodes = deps.nodes;
+    this.watermark = deps.watermark;
+    const settings = deps.redisSettings;
+    const shared = deps.redis !== undefined && settings !== undefined ? { store: deps.redis, settings } : undefined;
+    const tiers = new CacheTiers({
+      memory: deps.memory,
+      shared: shared === undefined ? undefined : { store: shared.store, maxTtlSeconds: shared.settings.maxTtlSeconds },
+      pruneClock: deps.pruneClock,
+    });
+    const { vendor, nodes, deadlineMs, watermark, logger } = deps;
     const verifier = new AnswerVerifier({
-      settings: o.verify ?? VERIFY_OFF,
+      settings: deps.verify ?? VERIFY_OFF,
       nodes,
       deadlineMs,
       logger,
-      onVerify: o.onVerify,
+      onVerify: deps.onVerify,
     });
-    const generation = o.generation ?? new CacheGeneration();
+    const generation = deps.generation ?? new CacheGeneration();
     this.pinned = new PinnedReads({
       vendor,
       nodes,
@@ -94,8 +100,8 @@ export class ReadThrough {
       generation,
       watermark,
       logger,
-      latest: o.latest,
-      onStale: o.onStale,
+      latest: deps.latest,
+      onStale: deps.onStale,
       verifier,
     });
     this.purge = new CachePurge({
@@ -103,9 +109,9 @@ export class ReadThrough {
       nodes,
       tiers,
       generation,
-      latest: o.latest,
-      shared: o.redis,
-      families: o.families ?? new Map(),
+      latest: deps.latest,
+      shared: deps.redis,
+      families: deps.families ?? new Map(),
       logger,
     });
   }

@@ -13,25 +13,44 @@ import type { SharedStore } from './ports.js';
 
 const WRITTEN: Promise<void> = Promise.resolve();
 
+export interface CacheTiersDeps {
+  /** synchronous, so a memory hit takes no async hop */
+  memory: MemoryStore;
+  /** Redis, when configured; `maxTtlSeconds` (cache.redis.maxTtlSeconds) caps every TTL there */
+  shared?: { store: SharedStore; maxTtlSeconds: number };
+  /** when a version is pruned: a Redis entry expires near then */
+  pruneClock: PruneClock;
+}
+
+/** An answer to store, and where. */
+export interface TierEntry {
+  /** the cache key text */
+  key: string;
+  answer: StoredAnswer;
+  /** the route family, which Redis indexes the entry by for purges */
+  family: string;
+  /** `purges` when the read began: a purge since stores nothing */
+  since: number;
+  /** the key's shared-store key, when the caller has it already */
+  shared?: string;
+}
+
 export class CacheTiers {
   #purges = 0;
+  /** synchronous, so a memory hit takes no async hop */
+  readonly memory: MemoryStore;
 
-  constructor(
-    /** synchronous, so a memory hit takes no async hop */
-    readonly memory: MemoryStore,
-    private readonly shared: SharedStore | undefined,
-    /** cache.redis.maxTtlSeconds: caps every Redis TTL */
-    private readonly maxTtlSeconds: number,
-    private readonly pruneClock: PruneClock,
-  ) {}
+  constructor(private readonly deps: CacheTiersDeps) {
+    this.memory = deps.memory;
+  }
 
   /** Purges so far: a read takes it when it starts, and gives it back to remember() and store(). */
   get purges(): number {
     return this.#purges;
   }
 
-  /** A purge begins: reads in flight store nothing. */
-  purged(): void {
+  /** Counts a purge as it begins: reads in flight store nothing. */
+  countPurge(): void {
     this.#purges++;
   }
 
@@ -61,18 +80,22 @@ export class CacheTiers {
   /**
    * Stores in memory at once and in Redis in the background: a reply never waits
    * for the shared write. The returned promise settles when Redis has it (or failed).
-   * `family`: the route family, which Redis indexes it by for purges; `since`:
-   * `purges` when the read began; `shared`: key's shared-store key, when the caller has it already.
    */
-  store(key: string, answer: StoredAnswer, family: string, since: number, shared?: string): Promise<void> {
+  store(entry: TierEntry): Promise<void> {
+    const { key, answer, family, since, shared } = entry;
     if (since !== this.#purges) return WRITTEN;
     this.remember(key, answer, since);
-    const redis = this.shared;
+    const redis = this.deps.shared;
     if (redis === undefined) return WRITTEN;
     const redisKey = shared ?? sharedKey(key);
-    if (!redis.isHealthy(redisKey)) return WRITTEN;
+    if (!redis.store.isHealthy(redisKey)) return WRITTEN;
     return Promise.resolve(
-      redis.set(redisKey, answer, this.pruneClock.secondsUntilPruned(answer.version, this.maxTtlSeconds), family),
+      redis.store.set(
+        redisKey,
+        answer,
+        this.deps.pruneClock.secondsUntilPruned(answer.version, redis.maxTtlSeconds),
+        family,
+      ),
     );
   }
 }

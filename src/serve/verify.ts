@@ -9,7 +9,8 @@ import type { Logger } from 'pino';
 import type { NodeAnswer } from '../model/node-answer.js';
 import type { ReadRequest } from '../model/read.js';
 import { cacheability } from './policy.js';
-import type { NodeReader, ReadContext } from './ports.js';
+import type { ReadContext } from '../model/read-context.js';
+import type { NodeReader } from './ports.js';
 
 export type VerifyMode = 'off' | 'sample' | 'always';
 
@@ -53,8 +54,8 @@ export class AnswerVerifier {
   private readonly checking = new Set<string>();
   private readonly random: () => number;
 
-  constructor(private readonly o: AnswerVerifierDeps) {
-    this.random = o.random ?? Math.random;
+  constructor(private readonly deps: AnswerVerifierDeps) {
+    this.random = deps.random ?? Math.random;
   }
 
   /**
@@ -64,7 +65,7 @@ export class AnswerVerifier {
    * is not stored (false), so a burst of misses makes one second call, not one each.
    */
   check(key: string, first: FirstAnswer): Promise<boolean> | null {
-    const { mode, sampleRatio } = this.o.settings;
+    const { mode, sampleRatio } = this.deps.settings;
     if (mode === 'off' || (mode === 'sample' && !(this.random() < sampleRatio))) return null;
     if (this.checking.has(key)) return NOT_STORED;
     this.checking.add(key);
@@ -72,7 +73,7 @@ export class AnswerVerifier {
       .catch(() => 'unverified' as const)
       .then((outcome) => {
         this.checking.delete(key);
-        this.o.onVerify?.(outcome);
+        this.deps.onVerify?.(outcome);
         return outcome === 'agreed';
       });
   }
@@ -84,10 +85,10 @@ export class AnswerVerifier {
     if (asked === undefined) return this.unverified(first, 'the route has no pinned form');
     let second: NodeAnswer | null;
     try {
-      second = await this.o.nodes.readFromAnother(
+      second = await this.deps.nodes.readFromAnother(
         asked,
         { exclude: answer.upstream, covering: at },
-        Date.now() + this.o.deadlineMs,
+        Date.now() + this.deps.deadlineMs,
         context,
       );
     } catch {
@@ -100,7 +101,7 @@ export class AnswerVerifier {
       return this.unverified(first, `the second node answered ${verdict.reason}`, second.upstream);
     const differs = difference(answer, second);
     if (differs === null) return 'agreed';
-    this.o.logger.warn(
+    this.deps.logger.warn(
       {
         reqId: first.context?.requestId,
         family: req.route.family,
@@ -117,7 +118,7 @@ export class AnswerVerifier {
 
   private unverified(first: FirstAnswer, reason: string, second?: string): 'unverified' {
     const { req, at, answer } = first;
-    this.o.logger.debug(
+    this.deps.logger.debug(
       {
         reqId: first.context?.requestId,
         family: req.route.family,

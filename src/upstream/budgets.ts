@@ -3,14 +3,13 @@
 // rate token comes back, whichever first, then looks again. No polling: the
 // pool wakes the waiters when a call ends, and a rate wait is one timer set for
 // the moment the next token is due.
+import type { Priority } from '../config/index.js';
 import type { NodeState } from './nodes/node-state.js';
 
 /** A class of reads that is shed first (shedding.shedFirst) may use this part of a node's maxInFlight. */
 export const SHED_FIRST_SHARE = 0.8;
 
 export type ShedFirst = 'none' | 'latest' | 'pinned';
-
-export type Priority = 'high' | 'normal' | 'low';
 
 /**
  * The part of a budget (a node's maxInFlight and maxRps, shedding.maxInFlight) a
@@ -19,8 +18,9 @@ export type Priority = 'high' | 'normal' | 'low';
  */
 export const PRIORITY_SHARE: Readonly<Record<Priority, number>> = { high: 1, normal: 0.8, low: 0.6 };
 
-/** The part of a node's budget a call of this class and priority may use. */
-export function budgetShare(shedFirst: ShedFirst, latest: boolean, priority: Priority = 'high'): number {
+/** The part of a node's budget a call of this class (a latest read or not) and priority may use. */
+export function budgetShare(shedFirst: ShedFirst, call: { latest: boolean; priority?: Priority | undefined }): number {
+  const { latest, priority = 'high' } = call;
   const loses = (shedFirst === 'latest' && latest) || (shedFirst === 'pinned' && !latest);
   return (loses ? SHED_FIRST_SHARE : 1) * PRIORITY_SHARE[priority];
 }

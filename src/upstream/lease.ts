@@ -3,7 +3,8 @@
 // release. A node out of budget may be replaced by an equivalent one; otherwise
 // the call waits for a slot (woken when a lease is released or a token is due)
 // within its wait, then reports the budget exhausted.
-import { BudgetWaits, budgetShare, type Priority, type ShedFirst } from './budgets.js';
+import type { Priority } from '../config/index.js';
+import { BudgetWaits, budgetShare, type ShedFirst } from './budgets.js';
 import type { NodeState } from './nodes/node-state.js';
 import { chooseNode } from './select.js';
 
@@ -20,7 +21,7 @@ export type LeaseChoice =
   | { kind: 'none' }
   | { kind: 'exhausted'; node: NodeState };
 
-export interface LeaseOptions {
+export interface LeaseDeps {
   /** the current node list */
   nodes(): readonly NodeState[];
   /** routing.maxLagVersions */
@@ -34,7 +35,7 @@ export interface LeaseOptions {
 export class NodeLeases {
   private readonly waits = new BudgetWaits();
 
-  constructor(private readonly o: LeaseOptions) {}
+  constructor(private readonly deps: LeaseDeps) {}
 
   /** How many calls are waiting for a budget now. */
   get waiting(): number {
@@ -52,11 +53,11 @@ export class NodeLeases {
     waitMs: number,
     priority?: Priority,
   ): Promise<LeaseChoice> {
-    const share = budgetShare(this.o.shedFirst, version === null, priority);
+    const share = budgetShare(this.deps.shedFirst, { latest: version === null, priority });
     const until = Date.now() + waitMs;
-    const base = { version, tried, maxLag: this.o.maxLag, floor: this.o.floor() };
+    const base = { version, tried, maxLag: this.deps.maxLag, floor: this.deps.floor() };
     for (;;) {
-      const nodes = this.o.nodes();
+      const nodes = this.deps.nodes();
       const choice = chooseNode(nodes, base);
       if (choice.kind !== 'node') return choice;
       // The slot is taken at once, in the same tick as the check: calls woken
@@ -68,18 +69,18 @@ export class NodeLeases {
       const left = until - Date.now();
       if (left <= 0) return { kind: 'exhausted', node: choice.node };
       await this.waits.next(choice.node, left);
-      base.floor = this.o.floor();
+      base.floor = this.deps.floor();
     }
   }
 
   /** A second node for a latest read's hedge: never below the floor, never waiting for a budget. */
   takeHedge(tried: ReadonlySet<NodeState>, priority?: Priority): Lease | null {
-    const share = budgetShare(this.o.shedFirst, true, priority);
-    const choice = chooseNode(this.o.nodes(), {
+    const share = budgetShare(this.deps.shedFirst, { latest: true, priority });
+    const choice = chooseNode(this.deps.nodes(), {
       version: null,
       tried,
-      maxLag: this.o.maxLag,
-      floor: this.o.floor(),
+      maxLag: this.deps.maxLag,
+      floor: this.deps.floor(),
       atOrAboveFloor: true,
       usable: (n) => n.hasBudget(share),
     });

@@ -9,11 +9,14 @@ import type { Logger } from 'pino';
 import { NodeError } from '../errors.js';
 import type { Watermark } from '../ledger/watermark.js';
 import type { TraceScope } from '../tracing/scope.js';
+import type { ReadContext } from '../model/read-context.js';
 import type { ReadRequest } from '../model/read.js';
 import type { NodeAnswer } from '../model/node-answer.js';
 import { AnswerBytes } from './transport/answer-bytes.js';
-import { PRIORITY_SHARE, type Priority, type ShedFirst } from './budgets.js';
-import { type Call, type CallOutcome, Failover, RETRY_SOON, type ShedReason } from './failover.js';
+import type { Priority } from '../config/index.js';
+import { PRIORITY_SHARE, type ShedFirst } from './budgets.js';
+import { type Call, type CallOutcome, RETRY_SOON, type ShedReason } from './call.js';
+import { Failover } from './failover.js';
 import type { ProbeSchedule } from './nodes/health.js';
 import { NodeLeases } from './lease.js';
 import { NodeSet } from './nodes/node-set.js';
@@ -22,7 +25,7 @@ import type { Misbehaviour } from './nodes/plausibility.js';
 import type { NodeTransition } from './nodes/transitions.js';
 import type { VendorIdentity } from '../ledger/vendor.js';
 
-export type { ShedReason } from './failover.js';
+export type { ShedReason } from './call.js';
 
 export interface RoutingSettings {
   attemptTimeoutMs: number;
@@ -76,19 +79,6 @@ export interface ForwardRoute {
   trace?: TraceScope;
 }
 
-/**
- * Whom a read is for: its id goes to the node, its priority decides how much of
- * a budget it may use, its span (while tracing is on) is the parent of each node
- * attempt.
- */
-export interface CallFor {
-  readonly requestId?: string;
-  readonly priority?: Priority;
-  readonly trace?: TraceScope;
-  /** the client's SDK header (x-aptos-client): a node's operators see which SDK called */
-  readonly sdkClient?: { readonly name: string; readonly value: string };
-}
-
 export class UpstreamPool {
   /** node answer bytes being received, over all calls (routing.maxAnswerBytesInFlight) */
   readonly answerBytes: AnswerBytes;
@@ -131,7 +121,8 @@ export class UpstreamPool {
   }
 
   /** Reads from the best node for the request, failing over until the deadline. */
-  async read(req: ReadRequest, deadlineAt?: number, context?: CallFor): Promise<NodeAnswer> {
+  async read(req: ReadRequest, call: { deadlineAt?: number; context?: ReadContext } = {}): Promise<NodeAnswer> {
+    const { deadlineAt, context } = call;
     // A path that names a version (a transaction, a block) goes to a node that has it.
     const version = req.route.routingVersion(req);
     const latest = version === null && req.route.pin === 'version';
@@ -163,7 +154,7 @@ export class UpstreamPool {
     req: ReadRequest,
     other: { exclude: string; covering: bigint },
     deadlineAt: number,
-    context?: CallFor,
+    context?: ReadContext,
   ): Promise<NodeAnswer | null> {
     const nodes = this.set.nodes;
     if (!nodes.some((n) => n.name !== other.exclude && n.available() && n.covers(other.covering))) return null;
@@ -286,7 +277,7 @@ export class UpstreamPool {
 }
 
 /** A read as a node call: its Accept, its body, and the request id and SDK it is made for (a shared call: the first caller's). */
-function readCall(req: ReadRequest, context: CallFor | undefined): Call {
+function readCall(req: ReadRequest, context: ReadContext | undefined): Call {
   const headers: Record<string, string> = { accept: req.accept };
   if (req.contentType !== undefined) headers['content-type'] = req.contentType;
   if (context?.requestId !== undefined) headers['x-request-id'] = context.requestId;

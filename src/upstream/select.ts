@@ -35,30 +35,30 @@ function leastLoaded(nodes: readonly NodeState[]): NodeState {
   });
 }
 
-export function chooseNode(all: readonly NodeState[], o: ChooseOptions): Choice {
-  const usable = o.usable ?? (() => true);
-  const candidates = all.filter((n) => n.available() && !o.tried.has(n) && usable(n));
-  if (o.version === null) return chooseLatest(all, candidates, o);
-  return choosePinned(all, candidates, o.version);
+export function chooseNode(all: readonly NodeState[], wanted: ChooseOptions): Choice {
+  const usable = wanted.usable ?? (() => true);
+  const candidates = all.filter((n) => n.available() && !wanted.tried.has(n) && usable(n));
+  if (wanted.version === null) return chooseLatest(all, candidates, wanted);
+  return choosePinned(all, candidates, wanted.version);
 }
 
-function chooseLatest(all: readonly NodeState[], candidates: NodeState[], o: ChooseOptions): Choice {
+function chooseLatest(all: readonly NodeState[], candidates: NodeState[], wanted: ChooseOptions): Choice {
   const known = candidates.filter((n) => n.ledger !== null && n.role === 'normal');
   const pool = known.length > 0 ? known : candidates.filter((n) => n.ledger !== null);
   if (pool.length === 0) {
     // Nodes we know nothing of yet: only when there is no floor to keep.
-    if (candidates.length === 0 || (o.atOrAboveFloor && o.floor != null)) return { kind: 'none' };
+    if (candidates.length === 0 || (wanted.atOrAboveFloor && wanted.floor != null)) return { kind: 'none' };
     return { kind: 'node', node: leastLoaded(candidates) };
   }
   // The freshness bar is the most advanced node that is up, tried or not: a retry
   // or a hedge must not fall back to a node further behind than maxLag.
   const up = all.filter((n) => n.ledger !== null && !n.quarantined && n.circuit() !== 'open');
   const top = [...up, ...pool].reduce((max, n) => (n.ledger!.ledgerVersion > max ? n.ledger!.ledgerVersion : max), 0n);
-  const fresh = pool.filter((n) => n.ledger!.ledgerVersion + BigInt(o.maxLag) >= top);
-  const floor = o.floor ?? null;
+  const fresh = pool.filter((n) => n.ledger!.ledgerVersion + BigInt(wanted.maxLag) >= top);
+  const floor = wanted.floor ?? null;
   const above = floor === null ? fresh : fresh.filter((n) => n.ledger!.ledgerVersion >= floor);
   // Below the floor only as a failover, and never for a hedge.
-  const eligible = above.length > 0 || o.atOrAboveFloor ? above : fresh;
+  const eligible = above.length > 0 || wanted.atOrAboveFloor ? above : fresh;
   if (eligible.length === 0) return { kind: 'none' };
   // biome-ignore lint/complexity/useMathMinMax: versions are bigints, which Math.max does not take
   const best = eligible.reduce((max, n) => (n.ledger!.ledgerVersion > max ? n.ledger!.ledgerVersion : max), 0n);

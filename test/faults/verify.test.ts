@@ -116,6 +116,28 @@ describe('cache.verify: always', () => {
     expect(cacheOf(await rawItem(url, hex(PRESENT_KEYS[1]), { version: START }))).toBe('MISS');
   });
 
+  it('a latest answer is kept for stale replies only once another node answered the same at its version', async () => {
+    const first = await sim({ startVersion: START });
+    const second = await sim({ startVersion: START });
+    const { app, url } = await proxy([first, second], {
+      ...verifying('always'),
+      latest: { maxStalenessMs: 60_000 },
+    });
+    second.faults.set({ mode: 'wrongBody', routes: ['raw_item'] });
+    expect(cacheOf(await rawItem(url, hex(KEY)))).toBe('MISS');
+    await settled(app, 'disagreed');
+    expect(cacheOf(await rawItem(url, hex(KEY))), 'an answer two nodes disagree on is not replayed').toBe('MISS');
+    await settled(app, 'disagreed', 2);
+    expect(cacheOf(await rawItem(url, hex(KEY), { version: START }))).toBe('MISS');
+
+    second.faults.clear();
+    expect(cacheOf(await rawItem(url, hex(KEY)))).toBe('MISS');
+    await settled(app, 'agreed');
+    const stale = await rawItem(url, hex(KEY));
+    expect(cacheOf(stale), 'an answer another node agreed on is replayed within the bound').toBe('STALE');
+    expect(stale.body.equals(itemAt(KEY, START))).toBe(true);
+  });
+
   it('nodes whose config renders a page differently (max page size) never agree on it: not stored; a page both render alike is', async () => {
     const first = await sim({ startVersion: START });
     const second = await sim({ startVersion: START, maxPageSize: 3 });

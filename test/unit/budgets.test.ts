@@ -49,9 +49,9 @@ describe('BudgetWaits', () => {
   });
 
   it('gives the class shed first a share of maxInFlight', () => {
-    expect(budgetShare('latest', true)).toBe(SHED_FIRST_SHARE);
-    expect(budgetShare('latest', false)).toBe(1);
-    expect(budgetShare('pinned', false)).toBe(SHED_FIRST_SHARE);
-    expect(budgetShare('none', true)).toBe(1);
+    expect(budgetShare('latest', { latest: true })).toBe(SHED_FIRST_SHARE);
+    expect(budgetShare('latest', { latest: false })).toBe(1);
+    expect(budgetShare('pinned', { latest: false })).toBe(SHED_FIRST_SHARE);
+    expect(budgetShare('none', { latest: true })).toBe(1);
   });
 });

@@ -49,7 +49,7 @@ describe('bytes of their own', () => {
 
   it('the memory tier keeps a copy of a body that is a view, and the body itself otherwise', async () => {
     const memory = new MemoryStore({ maxBytes: 1 << 20 });
-    const tiers = new CacheTiers(memory, undefined, 60, new PruneClock());
+    const tiers = new CacheTiers({ memory, pruneClock: new PruneClock() });
     const view = json(100).subarray(3);
     tiers.remember('view', answer(view), tiers.purges);
     expect(ownsItsBytes(memory.get('view')!.body)).toBe(true);

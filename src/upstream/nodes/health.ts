@@ -29,7 +29,7 @@ export const TIMER_SCHEDULE: ProbeSchedule = {
   },
 };
 
-export interface ProberOptions {
+export interface ProberDeps {
   intervalMs: number;
   timeoutMs: number;
   logger: Logger;
@@ -49,11 +49,11 @@ export class Prober {
   /** the probe in flight per node, and when it was sent: a probe wanted meanwhile joins it */
   private readonly inFlight = new Map<NodeState, { sentAt: number; answer: Promise<LedgerInfo | null> }>();
 
-  constructor(private readonly o: ProberOptions) {}
+  constructor(private readonly deps: ProberDeps) {}
 
   /** Probes now, then every intervalMs. */
   start(): Promise<void> {
-    this.stopSchedule = (this.o.schedule ?? TIMER_SCHEDULE).every(this.o.intervalMs, () => this.round());
+    this.stopSchedule = (this.deps.schedule ?? TIMER_SCHEDULE).every(this.deps.intervalMs, () => this.round());
     return this.round();
   }
 
@@ -64,9 +64,9 @@ export class Prober {
 
   /** One round: every node probed (a probe still in flight is joined), then onRound. */
   private async round(): Promise<void> {
-    const nodes = this.o.nodes();
+    const nodes = this.deps.nodes();
     const results = await Promise.all(nodes.map((node) => this.probe(node)));
-    this.o.onRound(new Set(nodes.filter((_, i) => results[i] !== null)));
+    this.deps.onRound(new Set(nodes.filter((_, i) => results[i] !== null)));
   }
 
   /**
@@ -97,11 +97,11 @@ export class Prober {
     const circuit = node.circuit();
     let vendor: string | null = null;
     const get = async (): Promise<LedgerInfo> => {
-      const answer = await node.client.probe(this.o.timeoutMs);
+      const answer = await node.client.probe(this.deps.timeoutMs);
       // What it got instead rides on the failure: the breaker counts it, the catch below says it.
       if ('failed' in answer) {
         if (answer.cause !== undefined)
-          this.o.logger.debug(
+          this.deps.logger.debug(
             { upstream: node.name, err: asError(answer.cause) },
             'probe failed in a way the proxy does not name',
           );
@@ -118,12 +118,12 @@ export class Prober {
       const info = circuit === 'half-open' ? await node.guard(get) : await get();
       node.probeMiss = null;
       node.admitted(sentAt);
-      this.o.onSnapshot(node, info, sentAt, vendor);
+      this.deps.onSnapshot(node, info, sentAt, vendor);
       return info;
     } catch (err) {
       if (err instanceof NodeShedding) {
         node.probeMiss = SHEDDING_GOT;
-        node.shed(shedBackOffMs(err.retryAfterMs, this.o.intervalMs));
+        node.shed(shedBackOffMs(err.retryAfterMs, this.deps.intervalMs));
         return null;
       }
       const cause = err instanceof CountedFailure ? err.cause : err;
@@ -131,8 +131,8 @@ export class Prober {
       const got = typeof cause === 'string' ? cause : 'no answer: the probe could not be sent';
       node.probeMiss = got;
       if (circuit === 'closed' && err instanceof CountedFailure) await node.recordFailure();
-      this.o.logger.debug({ upstream: node.name, got }, 'probe failed');
-      this.o.onFailure(node, got);
+      this.deps.logger.debug({ upstream: node.name, got }, 'probe failed');
+      this.deps.onFailure(node, got);
       return null;
     }
   }

@@ -14,7 +14,7 @@ export const OFFENCE_WINDOW_MS = 60_000;
 /** How long a misbehaving node is quarantined; then it is judged afresh. */
 export const MISBEHAVING_QUARANTINE_MS = 60_000;
 
-export interface MisbehavingOptions {
+export interface MisbehavingDeps {
   logger: Logger;
   /** told of every offence, for metrics */
   onMisbehaving?: (upstream: string, reason: Misbehaviour) => void;
@@ -31,14 +31,14 @@ export interface MisbehavingOptions {
 export class MisbehavingNodes {
   private readonly offences = new WeakMap<NodeState, number[]>();
 
-  constructor(private readonly o: MisbehavingOptions) {}
+  constructor(private readonly deps: MisbehavingDeps) {}
 
   /** One implausible snapshot from `node`: counted, logged, and maybe the quarantine. */
   offence(node: NodeState, reason: Misbehaviour, info: LedgerInfo): void {
     const now = node.clock();
-    this.o.onMisbehaving?.(node.name, reason);
+    this.deps.onMisbehaving?.(node.name, reason);
     const probed = node.probed?.info.ledgerVersion;
-    this.o.logger.warn(
+    this.deps.logger.warn(
       {
         upstream: node.name,
         reason,
@@ -50,10 +50,10 @@ export class MisbehavingNodes {
     const recent = (this.offences.get(node) ?? []).filter((at) => now - at < OFFENCE_WINDOW_MS);
     recent.push(now);
     this.offences.set(node, recent);
-    if (recent.length >= OFFENCES_TO_QUARANTINE && !node.quarantined && this.o.mayQuarantine(node)) {
+    if (recent.length >= OFFENCES_TO_QUARANTINE && !node.quarantined && this.deps.mayQuarantine(node)) {
       node.misbehavingUntil = now + MISBEHAVING_QUARANTINE_MS;
       this.offences.delete(node);
-      this.o.onQuarantine(node);
+      this.deps.onQuarantine(node);
     }
   }
 }

@@ -11,12 +11,13 @@ import { ChainIdentity, ROUNDS_TO_ADOPT } from './chain.js';
 import { nodeHealth, Prober, type ProbeSchedule } from './health.js';
 import { LatestFloor } from './latest-floor.js';
 import { MisbehavingNodes } from './misbehaving.js';
+import { mergeNodes } from './reload.js';
 import type { NodeHealth, NodeState, ProbeRecord } from './node-state.js';
 import { confirmedBy, judgeSnapshot, type Misbehaviour, pushedAhead, recordProbe } from './plausibility.js';
 import { type NodeTransition, NodeTransitions } from './transitions.js';
 import type { VendorIdentity } from '../../ledger/vendor.js';
 
-export interface NodeSetOptions {
+export interface NodeSetDeps {
   nodes: NodeState[];
   routing: { probeIntervalMs: number; attemptTimeoutMs: number; maxLagVersions: number };
   /** the expected chain id; when unset, the majority of the nodes decides */
@@ -56,36 +57,36 @@ export class NodeSet {
   /** serialises replaceNodes: two reloads close together never interleave */
   private replacing: Promise<unknown> = Promise.resolve();
 
-  constructor(private readonly o: NodeSetOptions) {
-    this.current = o.nodes;
-    this.transitions = new NodeTransitions(o.logger, o.onTransition);
-    this.floor = new LatestFloor(o.logger, o.onStepBack);
-    this.chain = new ChainIdentity(o.chainId, o.logger, (from, to) => {
+  constructor(private readonly deps: NodeSetDeps) {
+    this.current = deps.nodes;
+    this.transitions = new NodeTransitions(deps.logger, deps.onTransition);
+    this.floor = new LatestFloor(deps.logger, deps.onStepBack);
+    this.chain = new ChainIdentity(deps.chainId, deps.logger, (from, to) => {
       // Everything learned of the old chain goes: its snapshots, and the latest floor.
-      o.watermark.reset();
+      deps.watermark.reset();
       this.floor.reset();
       this.transitions.chainAdopted(from, to, ROUNDS_TO_ADOPT);
-      o.onChainChange?.(from, to);
+      deps.onChainChange?.(from, to);
     });
     this.misbehaving = new MisbehavingNodes({
-      logger: o.logger,
-      onMisbehaving: o.onMisbehaving,
+      logger: deps.logger,
+      onMisbehaving: deps.onMisbehaving,
       mayQuarantine: (node) => this.current.some((n) => n !== node && this.health(n) === 'healthy'),
       onQuarantine: (node) => this.transitions.quarantine(node, this.chain.current()),
     });
     this.prober = new Prober({
-      intervalMs: o.routing.probeIntervalMs,
-      timeoutMs: o.routing.attemptTimeoutMs,
-      logger: o.logger,
-      schedule: o.probeSchedule,
+      intervalMs: deps.routing.probeIntervalMs,
+      timeoutMs: deps.routing.attemptTimeoutMs,
+      logger: deps.logger,
+      schedule: deps.probeSchedule,
       nodes: () => this.current,
       onSnapshot: (node, info, sentAt, vendor) => {
         // What a node says of its vendor is weighed whenever it says it: the proxy is not ready while it is not the proxy's.
-        o.vendor.observe(node, vendor);
-        this.vendorProblem = o.vendor.decide(this.current);
+        deps.vendor.observe(node, vendor);
+        this.vendorProblem = deps.vendor.decide(this.current);
         this.probed(node, info, sentAt);
       },
-      onFailure: (node, got) => this.transitions.reach(node, false, got),
+      onFailure: (node, got) => this.transitions.probeMissed(node, got),
       onRound: (answered) => this.roundDone(answered),
     });
     for (const node of this.current) this.follow(node);
@@ -124,11 +125,11 @@ export class NodeSet {
     this.chainUpdate();
     // This snapshot may reach a client even if the node's circuit opened while the
     // call was out: later hits must not carry an older one.
-    if (!node.quarantined && info.chainId === this.chain.current()) this.o.watermark.observe(info);
+    if (!node.quarantined && info.chainId === this.chain.current()) this.deps.watermark.observe(info);
   }
 
   health(node: NodeState): NodeHealth {
-    return nodeHealth(node, this.current, this.o.routing.maxLagVersions);
+    return nodeHealth(node, this.current, this.deps.routing.maxLagVersions);
   }
 
   /** Ready: the vendor and the chain are known and some node of the chain is healthy. */
@@ -141,7 +142,7 @@ export class NodeSet {
    * is not known or not the proxy's (then nothing is served or cached).
    */
   chainId(): number | undefined {
-    return this.vendorProblem === null && this.o.vendor.names() !== undefined ? this.chain.current() : undefined;
+    return this.vendorProblem === null && this.deps.vendor.names() !== undefined ? this.chain.current() : undefined;
   }
 
   /** Why the proxy is not ready: the vendor, or each node's chain or last probe failure (names, never URLs). */
@@ -178,27 +179,14 @@ export class NodeSet {
   }
 
   private async swapNodes(next: NodeState[]): Promise<{ added: string[]; removed: string[] }> {
-    // New headers (a rotated API key) make a new node: its client must send them.
-    const identity = (n: NodeState): string =>
-      JSON.stringify([n.name, n.client.url, n.role, n.weight, n.client.headers]);
-    const byKey = new Map(this.current.map((n) => [identity(n), n]));
-    const merged = next.map((n) => {
-      const kept = byKey.get(identity(n));
-      if (kept === undefined) return n;
-      kept.budget = n.budget;
-      kept.spreadVersions = n.spreadVersions;
-      return kept;
-    });
-    const kept = new Set(merged);
-    const removed = this.current.filter((n) => !kept.has(n));
-    const added = merged.filter((n) => !this.current.includes(n));
-    for (const n of next) if (!merged.includes(n)) await n.client.destroy();
+    const { merged, added, removed, unused } = mergeNodes(this.current, next);
+    for (const n of unused) await n.client.destroy();
     for (const n of added) this.follow(n);
     // Added nodes are probed before they take reads: until then the chain they
     // are on is unknown. The established chain stays while they are.
     const answered = await Promise.all(added.map((n) => this.prober.probe(n)));
     this.current = merged;
-    this.vendorProblem = this.o.vendor.decide(merged);
+    this.vendorProblem = this.deps.vendor.decide(merged);
     // Nodes kept count with their last snapshot; added ones if they answered.
     this.chainUpdate(
       new Set(merged.filter((n) => (!added.includes(n) ? n.ledger !== null : answered[added.indexOf(n)] !== null))),
@@ -233,7 +221,7 @@ export class NodeSet {
     } else {
       this.take(node, info, null);
     }
-    this.transitions.reach(node, true);
+    this.transitions.probeAnswered(node);
     this.chainUpdate();
   }
 
@@ -249,7 +237,7 @@ export class NodeSet {
     const expected = this.chain.current();
     for (const node of this.current) this.transitions.quarantine(node, expected);
     if (expected === undefined) return;
-    const { watermark } = this.o;
+    const { watermark } = this.deps;
     // A snapshot of another chain (taken before the chain was known) is dropped.
     if (watermark.current() !== null && watermark.current()!.chainId !== expected) watermark.reset();
     // Every healthy node of the chain: snapshots seen before the chain was known count too.
@@ -264,10 +252,10 @@ export class NodeSet {
     const top = this.topOf((n) => n.ledger);
     if (top === null) return;
     this.floor.clamp(top.ledgerVersion);
-    const held = this.o.watermark.current();
+    const held = this.deps.watermark.current();
     if (held === null || held.ledgerVersion <= top.ledgerVersion) return;
-    this.o.watermark.correct(top);
-    this.o.logger.warn(
+    this.deps.watermark.correct(top);
+    this.deps.logger.warn(
       { from: String(held.ledgerVersion), to: String(top.ledgerVersion) },
       "watermark corrected: a node's answers had pushed it ahead of what the nodes report",
     );

@@ -42,24 +42,24 @@ export interface JudgeContext {
  * 'behind' or 'ahead' when the snapshot is impossible for the node, 'unsure' when
  * it is beyond what the rate allows (ask the node again), null when plausible.
  */
-export function judgeSnapshot(node: NodeState, info: LedgerInfo, o: JudgeContext): Misbehaviour | 'unsure' | null {
+export function judgeSnapshot(node: NodeState, info: LedgerInfo, how: JudgeContext): Misbehaviour | 'unsure' | null {
   const spread = BigInt(node.spreadVersions);
-  const before = o.probedAtSend;
+  const before = how.probedAtSend;
   if (
-    o.latest &&
+    how.latest &&
     before !== null &&
     before.info.chainId === info.chainId &&
     info.ledgerVersion + spread < before.info.ledgerVersion
   )
     return 'behind';
-  const reference = node.probed ?? o.fallback;
+  const reference = node.probed ?? how.fallback;
   if (reference === null || reference.info.chainId !== info.chainId) return null;
-  const seconds = Math.max(0, o.receivedAt - reference.sentAt) / 1000;
+  const seconds = Math.max(0, how.receivedAt - reference.sentAt) / 1000;
   const allowed =
     reference.info.ledgerVersion +
     AHEAD_SLACK_VERSIONS +
     spread +
-    BigInt(Math.ceil(AHEAD_RATE_FACTOR * o.versionsPerSecond * seconds));
+    BigInt(Math.ceil(AHEAD_RATE_FACTOR * how.versionsPerSecond * seconds));
   return info.ledgerVersion > allowed ? 'unsure' : null;
 }
 

@@ -37,8 +37,17 @@ export class NodeTransitions {
     private readonly onTransition: (upstream: string, state: NodeTransition) => void = () => undefined,
   ) {}
 
-  /** A probe got the ledger info (`up`) or not (`got`: what it got instead, in the proxy's words). */
-  reach(node: NodeState, up: boolean, got?: string): void {
+  /** A probe got the ledger info. */
+  probeAnswered(node: NodeState): void {
+    this.reach(node, true);
+  }
+
+  /** A probe got no ledger info (`got`: what it got instead, in the proxy's words). */
+  probeMissed(node: NodeState, got: string): void {
+    this.reach(node, false, got);
+  }
+
+  private reach(node: NodeState, up: boolean, got?: string): void {
     const seen = this.of(node);
     if (seen.up === up) return;
     seen.up = up;

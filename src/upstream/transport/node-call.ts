@@ -1,4 +1,4 @@
-// One HTTP exchange with a node through undici's dispatch API: the answer's
+// One HTTP call to a node through undici's dispatch API: the answer's
 // status, headers and whole body (decoded as its Content-Encoding says), or why
 // there is none. request() wraps the same dispatch in a body stream and an
 // AbortSignal per call, which cost every forwarded read measurable CPU; a node's
@@ -7,19 +7,19 @@
 // Everything an answer holds is bounded while it arrives: the answer cap on the
 // wire and again decoded (a compressed answer is decoded as a stream, so a small
 // body that inflates without end is abandoned at the cap, not decoded whole),
-// the proxy-wide budget of answer bytes in flight, and the exchange's deadline,
-// which runs until the last decoded byte; a streamed answer's delivery deadline
-// runs until its last byte arrives, but not while its reader is not reading.
+// the proxy-wide budget of answer bytes in flight (the bytes held: held-body.ts),
+// and the call's deadline, which runs until the last decoded byte; a streamed
+// answer's delivery deadline runs until its last byte arrives, but not while its
+// reader is not reading.
 import { Readable, type Transform } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Dispatcher } from 'undici';
 import type { AnswerBytes } from './answer-bytes.js';
 import { Countdown } from './countdown.js';
-import { AnswerBytesExhausted, AnswerTooLarge, AnswerUndecodable, ExchangeTimeout } from './call-errors.js';
+import { AnswerTooLarge, AnswerUndecodable, CallTimeout } from './call-errors.js';
+import { HeldBody } from './held-body.js';
 
-export { AnswerBytesExhausted, AnswerTooLarge, AnswerUndecodable, ExchangeTimeout } from './call-errors.js';
-
-export interface Exchanged {
+export interface RawAnswer {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   /** decoded, in an exact-size copy: a cached answer never keeps a socket's or the pool's buffer alive (empty when streamed) */
@@ -28,10 +28,10 @@ export interface Exchanged {
   stream?: Readable;
 }
 
-export interface ExchangeLimits {
-  /** the whole exchange, queueing and decoding included */
+export interface CallLimits {
+  /** the whole call, queueing and decoding included */
   timeoutMs: number;
-  /** a hedge that lost: the exchange ends with the signal's reason */
+  /** a hedge that lost: the call ends with the signal's reason */
   signal?: AbortSignal;
   /** the most bytes an answer may have, on the wire and decoded (default: no cap) */
   maxBytes?: number;
@@ -47,7 +47,7 @@ export interface ExchangeLimits {
    */
   stream?: boolean;
   /**
-   * A streamed answer must be whole within `withinMs` of the exchange's start, not counting
+   * A streamed answer must be whole within `withinMs` of the call's start, not counting
    * the time its reader was not reading: past it the stream is destroyed with `error()`.
    */
   delivery?: { withinMs: number; error: () => Error };
@@ -64,17 +64,17 @@ const DECODERS: Record<string, () => Transform> = {
 
 /**
  * Sends `options` on `dispatcher` and collects the answer. Rejects with
- * ExchangeTimeout after limits.timeoutMs, with the signal's reason when it is
+ * CallTimeout after limits.timeoutMs, with the signal's reason when it is
  * aborted, with AnswerTooLarge, AnswerUndecodable or AnswerBytesExhausted as soon
- * as the answer breaks a bound (the exchange itself aborted each time), or with
+ * as the answer breaks a bound (the call itself aborted each time), or with
  * the transport's error.
  */
-export function exchange(
+export function callNode(
   dispatcher: Dispatcher,
   options: Dispatcher.DispatchOptions,
-  limits: ExchangeLimits,
-): Promise<Exchanged> {
-  return new Promise<Exchanged>((resolve, reject) => {
+  limits: CallLimits,
+): Promise<RawAnswer> {
+  return new Promise<RawAnswer>((resolve, reject) => {
     const reader = new AnswerReader(limits, resolve, reject);
     if (reader.listen()) dispatcher.dispatch(options, reader.handler());
   });
@@ -88,24 +88,18 @@ interface Controller {
   readonly paused: boolean;
 }
 
-type Headers = Exchanged['headers'];
+type Headers = RawAnswer['headers'];
 
 class AnswerReader {
   private controller: Controller | undefined;
-  /** why the exchange was cut short before undici handed over its controller */
+  /** why the call was cut short before undici handed over its controller */
   private cutShort: Error | undefined;
   private settled = false;
   private status = 0;
   private headers: Headers = {};
-  // Nearly every answer arrives in one chunk: a list is made only for a second one.
-  private first: Buffer | undefined;
-  private rest: Buffer[] | undefined;
-  /** bytes held (decoded ones, for a compressed answer) */
-  private size = 0;
+  private readonly held: HeldBody;
   /** bytes received on the wire */
   private wire = 0;
-  /** bytes taken from limits.inFlight, given back when the exchange settles */
-  private reserved = 0;
   private decoder: Transform | undefined;
   /** the body streamed on, once the headers said to (limits.stream) */
   private streamed: Readable | undefined;
@@ -116,13 +110,14 @@ class AnswerReader {
   private readonly timer: NodeJS.Timeout;
 
   constructor(
-    private readonly limits: ExchangeLimits,
-    private readonly resolve: (answer: Exchanged) => void,
+    private readonly limits: CallLimits,
+    private readonly resolve: (answer: RawAnswer) => void,
     private readonly reject: (err: Error) => void,
   ) {
     this.maxBytes = limits.maxBytes ?? Number.POSITIVE_INFINITY;
+    this.held = new HeldBody(this.maxBytes, limits.inFlight);
     this.startedAt = limits.delivery === undefined ? 0 : performance.now();
-    this.timer = setTimeout(() => this.cut(new ExchangeTimeout()), limits.timeoutMs);
+    this.timer = setTimeout(() => this.cut(new CallTimeout()), limits.timeoutMs);
   }
 
   /** Follows the signal; false when it is aborted already (then nothing is sent). */
@@ -165,14 +160,15 @@ class AnswerReader {
     const encoding = (firstHeader(headers['content-encoding']) ?? 'identity').trim().toLowerCase();
     if (encoding === 'identity' || encoding === '') {
       if (this.limits.stream && status < 400) return this.streamOn();
-      if (length > 0) this.reserve(length);
+      const refused = length > 0 ? this.held.reserve(length) : undefined;
+      if (refused !== undefined) this.cut(refused);
       return;
     }
     const make = DECODERS[encoding];
-    if (make === undefined) return this.cut(new AnswerUndecodable(encoding, false));
+    if (make === undefined) return this.cut(new AnswerUndecodable(encoding, { known: false }));
     const decoder = make();
     decoder.on('data', (chunk: Buffer) => this.hold(chunk));
-    decoder.on('error', () => this.cut(new AnswerUndecodable(encoding, true)));
+    decoder.on('error', () => this.cut(new AnswerUndecodable(encoding, { known: true })));
     decoder.on('end', () => this.finish());
     this.decoder = decoder;
   }
@@ -185,7 +181,7 @@ class AnswerReader {
         this.controller.resume();
         this.delivering?.resume();
       },
-      // The reader went away (the client left), or the node was too slow: the exchange ends with it.
+      // The reader went away (the client left), or the node was too slow: the call ends with it.
       destroy: (err, done) => {
         this.delivering?.stop();
         if (!stream.readableEnded) this.controller?.abort(err ?? new Error('the answer was not read to its end'));
@@ -228,22 +224,8 @@ class AnswerReader {
 
   private hold(chunk: Buffer): void {
     if (this.settled) return;
-    this.size += chunk.length;
-    if (this.size > this.maxBytes) return this.cut(new AnswerTooLarge(this.maxBytes));
-    if (this.size > this.reserved && !this.reserve(this.size - this.reserved)) return;
-    if (this.first === undefined) this.first = chunk;
-    else (this.rest ??= [this.first]).push(chunk);
-  }
-
-  /** Takes `n` more bytes of the budget; cuts the exchange short when they do not fit. */
-  private reserve(n: number): boolean {
-    const budget = this.limits.inFlight;
-    if (budget !== undefined && !budget.take(n)) {
-      this.cut(new AnswerBytesExhausted(budget.max));
-      return false;
-    }
-    this.reserved += n;
-    return true;
+    const broken = this.held.hold(chunk);
+    if (broken !== undefined) this.cut(broken);
   }
 
   private ended(): void {
@@ -261,18 +243,14 @@ class AnswerReader {
 
   private finish(): void {
     if (this.settled) return;
+    const body = this.held.joined();
     this.settle();
-    const body = Buffer.allocUnsafeSlow(this.size);
-    let at = 0;
-    for (const chunk of this.rest ?? (this.first === undefined ? [] : [this.first])) at += chunk.copy(body, at);
-    this.first = this.rest = undefined;
     this.resolve({ status: this.status, headers: this.headers, body });
   }
 
   private cut(reason: Error): void {
     if (this.settled) return;
     this.settle();
-    this.first = this.rest = undefined;
     if (this.controller !== undefined) this.controller.abort(reason);
     else this.cutShort = reason;
     this.reject(reason);
@@ -292,14 +270,14 @@ class AnswerReader {
     this.settled = true;
     clearTimeout(this.timer);
     this.limits.signal?.removeEventListener('abort', this.onAbort);
-    if (this.reserved > 0) this.limits.inFlight?.give(this.reserved);
-    this.reserved = 0;
+    this.held.release();
     this.decoder?.destroy();
   }
 }
 
 const EMPTY = Buffer.alloc(0);
 
-function firstHeader(value: string | string[] | undefined): string | undefined {
+/** A header's first value, when the node sent it more than once. */
+export function firstHeader(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }

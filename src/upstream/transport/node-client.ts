@@ -1,12 +1,15 @@
-// The transport to one node, and the ONLY place where transport failures and
-// answers that are not node-shaped become NodeErrors (503 internal_error).
+// The transport to one node: its connections, and each call and probe made on
+// them. Here transport failures (call-errors.ts) and answers that are not
+// node-shaped (answer-shape.ts) become NodeErrors (503 internal_error), and
+// nowhere else.
 import { Pool } from 'undici';
-import { NodeError, ERROR_STATUSES, isErrorCode } from '../../errors.js';
-import { decodeGasUsed, decodeLedgerHeaders, type LedgerHeaderNames, vendorOfHeaders } from '../../ledger/headers.js';
-import { mediaType } from '../../wire/media-type.js';
+import { NodeError } from '../../errors.js';
+import { type LedgerHeaderNames, vendorOfHeaders } from '../../ledger/headers.js';
 import type { NodeAnswer } from '../../model/node-answer.js';
 import type { AnswerBytes } from './answer-bytes.js';
-import { AnswerBytesExhausted, AnswerTooLarge, AnswerUndecodable, exchange, ExchangeTimeout } from './node-call.js';
+import { retryAfterMs, shapeAnswer } from './answer-shape.js';
+import { AnswerBytesExhausted, failureOf } from './call-errors.js';
+import { callNode, firstHeader, type RawAnswer } from './node-call.js';
 
 export interface NodeCall {
   method: 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
@@ -94,14 +97,14 @@ export class NodeClient {
 
   /** One call to the node. Resolves with any node-shaped answer; rejects with a NodeError otherwise. */
   async call(call: NodeCall): Promise<NodeAnswer> {
-    let exchanged: Awaited<ReturnType<typeof exchange>>;
+    let got: RawAnswer;
     try {
-      exchanged = await this.send(call);
+      got = await this.send(call);
     } catch (err) {
       throw this.failure(err, call.timeoutMs);
     }
-    const answer = this.shape(exchanged.status, exchanged.headers, exchanged.body, call.passthrough === true);
-    if (exchanged.stream !== undefined) answer.stream = exchanged.stream;
+    const answer = shapeAnswer(got, { node: this.name, names: this.names, passthrough: call.passthrough === true });
+    if (got.stream !== undefined) answer.stream = got.stream;
     return answer;
   }
 
@@ -137,9 +140,9 @@ export class NodeClient {
     }
   }
 
-  /** One exchange with the node; rejects with what the transport threw. */
-  private send(call: NodeCall): ReturnType<typeof exchange> {
-    return exchange(
+  /** One call to the node; rejects with what the transport threw. */
+  private send(call: NodeCall): Promise<RawAnswer> {
+    return callNode(
       this.pool,
       {
         method: call.method,
@@ -170,7 +173,7 @@ export class NodeClient {
     );
   }
 
-  /** Why the exchange gave no answer, in the proxy's own words; the transport's error is kept as the cause, for the log. */
+  /** Why the call gave no answer, in the proxy's own words; the transport's error is kept as the cause, for the log. */
   private failure(err: unknown, timeoutMs: number): NodeError {
     if (err instanceof AnswerBytesExhausted) {
       return NodeError.unavailable(
@@ -184,63 +187,6 @@ export class NodeClient {
     return failure;
   }
 
-  private shape(
-    status: number,
-    headers: Record<string, string | string[] | undefined>,
-    body: Buffer,
-    passthrough: boolean,
-  ): NodeAnswer {
-    const contentType = firstHeader(headers['content-type']) ?? '';
-    const type = mediaType(contentType);
-    const answer: NodeAnswer = {
-      upstream: this.name,
-      status,
-      contentType,
-      body,
-      gasUsed: decodeGasUsed(this.names, headers),
-      ledger: decodeLedgerHeaders(this.names, headers),
-    };
-    // A page's pointer to the next one (resources, modules): part of the answer.
-    const cursor = firstHeader(headers[this.names.cursor]);
-    if (cursor !== undefined) answer.cursor = cursor;
-    const broken = (what: string): never => {
-      throw NodeError.unavailable(`upstream ${this.name}: ${what}`);
-    };
-    if (passthrough) {
-      answer.headers = headers;
-      if (status < 400) return answer;
-    }
-    if (status === 200) {
-      if (type === 'application/x-bcs') return answer;
-      if (type === 'application/json') {
-        const parsed = parseJson(body);
-        if (parsed === NOT_JSON) broken('answered 200 with a body that is not JSON');
-        answer.json = parsed;
-        return answer;
-      }
-      return broken(`answered 200 with content type '${contentType || 'none'}'`);
-    }
-    if (status === 429) broken('answered 429 Too Many Requests (rate limited)');
-    // A refusal of the proxy's own credentials is the deployment's failure, not the client's.
-    if ((status === 401 || status === 403 || status === 407) && parseErrorBody(body) === null) {
-      broken(`answered HTTP ${status}: check the node's upstreams[].headers (API key)`);
-    }
-    if (!(ERROR_STATUSES as readonly number[]).includes(status)) {
-      broken(`answered HTTP ${status}${type ? ` ${type}` : ''}${body.length === 0 ? ' with an empty body' : ''}`);
-    }
-    const error = parseErrorBody(body);
-    if (error === null) {
-      broken(
-        `answered HTTP ${status} without a node error body${body.length === 0 ? ' (empty)' : type ? ` (${type})` : ''}`,
-      );
-    }
-    answer.errorCode = error!.code;
-    answer.vmErrorCode = error!.vmErrorCode;
-    const retryAfter = retryAfterMs(firstHeader(headers['retry-after']));
-    if (retryAfter !== undefined) answer.retryAfterMs = retryAfter;
-    return answer;
-  }
-
   async close(): Promise<void> {
     await this.pool.close();
   }
@@ -249,90 +195,4 @@ export class NodeClient {
   async destroy(): Promise<void> {
     await this.pool.destroy();
   }
-}
-
-function firstHeader(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
-}
-
-/** A Retry-After (RFC 9110 §10.2.3: delta seconds or an HTTP date) in ms from now; undefined when absent or unreadable. */
-function retryAfterMs(value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const text = value.trim();
-  if (/^\d{1,9}$/.test(text)) return Number(text) * 1000;
-  const at = Date.parse(text);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
-}
-
-const NOT_JSON = Symbol('not JSON');
-
-function parseJson(body: Buffer): unknown {
-  try {
-    return JSON.parse(body.toString('utf8'));
-  } catch {
-    return NOT_JSON;
-  }
-}
-
-function parseErrorBody(body: Buffer): { code: string; vmErrorCode: number | null } | null {
-  try {
-    const parsed = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
-    if (typeof parsed !== 'object' || parsed === null) return null;
-    if (typeof parsed.message !== 'string' || !isErrorCode(parsed.error_code)) return null;
-    const vm = parsed.vm_error_code;
-    return { code: parsed.error_code, vmErrorCode: typeof vm === 'number' ? vm : null };
-  } catch {
-    return null;
-  }
-}
-
-interface TransportFailure {
-  text: string;
-  reason: 'node_timeout' | 'node_failed' | 'node_broken';
-  /** false: a failure this list does not name (the caller logs its message and code) */
-  known: boolean;
-}
-
-/** Why an exchange gave no answer, in the proxy's words: never the library's message text. */
-function failureOf(err: unknown, timeoutMs: number): TransportFailure {
-  if (err instanceof AnswerTooLarge)
-    return {
-      text: `answered more than the ${err.maxBytes / 1024 / 1024} MiB an answer may have`,
-      reason: 'node_broken',
-      known: true,
-    };
-  if (err instanceof AnswerUndecodable) {
-    const what = err.known
-      ? `a body that does not decompress (${err.encoding})`
-      : `an unknown content encoding '${err.encoding}'`;
-    return { text: `answered ${what}`, reason: 'node_broken', known: true };
-  }
-  return describeTransportError(err, timeoutMs);
-}
-
-/** A transport failure in the proxy's words: never the library's message text. */
-function describeTransportError(err: unknown, timeoutMs: number): TransportFailure {
-  const timedOut: TransportFailure = { text: `timed out after ${timeoutMs} ms`, reason: 'node_timeout', known: true };
-  if (err instanceof ExchangeTimeout) return timedOut;
-  const e = err as { code?: string; name?: string };
-  const failed = (text: string): TransportFailure => ({ text, reason: 'node_failed', known: true });
-  switch (e.code) {
-    case 'ECONNREFUSED':
-      return failed('connection refused');
-    case 'ECONNRESET':
-    case 'EPIPE':
-    case 'UND_ERR_SOCKET':
-      return failed('connection reset');
-    case 'UND_ERR_HEADERS_TIMEOUT':
-    case 'UND_ERR_BODY_TIMEOUT':
-    case 'UND_ERR_CONNECT_TIMEOUT':
-      return timedOut;
-    case 'ENOTFOUND':
-    case 'EAI_AGAIN':
-      return failed('host not found');
-    case 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH':
-      return failed('answer shorter or longer than its Content-Length');
-  }
-  if (e.name === 'AbortError') return failed('request aborted');
-  return { text: 'the call failed', reason: 'node_failed', known: false };
 }

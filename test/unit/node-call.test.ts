@@ -1,18 +1,14 @@
-// One exchange with a node (src/upstream/transport/node-call.ts): the whole answer in a
+// One call to a node (src/upstream/transport/node-call.ts): the whole answer in a
 // buffer of its own, decoded as it arrives, within its bounds (the answer cap,
-// the bytes in flight, the deadline), and a cancellation that ends the exchange.
+// the bytes in flight, the deadline), and a cancellation that ends the call.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { gzipSync } from 'node:zlib';
 import { AnswerBytes } from '../../src/upstream/transport/answer-bytes.js';
-import {
-  AnswerBytesExhausted,
-  AnswerTooLarge,
-  exchange,
-  ExchangeTimeout,
-} from '../../src/upstream/transport/node-call.js';
+import { AnswerBytesExhausted, AnswerTooLarge, CallTimeout } from '../../src/upstream/transport/call-errors.js';
+import { callNode } from '../../src/upstream/transport/node-call.js';
 import { until } from '../helpers/until.js';
 
 let server: Server | undefined;
@@ -35,7 +31,7 @@ async function node(
   return { pool, closed: () => closed };
 }
 
-describe('exchange', () => {
+describe('callNode', () => {
   it('collects status, headers and a body of one chunk or many into a buffer of its own', async () => {
     const parts = [Buffer.alloc(10, 1), Buffer.alloc(70_000, 2), Buffer.alloc(5, 3)];
     const { pool } = await node((req, res) => {
@@ -48,13 +44,13 @@ describe('exchange', () => {
         res.end();
       } else res.end('tiny');
     });
-    const one = await exchange(pool, { method: 'GET', path: '/one' }, { timeoutMs: 5000 });
+    const one = await callNode(pool, { method: 'GET', path: '/one' }, { timeoutMs: 5000 });
     expect(one.status).toBe(404);
     expect(one.headers['x-node-ledger-version']).toBe('7');
     expect(one.body.toString()).toBe('tiny');
     // Not a view into a socket's or the pool's buffer: a cached body keeps only itself alive.
     expect(one.body.buffer.byteLength).toBe(4);
-    const many = await exchange(pool, { method: 'GET', path: '/many' }, { timeoutMs: 5000 });
+    const many = await callNode(pool, { method: 'GET', path: '/many' }, { timeoutMs: 5000 });
     expect(many.body.equals(Buffer.concat(parts))).toBe(true);
     expect(many.body.buffer.byteLength).toBe(many.body.length);
   });
@@ -66,7 +62,7 @@ describe('exchange', () => {
       req.on('end', () => res.end(`${req.method} ${req.headers['content-type']} ${Buffer.concat(chunks).toString()}`));
     });
     const body = Buffer.from('{"key":"0x1"}');
-    const got = await exchange(
+    const got = await callNode(
       pool,
       {
         method: 'POST',
@@ -79,44 +75,42 @@ describe('exchange', () => {
     expect(got.body.toString()).toBe('POST application/json {"key":"0x1"}');
   });
 
-  it('rejects with ExchangeTimeout at the deadline and ends the exchange', async () => {
+  it('rejects with CallTimeout at the deadline and ends the call', async () => {
     const { pool, closed } = await node(() => undefined);
     const started = performance.now();
-    await expect(exchange(pool, { method: 'GET', path: '/' }, { timeoutMs: 150 })).rejects.toBeInstanceOf(
-      ExchangeTimeout,
-    );
+    await expect(callNode(pool, { method: 'GET', path: '/' }, { timeoutMs: 150 })).rejects.toBeInstanceOf(CallTimeout);
     expect(performance.now() - started).toBeLessThan(2000);
-    // The stalled exchange was aborted, not left open on its connection.
-    await until(() => closed() === 1, 2000, 'the timed-out exchange to close its connection');
+    // The stalled call was aborted, not left open on its connection.
+    await until(() => closed() === 1, 2000, 'the timed-out call to close its connection');
   });
 
-  it('rejects with the reason of an aborted signal, before or during the exchange', async () => {
+  it('rejects with the reason of an aborted signal, before or during the call', async () => {
     let received = 0;
     const { pool, closed } = await node(() => void received++);
     const before = new AbortController();
     before.abort(new Error('lost the race'));
     await expect(
-      exchange(pool, { method: 'GET', path: '/' }, { timeoutMs: 5000, signal: before.signal }),
+      callNode(pool, { method: 'GET', path: '/' }, { timeoutMs: 5000, signal: before.signal }),
     ).rejects.toThrow('lost the race');
     const during = new AbortController();
-    const pending = exchange(pool, { method: 'GET', path: '/' }, { timeoutMs: 5000, signal: during.signal });
+    const pending = callNode(pool, { method: 'GET', path: '/' }, { timeoutMs: 5000, signal: during.signal });
     await until(() => received === 1, 2000, 'the request at the node');
     during.abort();
     await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
-    await until(() => closed() === 1, 2000, 'the cancelled exchange to close its connection');
+    await until(() => closed() === 1, 2000, 'the cancelled call to close its connection');
   });
 
   it('rejects with the transport error when the node is not there', async () => {
     const { pool } = await node(() => undefined);
     await new Promise((resolve) => server!.close(resolve));
     server = undefined;
-    await expect(exchange(pool, { method: 'GET', path: '/' }, { timeoutMs: 5000 })).rejects.toMatchObject({
+    await expect(callNode(pool, { method: 'GET', path: '/' }, { timeoutMs: 5000 })).rejects.toMatchObject({
       code: 'ECONNREFUSED',
     });
   });
 });
 
-describe('exchange: bounds on what an answer holds', () => {
+describe('callNode: bounds on what an answer holds', () => {
   const MiB = 1024 * 1024;
   const member = gzipSync(Buffer.alloc(MiB));
 
@@ -127,14 +121,14 @@ describe('exchange: bounds on what an answer holds', () => {
       for (let i = 0; i < 64; i++) res.write(member);
       res.end();
     });
-    const whole = await exchange(pool, { method: 'GET', path: '/' }, { timeoutMs: 5000, maxBytes: 64 * MiB });
+    const whole = await callNode(pool, { method: 'GET', path: '/' }, { timeoutMs: 5000, maxBytes: 64 * MiB });
     expect(whole.body.length).toBe(64 * MiB);
     const started = performance.now();
     await expect(
-      exchange(pool, { method: 'GET', path: '/' }, { timeoutMs: 5000, maxBytes: 4 * MiB }),
+      callNode(pool, { method: 'GET', path: '/' }, { timeoutMs: 5000, maxBytes: 4 * MiB }),
     ).rejects.toBeInstanceOf(AnswerTooLarge);
     expect(performance.now() - started).toBeLessThan(2000);
-    await until(() => closed() >= 1, 2000, 'the abandoned exchange to close its connection');
+    await until(() => closed() >= 1, 2000, 'the abandoned call to close its connection');
   });
 
   it('abandons decoding at the deadline', async () => {
@@ -145,10 +139,10 @@ describe('exchange: bounds on what an answer holds', () => {
     });
     const started = performance.now();
     await expect(
-      exchange(pool, { method: 'GET', path: '/' }, { timeoutMs: 200, maxBytes: 1024 * MiB }),
-    ).rejects.toBeInstanceOf(ExchangeTimeout);
+      callNode(pool, { method: 'GET', path: '/' }, { timeoutMs: 200, maxBytes: 1024 * MiB }),
+    ).rejects.toBeInstanceOf(CallTimeout);
     expect(performance.now() - started).toBeLessThan(1500);
-    await until(() => closed() === 1, 2000, 'the timed-out exchange to close its connection');
+    await until(() => closed() === 1, 2000, 'the timed-out call to close its connection');
   });
 
   it('a body that does not decode, or an unknown encoding, is undecodable', async () => {
@@ -156,11 +150,11 @@ describe('exchange: bounds on what an answer holds', () => {
       res.writeHead(200, { 'content-encoding': req.url === '/zstd' ? 'zstd' : 'gzip' });
       res.end('not gzip');
     });
-    await expect(exchange(pool, { method: 'GET', path: '/gzip' }, { timeoutMs: 5000 })).rejects.toMatchObject({
+    await expect(callNode(pool, { method: 'GET', path: '/gzip' }, { timeoutMs: 5000 })).rejects.toMatchObject({
       name: 'AnswerUndecodable',
       known: true,
     });
-    await expect(exchange(pool, { method: 'GET', path: '/zstd' }, { timeoutMs: 5000 })).rejects.toMatchObject({
+    await expect(callNode(pool, { method: 'GET', path: '/zstd' }, { timeoutMs: 5000 })).rejects.toMatchObject({
       name: 'AnswerUndecodable',
       known: false,
     });
@@ -175,13 +169,13 @@ describe('exchange: bounds on what an answer holds', () => {
       res.end(Buffer.alloc(size, 1));
     });
     const budget = new AnswerBytes(3 * MiB);
-    const fits = await exchange(pool, { method: 'GET', path: `/${2 * MiB}` }, { timeoutMs: 5000, inFlight: budget });
+    const fits = await callNode(pool, { method: 'GET', path: `/${2 * MiB}` }, { timeoutMs: 5000, inFlight: budget });
     expect(fits.body.length).toBe(2 * MiB);
     expect(budget.held).toBe(0);
     for (const declare of ['0', '1']) {
       const headers = { 'x-declare': declare };
       await expect(
-        exchange(pool, { method: 'GET', path: `/${4 * MiB}`, headers }, { timeoutMs: 5000, inFlight: budget }),
+        callNode(pool, { method: 'GET', path: `/${4 * MiB}`, headers }, { timeoutMs: 5000, inFlight: budget }),
         declare,
       ).rejects.toBeInstanceOf(AnswerBytesExhausted);
       expect(budget.held, declare).toBe(0);
@@ -190,7 +184,7 @@ describe('exchange: bounds on what an answer holds', () => {
     // Held by another answer: only what is left fits.
     expect(budget.take(2 * MiB)).toBe(true);
     await expect(
-      exchange(
+      callNode(
         pool,
         { method: 'GET', path: `/${2 * MiB}`, headers: { 'x-declare': '1' } },
         { timeoutMs: 5000, inFlight: budget },
@@ -199,13 +193,13 @@ describe('exchange: bounds on what an answer holds', () => {
   });
 });
 
-describe('exchange: an empty body', () => {
+describe('callNode: an empty body', () => {
   it('is empty whatever its Content-Encoding says', async () => {
     const { pool } = await node((_req, res) => {
       res.writeHead(204, { 'content-encoding': 'gzip' });
       res.end();
     });
-    const answer = await exchange(pool, { method: 'GET', path: '/' }, { timeoutMs: 5000 });
+    const answer = await callNode(pool, { method: 'GET', path: '/' }, { timeoutMs: 5000 });
     expect([answer.status, answer.body.length]).toEqual([204, 0]);
   });
 });

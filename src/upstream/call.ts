@@ -1,0 +1,36 @@
+// A call to the nodes as the failover loop takes it: what is sent, how it is
+// routed and retried, how each attempt went, and why a call is shed.
+import type { Priority } from '../config/index.js';
+import type { TraceScope } from '../tracing/scope.js';
+import type { NodeState } from './nodes/node-state.js';
+import type { NodeCall } from './transport/node-client.js';
+
+/** Why a call was refused for the proxy's own load: its in-flight cap, a node's budget, the answer bytes in flight. */
+export type ShedReason = 'overload' | 'budget' | 'answer_bytes';
+
+/** How a call to a node went: answered, answered its own 5xx, shed load (`overloaded`), or no answer. */
+export type CallOutcome = 'ok' | 'node_error' | 'overloaded' | 'failed';
+
+/** How one call is routed and retried. */
+export interface CallPlan {
+  /** a node that covers this version; null: the most advanced */
+  version: bigint | null;
+  /** may be retried on another node and hedged; a write is sent once */
+  idempotent: boolean;
+  /** a latest read: its answer's snapshot names the version its data was read at */
+  latest: boolean;
+  /** epoch ms */
+  deadline: number;
+  /** the tenant's priority: how much of a node's budget the call may use */
+  priority?: Priority;
+  /** nodes never asked (a cross-check's first node) */
+  exclude?: ReadonlySet<NodeState>;
+  /** the span the attempts go under, while tracing is on: each gets its own, and the node its traceparent */
+  trace?: TraceScope;
+}
+
+/** A call as the pool hands it over: each attempt gets its own timeout. */
+export type Call = Omit<NodeCall, 'timeoutMs'>;
+
+/** A shed call's client may come back in a second: budgets free up as calls end and tokens return. */
+export const RETRY_SOON = { 'retry-after': '1' };
