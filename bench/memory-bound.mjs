@@ -67,7 +67,7 @@ async function measure(maxBytes) {
   try {
     await idle(2000);
     const idleRss = residentBytes(proxy.pid);
-    const shares = memoryShares(maxBytes, true);
+    const shares = memoryShares(maxBytes, { keepsLatestAnswers: true });
     const rss = sampleRss(proxy.pid, 500);
     const started = performance.now();
     const probe = await soak(proxy.info.url, { connections: CONNECTIONS, maxKeys: PROBE_KEYS, durationMs: maxMs });

@@ -1,4 +1,4 @@
-// buildApp(config): the one wiring point. main.ts and the tests both call it.
+// buildApp(config): the proxy composed from the parts wiring/ builds. main.ts and the tests both call it.
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config/index.js';

@@ -1,4 +1,4 @@
-// The one error type of the proxy (and of the simulated node): every failure that
+// The error type of the proxy (and of the simulated node): every failure that
 // reaches a client is a NodeError, rendered by errorBody() into api.md §5's body.
 
 export const ERROR_CODES = [
@@ -69,6 +69,16 @@ export type ErrorReason =
   | 'forbidden'
   | 'internal';
 
+/** What a NodeError carries beside its status, code and message. */
+export interface NodeErrorOptions {
+  /** the body's vm_error_code; null when absent */
+  vmErrorCode?: number | null;
+  /** why the reply was made; by default, what the status says */
+  reason?: ErrorReason;
+  /** headers the reply carries beside the body */
+  headers?: Record<string, string>;
+}
+
 export class NodeError extends Error {
   readonly status: ErrorStatus;
   readonly code: ErrorCode;
@@ -82,9 +92,7 @@ export class NodeError extends Error {
     status: ErrorStatus,
     code: ErrorCode,
     message: string,
-    vmErrorCode: number | null = null,
-    reason: ErrorReason = defaultReason(status),
-    headers: Record<string, string> = {},
+    { vmErrorCode = null, reason = defaultReason(status), headers = {} }: NodeErrorOptions = {},
   ) {
     super(message);
     this.name = 'NodeError';
@@ -97,7 +105,7 @@ export class NodeError extends Error {
 
   /** Malformed client input: a node answers these with 400 web_framework_error. */
   static badRequest(message: string): NodeError {
-    return new NodeError(400, 'web_framework_error', message, null, 'bad_input');
+    return new NodeError(400, 'web_framework_error', message, { reason: 'bad_input' });
   }
 
   /**
@@ -105,7 +113,7 @@ export class NodeError extends Error {
    * body that does not decode): 400 invalid_input, with the ledger headers.
    */
   static refusedAtLedger(message: string): NodeError {
-    return new NodeError(400, 'invalid_input', message, null, 'undecodable');
+    return new NodeError(400, 'invalid_input', message, { reason: 'undecodable' });
   }
 
   /** The proxy could not get an answer from a node; `reason` says why. */
@@ -114,7 +122,7 @@ export class NodeError extends Error {
     reason: ErrorReason = 'no_node',
     headers: Record<string, string> = {},
   ): NodeError {
-    return new NodeError(503, 'internal_error', message, null, reason, headers);
+    return new NodeError(503, 'internal_error', message, { reason, headers });
   }
 
   /**
@@ -122,23 +130,24 @@ export class NodeError extends Error {
    * or is backing off after it did): the nodes' own code, and when to come back.
    */
   static nodesShedding(message: string, retryAfterSeconds: number): NodeError {
-    return new NodeError(503, 'overloaded', message, null, 'node_shedding', {
-      'retry-after': String(retryAfterSeconds),
+    return new NodeError(503, 'overloaded', message, {
+      reason: 'node_shedding',
+      headers: { 'retry-after': String(retryAfterSeconds) },
     });
   }
 
-  /** Nothing is served before the chain is known (api.md §8): the one not-ready reply. */
+  /** Nothing is served before the chain is known (api.md §8): the reply of every read while the proxy is not ready. */
   static notReady(why: string): NodeError {
     return NodeError.unavailable(`not ready: ${why}`, 'not_ready');
   }
 
   static pruned(version: bigint): NodeError {
-    return new NodeError(410, 'version_pruned', `Ledger version(${version}) has been pruned`, null, 'pruned');
+    return new NodeError(410, 'version_pruned', `Ledger version(${version}) has been pruned`, { reason: 'pruned' });
   }
 
   /** A block height below the oldest block a node keeps (blocks/by_height). */
   static blockPruned(height: bigint): NodeError {
-    return new NodeError(410, 'block_pruned', `Block(${height}) has been pruned`, null, 'pruned');
+    return new NodeError(410, 'block_pruned', `Block(${height}) has been pruned`, { reason: 'pruned' });
   }
 
   static versionNotFound(version: bigint, latest: bigint): NodeError {
@@ -146,8 +155,7 @@ export class NodeError extends Error {
       404,
       'version_not_found',
       `Ledger version(${version}) not found, latest version is ${latest}`,
-      null,
-      'not_found',
+      { reason: 'not_found' },
     );
   }
 
@@ -158,13 +166,9 @@ export class NodeError extends Error {
    */
   static from(err: unknown): NodeError {
     if (err instanceof NodeError) return err;
-    const internal = new NodeError(
-      500,
-      'internal_error',
-      'Internal error: the proxy could not handle this request',
-      null,
-      'internal',
-    );
+    const internal = new NodeError(500, 'internal_error', 'Internal error: the proxy could not handle this request', {
+      reason: 'internal',
+    });
     internal.cause = err;
     return internal;
   }

@@ -135,7 +135,7 @@ export class AdminGuard {
       this.lastWarnAt = now;
       this.suppressed = 0;
     }
-    return new NodeError(403, 'forbidden', message, null, 'forbidden');
+    return new NodeError(403, 'forbidden', message, { reason: 'forbidden' });
   }
 }
 

@@ -5,7 +5,7 @@
 //                "headers": {"content-type": "…", "accept": "…"}}}   or "bodyHex": "0x…"
 // It becomes a PurgeScope, plain JSON that crosses to the workers, which each
 // process turns into the CacheScope it purges: a request is parsed there, by the
-// proxy's one parser (read-parser.ts) with the routes of the vendor the nodes
+// proxy's read parser (read-parser.ts) with the routes of the vendor the nodes
 // named, so it names the very key a read of it would.
 import { NodeError } from '../errors.js';
 import type { RouteMatcher } from '../routes/table.js';
@@ -80,7 +80,7 @@ export function cacheScopeOf(scope: PurgeScope, routes: RouteMatcher): CacheScop
   return { scope: 'request', read };
 }
 
-/** The version a request's entry is stored at, for the log line: its ledger_version or the one its path names. */
+/** The version a request's entry is stored at, for the log line: its ledger_version or the version its path names. */
 export function versionOf(read: ReadRequest): string | undefined {
   const item = read.item;
   if (read.version !== null) return String(read.version);

@@ -58,7 +58,7 @@ export function buildAdminServer(deps: AdminDeps): FastifyInstance {
       'admin listener on a non-loopback address without admin.token: whoever reaches admin.port can purge the cache; set admin.token, or let only your monitoring reach the port',
     );
   }
-  // Every error of the admin listener is node-shaped, written by the one writer.
+  // Every error of the admin listener is node-shaped, written by the reply writer.
   const answerError = (reply: FastifyReply, err: NodeError | null): void => {
     if (err === null) return;
     reply.hijack();

@@ -42,7 +42,7 @@ const EXIT_GRACE_MS = 2000;
 /** A worker tells the primary it could not listen, with the line to print, before it exits with EXIT_CANNOT_LISTEN. */
 const CANNOT_LISTEN = 'ledger-proxy:cannot-listen';
 
-/** In a worker: hands the one line of a listener that could not open to the primary, which prints it once for all, and exits. */
+/** In a worker: hands the line that says why a listener could not open to the primary, which prints it once for all, and exits. */
 export function workerCannotListen(err: ListenError): void {
   const exit = (): never => process.exit(EXIT_CANNOT_LISTEN);
   if (process.send === undefined || !process.connected) exit();

@@ -1,10 +1,10 @@
-// The one memory bound. `cache.memory.maxBytes` bounds everything the proxy keeps
+// How the memory bound is shared. `cache.memory.maxBytes` bounds everything the proxy keeps
 // per answer, each part in a share of its own: the parsed spellings of requests
 // that were hits, the latest answers kept for bounded staleness (only when it is
 // on), and the memory tier (identity bytes and gzip copies) in the rest. No share
 // has a floor, so their sum is never more than maxBytes.
 
-/** The spellings' share: about as many spellings as hot entries at the default size (a spelling is about 2 KiB). */
+/** The spellings' share (read-parser.ts charges each what it holds); bench/memory-bound.mjs re-measures the whole process with it. */
 export const SPELLINGS_SHARE = 1 / 4;
 /** The latest answers' share, when any stale serving is configured. */
 export const LATEST_ANSWERS_SHARE = 1 / 8;
@@ -19,7 +19,7 @@ export interface MemoryShares {
 }
 
 /** How `maxBytes` is shared; `keepsLatestAnswers`: some stale serving is configured. */
-export function memoryShares(maxBytes: number, keepsLatestAnswers: boolean): MemoryShares {
+export function memoryShares(maxBytes: number, { keepsLatestAnswers }: { keepsLatestAnswers: boolean }): MemoryShares {
   const spellings = Math.floor(maxBytes * SPELLINGS_SHARE);
   const latestAnswers = keepsLatestAnswers ? Math.floor(maxBytes * LATEST_ANSWERS_SHARE) : 0;
   return { tier: Math.max(1, maxBytes - spellings - latestAnswers), spellings, latestAnswers };

@@ -33,10 +33,10 @@ export class Edge {
   constructor(private readonly deps: EdgeDeps) {}
 
   /**
-   * Sets the headers the exchange's replies carry. True when the edge answered
-   * the request itself (a preflight: no node call, no limit counted).
+   * Answers a CORS preflight itself (no node call, no limit counted) and says so;
+   * for any other request, sets the headers the exchange's replies carry.
    */
-  open(exchange: Exchange): boolean {
+  answeredPreflight(exchange: Exchange): boolean {
     const { cors } = this.deps;
     if (cors.isPreflight(exchange.req)) {
       exchange.endpoint = 'preflight';
@@ -54,7 +54,7 @@ export class Edge {
   admit(exchange: Exchange): NodeError | null {
     const { tenants, limits } = this.deps;
     const req = exchange.req;
-    const tenant = tenants.identify(req, tenants.configured && this.deps.trustedPeer(req));
+    const tenant = tenants.identify(req, { trustedPeer: tenants.configured && this.deps.trustedPeer(req) });
     if (tenant instanceof NodeError) return tenant;
     exchange.tenant = tenant;
     if (!tenants.configured) return null;

@@ -2,7 +2,7 @@
 // to the accounting once its reply is written. Every entry path (the read
 // responder, fastify's passthrough and error handlers) finds the same exchange
 // on the request, so what the edge decided (CORS, request id, tenant) and how the
-// request was served reach the one writer and the one accounting call.
+// request was served reach the reply writer and the accounting call (reply/).
 import type { ErrorReason } from '../errors.js';
 import type { TraceScope } from '../tracing/scope.js';
 import type { PublicReply, PublicRequest } from './message.js';

@@ -84,10 +84,13 @@ function scopes(tenant: Tenant, address: string): Scope[] {
 
 function tooMany(what: string, limit: number, counters: WindowCounters): NodeError {
   const seconds = String(Math.max(1, Math.ceil(counters.msUntilReset() / 1000)));
-  return new NodeError(429, 'rate_limited', `rate limited: ${what}; retry in ${seconds} s`, null, 'rate_limited', {
-    'retry-after': seconds,
-    'ratelimit-limit': String(limit),
-    'ratelimit-remaining': '0',
-    'ratelimit-reset': seconds,
+  return new NodeError(429, 'rate_limited', `rate limited: ${what}; retry in ${seconds} s`, {
+    reason: 'rate_limited',
+    headers: {
+      'retry-after': seconds,
+      'ratelimit-limit': String(limit),
+      'ratelimit-remaining': '0',
+      'ratelimit-reset': seconds,
+    },
   });
 }

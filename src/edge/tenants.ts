@@ -63,11 +63,11 @@ export class TenantDirectory {
     return ['anonymous', ...this.byName.keys()];
   }
 
-  /** The tenant of a request, or the 401/403 to answer it with. `trusted`: the peer may name the tenant in the trusted header. */
-  identify(req: PublicRequest, trusted: boolean): Tenant | NodeError {
+  /** The tenant of a request, or the 401/403 to answer it with. `trustedPeer`: the peer may name the tenant in the trusted header. */
+  identify(req: PublicRequest, { trustedPeer }: { trustedPeer: boolean }): Tenant | NodeError {
     const section = this.section;
     if (section === undefined) return UNLIMITED;
-    if (trusted && section.trustedHeader !== undefined) {
+    if (trustedPeer && section.trustedHeader !== undefined) {
       const named = req.headers[section.trustedHeader];
       const tenant = typeof named === 'string' ? this.byName.get(named) : undefined;
       if (tenant !== undefined) return tenant;
@@ -87,8 +87,7 @@ export class TenantDirectory {
       403,
       'forbidden',
       `the API key of tenant ${tenant.name} is accepted only from its web origins`,
-      null,
-      'forbidden',
+      { reason: 'forbidden' },
     );
   }
 
@@ -142,5 +141,8 @@ export function bearerKey(authorization: string): string | undefined {
 
 /** The 401 of a missing or unknown Bearer key. */
 export function unauthorized(message: string): NodeError {
-  return new NodeError(401, 'unauthorized', message, null, 'unauthorized', { 'www-authenticate': 'Bearer' });
+  return new NodeError(401, 'unauthorized', message, {
+    reason: 'unauthorized',
+    headers: { 'www-authenticate': 'Bearer' },
+  });
 }

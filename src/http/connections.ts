@@ -29,11 +29,11 @@ export class Connections {
   }
 
   /**
-   * A request was parsed: its reply is the one in progress on its connection.
-   * False for a request parsed after a reply that ends the connection: it is
-   * not answered, and nothing is done for it.
+   * Whether a request just parsed is answered: false when it came after a reply
+   * that ends the connection (nothing is done for it). When it is, its reply is
+   * what is in progress on its connection.
    */
-  track(req: PublicRequest, res: PublicReply): boolean {
+  answers(req: PublicRequest, res: PublicReply): boolean {
     if (this.ending.has(req.socket)) return false;
     if (this.draining) res.setHeader('connection', 'close');
     this.replying.set(req.socket, res);

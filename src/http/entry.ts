@@ -1,6 +1,6 @@
 // The public listener's request handler: every request enters here. The edge
 // runs once for each (CORS, limits); a request for a cached route is then parsed
-// by the one parser and answered by the one responder, in whatever framing it
+// by the read parser and answered by the read responder (responder/), in whatever framing it
 // came (Content-Length, chunked, HTTP/1.0, after 100-continue), and whichever
 // transport carried it (node:http, or the lane: lane/). Everything else
 // (passthrough, unknown routes, which the lane never takes) goes on to fastify, carrying the same exchange, so
@@ -57,7 +57,7 @@ export function publicEntry(deps: EntryDeps, next: Handler): PublicEntry {
   /** An error reply after which nothing more is read from the connection: the rest of what the client sent cannot be taken for a request. */
   const refuseAndEnd = (exchange: Exchange, err: NodeError): void => {
     connections.endWith(exchange.res);
-    responder.refuse(exchange, err, true);
+    responder.refuse(exchange, err, { close: true });
   };
 
   const serve = (exchange: Exchange, method: string, url: string, body: Buffer): void => {
@@ -77,7 +77,7 @@ export function publicEntry(deps: EntryDeps, next: Handler): PublicEntry {
     const cached = (method === 'GET' || method === 'POST') && parser.mayMatch(method, url);
     const exchange = openExchange(req, res, cached || !V1.test(url) ? 'other' : 'passthrough', requestIds.of(req));
     if (tracing !== undefined) openRequestSpan(tracing, exchange);
-    if (edge.open(exchange)) return account(exchange, res.statusCode);
+    if (edge.answeredPreflight(exchange)) return account(exchange, res.statusCode);
     const refused = framingError(req) ?? edge.admit(exchange);
     if (refused !== null) {
       if (cached) exchange.endpoint = parser.familyOf(method, url);
@@ -104,7 +104,7 @@ export function publicEntry(deps: EntryDeps, next: Handler): PublicEntry {
   const refuse = (req: PublicRequest, res: PublicReply, err: NodeError): void => {
     const exchange = openExchange(req, res, 'other', requestIds.of(req));
     if (tracing !== undefined) openRequestSpan(tracing, exchange);
-    edge.open(exchange);
+    edge.answeredPreflight(exchange);
     refuseAndEnd(exchange, err);
   };
 

@@ -49,11 +49,7 @@ export function fromClientError(err: { code?: string; message?: string }): NodeE
 
 /** What fastify answers for a route it does not have, node-shaped: an input error, without ledger headers. */
 export function notFound(req: Pick<PublicRequest, 'method' | 'url'>): NodeError {
-  return new NodeError(
-    404,
-    'web_framework_error',
-    `not found: ${req.method} ${(req.url ?? '').split('?')[0]}`,
-    null,
-    'bad_input',
-  );
+  return new NodeError(404, 'web_framework_error', `not found: ${req.method} ${(req.url ?? '').split('?')[0]}`, {
+    reason: 'bad_input',
+  });
 }

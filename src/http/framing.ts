@@ -16,8 +16,7 @@ export function framingError(req: PublicRequest): NodeError | null {
       501,
       'web_framework_error',
       `unsupported transfer coding ${JSON.stringify(coding)}: only chunked is implemented`,
-      null,
-      'not_implemented',
+      { reason: 'not_implemented' },
     );
   }
   return null;

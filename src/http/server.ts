@@ -1,7 +1,7 @@
 // The public listener: Node's HTTP server whose every request enters the public
 // entry (entry.ts), with fastify behind it for everything that is not a cached
 // route (passthrough, unknown routes), and every framework failure rendered as a
-// node error body by the one writer.
+// node error body by the reply writer (reply/writer.ts).
 import { createServer, type IncomingMessage, type ServerOptions, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerFactory } from 'fastify';
@@ -35,7 +35,7 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
   const connections = new Connections();
   let entry: PublicEntry | undefined;
   let lane: Lane | undefined;
-  /** fastify's replies of the proxy's own errors go through the one writer */
+  /** fastify's replies of the proxy's own errors go through the reply writer */
   const refuse = (reply: FastifyReply, err: NodeError): void => {
     reply.hijack();
     writer.error(reply.raw, err);
@@ -128,7 +128,7 @@ function serverFactory(
     };
     const { handle, servesItself } = entry(handler as Handler);
     const onRequest: PublicHandler = (req, res) => {
-      if (connections.track(req, res)) handle(req, res);
+      if (connections.answers(req, res)) handle(req, res);
     };
     const server = createServer(
       { ...opts.http, connectionsCheckingInterval: checkingIntervalMs(opts.requestTimeout) },

@@ -4,8 +4,10 @@
 // evicted answers wait for that collection too: under that default a proxy whose
 // entries churn sits at twice its cache.memory.maxBytes and more, most of it
 // garbage. Growing by at most a fifth keeps the garbage within the slope of the
-// sizing rule (README, "Sizing memory"). Collections come more often only while
-// entries churn (misses); hits promote almost nothing to the old generation.
+// sizing rule (README, "Sizing memory"), which the memory bound
+// (bench/memory-bound.mjs, entries churning) re-measures. Collections come more
+// often only while entries churn (misses); hits promote almost nothing to the old
+// generation.
 import v8 from 'node:v8';
 
 /** The old generation grows by at most this share of its live bytes before the next full collection. */

@@ -1,4 +1,4 @@
-// The version `--version` prints: the one in the package.json this code was
+// The version `--version` prints: the version in the package.json this code was
 // installed with (next to dist/ in the image and in a checkout).
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';

@@ -1,5 +1,5 @@
 // The span of one client request: opened as the public entry sees the request,
-// ended by the one accounting call with what the access log line says of it (no
+// ended by the accounting call (accounting.ts) with what the access log line says of it (no
 // API key, no body, no query, no header but the traceparent it continues).
 import type { Attributes } from '@opentelemetry/api';
 import { ATTR, requestScope, type TraceScope, type Tracing } from '../tracing/scope.js';

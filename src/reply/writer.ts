@@ -1,4 +1,4 @@
-// The one place replies of the served routes and every error of the proxy are
+// Where replies of the served routes and every error of the proxy are
 // written: status, body, ledger headers, the gas and cursor headers, the X-Cache
 // headers, and the headers the edge added to the exchange (CORS and its Vary,
 // request id).
@@ -9,6 +9,12 @@ import type { LedgerInfo } from '../ledger/info.js';
 import type { ReadResult } from '../model/read-result.js';
 import { exchangeOf } from '../edge/exchange.js';
 import type { PublicReply } from '../edge/message.js';
+
+/** How an error reply ends. */
+export interface ReplyOptions {
+  /** the connection ends after the reply: the rest of the request was not read */
+  close?: boolean;
+}
 
 export class ReplyWriter {
   /** the encoded headers of the snapshot sent last, and the names they were encoded with: hits repeat them, so encode once */
@@ -37,17 +43,17 @@ export class ReplyWriter {
   }
 
   /**
-   * A read's reply. `gzipOk`: the client accepts gzip, so an entry's compressed
+   * A read's reply. `gzip`: the client accepts gzip, so an entry's compressed
    * copy may be sent. The exchange learns how the read was served.
    */
-  result(res: PublicReply, result: ReadResult, gzipOk = false): void {
+  result(res: PublicReply, result: ReadResult, { gzip = false }: { gzip?: boolean } = {}): void {
     const headers: string[] = ['content-type', result.contentType];
     this.pushLedger(headers, result.ledger);
     if (result.gasUsed !== undefined) headers.push(this.names.gasUsed, result.gasUsed);
     if (result.cursor !== undefined) headers.push(this.names.cursor, result.cursor);
     headers.push('x-cache', result.cache);
     if (result.tier !== undefined) headers.push('x-cache-tier', result.tier);
-    const body = gzipOk && result.gzip !== undefined ? result.gzip : result.body;
+    const body = gzip && result.gzip !== undefined ? result.gzip : result.body;
     const exchange = exchangeOf(res.req);
     // One Vary line: the encoding chosen, and the edge's Origin.
     const vary = exchange?.vary;
@@ -78,7 +84,7 @@ export class ReplyWriter {
    * makes carries the freshest snapshot it knows (api.md §8). `close` ends the
    * connection after the reply (the rest of the request was not read).
    */
-  error(res: PublicReply, err: NodeError, close = false): void {
+  error(res: PublicReply, err: NodeError, { close = false }: ReplyOptions = {}): void {
     const exchange = exchangeOf(res.req);
     if (err.cause !== undefined) this.onInternalError(err.cause, exchange?.requestId);
     const body = errorBody(err);

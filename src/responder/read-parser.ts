@@ -1,4 +1,4 @@
-// The one parser of the cached routes' requests: a request line, its headers and
+// The parser of every cached route's requests: a request line, its headers and
 // its body become a canonical ReadRequest (routes/ descriptors do the parsing),
 // or the NodeError a node would answer for that input.
 //
@@ -17,22 +17,21 @@ import type { PublicRequest } from '../edge/message.js';
 
 /**
  * The bytes of spellings kept for a `cache.memory.maxBytes` of `memoryMaxBytes`:
- * their share of it (a quarter), no floor. A spelling is charged about 2 KiB (what
- * it holds, measured), so the default 256 MiB keeps the 30,000 or so hottest
- * spellings; 10,000 keys need about 20 MiB. A bound, not an allocation: only
- * spellings that were hits are kept.
+ * their share of it (SPELLINGS_SHARE), no floor. A spelling is charged what it
+ * holds (its lengths and SPELLING_OVERHEAD_BYTES). A bound, not an allocation:
+ * only spellings that were hits are kept.
  */
 export function spellingBytesFor(memoryMaxBytes: number): number {
-  return memoryShares(memoryMaxBytes, false).spellings;
+  return memoryShares(memoryMaxBytes, { keepsLatestAnswers: false }).spellings;
 }
 
 /** The count is bounded too (the Maps' own tables): one spelling per this many bytes, less than any real spelling is charged. */
 const SPELLING_MIN_CHARGE = 1024;
 /**
- * Charged per spelling beyond the lengths of its strings and body: measured, as
- * live heap after GC per spelling kept (1.5–2.2 KiB for the bench's routes,
- * 1.0–1.4 KiB of it beyond the lengths: the Map slot, the parsed request and its
- * Buffer, the kept key text).
+ * Charged per spelling beyond the lengths of its strings and body: the Map slot,
+ * the parsed request and its Buffer, the kept key text, as live heap after GC.
+ * The memory bound (bench/memory-bound.mjs, where every key read twice keeps a
+ * spelling) re-measures the whole process against the sizing rule with this charge.
  */
 const SPELLING_OVERHEAD_BYTES = 1200;
 

@@ -1,4 +1,4 @@
-// The one read responder: a parsed read of a cached route (or the error its
+// The read responder: a parsed read of a cached route (or the error its
 // input is) becomes the bytes written, the metrics and the log line. It answers
 // every cached route, hit or miss, whatever the entry path; a memory hit is
 // answered synchronously, without an async hop.
@@ -9,7 +9,7 @@ import type { ReadRequest } from '../model/read.js';
 import type { Accounting } from '../reply/accounting.js';
 import type { Exchange } from '../edge/exchange.js';
 import type { Parsed, ReadParser } from './read-parser.js';
-import type { ReplyWriter } from '../reply/writer.js';
+import type { ReplyOptions, ReplyWriter } from '../reply/writer.js';
 import type { SdkClient } from '../edge/sdk-client.js';
 
 export interface ResponderDeps {
@@ -50,19 +50,17 @@ export class ReadResponder {
   }
 
   /** Answers with the proxy's own error (refused input, a limit, not ready, no node could answer) and accounts for it. */
-  refuse(exchange: Exchange, err: NodeError, close = false): void {
-    this.deps.writer.error(exchange.res, err, close);
+  refuse(exchange: Exchange, err: NodeError, options: ReplyOptions = {}): void {
+    this.deps.writer.error(exchange.res, err, options);
     this.deps.account(exchange, err.status);
   }
 
   private served(exchange: Exchange, parsed: Parsed, result: ReadResult): void {
     // A hit, from memory or Redis, will be asked again: its spelling is kept.
     if (result.cache === 'HIT') this.deps.parser.remember(parsed);
-    this.deps.writer.result(
-      exchange.res,
-      result,
-      result.gzip !== undefined && acceptsGzip(exchange.req.headers['accept-encoding']),
-    );
+    this.deps.writer.result(exchange.res, result, {
+      gzip: result.gzip !== undefined && acceptsGzip(exchange.req.headers['accept-encoding']),
+    });
     this.deps.account(exchange, result.status);
   }
 }

@@ -1,6 +1,7 @@
 // Parsed requests by their exact spelling (read-parser.ts): two generations of
 // Map, an approximate LRU that costs a hit one Map lookup (lru-cache's get, with
-// its bookkeeping, is most of what a second lookup per hit costs). A spelling
+// its bookkeeping, is most of what a second lookup per hit costs: bench scenario 1,
+// memory hits, or bench/ab.mjs against a build that uses it). A spelling
 // found in the old generation moves to the young one; when the young one is full
 // (half the entries or half the bytes), it becomes the old one and the old one is
 // dropped. So at most maxEntries spellings and about maxBytes are held.

@@ -21,7 +21,7 @@ import {
 /** What the proxy traces with. */
 export interface Tracing {
   tracer: Tracer;
-  /** W3C trace context: reads a client's traceparent, writes the one a node gets */
+  /** W3C trace context: reads a client's traceparent, writes a node call's */
   propagator: TextMapPropagator;
 }
 

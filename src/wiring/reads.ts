@@ -17,7 +17,7 @@ import { verifyWarning } from '../serve/verify.js';
 import type { UpstreamPool } from '../upstream/pool.js';
 import type { VendorNames } from '../wire/vendor.js';
 
-export interface ReadsWiring {
+export interface ReadsDeps {
   logger: Logger;
   metrics: Metrics;
   pool: UpstreamPool;
@@ -35,10 +35,12 @@ export interface Reads {
   reads: ReadThrough;
 }
 
-export function buildReads(config: Config, w: ReadsWiring): Reads {
-  const { logger, metrics } = w;
+export function buildReads(config: Config, deps: ReadsDeps): Reads {
+  const { logger, metrics } = deps;
   // cache.memory.maxBytes bounds the tier, the spellings (http/) and the latest answers together.
-  const shares = memoryShares(config.cache.memory.maxBytes, keepsLatestAnswers(config.latest));
+  const shares = memoryShares(config.cache.memory.maxBytes, {
+    keepsLatestAnswers: keepsLatestAnswers(config.latest),
+  });
   const memory = new MemoryStore({ maxBytes: shares.tier });
   const generation = new CacheGeneration();
   const redisConfig = config.cache.redis;
@@ -61,16 +63,16 @@ export function buildReads(config: Config, w: ReadsWiring): Reads {
         })
       : undefined;
   const reads = new ReadThrough({
-    vendor: w.vendor,
-    nodes: w.pool,
+    vendor: deps.vendor,
+    nodes: deps.pool,
     memory,
     redis,
     generation,
-    families: new Map(w.routes.map((r) => [r.name, r.family])),
+    families: new Map(deps.routes.map((r) => [r.name, r.family])),
     redisSettings: redisConfig,
     deadlineMs: config.routing.deadlineMs,
-    watermark: w.watermark,
-    pruneClock: w.pruneClock,
+    watermark: deps.watermark,
+    pruneClock: deps.pruneClock,
     logger,
     latest: new LatestAnswers(config.latest, shares.latestAnswers),
     onStale: (reason) => metrics.stale(reason),

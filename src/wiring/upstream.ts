@@ -16,7 +16,7 @@ import { NodeState } from '../upstream/nodes/node-state.js';
 import { UpstreamPool } from '../upstream/pool.js';
 import type { VendorIdentity } from '../ledger/vendor.js';
 
-export interface UpstreamWiring {
+export interface UpstreamDeps {
   logger: Logger;
   metrics: Metrics;
   watermark: Watermark;
@@ -33,16 +33,17 @@ export interface Upstreams {
   nodesOf(upstreams: Config['upstreams']): NodeState[];
 }
 
-export function buildUpstreams(config: Config, w: UpstreamWiring): Upstreams {
-  const nodesOf = (upstreams: Config['upstreams']): NodeState[] => nodeStates(upstreams, config, w.headerNames, w.sim);
-  const upstream = w.metrics.upstream;
+export function buildUpstreams(config: Config, deps: UpstreamDeps): Upstreams {
+  const nodesOf = (upstreams: Config['upstreams']): NodeState[] =>
+    nodeStates(upstreams, config, deps.headerNames, deps.sim);
+  const upstream = deps.metrics.upstream;
   const pool = new UpstreamPool({
     nodes: nodesOf(config.upstreams),
-    vendor: w.vendor,
+    vendor: deps.vendor,
     routing: config.routing,
     chainId: config.chainId,
-    watermark: w.watermark,
-    logger: w.logger,
+    watermark: deps.watermark,
+    logger: deps.logger,
     maxInFlight: config.shedding.maxInFlight,
     budget: { waitMs: config.shedding.budgetWaitMs, shedFirst: config.shedding.shedFirst },
     onShed: (reason) => upstream.shed(reason),
@@ -50,9 +51,9 @@ export function buildUpstreams(config: Config, w: UpstreamWiring): Upstreams {
     onStepBack: () => upstream.stepBack(),
     onMisbehaving: (name, reason) => upstream.misbehaving(name, reason),
     onTransition: (name, state) => upstream.transition(name, state),
-    probeSchedule: w.probeSchedule,
+    probeSchedule: deps.probeSchedule,
     // A devnet reset: the old chain's pruning rate says nothing of the new one.
-    onChainChange: () => w.pruneClock.reset(),
+    onChainChange: () => deps.pruneClock.reset(),
   });
   return { pool, nodesOf };
 }

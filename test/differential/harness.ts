@@ -16,7 +16,14 @@ import {
 } from '../../src/sim/index.js';
 import type { TypeTag } from '../../src/wire/move-type.js';
 import { encodeViewRequest } from '../../src/wire/view-bcs.js';
-import { errorCodeOf, header, parseErrorBody, shapeProblem, type ReplyLike } from '../helpers/fuzz-reply.js';
+import {
+  errorCodeOf,
+  header,
+  parseErrorBody,
+  sameAnswer,
+  shapeProblem,
+  type ReplyLike,
+} from '../helpers/fuzz-reply.js';
 import { Rng } from '../helpers/fuzz-stack.js';
 import { u64le } from '../helpers/bytes.js';
 
@@ -432,17 +439,6 @@ async function send(pool: Pool, req: Request, version: bigint | null, zeros = 0)
     body: req.method === 'POST' ? req.body : undefined,
   });
   return { status: res.statusCode, headers: res.headers, body: Buffer.from(await res.body.arrayBuffer()) };
-}
-
-/** Status, body bytes, content type, gas used and the next page's cursor: what must be identical. */
-function sameAnswer(a: Reply, b: Reply): boolean {
-  return (
-    a.status === b.status &&
-    a.body.equals(b.body) &&
-    header(a, 'content-type') === header(b, 'content-type') &&
-    header(a, 'x-node-gas-used') === header(b, 'x-node-gas-used') &&
-    header(a, 'x-node-cursor') === header(b, 'x-node-cursor')
-  );
 }
 
 function show(r: Reply): string {

@@ -14,6 +14,7 @@ import type { SimNode } from '../../src/sim/index.js';
 import { cliConfig, type Cli, configFile, startCli, useCliBuild } from '../helpers/cli.js';
 import { probeLoad, probeOnce, tally } from '../helpers/probe.js';
 import { freePort } from '../helpers/free-port.js';
+import { parsePrometheus, sampleValue } from '../helpers/prometheus.js';
 import { sim } from '../helpers/proxy.js';
 import { until } from '../helpers/until.js';
 
@@ -94,8 +95,7 @@ async function scrapeUntil(admin: string, paths: string[], stop: () => boolean):
 }
 
 function gauge(text: string, name: string): number | undefined {
-  const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
-  return m ? Number(m[1]) : undefined;
+  return sampleValue(parsePrometheus(text), name);
 }
 
 describe('server.workers: 2, a worker SIGKILLed under load', () => {

@@ -22,6 +22,7 @@ import {
   FailureLog,
   header,
   parseErrorBody,
+  sameAnswer,
   shapeProblem,
   type ReplyLike,
 } from '../helpers/fuzz-reply.js';
@@ -76,16 +77,6 @@ function reasonOf(reply: ReplyLike): string {
     .replace(/"(?:[^"\\]|\\.)*"|'[^']*'/g, '…')
     .replace(/\d+/g, 'N')
     .slice(0, 90);
-}
-
-/** The same answer: status, body bytes, content type and gas used. */
-function sameAnswer(a: ReplyLike, b: ReplyLike): boolean {
-  return (
-    a.status === b.status &&
-    a.body.equals(b.body) &&
-    header(a, 'content-type') === header(b, 'content-type') &&
-    header(a, 'x-node-gas-used') === header(b, 'x-node-gas-used')
-  );
 }
 
 describe('fuzzed client input over HTTP', () => {

@@ -8,6 +8,7 @@ import { join, resolve } from 'node:path';
 import { request } from 'undici';
 import { stringify } from 'yaml';
 import { afterAll, afterEach, beforeAll, inject } from 'vitest';
+import { freePort } from './free-port.js';
 import { until } from './until.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -119,4 +120,10 @@ export async function startCli(file: string, port: number): Promise<Cli> {
   };
   await until(answers, 15_000, () => `the proxy to answer GET /v1:\n${out}`);
   return { child, url, port, configFile: file, output: () => out, exited };
+}
+
+/** Starts the CLI on a free port with a config file for `node` (cliConfig with `more`); resolves once it answers GET /v1. */
+export async function startCliFor(node: { url: string }, more: Record<string, Sections> = {}): Promise<Cli> {
+  const port = await freePort();
+  return startCli(configFile(`config-${port}.yaml`, cliConfig(port, node, more)), port);
 }

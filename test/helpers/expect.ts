@@ -12,9 +12,12 @@ export function simHeaders(latest: bigint, oldest: bigint, chainId = 4, prefix =
 /** The statuses a node answers an error with. */
 const ALLOWED_ERROR_STATUSES = [400, 403, 404, 410, 500, 503, 401, 429, 501];
 
+/** A reply as the tests' clients read it. */
+type ReplyLike = { status: number; headers: Record<string, string | string[] | undefined>; body: Buffer };
+
 /** A node-shaped error reply (api.md §5): an allowed status and exactly the three members. */
 export function expectNodeErrorBody(
-  reply: { status: number; headers: Record<string, string>; body: Buffer },
+  reply: ReplyLike,
   status?: number,
   code?: string,
   label = '',
@@ -31,6 +34,27 @@ export function expectNodeErrorBody(
   ]);
   expect(typeof body.message, `${label} message`).toBe('string');
   if (code !== undefined) expect(body.error_code, `${label} error_code; message ${body.message}`).toBe(code);
+  return body;
+}
+
+/**
+ * A node-shaped error (expectNodeErrorBody) with this status and error_code, and
+ * vm_error_code `vmErrorCode` (null unless given); `ledgerHeaders`, when given,
+ * says whether the ledger headers come with it. Returns the body.
+ */
+export function expectError(
+  reply: ReplyLike,
+  status: number,
+  code: string,
+  options: { vmErrorCode?: number | null; ledgerHeaders?: boolean; label?: string } = {},
+): { message: string; error_code: string; vm_error_code: number | null } {
+  const { vmErrorCode = null, ledgerHeaders: withLedger, label = '' } = options;
+  const body = expectNodeErrorBody(reply, status, code, label);
+  expect(body.vm_error_code, `${label} vm_error_code`).toBe(vmErrorCode);
+  if (withLedger !== undefined)
+    expect(reply.headers['x-node-ledger-version'] !== undefined, `${label} ledger headers on ${status} ${code}`).toBe(
+      withLedger,
+    );
   return body;
 }
 

@@ -25,6 +25,17 @@ export function header(reply: ReplyLike, name: string): string | undefined {
   return Array.isArray(v) ? v.join(', ') : v;
 }
 
+/** The same answer: status, body bytes, content type, gas used and the next page's cursor (what a client reads). */
+export function sameAnswer(a: ReplyLike, b: ReplyLike): boolean {
+  return (
+    a.status === b.status &&
+    a.body.equals(b.body) &&
+    header(a, 'content-type') === header(b, 'content-type') &&
+    header(a, 'x-node-gas-used') === header(b, 'x-node-gas-used') &&
+    header(a, 'x-node-cursor') === header(b, 'x-node-cursor')
+  );
+}
+
 export interface ErrorBody {
   message: string;
   error_code: string;

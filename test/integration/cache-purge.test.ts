@@ -22,6 +22,7 @@ import {
   viewBcsRequest,
 } from '../helpers/cache.js';
 import { freePort } from '../helpers/free-port.js';
+import { parsePrometheus, valuesByLabel } from '../helpers/prometheus.js';
 import { call, capturedLog, type ProxyHandle, proxy, rawItem, type Reply, sim, viewJson } from '../helpers/proxy.js';
 import { useRedisServer } from '../helpers/redis-server.js';
 import { tcpRelay } from '../helpers/tcp-relay.js';
@@ -422,7 +423,5 @@ describe('POST /cache/purge', () => {
 /** ledger_proxy_purges_total by scope, as /metrics says it. */
 async function purges(p: ProxyHandle & { admin: string }): Promise<Record<string, number>> {
   const text = (await call(p.admin, '/metrics')).body.toString('utf8');
-  const out: Record<string, number> = {};
-  for (const m of text.matchAll(/^ledger_proxy_purges_total\{scope="(\w+)"\} (\d+)$/gm)) out[m[1]] = Number(m[2]);
-  return out;
+  return valuesByLabel(parsePrometheus(text), 'ledger_proxy_purges_total', 'scope');
 }

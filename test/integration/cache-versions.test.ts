@@ -1,6 +1,7 @@
 // The memory tier as the ledger moves (api.md §7): latest answers stored at their
 // version, the ledger headers of hits, pruned entries and future versions, with
-// what reaches the node counted on the sim.
+// what reaches the node counted on the sim. The proxy probes its node when the
+// test runs a round, so it learns of each ledger change when the test says.
 import { describe, expect, it } from 'vitest';
 import { VM_OUT_OF_GAS } from '../../src/sim/index.js';
 import {
@@ -11,7 +12,6 @@ import {
   errorBodyOf,
   expectHitMemory,
   expectStatus,
-  FAST_PROBES,
   hex,
   itemAt,
   OWNER,
@@ -20,12 +20,29 @@ import {
   served,
   simHeaders,
 } from '../helpers/cache.js';
-import { until } from '../helpers/until.js';
-import { ledgerHeaders, rawItem, simBehindProxy, viewJson, type Reply, QUIET_ROUTING } from '../helpers/proxy.js';
+import { ManualProbes } from '../helpers/probes.js';
+import {
+  ledgerHeaders,
+  proxy,
+  rawItem,
+  sim,
+  simBehindProxy,
+  viewJson,
+  type Reply,
+  QUIET_ROUTING,
+} from '../helpers/proxy.js';
+
+/** A sim, and a proxy in front of it that probes it when it starts and then at each `probes.round()`. */
+async function simBehindProbedProxy() {
+  const node = await sim();
+  const probes = new ManualProbes();
+  const { app, url } = await proxy([node], { routing: QUIET_ROUTING }, { probeSchedule: probes });
+  return { node, app, url, probes };
+}
 
 describe('latest answers feed the pinned entries', () => {
   it('a latest read is stored at the version of its ledger header: the pinned read there is a HIT', async () => {
-    const { node, url } = await simBehindProxy(FAST_PROBES);
+    const { node, url } = await simBehindProbedProxy();
     node.ledger.advance(7);
     const cases: Array<{
       label: string;
@@ -71,7 +88,7 @@ describe('latest answers feed the pinned entries', () => {
   });
 
   it('an out-of-gas latest answer is not stored as the pinned answer', async () => {
-    const { node, url } = await simBehindProxy(FAST_PROBES);
+    const { node, url } = await simBehindProbedProxy();
     const latest = await viewJson(url, '0x1::sim::burn', ['2000000']);
     expectStatus(latest, 400);
     expect(errorBodyOf(latest).vm_error_code).toBe(VM_OUT_OF_GAS);
@@ -87,14 +104,15 @@ describe('latest answers feed the pinned entries', () => {
 
 describe('ledger headers of hits', () => {
   it('follow the advancing ledger, and never go backwards across hits', async () => {
-    const { node, app, url } = await simBehindProxy(FAST_PROBES);
+    const { node, app, url, probes } = await simBehindProbedProxy();
     const first = await rawItem(url, hex(PRESENT), { version: 1000 });
     expectStatus(first, 200);
     expect(ledgerHeaders(first)).toEqual(simHeaders(1000n, 0n));
     expectStatus(await viewJson(url, BALANCE, [OWNER], { version: 1000 }), 200);
 
     node.ledger.advance(50);
-    await until(() => app.watermark.current()?.ledgerVersion === 1050n, 5000, 'the watermark to reach 1050');
+    await probes.round();
+    expect(app.watermark.current()?.ledgerVersion, 'the probe saw 1050').toBe(1050n);
     const hit = await rawItem(url, hex(PRESENT), { version: 1000 });
     expectHitMemory(hit, 'after advance');
     expect(hit.body.equals(first.body)).toBe(true);
@@ -103,7 +121,7 @@ describe('ledger headers of hits', () => {
     );
     expect(node.counters.byRoute.raw_item).toBe(1);
 
-    // Advance in steps while hits keep coming, without waiting for the probes.
+    // Advance in steps while hits keep coming; a probe round lands between the hits of every other step.
     let last = 1050n;
     for (let step = 0; step < 20; step++) {
       node.ledger.advance(step % 3);
@@ -117,11 +135,11 @@ describe('ledger headers of hits', () => {
         expect(ledgerHeaders(r), `step ${step}: one snapshot`).toEqual(simHeaders(v, 0n));
         last = v;
       }
-      // Steps spread over a few probe intervals (50 ms), so probes land between hits.
-      await new Promise((r) => setTimeout(r, 5));
+      if (step % 2 === 1) await probes.round();
     }
     const top = 1050n + 19n; // sum of step % 3 over 20 steps
-    await until(() => app.watermark.current()?.ledgerVersion === top, 5000, `the watermark to reach ${top}`);
+    await probes.round();
+    expect(app.watermark.current()?.ledgerVersion, `the probe saw ${top}`).toBe(top);
     const end = await rawItem(url, hex(PRESENT), { version: 1000 });
     expect(end.headers['x-node-ledger-version']).toBe(String(top));
     expect(node.counters.byRoute.raw_item).toBe(1);
@@ -131,7 +149,7 @@ describe('ledger headers of hits', () => {
 
 describe('pruning', () => {
   it('turns a cached entry into 410 version_pruned with ledger headers, without a node call', async () => {
-    const { node, app, url } = await simBehindProxy(FAST_PROBES);
+    const { node, app, url, probes } = await simBehindProbedProxy();
     const n = 990n;
     const cached = await rawItem(url, hex(PRESENT), { version: n });
     expectStatus(cached, 200);
@@ -140,7 +158,8 @@ describe('pruning', () => {
     expectStatus(viewCached, 200);
 
     node.ledger.pruneTo(n + 1n);
-    await until(() => app.pool.isPruned(n), 5000, 'the probe to see the pruning');
+    await probes.round();
+    expect(app.pool.isPruned(n), 'the probe saw the pruning').toBe(true);
     const before = served(node);
     for (const [label, send] of [
       ['raw_item cached', () => rawItem(url, hex(PRESENT), { version: n })],
@@ -170,11 +189,12 @@ describe('pruning', () => {
     // Pruning without the ledger advancing: the probe learns oldest = N+1 at the
     // same latest version. The 410 says N is pruned; its headers must not say
     // that the oldest version is still 0 (api.md §7: the freshest snapshot known).
-    const { node, app, url } = await simBehindProxy(FAST_PROBES);
+    const { node, app, url, probes } = await simBehindProbedProxy();
     const n = 990n;
     expectStatus(await rawItem(url, hex(PRESENT), { version: n }), 200);
     node.ledger.pruneTo(n + 1n);
-    await until(() => app.pool.isPruned(n), 5000, 'the probe to see the pruning');
+    await probes.round();
+    expect(app.pool.isPruned(n), 'the probe saw the pruning').toBe(true);
     const r = await rawItem(url, hex(PRESENT), { version: n });
     expectStatus(r, 410);
     expect(ledgerHeaders(r)).toEqual(simHeaders(1000n, n + 1n));
@@ -187,7 +207,7 @@ describe('pruning', () => {
 
 describe('future versions', () => {
   it('are never cached: 404 version_not_found until the node reaches N, then 200 from the node', async () => {
-    const { node, app, url } = await simBehindProxy(FAST_PROBES);
+    const { node, app, url, probes } = await simBehindProbedProxy();
     const n = 1010n;
     for (let i = 1; i <= 3; i++) {
       const r = await rawItem(url, hex(PRESENT), { version: n });
@@ -201,7 +221,8 @@ describe('future versions', () => {
     expect(node.counters.byRoute.view).toBe(1);
 
     node.ledger.advance(20);
-    await until(() => app.watermark.current()?.ledgerVersion === 1020n, 5000, 'the watermark to reach 1020');
+    await probes.round();
+    expect(app.watermark.current()?.ledgerVersion, 'the probe saw 1020').toBe(1020n);
     const now = await rawItem(url, hex(PRESENT), { version: n });
     expectStatus(now, 200);
     expect(cacheOf(now)).toBe('MISS');

@@ -8,53 +8,15 @@ import { call, HANDLE, proxy, rawItem, sim, viewJson, QUIET_ROUTING } from '../h
 import { until } from '../helpers/until.js';
 import { hex } from '../helpers/cache.js';
 import { expectNodeErrorBody } from '../helpers/expect.js';
+import { parsePrometheus, type Sample, sampleValue, samples } from '../helpers/prometheus.js';
 
 const OWNER = '0x' + '42'.repeat(32);
-
-interface Sample {
-  name: string;
-  labels: Record<string, string>;
-  value: number;
-}
-
-/** Prometheus text format → samples (comments skipped). */
-function parseMetrics(text: string): Sample[] {
-  const out: Sample[] = [];
-  for (const line of text.split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)(?:\s+\d+)?$/.exec(line);
-    if (m === null) throw new Error(`unparseable metrics line: ${line}`);
-    const labels: Record<string, string> = {};
-    if (m[2]) {
-      for (const l of m[2].matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[l[1]] = l[2];
-    }
-    out.push({ name: m[1], labels, value: Number(m[3]) });
-  }
-  return out;
-}
-
-/** The samples of `name` whose labels include `labels`. */
-function samples(all: Sample[], name: string, labels: Record<string, string> = {}): Sample[] {
-  return all.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
-}
-
-/** The one sample of `name` with exactly these labels, or undefined. */
-function value(all: Sample[], name: string, labels: Record<string, string>): number | undefined {
-  const hit = all.filter(
-    (s) =>
-      s.name === name &&
-      Object.keys(s.labels).length === Object.keys(labels).length &&
-      Object.entries(labels).every(([k, v]) => s.labels[k] === v),
-  );
-  expect(hit.length, `${name}${JSON.stringify(labels)} appears at most once`).toBeLessThanOrEqual(1);
-  return hit[0]?.value;
-}
 
 async function scrape(adminUrl: string): Promise<Sample[]> {
   const res = await call(adminUrl, '/metrics');
   expect(res.status).toBe(200);
   expect(res.headers['content-type']).toMatch(/^text\/plain/);
-  return parseMetrics(res.body.toString('utf8'));
+  return parsePrometheus(res.body.toString('utf8'));
 }
 
 async function withAdmin(node: SimNode, routing: Record<string, unknown> = QUIET_ROUTING) {
@@ -97,28 +59,28 @@ describe('metrics on the admin listener', () => {
 
     const m = await scrape(adminUrl);
     const req = 'ledger_proxy_requests_total';
-    expect(value(m, req, { endpoint: 'view', cache: 'MISS', status: '200' })).toBe(3);
-    expect(value(m, req, { endpoint: 'view', cache: 'HIT', status: '200' })).toBe(5);
-    expect(value(m, req, { endpoint: 'raw_item', cache: 'MISS', status: '200' })).toBe(2);
+    expect(sampleValue(m, req, { endpoint: 'view', cache: 'MISS', status: '200' })).toBe(3);
+    expect(sampleValue(m, req, { endpoint: 'view', cache: 'HIT', status: '200' })).toBe(5);
+    expect(sampleValue(m, req, { endpoint: 'raw_item', cache: 'MISS', status: '200' })).toBe(2);
     // The malformed request is counted once, as a BYPASS 400 (its endpoint label: next test).
     expect(samples(m, req, { cache: 'BYPASS', status: '400' }).reduce((sum, s) => sum + s.value, 0)).toBe(1);
     // Nothing else was counted: 3 + 5 + 2 + 1.
     expect(samples(m, req).reduce((sum, s) => sum + s.value, 0)).toBe(11);
 
     // Request durations per endpoint: the histogram counts the same requests.
-    expect(value(m, 'ledger_proxy_request_duration_seconds_count', { endpoint: 'raw_item' })).toBe(2);
+    expect(sampleValue(m, 'ledger_proxy_request_duration_seconds_count', { endpoint: 'raw_item' })).toBe(2);
 
     // Upstream calls: 3 pinned misses + 2 latest reads reached the node (probes are not client calls).
-    expect(value(m, 'ledger_proxy_upstream_requests_total', { upstream: 'node0', outcome: 'ok' })).toBe(5);
+    expect(sampleValue(m, 'ledger_proxy_upstream_requests_total', { upstream: 'node0', outcome: 'ok' })).toBe(5);
     expect(node.counters.byRoute.view + node.counters.byRoute.raw_item).toBe(5);
-    expect(value(m, 'ledger_proxy_upstream_duration_seconds_count', { upstream: 'node0' })).toBe(5);
-    expect(value(m, 'ledger_proxy_upstream_ledger_version', { upstream: 'node0' })).toBe(1000);
-    expect(value(m, 'ledger_proxy_upstream_state', { upstream: 'node0', state: 'healthy' })).toBe(1);
-    expect(value(m, 'ledger_proxy_upstream_state', { upstream: 'node0', state: 'down' })).toBe(0);
-    expect(value(m, 'ledger_proxy_upstream_in_flight', { upstream: 'node0' })).toBe(0);
-    expect(value(m, 'ledger_proxy_watermark_version', {})).toBe(1000);
-    expect(value(m, 'ledger_proxy_cache_entries', { tier: 'memory' })).toBeGreaterThanOrEqual(5);
-    expect(value(m, 'ledger_proxy_cache_bytes', { tier: 'memory' })).toBeGreaterThan(0);
+    expect(sampleValue(m, 'ledger_proxy_upstream_duration_seconds_count', { upstream: 'node0' })).toBe(5);
+    expect(sampleValue(m, 'ledger_proxy_upstream_ledger_version', { upstream: 'node0' })).toBe(1000);
+    expect(sampleValue(m, 'ledger_proxy_upstream_state', { upstream: 'node0', state: 'healthy' })).toBe(1);
+    expect(sampleValue(m, 'ledger_proxy_upstream_state', { upstream: 'node0', state: 'down' })).toBe(0);
+    expect(sampleValue(m, 'ledger_proxy_upstream_in_flight', { upstream: 'node0' })).toBe(0);
+    expect(sampleValue(m, 'ledger_proxy_watermark_version', {})).toBe(1000);
+    expect(sampleValue(m, 'ledger_proxy_cache_entries', { tier: 'memory' })).toBeGreaterThanOrEqual(5);
+    expect(sampleValue(m, 'ledger_proxy_cache_bytes', { tier: 'memory' })).toBeGreaterThan(0);
     // Process metrics carry the prefix too.
     expect(samples(m, 'ledger_proxy_process_cpu_user_seconds_total').length).toBe(1);
   });
@@ -150,12 +112,12 @@ describe('metrics on the admin listener', () => {
     expect((await call(url, '/v1/estimate_gas_price')).status).toBe(200);
     expect((await call(url, '/v1/no/such/route')).status).toBe(404);
     const m = await scrape(adminUrl);
-    expect(value(m, 'ledger_proxy_requests_total', { endpoint: 'passthrough', cache: 'BYPASS', status: '200' })).toBe(
-      2,
-    );
-    expect(value(m, 'ledger_proxy_requests_total', { endpoint: 'passthrough', cache: 'BYPASS', status: '404' })).toBe(
-      1,
-    );
+    expect(
+      sampleValue(m, 'ledger_proxy_requests_total', { endpoint: 'passthrough', cache: 'BYPASS', status: '200' }),
+    ).toBe(2);
+    expect(
+      sampleValue(m, 'ledger_proxy_requests_total', { endpoint: 'passthrough', cache: 'BYPASS', status: '404' }),
+    ).toBe(1);
   });
 
   it('/healthz is 200; /readyz is 200 with a healthy node and 503 once probes see it down', async () => {
@@ -179,8 +141,8 @@ describe('metrics on the admin listener', () => {
     // The process is still up.
     expect((await call(adminUrl, '/healthz')).status).toBe(200);
     const m = await scrape(adminUrl);
-    expect(value(m, 'ledger_proxy_upstream_state', { upstream: 'node0', state: 'down' })).toBe(1);
-    expect(value(m, 'ledger_proxy_upstream_state', { upstream: 'node0', state: 'healthy' })).toBe(0);
+    expect(sampleValue(m, 'ledger_proxy_upstream_state', { upstream: 'node0', state: 'down' })).toBe(1);
+    expect(sampleValue(m, 'ledger_proxy_upstream_state', { upstream: 'node0', state: 'healthy' })).toBe(0);
   });
 
   it('/ lists the admin endpoints; /readyz says it is shutting down once readiness fails', async () => {

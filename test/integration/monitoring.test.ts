@@ -12,6 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { promtool, requirePromtool, requireTool, runTool } from '../helpers/monitoring-tools.js';
 import { freePort } from '../helpers/free-port.js';
+import { declaredMetrics } from '../helpers/prometheus.js';
 import { call, proxy, rawItem, sim, viewJson } from '../helpers/proxy.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -109,7 +110,7 @@ describe('monitoring (promtool)', () => {
 
   it('every metric the alerts and the dashboard query is one the proxy exports', async () => {
     const text = await liveMetrics();
-    const exported = new Set([...text.matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]));
+    const exported = declaredMetrics(text);
     const alerts = readFileSync(join(PROMETHEUS, 'alerts.yml'), 'utf8');
     const queried = [
       ...metricNames(alerts),

@@ -5,10 +5,9 @@
 import { writeFileSync } from 'node:fs';
 import { Agent, request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { simBalance, simTableItem, type SimNode } from '../../src/sim/index.js';
-import { cliConfig, configFile, startCli as startCliOn, useCliBuild, type Cli } from '../helpers/cli.js';
+import { simBalance, simTableItem } from '../../src/sim/index.js';
+import { cliConfig, startCliFor, useCliBuild } from '../helpers/cli.js';
 import { connectionRefused } from '../helpers/probe.js';
-import { freePort } from '../helpers/free-port.js';
 import { QUIET_ROUTING, sim } from '../helpers/proxy.js';
 import { until, within } from '../helpers/until.js';
 
@@ -21,18 +20,8 @@ afterEach(async () => {
   for (const agent of agents.splice(0)) await agent.destroy();
 });
 
-/** The CLI's config file: one upstream, `node`, on `port`. */
-function writeConfig(file: string, port: number, node: SimNode): void {
-  writeFileSync(file, cliConfig(port, node, { routing: QUIET_ROUTING, log: { level: 'warn' } }));
-}
-
-/** Writes a config for `node` and starts the CLI; resolves once it answers GET /v1. */
-async function startCli(node: SimNode): Promise<Cli> {
-  const port = await freePort();
-  const file = configFile(`config-${port}.yaml`, '');
-  writeConfig(file, port, node);
-  return startCliOn(file, port);
-}
+/** What the CLI's config says beside its one upstream: probes left to the test, warnings only. */
+const SETTINGS = { routing: QUIET_ROUTING, log: { level: 'warn' } };
 
 interface Outcome {
   status: number;
@@ -50,7 +39,7 @@ describe('graceful shutdown of the CLI', () => {
     'SIGTERM with ~50 requests in flight ($label): every one gets a complete 200, new connections are refused, exit 0 within 5 s',
     async ({ keepAlive }) => {
       const node = await sim();
-      const cli = await startCli(node);
+      const cli = await startCliFor(node, SETTINGS);
       const gasPriceJson = Buffer.from(await (await request(`${node.url}/v1/estimate_gas_price`)).body.arrayBuffer());
       node.faults.set({ mode: 'slow', delayMs: SLOW_MS, routes: ['view', 'raw_item', 'gas_price'] });
 
@@ -158,7 +147,7 @@ describe('graceful shutdown of the CLI', () => {
 
   it('SIGTERM with idle keep-alive connections open still exits 0 promptly', async () => {
     const node = await sim();
-    const cli = await startCli(node);
+    const cli = await startCliFor(node, SETTINGS);
     const agent = new Agent({ connections: 4, keepAliveTimeout: 60_000 });
     agents.push(agent);
     for (let i = 0; i < 3; i++) {
@@ -176,7 +165,7 @@ describe('graceful shutdown of the CLI', () => {
 
   it('SIGINT drains and exits 0 as well', async () => {
     const node = await sim();
-    const cli = await startCli(node);
+    const cli = await startCliFor(node, SETTINGS);
     node.faults.set({ mode: 'slow', delayMs: SLOW_MS, routes: ['view'] });
     const before = node.counters.total;
     // Connection: close, so this checks the signal handling alone (keep-alive: the SIGTERM test).
@@ -205,7 +194,7 @@ describe('SIGHUP reloads the upstream list of the CLI', () => {
   it('moves reads to the upstreams of the re-read file, and keeps the old list when the file is invalid', async () => {
     const first = await sim();
     const second = await sim();
-    const cli = await startCli(first);
+    const cli = await startCliFor(first, SETTINGS);
     const read = async (a: number): Promise<number> => {
       const res = await add(cli.url, a);
       expect(await res.body.json()).toEqual([String(a + 1)]);
@@ -227,7 +216,7 @@ describe('SIGHUP reloads the upstream list of the CLI', () => {
     expect(await read(2)).toBe(200);
     expect(first.counters.byRoute.view).toBe(2);
 
-    writeConfig(cli.configFile, cli.port, second);
+    writeFileSync(cli.configFile, cliConfig(cli.port, second, SETTINGS));
     cli.child.kill('SIGHUP');
     let n = 10;
     await until(

@@ -13,6 +13,7 @@ import {
   type SimOptions,
 } from '../../src/sim/index.js';
 import { parseTypeTag } from '../../src/wire/move-type.js';
+import { expectError } from '../helpers/expect.js';
 import { call, type Reply } from '../helpers/proxy.js';
 
 const HANDLE = '0x' + 'ab'.repeat(32);
@@ -43,13 +44,6 @@ const post = (path: string, body: unknown, accept?: string): Promise<Reply> =>
     body: JSON.stringify(body),
   });
 
-function expectError(reply: Reply, status: number, code: string, ledgerHeaders: boolean): void {
-  expect([reply.status, reply.json().error_code], reply.body.toString()).toEqual([status, code]);
-  expect(reply.headers['x-node-ledger-version'] !== undefined, `ledger headers on ${status} ${code}`).toBe(
-    ledgerHeaders,
-  );
-}
-
 /** A missing address (one in eight): the first of a fixed list. */
 function missingAccount(): string {
   for (let i = 2; ; i++) {
@@ -73,15 +67,21 @@ describe('accounts', () => {
       authentication_key: missing,
     });
     node = await start({ statelessAccounts: false });
-    expectError(await get(`/v1/accounts/${missing}`), 404, 'account_not_found', true);
+    expectError(await get(`/v1/accounts/${missing}`), 404, 'account_not_found', { ledgerHeaders: true });
   });
 
   it('version checks come first: a missing account above the latest is version_not_found, below the oldest version_pruned', async () => {
     const missing = missingAccount();
-    expectError(await get(`/v1/accounts/${missing}/resources?ledger_version=1001`), 404, 'version_not_found', true);
-    expectError(await get(`/v1/accounts/${missing}/resources?ledger_version=499`), 410, 'version_pruned', true);
-    expectError(await get(`/v1/accounts/${missing}/resources?ledger_version=1000`), 404, 'account_not_found', true);
-    expectError(await get(`/v1/accounts/${missing}/modules`), 404, 'account_not_found', true);
+    expectError(await get(`/v1/accounts/${missing}/resources?ledger_version=1001`), 404, 'version_not_found', {
+      ledgerHeaders: true,
+    });
+    expectError(await get(`/v1/accounts/${missing}/resources?ledger_version=499`), 410, 'version_pruned', {
+      ledgerHeaders: true,
+    });
+    expectError(await get(`/v1/accounts/${missing}/resources?ledger_version=1000`), 404, 'account_not_found', {
+      ledgerHeaders: true,
+    });
+    expectError(await get(`/v1/accounts/${missing}/modules`), 404, 'account_not_found', { ledgerHeaders: true });
   });
 
   it('values change across a value period and not within one', async () => {
@@ -115,9 +115,13 @@ describe('pagination', () => {
   );
 
   it('limit 0 is 400 invalid_input with ledger headers, a limit that is no u16 400 without; a forged start 400 invalid_input', async () => {
-    expectError(await get('/v1/accounts/0x1/resources?limit=0'), 400, 'invalid_input', true);
-    expectError(await get('/v1/accounts/0x1/resources?limit=70000'), 400, 'web_framework_error', false);
-    expectError(await get('/v1/accounts/0x1/resources?start=0xdeadbeef00000001'), 400, 'invalid_input', true);
+    expectError(await get('/v1/accounts/0x1/resources?limit=0'), 400, 'invalid_input', { ledgerHeaders: true });
+    expectError(await get('/v1/accounts/0x1/resources?limit=70000'), 400, 'web_framework_error', {
+      ledgerHeaders: false,
+    });
+    expectError(await get('/v1/accounts/0x1/resources?start=0xdeadbeef00000001'), 400, 'invalid_input', {
+      ledgerHeaders: true,
+    });
   });
 
   it('the page size is capped at maxPageSize; a BCS page starts with its entry count', async () => {
@@ -145,8 +149,10 @@ describe('a resource, a module, a balance', () => {
       type: '0x1::coin::CoinStore<0x1::aptos_coin::AptosCoin>',
       data: { coin: { value: expect.any(String) } },
     });
-    expectError(await get('/v1/accounts/0x1/resource/0x1::nope::Nope'), 404, 'resource_not_found', true);
-    expectError(await get('/v1/accounts/0x1/resource/u64'), 400, 'web_framework_error', false);
+    expectError(await get('/v1/accounts/0x1/resource/0x1::nope::Nope'), 404, 'resource_not_found', {
+      ledgerHeaders: true,
+    });
+    expectError(await get('/v1/accounts/0x1/resource/u64'), 400, 'web_framework_error', { ledgerHeaders: false });
   });
 
   it('every module of the list is found by name, with the same bytecode and ABI', async () => {
@@ -155,7 +161,7 @@ describe('a resource, a module, a balance', () => {
     }>;
     for (const m of modules)
       expect((await get(`/v1/accounts/0x1/module/${m.abi.name}?ledger_version=990`)).json()).toEqual(m);
-    expectError(await get('/v1/accounts/0x1/module/nope'), 404, 'module_not_found', true);
+    expectError(await get('/v1/accounts/0x1/module/nope'), 404, 'module_not_found', { ledgerHeaders: true });
   });
 
   it('a balance is a bare JSON number and a u64 in BCS; a missing account has 0', async () => {
@@ -198,19 +204,19 @@ describe('table items and state values', () => {
       await post(`/v1/tables/${HANDLE}/item`, { key_type: 'u64', value_type: 'u64', key: String(absent()) }),
       404,
       'table_item_not_found',
-      true,
+      { ledgerHeaders: true },
     );
     expectError(
       await post(`/v1/tables/${HANDLE}/item`, { key_type: 'u64', value_type: 'u64', key: 'not a number' }),
       400,
       'invalid_input',
-      true,
+      { ledgerHeaders: true },
     );
     expectError(
       await post(`/v1/tables/${HANDLE}/item`, { key_type: 'u65', value_type: 'u64', key: '1' }),
       400,
       'web_framework_error',
-      false,
+      { ledgerHeaders: false },
     );
   });
 
@@ -230,21 +236,18 @@ describe('table items and state values', () => {
         simTableItem(HANDLE, keyOf(n), 990n)!,
       ),
     ).toBe(true);
-    expectError(await post(raw, { key: stateKey(1, keyOf(n)) }), 403, 'api_disabled', false);
-    expectError(await post(raw, { key: '0x07' }, 'application/x-bcs'), 500, 'internal_error', true);
-    expectError(
-      await post(raw, { key: stateKey(0, keyOf(n)) }, 'application/x-bcs'),
-      404,
-      'state_value_not_found',
-      true,
-    );
+    expectError(await post(raw, { key: stateKey(1, keyOf(n)) }), 403, 'api_disabled', { ledgerHeaders: false });
+    expectError(await post(raw, { key: '0x07' }, 'application/x-bcs'), 500, 'internal_error', { ledgerHeaders: true });
+    expectError(await post(raw, { key: stateKey(0, keyOf(n)) }, 'application/x-bcs'), 404, 'state_value_not_found', {
+      ledgerHeaders: true,
+    });
   });
 });
 
 describe('transactions and blocks', () => {
   it('by version: above the latest transaction_not_found, below the oldest version_pruned; by hash the same transaction', async () => {
-    expectError(await get('/v1/transactions/by_version/1001'), 404, 'transaction_not_found', true);
-    expectError(await get('/v1/transactions/by_version/499'), 410, 'version_pruned', true);
+    expectError(await get('/v1/transactions/by_version/1001'), 404, 'transaction_not_found', { ledgerHeaders: true });
+    expectError(await get('/v1/transactions/by_version/499'), 410, 'version_pruned', { ledgerHeaders: true });
     const byVersion = await get('/v1/transactions/by_version/900');
     expect(byVersion.json()).toMatchObject({
       version: '900',
@@ -254,13 +257,12 @@ describe('transactions and blocks', () => {
     expect((await get(`/v1/transactions/by_hash/${simTransactionHash(4, 900n)}`)).body.equals(byVersion.body)).toBe(
       true,
     );
-    expectError(
-      await get(`/v1/transactions/by_hash/${simTransactionHash(4, 499n)}`),
-      404,
-      'transaction_not_found',
-      true,
-    );
-    expectError(await get(`/v1/transactions/by_hash/0x${'ee'.repeat(32)}`), 404, 'transaction_not_found', true);
+    expectError(await get(`/v1/transactions/by_hash/${simTransactionHash(4, 499n)}`), 404, 'transaction_not_found', {
+      ledgerHeaders: true,
+    });
+    expectError(await get(`/v1/transactions/by_hash/0x${'ee'.repeat(32)}`), 404, 'transaction_not_found', {
+      ledgerHeaders: true,
+    });
   });
 
   it('a submitted transaction is pending until the ledger reaches its version, then by hash and by version agree', async () => {
@@ -283,17 +285,19 @@ describe('transactions and blocks', () => {
   });
 
   it('blocks: below the oldest height block_pruned, above or incomplete block_not_found; by version the block holding it', async () => {
-    expectError(await get('/v1/blocks/by_height/124'), 410, 'block_pruned', true);
-    expectError(await get('/v1/blocks/by_height/251'), 404, 'block_not_found', true);
+    expectError(await get('/v1/blocks/by_height/124'), 410, 'block_pruned', { ledgerHeaders: true });
+    expectError(await get('/v1/blocks/by_height/251'), 404, 'block_not_found', { ledgerHeaders: true });
     // 1000 is the first version of block 250, which ends at 1003: not complete yet.
-    expectError(await get('/v1/blocks/by_height/250'), 404, 'block_not_found', true);
+    expectError(await get('/v1/blocks/by_height/250'), 404, 'block_not_found', { ledgerHeaders: true });
     const block = await get('/v1/blocks/by_height/200?with_transactions=true');
     expect(block.json()).toMatchObject({ block_height: '200', first_version: '800', last_version: '803' });
     expect(block.json().transactions.map((t: { version: string }) => t.version)).toEqual(['800', '801', '802', '803']);
     expect((await get('/v1/blocks/by_height/200')).json().transactions).toBeNull();
     expect((await get('/v1/blocks/by_version/802')).json()).toMatchObject({ block_height: '200' });
-    expectError(await get('/v1/blocks/by_version/499'), 410, 'version_pruned', true);
-    expectError(await get('/v1/blocks/by_height/200?with_transactions=yes'), 400, 'web_framework_error', false);
+    expectError(await get('/v1/blocks/by_version/499'), 410, 'version_pruned', { ledgerHeaders: true });
+    expectError(await get('/v1/blocks/by_height/200?with_transactions=yes'), 400, 'web_framework_error', {
+      ledgerHeaders: false,
+    });
   });
 
   it('the transaction list and the gas estimate answer with ledger headers; each route is counted under its own name', async () => {

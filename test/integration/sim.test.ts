@@ -9,6 +9,7 @@ import { ledgerInfoJson } from '../../src/ledger/info.js';
 import { encodeViewRequest } from '../../src/wire/view-bcs.js';
 import { simBalance, simLedgerInfo, simModuleJson, simTableItem, startSim, type SimNode } from '../../src/sim/index.js';
 import { u64le } from '../helpers/cache.js';
+import { expectError } from '../helpers/expect.js';
 
 interface Answer {
   status: number;
@@ -69,16 +70,6 @@ function expectLedgerHeaders(answer: Answer, latest: bigint, oldest: bigint, cha
 
 function expectNoLedgerHeaders(answer: Answer): void {
   for (const name of LEDGER_HEADERS) expect(answer.headers[name]).toBeUndefined();
-}
-
-function expectError(answer: Answer, status: number, code: string, vmErrorCode: number | null = null): void {
-  expect(answer.status).toBe(status);
-  expect(answer.headers['content-type']).toBe('application/json');
-  const body = answer.json() as Record<string, unknown>;
-  expect(Object.keys(body).sort()).toEqual(['error_code', 'message', 'vm_error_code']);
-  expect(body.error_code).toBe(code);
-  expect(body.vm_error_code).toBe(vmErrorCode);
-  expect(typeof body.message).toBe('string');
 }
 
 const rawItem = (
@@ -327,14 +318,14 @@ describe('simulated node over HTTP (vendor node)', () => {
 
     it('answers a Move abort 400 invalid_input with vm_error_code 4016 and ledger headers, no gas', async () => {
       const answer = await viewJson(sim, { function: '0x1::sim::always_abort', type_arguments: [], arguments: [] });
-      expectError(answer, 400, 'invalid_input', 4016);
+      expectError(answer, 400, 'invalid_input', { vmErrorCode: 4016 });
       expectLedgerHeaders(answer, 1000n, 500n);
       expect(answer.headers['x-node-gas-used']).toBeUndefined();
     });
 
     it('answers out of gas 400 invalid_input with vm_error_code 4002', async () => {
       const answer = await viewJson(sim, { function: '0x1::sim::burn', type_arguments: [], arguments: ['1000001'] });
-      expectError(answer, 400, 'invalid_input', 4002);
+      expectError(answer, 400, 'invalid_input', { vmErrorCode: 4002 });
       expectLedgerHeaders(answer, 1000n, 500n);
     });
 

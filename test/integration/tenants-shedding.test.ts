@@ -1,4 +1,4 @@
-// Tenants when the nodes are short of budget (api.md §10.4): requests are shed by
+// Tenants when the nodes are short of budget (api.md §10.2–3): requests are shed by
 // tenant priority, and a tenant named by a trusted load-shedding layer in front is
 // shed as that tenant.
 import { describe, expect, it } from 'vitest';

@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { simTableItem, type SimNode } from '../../src/sim/index.js';
 import { ManualProbes } from '../helpers/probes.js';
+import { parsePrometheus, samples } from '../helpers/prometheus.js';
 import { HANDLE, proxy, rawItem, sim, viewJson, type Reply, QUIET_ROUTING } from '../helpers/proxy.js';
 import { hex } from '../helpers/cache.js';
 
@@ -41,8 +42,9 @@ function expectChainHeaders(replies: Reply[], chainId: string, maxVersion: bigin
 /** The ledger_proxy_upstream_state gauge of a node, as /metrics renders it. */
 async function metricState(app: Awaited<ReturnType<typeof proxy>>['app'], upstream: string): Promise<string[]> {
   const { body } = await app.metrics.render();
-  const on = new RegExp(`^ledger_proxy_upstream_state\\{upstream="${upstream}",state="([a-z]+)"\\} 1$`, 'gm');
-  return [...body.matchAll(on)].map((m) => m[1]);
+  return samples(parsePrometheus(body), 'ledger_proxy_upstream_state', { upstream })
+    .filter((s) => s.value === 1)
+    .map((s) => s.labels.state!);
 }
 
 describe('chain-id integrity: configured chainId 4', () => {

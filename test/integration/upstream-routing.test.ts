@@ -18,6 +18,7 @@ import {
   versionOf,
 } from '../helpers/proxy.js';
 import { hex } from '../helpers/cache.js';
+import { expectError } from '../helpers/expect.js';
 import { until } from '../helpers/until.js';
 
 /** Keys present in the sim's table (presence does not depend on the version). */
@@ -39,15 +40,6 @@ function slow(nodes: SimNode[], ms = 150): void {
 function expectItem(reply: Reply, key: Buffer, version: bigint, label = ''): void {
   expect(reply.status, `${label} ${reply.body.toString()}`).toBe(200);
   expect(reply.body, label).toEqual(simTableItem(HANDLE, key, version));
-}
-
-function expectError(reply: Reply, status: number, code: string): { message: string } {
-  expect(reply.status, reply.body.toString()).toBe(status);
-  expect(reply.headers['content-type']).toBe('application/json');
-  const body = reply.json();
-  expect(body.error_code).toBe(code);
-  expect(body.vm_error_code).toBeNull();
-  return body;
 }
 
 describe('upstream routing: pinned reads go only to a node whose oldest ≤ N ≤ latest', () => {

@@ -13,6 +13,7 @@ import { encodeViewRequest } from '../../src/wire/view-bcs.js';
 import { BALANCE, hex, OWNER, served, u64le } from '../helpers/cache.js';
 import { type Cli, configFile, startCli, useCliBuild } from '../helpers/cli.js';
 import { freePort } from '../helpers/free-port.js';
+import { parsePrometheus, valuesByLabel } from '../helpers/prometheus.js';
 import { sim } from '../helpers/proxy.js';
 import { useRedisServer } from '../helpers/redis-server.js';
 import { until } from '../helpers/until.js';
@@ -132,9 +133,7 @@ async function readUntilNotFromMemory(url: string, count: number, reader = read)
 }
 
 function purgesCounted(text: string): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const m of text.matchAll(/^ledger_proxy_purges_total\{scope="(\w+)"\} (\d+)$/gm)) out[m[1]] = Number(m[2]);
-  return out;
+  return valuesByLabel(parsePrometheus(text), 'ledger_proxy_purges_total', 'scope');
 }
 
 describe('a cache purge with server.workers: 2', () => {

@@ -69,7 +69,9 @@ describe('memory bound', () => {
     expect(report.second.HIT).toBe(pinnedKeys);
     expect(nodeCalls() - before).toBe(pinnedKeys + 2 * latestKeys);
     // ...and filled the tier's share, so it evicted all along.
-    expect(await tierBytes(adminPort)).toBeGreaterThan(0.9 * memoryShares(MAX_BYTES, true).tier);
+    expect(await tierBytes(adminPort)).toBeGreaterThan(
+      0.9 * memoryShares(MAX_BYTES, { keepsLatestAnswers: true }).tier,
+    );
 
     const bound =
       1.3 * MAX_BYTES + statedOverheadBytes(readFileSync(resolve(import.meta.dirname, '../../README.md'), 'utf8'));

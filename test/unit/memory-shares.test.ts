@@ -13,7 +13,7 @@ describe('memory shares of cache.memory.maxBytes', () => {
   it('never add up to more than maxBytes, whatever its size, with or without latest answers', () => {
     for (const maxBytes of [1, 7, 1000, 32 * MiB, 32 * MiB + 3, 256 * MiB, 1024 * MiB]) {
       for (const latest of [false, true]) {
-        const shares = memoryShares(maxBytes, latest);
+        const shares = memoryShares(maxBytes, { keepsLatestAnswers: latest });
         expect(shares.tier + shares.spellings + shares.latestAnswers, `${maxBytes} ${latest}`).toBeLessThanOrEqual(
           maxBytes,
         );
@@ -23,8 +23,16 @@ describe('memory shares of cache.memory.maxBytes', () => {
   });
 
   it('gives each part its documented share, and the tier the rest', () => {
-    expect(memoryShares(256 * MiB, false)).toEqual({ tier: 192 * MiB, spellings: 64 * MiB, latestAnswers: 0 });
-    expect(memoryShares(256 * MiB, true)).toEqual({ tier: 160 * MiB, spellings: 64 * MiB, latestAnswers: 32 * MiB });
+    expect(memoryShares(256 * MiB, { keepsLatestAnswers: false })).toEqual({
+      tier: 192 * MiB,
+      spellings: 64 * MiB,
+      latestAnswers: 0,
+    });
+    expect(memoryShares(256 * MiB, { keepsLatestAnswers: true })).toEqual({
+      tier: 160 * MiB,
+      spellings: 64 * MiB,
+      latestAnswers: 32 * MiB,
+    });
     expect(SPELLINGS_SHARE + LATEST_ANSWERS_SHARE).toBeLessThan(1);
   });
 
