@@ -104,7 +104,8 @@ export function publicEntry(deps: EntryDeps, next: Handler): PublicEntry {
   const refuse = (req: PublicRequest, res: PublicReply, err: NodeError): void => {
     const exchange = openExchange(req, res, 'other', requestIds.of(req));
     if (tracing !== undefined) openRequestSpan(tracing, exchange);
-    edge.answeredPreflight(exchange);
+    // A preflight is answered before its Expect is judged, as on every other path.
+    if (edge.answeredPreflight(exchange)) return account(exchange, res.statusCode);
     refuseAndEnd(exchange, err);
   };
 

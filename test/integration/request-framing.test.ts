@@ -57,6 +57,29 @@ describe('Expect: 100-continue', () => {
   });
 });
 
+describe('an Expect the server cannot meet', () => {
+  it('on a CORS preflight: the preflight is answered once, and nothing more is written on its reply', async () => {
+    const node = await sim({ startVersion: 1000n });
+    const p = await proxy([node], { ...QUIET, cors: { origins: ['https://wallet.example'] } });
+    const head = [
+      'OPTIONS /v1/view HTTP/1.1',
+      'Host: proxy.test',
+      'Connection: close',
+      'Origin: https://wallet.example',
+      'Access-Control-Request-Method: POST',
+      'Expect: foo',
+      '',
+      '',
+    ].join('\r\n');
+    const reply = await rawHttp(p.url, head);
+    expect(reply.status).toBe(204);
+    expect(reply.headers['access-control-allow-origin']).toBe('https://wallet.example');
+    // The listener still serves: a write after the headers were sent would have thrown out of node:http.
+    const after = await call(p.url, '/v1');
+    expect(after.status).toBe(200);
+  });
+});
+
 describe('transfer codings other than chunked', () => {
   const CODINGS: Array<[string, string[]]> = [
     ['gzip, chunked', ['Transfer-Encoding: gzip, chunked']],
