@@ -1,4 +1,4 @@
-// The one place Redis clients are made: the cache's, its fill channel's subscriber
+// Where every Redis client is made: the cache's, its fill channel's subscriber
 // and the tenants' limit counters', on a single node or a Cluster. Each comes with an
 // error listener that reports through RedisFailures, so no client is left to
 // ioredis's "Unhandled error event" on stderr.

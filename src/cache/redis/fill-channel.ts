@@ -1,6 +1,6 @@
 // How a filler tells the instances waiting for its fill what came of it: published
 // on the key's channel, and kept briefly at its outcome key for a waiter that
-// subscribes just after. Waiters of one key share one subscription on the one
+// subscribes just after. Waiters of one key share one subscription on a single
 // connection in subscriber mode; nothing polls.
 import type { RedisConnection, ReportingClient } from './client.js';
 import type { RedisCommands } from './commands.js';

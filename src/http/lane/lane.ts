@@ -1,6 +1,6 @@
 // The lane (server.lane): the public listener's sockets are read here first.
 // Requests for the cached routes that the strict parser (head.ts) accepts are
-// served on the lane by the server's own request handler, the one node:http's
+// served on the lane by the server's own request handler, the same handler node:http's
 // requests go to; the first request it does not accept, and the rest of its
 // connection, go to node:http with the bytes already read (socket.unshift, then
 // the server's 'connection' event), and node:http answers them as it would have
