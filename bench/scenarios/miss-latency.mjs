@@ -7,7 +7,7 @@ import { itemKey, rawItem } from '../lib/requests.mjs';
 import { percentiles } from '../lib/stats.mjs';
 import { meets } from '../lib/report.mjs';
 
-// Issue 14's targets: a forwarded read adds at most 0.10 ms at p50 and 1 ms at p99.
+// The targets: a forwarded read adds at most 0.10 ms at p50 and 1 ms at p99.
 const P50_TARGET = { op: '<=', value: 0.1 };
 const P99_TARGET = { op: '<=', value: 1 };
 const WARM_CONNECTIONS = 8;

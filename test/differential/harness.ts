@@ -1,4 +1,4 @@
-// The differential run (issue 7 §3, issue 13): a seeded stream of reads of every
+// The differential run: a seeded stream of reads of every
 // cached route family (raw_item, view, accounts, tables, transactions, blocks) —
 // pinned and latest, JSON and BCS request bodies for view, JSON and BCS answers,
 // present and absent items, versions inside the window, at its edge, pruned and

@@ -1,4 +1,4 @@
-// The proxy against the node it fronts (issue 7 §3), over a seeded random stream
+// The proxy against the node it fronts, over a seeded random stream
 // of reads while the node's ledger advances and prunes (see harness.ts for the
 // stream, the comparison and the allowed differences). Sizes: CI a few thousand
 // requests; LONG=1 (npm run test:long) 100,000. Replay with DIFF_SEED=<seed>.

@@ -1,4 +1,4 @@
-// Chain identity under faults (issue 12 finding 1, api.md §8): without a configured
+// Chain identity under faults (api.md §8): without a configured
 // chainId, nodes on two chains make the proxy not ready (nothing served, no reply
 // without ledger headers); a node down from the start has no vote; a devnet reset
 // reported by every node for two probe rounds is adopted, and not before.

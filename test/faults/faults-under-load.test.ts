@@ -1,4 +1,4 @@
-// Faults under load (issue 7 §1). A proxy in front of TWO simulated nodes (and its
+// Faults under load. A proxy in front of TWO simulated nodes (and its
 // own redis-server for the Redis faults) takes a steady mix of pinned and latest
 // raw_item and view reads while one thing fails: a node is killed, hangs, answers
 // HTML 502, resets connections or slows to seconds; Redis is killed or stalls.

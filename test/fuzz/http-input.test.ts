@@ -1,4 +1,4 @@
-// Fuzzed client input over HTTP (issue 7 §2): paths under /v1 and not, handles,
+// Fuzzed client input over HTTP: paths under /v1 and not, handles,
 // ledger_version strings, Accept and Content-Type headers (unicode as UTF-8 bytes),
 // JSON and BCS bodies and their mutations, bodies around the 8 MiB limit.
 //

@@ -1,4 +1,4 @@
-// Fuzzed HTTP/1.1 on a raw socket (issue 7 §2): what no HTTP client sends. CR, LF,
+// Fuzzed HTTP/1.1 on a raw socket: what no HTTP client sends. CR, LF,
 // CRLF, NUL, DEL and raw UTF-8 (valid and not) in the method, the request target,
 // header names and values; missing or repeated Host; broken Content-Length and
 // chunked framing; bodies shorter than announced (truncated, then half-closed);

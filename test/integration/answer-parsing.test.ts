@@ -1,4 +1,4 @@
-// A JSON answer is parsed once on a miss (issue 14: the miss path adds little, and
+// A JSON answer is parsed once on a miss (the miss path adds little, and
 // a block with its transactions can be megabytes): the node client parses it to
 // check it, and the cache policy reads that parse (a transaction's pending state,
 // the version a transaction or block belongs to) instead of parsing it again.

@@ -1,4 +1,4 @@
-// Compressed replies (issue 14): a memory-tier entry of 1 KiB or more gets a gzip
+// Compressed replies: a memory-tier entry of 1 KiB or more gets a gzip
 // copy once, after it is stored; a client that accepts gzip gets it, with
 // Content-Encoding and Vary, on both hit paths; one that does not, the identity
 // bytes; small answers are never compressed; what is sent decodes to the node's bytes.

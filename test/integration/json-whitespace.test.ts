@@ -1,4 +1,4 @@
-// Issue 12, finding 6: a body a node refuses (a form feed or vertical tab where
+// A body a node refuses (a form feed or vertical tab where
 // JSON allows only space, tab, LF and CR) is never a cache hit and never
 // forwarded: the proxy answers 400 web_framework_error itself.
 import { describe, expect, it } from 'vitest';

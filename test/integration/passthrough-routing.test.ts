@@ -1,4 +1,4 @@
-// Passthrough is routed like a cached read (api.md §8, issue 12 finding 4): a GET
+// Passthrough is routed like a cached read (api.md §8): a GET
 // fails over to another node on connection errors and 5xx, a write is never sent
 // twice, ?ledger_version=N goes to a node that covers N, and every call counts in
 // the node budgets and the upstream metrics.

@@ -209,7 +209,7 @@ describe('one node, one name', () => {
   });
 });
 
-describe('a 404 version_not_found: message and headers agree (issue 15 item 4)', () => {
+describe('a 404 version_not_found: message and headers agree', () => {
   it('the latest version its message names is the one in its ledger headers, after the node moved on', async () => {
     const node = await sim();
     const { url } = await proxy([node], { routing: QUIET_ROUTING });

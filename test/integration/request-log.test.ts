@@ -1,4 +1,4 @@
-// What a reply costs in bookkeeping (issue 14): a cache hit, from memory or
+// What a reply costs in bookkeeping: a cache hit, from memory or
 // Redis, is logged only at debug; a memory hit is counted but not observed in
 // the duration histogram; every other reply is observed, and logged at info. The
 // level follows a reload.

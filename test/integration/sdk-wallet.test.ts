@@ -1,4 +1,4 @@
-// The real Aptos TS SDK (6.3.x) reads wallet data through the proxy (issue 13):
+// The real Aptos TS SDK (6.3.x) reads wallet data through the proxy:
 // each pinned or immutable read, called twice, reaches the node once. The reads
 // SDK 6.3.1 sends without a version are latest reads: both calls reach the node,
 // and the answer is stored as the pinned one at its version.

@@ -135,7 +135,7 @@ describe('upstream circuit breaker (failureThreshold 2, openMs 500)', () => {
   });
 });
 
-describe('upstream circuit breaker: probes do not reset it (issue 15 item 3)', () => {
+describe('upstream circuit breaker: probes do not reset it', () => {
   it('a node that fails every read but answers GET /v1 opens after failureThreshold reads, with probes every 10 ms', async () => {
     const breaker = { failureThreshold: 5, openMs: 60_000 };
     const { failing, url, state } = await setup(10, breaker);

@@ -1,4 +1,4 @@
-// Every cached route family against the sim (issue 13, api.md §9): a
+// Every cached route family against the sim (api.md §9): a
 // repeated read does not reach the node and is byte-identical to the node's
 // answer, cursor included; deterministic 404s are cached and the others are not;
 // pruning answers 410; JSON and BCS are separate entries; Redis is shared.

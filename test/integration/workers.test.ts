@@ -1,4 +1,4 @@
-// server.workers: 2 (issue 14): the CLI forks two workers sharing the port; the
+// server.workers: 2: the CLI forks two workers sharing the port; the
 // primary's /metrics adds up every worker's counters, /readyz asks each worker,
 // SIGHUP reaches every worker, and SIGTERM drains them all and exits 0.
 import { request } from 'undici';

@@ -1,4 +1,4 @@
-// Waiting for a node's budget (issue 12): a waiter is woken the moment a call
+// Waiting for a node's budget: a waiter is woken the moment a call
 // ends, or when the node's next rate token is due, never by polling.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ledgerHeaderNames } from '../../src/ledger/headers.js';

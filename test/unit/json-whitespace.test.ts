@@ -1,4 +1,4 @@
-// Issue 12, finding 6: JSON whitespace is exactly what serde_json takes (space,
+// JSON whitespace is exactly what serde_json takes (space,
 // tab, LF, CR). Every other control character and every Unicode space around a
 // body is a 400 from the proxy, on both parse paths (raw_item's one-regex fast
 // path and the full scanner that view uses).

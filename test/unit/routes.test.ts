@@ -1,4 +1,4 @@
-// The route table's parsers and matcher (issue 13, api.md §9): what a
+// The route table's parsers and matcher (api.md §9): what a
 // node reads alike gets one identity and one node path; what it refuses is a 400
 // before any node is asked.
 import { describe, expect, it } from 'vitest';
