@@ -109,7 +109,7 @@ function plantedCopy(): string {
   return dir;
 }
 
-/** The violations depcruise reports as errors (known ones it ignores are left out, as `npm run lint` leaves them). */
+/** The violations depcruise reports as errors. */
 async function cruise(dir: string): Promise<string[]> {
   const args = [DEPCRUISE, 'src', '--config', '.dependency-cruiser.cjs', '--output-type', 'json'];
   const { stdout } = await promisify(execFile)(process.execPath, args, { cwd: dir, maxBuffer: 64 * 1024 * 1024 }).catch(
