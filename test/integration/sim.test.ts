@@ -5,7 +5,7 @@ import { Readable } from 'node:stream';
 import { gunzipSync } from 'node:zlib';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ledgerInfoJson } from '../../src/ledger/info.js';
+import { ledgerInfoJson } from '../helpers/ledger-info.js';
 import { encodeViewRequest } from '../../src/wire/view-bcs.js';
 import { simBalance, simLedgerInfo, simModuleJson, simTableItem, startSim, type SimNode } from '../../src/sim/index.js';
 import { u64le } from '../helpers/cache.js';
