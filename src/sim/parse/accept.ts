@@ -1,12 +1,11 @@
 // The answer format a node picks from Accept (aptos-core api/src/accept_type.rs
-// over poem's Accept extractor, which reads the header with typed-headers and the
-// mime crate):
-// - a header that is not visible ASCII, or any element that is not a media type,
-//   makes the whole header unread: JSON;
-// - each element's weight (`;q=0.5`, the last parameter) orders the elements, the
-//   heaviest first, in their order where equal;
+// over poem's Accept extractor, which reads media types with the mime crate):
+// - each Accept header that is visible ASCII is split at commas, each element
+//   trimmed; an element that is not a media type, or whose weight (what follows
+//   ";q=") is no number, is dropped;
+// - the elements are ordered by weight, the heaviest first, in their order where equal;
 // - the first element that is exactly application/json or application/x-bcs, in any
-//   case and with no parameter left beside its weight, decides; none: JSON.
+//   case and with no parameter beside its weight, decides; none: JSON.
 // Content-Type is compared by its media type alone, lower-case, parameters dropped.
 
 export type SimAnswerFormat = 'json' | 'bcs';
@@ -15,12 +14,19 @@ const TCHAR = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]$/;
 const VISIBLE_ASCII = /^[\t\x20-\x7e]*$/;
 const isToken = (c: string | undefined): boolean => c !== undefined && TCHAR.test(c);
 
-/** An element's weight in thousandths and the text before it, read from the end as typed-headers does. */
-function weightOf(element: string): { quality: number; rest: string } {
-  const m = /^(.*?)[ \t]*;[ \t]*[qQ]=(0(?:\.[0-9]{0,3})?|1(?:\.0{0,3})?)$/.exec(element);
-  if (m === null) return { quality: 1000, rest: element };
-  const [whole, fraction = ''] = m[2].split('.');
-  return { quality: Number(whole) * 1000 + Number(fraction.padEnd(3, '0')), rest: m[1] };
+/** Rust's f32::from_str: a sign, then inf, infinity, nan, or decimal digits with a point and an exponent. */
+const RUST_FLOAT = /^[+-]?(?:inf|infinity|nan|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)$/i;
+
+/** `(q * 1000.0) as i32`: truncated toward zero, saturating, NaN as 0. */
+function weight(q: string): number | null {
+  if (!RUST_FLOAT.test(q)) return null;
+  const lower = q.toLowerCase();
+  const value = lower.includes('nan')
+    ? 0
+    : lower.includes('inf')
+      ? (lower.startsWith('-') ? -1 : 1) * Infinity
+      : Number(q);
+  return Math.max(-(2 ** 31), Math.min(2 ** 31 - 1, Math.trunc(Math.fround(Math.fround(value) * 1000))));
 }
 
 /** The mime crate's parse: the media type as it compares (lower-case, parameters kept), or null. */
@@ -68,17 +74,16 @@ function paramsParse(text: string, semicolon: number): boolean {
   return true;
 }
 
-/** The format a node answers in for this Accept header. */
+/** The format a node answers in for this Accept header (Node.js joins repeated headers with ", "). */
 export function simAnswerFormat(accept: string | undefined): SimAnswerFormat {
   if (accept === undefined || !VISIBLE_ASCII.test(accept)) return 'json';
   const items: Array<{ type: string; quality: number }> = [];
   for (const raw of accept.split(',')) {
-    const element = raw.replace(/^[ \t]+|[ \t]+$/g, '');
-    if (element === '') continue;
-    const { quality, rest } = weightOf(element);
-    const type = mimeOf(rest);
-    if (type === null) return 'json';
-    items.push({ type, quality });
+    const element = raw.trim();
+    const at = element.indexOf(';q=');
+    const quality = at < 0 ? 1000 : weight(element.slice(at + 3));
+    const type = mimeOf(at < 0 ? element : element.slice(0, at));
+    if (quality !== null && type !== null) items.push({ type, quality });
   }
   // Array.prototype.sort is stable: equal weights keep their order.
   items.sort((a, b) => b.quality - a.quality);
