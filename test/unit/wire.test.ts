@@ -20,10 +20,16 @@ describe('u64', () => {
     ['0'.repeat(70) + '1', 1n],
     ['0'.repeat(100), 0n],
     ['0'.repeat(40) + '18446744073709551615', 18446744073709551615n],
+    // Rust's u64::from_str takes one leading '+'.
+    ['+5', 5n],
+    ['+0'.padEnd(30, '0') + '7', 7n],
   ])('accepts %s', (text, value) => expect(parseU64(text)).toBe(value));
   it.each([
     '-1',
-    '+5',
+    '+',
+    '++5',
+    '+-5',
+    '-0',
     '1.0',
     'abc',
     '18446744073709551616',
@@ -61,7 +67,10 @@ describe('hex and addresses', () => {
     expect(parseAddress('0'.repeat(63) + '1')).toBe(ONE);
     expect(parseAddress('0xAB')).toBe('0x' + '0'.repeat(62) + 'ab');
     expect(parseAddress('1')).toBeNull();
-    expect(parseAddress('0x')).toBeNull();
+    // from_hex_literal pads what follows 0x, even nothing.
+    expect(parseAddress('0x')).toBe('0x' + '0'.repeat(64));
+    expect(parseAddress('0X1')).toBeNull();
+    expect(parseAddress('')).toBeNull();
     expect(parseAddress('0x' + '1'.repeat(65))).toBeNull();
     expect(parseAddress('0x1/')).toBeNull();
   });
@@ -77,10 +86,21 @@ describe('Accept', () => {
   it.each([
     [undefined, 'json'],
     ['application/x-bcs', 'bcs'],
-    ['application/x-bcs;q=0.9, application/json', 'bcs'],
     ['application/json, application/x-bcs', 'json'],
     ['text/html, APPLICATION/X-BCS', 'bcs'],
     ['*/*', 'json'],
+    // As poem reads it: the heaviest first, in order where equal; a parameter other than q= is no match.
+    ['application/x-bcs;q=0.9, application/json', 'json'],
+    ['application/json;q=0.5, application/x-bcs', 'bcs'],
+    ['application/json;q=0.5, application/x-bcs;q=0.500', 'json'],
+    ['application/x-bcs;q=0, text/html', 'bcs'],
+    ['application/x-bcs; charset=utf-8', 'json'],
+    ['application/x-bcs;', 'json'],
+    ['application/x-bcs; q=0.9', 'json'],
+    // A weight that is no number drops its element.
+    ['application/json;q=x, application/x-bcs', 'bcs'],
+    ['application/json;q=1e-3, application/x-bcs;q=.01', 'bcs'],
+    ['\u00e9, application/x-bcs', 'json'],
   ])('%s → %s', (accept, format) => expect(acceptFormat(accept)).toBe(format));
 });
 
@@ -130,37 +150,46 @@ describe('BCS view request', () => {
     expect(formatTypeTag(decoded.typeArgs[0])).toBe(`vector<${ONE}::a::B<u64>>`);
     expect(Buffer.from(decoded.args[0])).toEqual(Buffer.alloc(32, 7));
   });
-  it('refuses what a node cannot decode, saying why in its own words', () => {
+  it("refuses what a node cannot decode, saying why in the bcs crate's words", () => {
     const bytes = Buffer.from(encodeViewRequest(request));
     const reason = (body: Uint8Array): string | undefined => decodeViewRequest(body).reason;
-    expect(reason(Buffer.concat([bytes, Buffer.from([0])]))).toBe('1 byte follows the request');
-    expect(reason(bytes.subarray(0, bytes.length - 1))).toBe('the body ends inside the arguments');
-    expect(reason(encodeViewRequest({ ...request, function: 'bad-name' }))).toBe(
-      'the function name is not a Move identifier',
+    expect(reason(Buffer.concat([bytes, Buffer.from([0])]))).toBe('remaining input');
+    expect(reason(bytes.subarray(0, bytes.length - 1))).toBe('unexpected end of input');
+    expect(reason(Buffer.from('{"function":"x"}'))).toBe('unexpected end of input');
+    // A name that is no Move identifier decodes: a node's Identifier does not check what it deserializes.
+    expect(decodeViewRequest(encodeViewRequest({ ...request, function: 'bad-name' })).request?.function).toBe(
+      'bad-name',
     );
-    expect(reason(Buffer.from('{"function":"x"}'))).toBe('the body ends inside the module address');
-    // An argument count that claims more arguments than follow (what a node answers "unexpected end of input").
+    // An argument count that claims more arguments than follow.
     const noArgs = Buffer.from(encodeViewRequest({ ...request, args: [] }));
-    expect(reason(Buffer.concat([noArgs.subarray(0, -1), Buffer.from([3, 1, 7])]))).toBe(
-      'the body ends inside the arguments',
-    );
-    // A length in more bytes than it needs, an unknown type tag, types nested too deep.
+    expect(reason(Buffer.concat([noArgs.subarray(0, -1), Buffer.from([3, 1, 7])]))).toBe('unexpected end of input');
+    // A length in more bytes than it needs, or beyond a u32, or beyond a sequence's limit.
     expect(reason(Buffer.concat([noArgs.subarray(0, -1), Buffer.from([1, 0x81, 0x00, 7])]))).toBe(
-      'a length in the arguments is not in its shortest form',
+      'ULEB128 encoding was not minimal in size',
     );
+    expect(reason(Buffer.concat([noArgs.subarray(0, -1), Buffer.from([0xff, 0xff, 0xff, 0xff, 0x1f])]))).toBe(
+      'ULEB128-encoded integer did not fit in the target size',
+    );
+    expect(reason(Buffer.concat([noArgs.subarray(0, -1), Buffer.from([0x80, 0x80, 0x80, 0x80, 0x08])]))).toBe(
+      'exceeded max sequence length: 2147483648',
+    );
+    // A name that is not UTF-8, an unknown type tag, types nested too deep.
+    const badName = Buffer.from(encodeViewRequest({ ...request, module: 'ab' }));
+    badName[33] = 0xff;
+    expect(reason(badName)).toBe('malformed utf8');
     const noTypes = Buffer.from(encodeViewRequest({ ...request, typeArgs: [], args: [] }));
     expect(reason(Buffer.concat([noTypes.subarray(0, -2), Buffer.from([1, 11, 0])]))).toBe(
-      'a type argument has the unknown tag 11',
+      'invalid value: integer `11`, expected variant index 0 <= i < 11',
     );
     expect(reason(Buffer.concat([noTypes.subarray(0, -2), Buffer.from([1, ...Array(10).fill(6), 1, 0])]))).toBe(
-      'the type arguments nest deeper than 8',
+      'type tag nesting exceeded during deserialization',
     );
   });
   it('reads only the body it is given, never the bytes beside it in a shared buffer', () => {
     const bytes = Buffer.from(encodeViewRequest(request));
     // A body cut short inside a larger buffer whose next bytes would complete it.
     const shared = Buffer.concat([bytes, bytes]);
-    expect(decodeViewRequest(shared.subarray(0, bytes.length - 4)).reason).toBe('the body ends inside the arguments');
+    expect(decodeViewRequest(shared.subarray(0, bytes.length - 4)).reason).toBe('unexpected end of input');
     expect(decodeViewRequest(shared.subarray(bytes.length)).request?.function).toBe('balance');
   });
 });

@@ -65,7 +65,7 @@ class BcsInput {
         return value;
       }
     }
-    throw new BcsError('overflow when parsing ULEB128 encoding');
+    throw new BcsError('ULEB128-encoded integer did not fit in the target size');
   }
 
   length(): number {
@@ -79,7 +79,7 @@ class BcsInput {
       return UTF8.decode(this.bytesOf(this.length()));
     } catch (err) {
       if (err instanceof BcsError) throw err;
-      throw new BcsError('utf8');
+      throw new BcsError('malformed utf8');
     }
   }
 
