@@ -110,9 +110,32 @@ describe('Move types', () => {
     expect(formatTypeTag(tag!)).toBe(`${ONE}::coin::CoinStore<${ONE}::aptos_coin::AptosCoin>`);
     expect(formatTypeTag(parseTypeTag('vector<vector<u8>>')!)).toBe('vector<vector<u8>>');
   });
-  it.each(['vector<>', 'u7', '0x1::coin', 'vector<u8', '0x1::a::B<u8,>', 'u8 u8', ''])('refuses %j', (text) =>
-    expect(parseTypeTag(text)).toBeNull(),
-  );
+  it("reads what move-core-types' parser reads: empty or trailing-comma type arguments, 0X", () => {
+    expect(formatTypeTag(parseTypeTag('0x1::a::B<u8,>')!)).toBe(`${ONE}::a::B<u8>`);
+    expect(formatTypeTag(parseTypeTag('0x1::a::B<>')!)).toBe(`${ONE}::a::B`);
+    expect(formatTypeTag(parseTypeTag('0X1::a::B')!)).toBe(`${ONE}::a::B`);
+    expect(formatTypeTag(parseTypeTag('\tvector<\nu8 >\r')!)).toBe('vector<u8>');
+    const nested = (n: number): string => 'vector<'.repeat(n) + 'u8' + '>'.repeat(n);
+    expect(parseTypeTag(nested(7))).not.toBeNull();
+    expect(parseTypeTag(nested(8))).toBeNull();
+  });
+  it.each([
+    'vector<>',
+    'u7',
+    '0x1::coin',
+    'vector<u8',
+    '0x1::a::B<u8,,>',
+    '0x1::a::B<,>',
+    'u8 u8',
+    '',
+    // Keywords are no names; a name starts with a letter; whitespace is ASCII.
+    '0x1::vector::B',
+    '0x1::a::u8',
+    '0x1::_a::B',
+    '0x1::a::\u00a0B',
+    '0x::a::B',
+    '1::a::B',
+  ])('refuses %j', (text) => expect(parseTypeTag(text)).toBeNull());
 });
 
 describe('canonical JSON', () => {
