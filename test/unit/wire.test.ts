@@ -6,7 +6,7 @@ import { parseEntryFunctionId } from '../../src/wire/function-id.js';
 import { parseHexBytes } from '../../src/wire/hex.js';
 import { mediaType } from '../../src/wire/media-type.js';
 import { formatTypeTag, parseTypeTag } from '../../src/wire/move-type.js';
-import { parseU64 } from '../../src/wire/u64.js';
+import { parseU64, parseU64Digits } from '../../src/wire/u64.js';
 import { decodeViewRequest, encodeViewRequest } from '../../src/wire/view-bcs.js';
 
 const ONE = '0x' + '0'.repeat(63) + '1';
@@ -41,6 +41,11 @@ describe('u64', () => {
     '1e3',
     '0x10',
   ])('refuses %j', (text) => expect(parseU64(text)).toBeNull());
+  it('reads what a node writes as digits alone', () => {
+    expect(parseU64Digits('007')).toBe(7n);
+    expect(parseU64Digits('+5')).toBeNull();
+    expect(parseU64Digits('18446744073709551616')).toBeNull();
+  });
 });
 
 describe('media type', () => {
