@@ -12,7 +12,7 @@ import type { RouteMatcher } from '../routes/table.js';
 import type { CacheScope } from '../serve/read-through.js';
 import { parseHexBytes } from '../wire/hex.js';
 import type { ReadRequest } from '../model/read.js';
-import { parseU64Digits } from '../wire/u64.js';
+import { parseU64 } from '../wire/u64.js';
 import { parseRead, type ReadHeaders } from '../responder/read-parser.js';
 
 /** One request to purge, as the admin gave it; its body as hex. */
@@ -93,10 +93,10 @@ function familyScope(o: Record<string, unknown>, families: ReadonlySet<string>):
   const { family, fromVersion, toVersion } = o;
   if (typeof family !== 'string' || !families.has(family))
     return refused(`"family" must be one of ${[...families].join(', ')}`);
-  const from = typeof fromVersion === 'string' ? parseU64Digits(fromVersion) : null;
+  const from = typeof fromVersion === 'string' ? parseU64(fromVersion) : null;
   if (from === null) return refused('"fromVersion" must be a u64 as a decimal string, e.g. "1000"');
   if (toVersion === undefined) return { scope: 'family', family, fromVersion: String(from), toVersion: null };
-  const to = typeof toVersion === 'string' ? parseU64Digits(toVersion) : null;
+  const to = typeof toVersion === 'string' ? parseU64(toVersion) : null;
   if (to === null) return refused('"toVersion" must be a u64 as a decimal string, or absent for no upper bound');
   if (to < from) return refused('"toVersion" is below "fromVersion"');
   return { scope: 'family', family, fromVersion: String(from), toVersion: String(to) };

@@ -1,7 +1,7 @@
 // api.md §4: the ledger headers under the vendor prefix. Encodes a LedgerInfo into the
 // seven headers and decodes them back from a node's answer (all seven, or none), and
 // reads which vendor's prefix an answer's headers bear.
-import { parseU64Digits } from '../wire/u64.js';
+import { parseU64 } from '../wire/u64.js';
 import type { LedgerInfo } from './info.js';
 
 export interface LedgerHeaderNames {
@@ -68,7 +68,7 @@ function one(headers: HeaderBag, name: string): string | undefined {
 
 function u64(headers: HeaderBag, name: string): bigint | null {
   const text = one(headers, name);
-  return text !== undefined ? parseU64Digits(text) : null;
+  return text !== undefined ? parseU64(text) : null;
 }
 
 /** The snapshot in a node's headers (lower-case keys), or null unless all seven are valid. */
@@ -106,5 +106,5 @@ export function decodeLedgerHeaders(names: LedgerHeaderNames, headers: HeaderBag
 /** A gas-used header value, when the node sent a valid one. */
 export function decodeGasUsed(names: LedgerHeaderNames, headers: HeaderBag): string | undefined {
   const text = one(headers, names.gasUsed);
-  return text !== undefined && parseU64Digits(text) !== null ? text : undefined;
+  return text !== undefined && parseU64(text) !== null ? text : undefined;
 }

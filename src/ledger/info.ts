@@ -1,6 +1,6 @@
 // api.md §4/§6: one observation of a node's ledger. The seven ledger headers and
 // GET /v1 carry the same values, and always travel together.
-import { parseU64Digits } from '../wire/u64.js';
+import { parseU64 } from '../wire/u64.js';
 
 export interface LedgerInfo {
   chainId: number;
@@ -14,7 +14,7 @@ export interface LedgerInfo {
 
 function u64Field(value: unknown): bigint | null {
   const text = typeof value === 'number' && Number.isSafeInteger(value) ? String(value) : value;
-  return typeof text === 'string' ? parseU64Digits(text) : null;
+  return typeof text === 'string' ? parseU64(text) : null;
 }
 
 /** Parses a GET /v1 body; null when any field is missing or malformed. */

@@ -2,7 +2,7 @@
 // node ignores one, so the proxy does too) (api.md §9, §4).
 // Cached once they exist; never a 404 (the item may appear) nor a pending transaction.
 import type { AnswerFacts, PathItem, ReadRequest } from '../model/read.js';
-import { parseU64Digits } from '../wire/u64.js';
+import { parseU64 } from '../wire/u64.js';
 import { answerFormat, hashParam, u64Param, withQuery, withTransactionsParam } from './params.js';
 import type { RawRead, RouteDescriptor } from './route.js';
 
@@ -158,7 +158,7 @@ function transactionVersion(answer: AnswerFacts): bigint | null {
   const body = answer.body;
   if (isBcs(answer)) return body.length >= 9 && body[0] === ONCHAIN ? body.readBigUInt64LE(1) : null;
   const version = jsonOf(answer)?.version;
-  return typeof version === 'string' ? parseU64Digits(version) : null;
+  return typeof version === 'string' ? parseU64(version) : null;
 }
 
 /**
@@ -170,7 +170,7 @@ function transactionVersion(answer: AnswerFacts): bigint | null {
 function blockVersion(answer: AnswerFacts): bigint | null {
   if (isBcs(answer)) return answer.ledger?.ledgerVersion ?? null;
   const first = jsonOf(answer)?.first_version;
-  return typeof first === 'string' ? parseU64Digits(first) : null;
+  return typeof first === 'string' ? parseU64(first) : null;
 }
 
 /** An answer that cannot be read is taken for pending: it is not stored. */

@@ -1,8 +1,7 @@
-// api.md §2: table handles and account addresses, as a node's API reads them. With
-// 0x: up to 64 hex digits, left-zero-padded (so "0x" alone is 0x0); without 0x:
-// exactly 64. Canonical form: 0x + 64 lower-case.
+// api.md §2: table handles and account addresses. With 0x: 1 to 64 hex digits (short
+// forms are left-zero-padded); without 0x: exactly 64. Canonical form: 0x + 64 lower-case.
 
-const WITH_PREFIX = /^0x([0-9a-fA-F]{0,64})$/;
+const WITH_PREFIX = /^0x([0-9a-fA-F]{1,64})$/;
 const WITHOUT_PREFIX = /^([0-9a-fA-F]{64})$/;
 
 /** The canonical 0x + 64 lower-case digits form, or null when the text is no address. */

@@ -62,8 +62,8 @@ describe('canonical keys', () => {
           }),
       ],
       [
-        'accept with weights',
-        () => rawItem(url, '0x' + keyHex, { version: 7, accept: 'application/json;q=0.5, application/x-bcs;q=1' }),
+        'accept with parameters',
+        () => rawItem(url, '0x' + keyHex, { version: 7, accept: 'application/x-bcs; q=1, application/json' }),
       ],
     ];
     for (const [label, send] of variants) {
