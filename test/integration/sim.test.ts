@@ -181,17 +181,17 @@ describe('simulated node over HTTP (vendor node)', () => {
         expect((answer.json() as { message: string }).message).toBe('Only BCS is supported as an AcceptType.');
         expectNoLedgerHeaders(answer);
       }
-      // As poem reads Accept: the heaviest element first, in order where equal; a parameter other than q= makes
-      // an element no match; an element that is no media type, or whose weight is no number, is dropped.
+      // The contract (api.md §3): the first of application/json and application/x-bcs that appears wins,
+      // parameters (weights too) ignored.
       const formats: Array<[string, number]> = [
-        ['application/x-bcs;q=0.9, application/json', 403],
-        ['application/json;q=0.5, application/x-bcs', 200],
+        ['application/x-bcs;q=0.9, application/json', 200],
+        ['application/json;q=0.5, application/x-bcs', 403],
         ['application/x-bcs;q=0.9, text/html', 200],
-        ['application/x-bcs; charset=utf-8', 403],
-        ['application/x-bcs;', 403],
+        ['application/x-bcs; charset=utf-8', 200],
+        ['application/x-bcs;', 200],
         ['APPLICATION/X-BCS', 200],
-        ['application/json;q=x, application/x-bcs', 200],
         ['not a type, application/x-bcs', 200],
+        ['text/html, application/json;q=0, application/x-bcs', 403],
       ];
       for (const [accept, status] of formats) {
         const answer = await rawItem(sim, PRESENT, '', { ...JSON_CT, accept });
@@ -212,10 +212,12 @@ describe('simulated node over HTTP (vendor node)', () => {
 
     it('answers malformed input 400 web_framework_error without ledger headers', async () => {
       const cases: Array<Promise<Answer>> = [
-        ...['-1', '+5', '1.0', 'abc', '18446744073709551616', ''].map((v) =>
+        // The contract (api.md §2): a u64 is digits alone, so '+5' (sent as %2B5) is none; '0x' is no handle.
+        ...['-1', '+5', '%2B5', '1.0', 'abc', '18446744073709551616', ''].map((v) =>
           rawItem(sim, PRESENT, `?ledger_version=${v}`),
         ),
         rawItem(sim, PRESENT, '', BCS_ACCEPT, '0xzz'),
+        rawItem(sim, PRESENT, '', BCS_ACCEPT, '0x'),
         rawItem(sim, PRESENT, '', BCS_ACCEPT, 'cd'.repeat(31)),
         rawItem(sim, PRESENT, '', BCS_ACCEPT, '0x' + '1'.repeat(65)),
         rawItem(sim, PRESENT, '', BCS_ACCEPT, '%zz'),

@@ -1,7 +1,8 @@
 // What POST /v1/view names, as a node reads it:
 // - the JSON "function" is an EntryFunctionId: split at the last "::" into a
-//   module id and a name, the module id at its first "::" into an address (the
-//   API's Address) and a name; both names must be Move identifiers;
+//   module id and a name, the module id at its first "::" into an address (read
+//   by the API contract, docs/api.md §2: see address.ts) and a name; both names
+//   must be Move identifiers;
 // - a BCS body is a ViewFunction {module: {address, name}, function, ty_args, args},
 //   decoded by the bcs crate: canonical ULEB128 lengths of at most 2^31 - 1, UTF-8
 //   strings, TypeTag variants 0 to 10, type arguments nested at most 8 deep under
