@@ -18,7 +18,6 @@ import { Metrics } from './metrics/metrics.js';
 import { PruneClock } from './ledger/prune-clock.js';
 import { Watermark } from './ledger/watermark.js';
 import type { PurgeDone, PurgeOrder } from './serve/read-through.js';
-import type { SimNode } from './sim/index.js';
 import { type ProbeSchedule, probeResult } from './upstream/nodes/health.js';
 import type { UpstreamPool } from './upstream/pool.js';
 import { liveHeaderNames, liveVendorNames, VendorIdentity } from './ledger/vendor.js';
@@ -28,7 +27,8 @@ import { packageVersion } from './process/version.js';
 import { readRoutes } from './routes/table.js';
 import type { NodeError } from './errors.js';
 import { buildReads, warnIfUnverifiable } from './wiring/reads.js';
-import { buildUpstreams, startBuiltInSim, type Upstreams } from './wiring/upstream.js';
+import { startBuiltInSim, type SimNode } from './wiring/sim.js';
+import { buildUpstreams, type Upstreams } from './wiring/upstream.js';
 
 /** How long start-up waits for Redis before serving from memory and nodes alone. */
 const REDIS_START_WAIT_MS = 2000;

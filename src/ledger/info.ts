@@ -12,21 +12,6 @@ export interface LedgerInfo {
   oldestBlockHeight: bigint;
 }
 
-/** The GET /v1 answer as a node sends it. */
-export function ledgerInfoJson(info: LedgerInfo, gitHash: string): Record<string, unknown> {
-  return {
-    chain_id: info.chainId,
-    epoch: String(info.epoch),
-    ledger_version: String(info.ledgerVersion),
-    oldest_ledger_version: String(info.oldestLedgerVersion),
-    ledger_timestamp: String(info.ledgerTimestampUsec),
-    node_role: 'full_node',
-    oldest_block_height: String(info.oldestBlockHeight),
-    block_height: String(info.blockHeight),
-    git_hash: gitHash,
-  };
-}
-
 function u64Field(value: unknown): bigint | null {
   const text = typeof value === 'number' && Number.isSafeInteger(value) ? String(value) : value;
   return typeof text === 'string' ? parseU64(text) : null;

@@ -1,8 +1,8 @@
 // The sim CLI's arguments (node:util parseArgs) → what to start. Kept apart from
 // main.ts so it can be tested without starting a process.
 import { parseArgs } from 'node:util';
-import { parseU64 } from '../wire/u64.js';
-import { VENDOR_PATTERN } from '../wire/vendor.js';
+import { SIM_VENDOR_PATTERN } from './ledger-headers.js';
+import { parseNodeU64 } from './parse/u64.js';
 import { SIM_FAULT_MODES, type SimFaultMode } from './faults.js';
 import type { SimOptions } from './server.js';
 
@@ -25,7 +25,7 @@ export type SimCli = { help: true } | { help: false; options: SimOptions; fault?
 
 function u64Option(name: string, text: string | undefined): bigint | undefined {
   if (text === undefined) return undefined;
-  const value = parseU64(text);
+  const value = parseNodeU64(text);
   if (value === null) throw new Error(`--${name} must be a u64: ${text}`);
   return value;
 }
@@ -70,7 +70,8 @@ export function parseSimArgs(argv: string[]): SimCli {
   if (!Number.isInteger(port) || (chainId !== undefined && !Number.isInteger(chainId))) {
     throw new Error('--port and --chain-id must be integers');
   }
-  if (!VENDOR_PATTERN.test(values.vendor)) throw new Error(`--vendor must match ${VENDOR_PATTERN}: ${values.vendor}`);
+  if (!SIM_VENDOR_PATTERN.test(values.vendor))
+    throw new Error(`--vendor must match ${SIM_VENDOR_PATTERN}: ${values.vendor}`);
   const options: SimOptions = {
     port,
     host: values.host,

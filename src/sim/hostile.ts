@@ -4,7 +4,7 @@
 // is wrong.
 import type { ServerResponse } from 'node:http';
 import { gzipSync } from 'node:zlib';
-import { U64_MAX } from '../wire/u64.js';
+import { SIM_U64_MAX } from './parse/u64.js';
 import type { SimFault, SimHostileMode } from './faults.js';
 import { writeHead, writeReply } from './http-io.js';
 import { simLedgerHeaders } from './ledger-headers.js';
@@ -83,8 +83,8 @@ function aheadHeaders(out: SimReply, ctx: SimContext, versions: bigint | undefin
   const name = versionHeader(ctx);
   const current = out.headers[name];
   if (current === undefined) return out;
-  const ahead = versions === undefined ? U64_MAX : BigInt(current) + versions;
-  return { ...out, headers: { ...out.headers, [name]: String(ahead > U64_MAX ? U64_MAX : ahead) } };
+  const ahead = versions === undefined ? SIM_U64_MAX : BigInt(current) + versions;
+  return { ...out, headers: { ...out.headers, [name]: String(ahead > SIM_U64_MAX ? SIM_U64_MAX : ahead) } };
 }
 
 /** All seven ledger headers those of the snapshot `versions` before the one the data was read at. */

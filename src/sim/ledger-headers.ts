@@ -3,6 +3,22 @@
 // the proxy is judged against, so it must not share the proxy's encoders.
 import type { LedgerInfo } from '../ledger/info.js';
 
+/** What a node names by its vendor: its header prefix and its BCS view request type. */
+export interface SimVendorNames {
+  /** lower-case, e.g. "x-node-" */
+  headerPrefix: string;
+  /** e.g. "application/x.node.view_function+bcs" */
+  viewBcsMediaType: string;
+}
+
+/** A vendor is lower-case letters: a node's headers and media types are built from it. */
+export const SIM_VENDOR_PATTERN = /^[a-z]+$/;
+
+export function simVendorNames(vendor: string): SimVendorNames {
+  if (!SIM_VENDOR_PATTERN.test(vendor)) throw new Error(`vendor must match ${SIM_VENDOR_PATTERN}: ${vendor}`);
+  return { headerPrefix: `x-${vendor}-`, viewBcsMediaType: `application/x.${vendor}.view_function+bcs` };
+}
+
 export interface SimHeaderNames {
   ledger: ReadonlyArray<readonly [string, (info: LedgerInfo) => bigint | number]>;
   gasUsed: string;

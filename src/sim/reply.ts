@@ -3,10 +3,9 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { SimError, simErrorBody } from './node-error.js';
 import type { LedgerInfo } from '../ledger/info.js';
-import { simLedgerHeaders, type SimHeaderNames } from './ledger-headers.js';
-import { mediaType } from '../wire/media-type.js';
-import { parseU64 } from '../wire/u64.js';
-import type { VendorNames } from '../wire/vendor.js';
+import { simLedgerHeaders, type SimHeaderNames, type SimVendorNames } from './ledger-headers.js';
+import { simMediaType } from './parse/accept.js';
+import { parseNodeU64 } from './parse/u64.js';
 import type { SimLedger } from './state/ledger.js';
 import type { SimHistory } from './state/transactions.js';
 
@@ -30,7 +29,7 @@ export interface SimRequest {
 export interface SimContext {
   ledger: SimLedger;
   history: SimHistory;
-  names: VendorNames;
+  names: SimVendorNames;
   headerNames: SimHeaderNames;
   gitHash: string;
   /** GET /accounts/{a} of a missing account: 200 with sequence number 0 (true) or 404 account_not_found */
@@ -81,7 +80,7 @@ export function atLedger(ctx: SimContext, run: (info: LedgerInfo) => SimReply): 
 export function requestedVersion(query: URLSearchParams): bigint | null {
   const text = query.get('ledger_version');
   if (text === null) return null;
-  const version = parseU64(text);
+  const version = parseNodeU64(text);
   if (version === null) {
     throw SimError.badRequest(`failed to parse query parameter \`ledger_version\`: not a u64: ${JSON.stringify(text)}`);
   }
@@ -107,7 +106,7 @@ export function pathParam(name: string, raw: string): string {
 
 /** A JSON request body, which must be sent as application/json. */
 export function jsonBody(req: SimRequest): unknown {
-  if (mediaType(req.headers['content-type']) !== 'application/json') {
+  if (simMediaType(req.headers['content-type']) !== 'application/json') {
     throw SimError.badRequest(
       `unsupported content type ${JSON.stringify(req.headers['content-type'] ?? '')}, expected application/json`,
     );

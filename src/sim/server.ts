@@ -5,8 +5,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Socket } from 'node:net';
 import { SimError } from './node-error.js';
 import { simCors, withSimCors } from './cors.js';
-import { simHeaderNames } from './ledger-headers.js';
-import { vendorNames } from '../wire/vendor.js';
+import { simHeaderNames, simVendorNames } from './ledger-headers.js';
 import { SimRequestCounters, type SimCounters } from './counters.js';
 import { SIM_DEFAULT_SLOW_MS, SimFaultInjector, type SimFault, type SimFaults } from './faults.js';
 import { isHostile, writeHostile } from './hostile.js';
@@ -80,7 +79,7 @@ class SimServer implements SimNode {
   #closed = false;
 
   constructor(options: SimOptions) {
-    const names = vendorNames(options.vendor ?? 'node');
+    const names = simVendorNames(options.vendor ?? 'node');
     this.ledger = new SimLedger(options);
     this.#ctx = {
       ledger: this.ledger,

@@ -1,5 +1,8 @@
 // Move type tags: the string form used in JSON view requests ("vector<u8>",
 // "0x1::coin::CoinStore<0x1::aptos_coin::AptosCoin>") and the BCS TypeTag enum.
+// The string form is read as a node reads it (move-core-types' parser): ASCII
+// whitespace between tokens, addresses with 0x or 0X, names that start with a
+// letter and are no keyword, type arguments that may be empty or end with a comma.
 import { parseAddress } from './address.js';
 import { IDENTIFIER } from './function-id.js';
 
@@ -9,7 +12,9 @@ export type TypeTag =
   | { kind: 'struct'; address: string; module: string; name: string; typeArgs: TypeTag[] };
 
 const PRIMITIVES = new Set(['bool', 'u8', 'u16', 'u32', 'u64', 'u128', 'u256', 'address', 'signer']);
-/** Deeper nesting than a node accepts is refused before it reaches one. */
+/** Words the parser reads as keywords: never a module or struct name. */
+const KEYWORDS = new Set([...PRIMITIVES, 'vector', 'true', 'false']);
+/** A node refuses a type nested this deep (move-core-types' MAX_TYPE_TAG_NESTING). */
 const MAX_DEPTH = 8;
 
 /** Parses a Move type string; null when it is not one. */
@@ -17,9 +22,13 @@ export function parseTypeTag(text: string): TypeTag | null {
   const tokens = tokenize(text);
   if (tokens === null) return null;
   let pos = 0;
+  const name = (): string | null => {
+    const token = tokens[pos++];
+    return token !== undefined && IDENTIFIER.test(token) && !KEYWORDS.has(token) ? token : null;
+  };
 
   const parse = (depth: number): TypeTag | null => {
-    if (depth > MAX_DEPTH) return null;
+    if (depth >= MAX_DEPTH) return null;
     const head = tokens[pos++];
     if (head === undefined) return null;
     if (head === 'vector') {
@@ -29,37 +38,37 @@ export function parseTypeTag(text: string): TypeTag | null {
       return { kind: 'vector', of };
     }
     if (PRIMITIVES.has(head)) return { kind: head } as TypeTag;
-    const address = parseAddress(head);
-    if (address === null) return null;
-    if (tokens[pos++] !== '::') return null;
-    const module = tokens[pos++];
-    if (tokens[pos++] !== '::') return null;
-    const name = tokens[pos++];
-    if (module === undefined || name === undefined || !IDENTIFIER.test(module) || !IDENTIFIER.test(name)) {
-      return null;
-    }
+    if (!/^0[xX]/.test(head)) return null;
+    const address = parseAddress('0x' + head.slice(2));
+    if (address === null || tokens[pos++] !== '::') return null;
+    const module = name();
+    if (module === null || tokens[pos++] !== '::') return null;
+    const struct = name();
+    if (struct === null) return null;
     const typeArgs: TypeTag[] = [];
     if (tokens[pos] === '<') {
       pos++;
-      for (;;) {
+      // Empty, or each argument followed by ',' or by the closing '>' (a trailing comma is allowed).
+      while (tokens[pos] !== '>') {
         const arg = parse(depth + 1);
         if (arg === null) return null;
         typeArgs.push(arg);
-        const sep = tokens[pos++];
-        if (sep === '>') break;
-        if (sep !== ',') return null;
+        if (tokens[pos] === '>') break;
+        if (tokens[pos++] !== ',') return null;
       }
+      pos++;
     }
-    return { kind: 'struct', address, module, name, typeArgs };
+    return { kind: 'struct', address, module, name: struct, typeArgs };
   };
 
   const tag = parse(0);
   return tag !== null && pos === tokens.length ? tag : null;
 }
 
+/** The tokens between ASCII whitespace, or null at a character no token starts with. */
 function tokenize(text: string): string[] | null {
   const tokens: string[] = [];
-  const re = /\s*(::|<|>|,|[A-Za-z0-9_]+)/y;
+  const re = /[ \t\n\f\r]*(::|<|>|,|0[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9_]*)/y;
   let last = 0;
   for (;;) {
     re.lastIndex = last;
@@ -68,7 +77,7 @@ function tokenize(text: string): string[] | null {
     tokens.push(match[1]);
     last = re.lastIndex;
   }
-  return text.slice(last).trim() === '' ? tokens : null;
+  return /^[ \t\n\f\r]*$/.test(text.slice(last)) ? tokens : null;
 }
 
 /** The canonical string: full 32-byte lower-case addresses, no spaces. */

@@ -1,7 +1,6 @@
 // api.md §3: the BCS view request body, {module: {address, name}, function, ty_args, args}.
 import { bcs, type BcsType } from '@mysten/bcs';
 import { BcsReader, BcsUndecodable } from './bcs-reader.js';
-import { isIdentifier } from './function-id.js';
 import { toHex } from './hex.js';
 import type { TypeTag } from './move-type.js';
 
@@ -75,47 +74,43 @@ const BY_TAG: ReadonlyArray<TypeTag['kind']> = [
   'u32',
   'u256',
 ];
-/** Type arguments nested deeper than this are refused, as in their string form (move-type.ts). */
+/** A type argument nested deeper than this under the request's own is refused (move-core-types' safe_serialize). */
 const MAX_TYPE_DEPTH = 8;
 
-function identifier(r: BcsReader, what: string): string {
-  const name = r.text(what);
-  if (!isIdentifier(name)) throw new BcsUndecodable(`${what} is not a Move identifier`);
-  return name;
-}
-
 function readTypeTag(r: BcsReader, depth: number): TypeTag {
-  if (depth > MAX_TYPE_DEPTH) throw new BcsUndecodable(`the type arguments nest deeper than ${MAX_TYPE_DEPTH}`);
-  const tag = r.uleb('the type arguments');
+  if (depth > MAX_TYPE_DEPTH) throw new BcsUndecodable('type tag nesting exceeded during deserialization');
+  const tag = r.uleb();
   const kind = BY_TAG[tag];
-  if (kind === undefined) throw new BcsUndecodable(`a type argument has the unknown tag ${tag}`);
+  if (kind === undefined)
+    throw new BcsUndecodable(`invalid value: integer \`${tag}\`, expected variant index 0 <= i < ${BY_TAG.length}`);
   if (kind === 'vector') return { kind, of: readTypeTag(r, depth + 1) };
   if (kind !== 'struct') return { kind } as TypeTag;
-  const address = toHex(r.fixed(32, 'the type arguments'));
-  const module = identifier(r, 'the module name of a type argument');
-  const name = identifier(r, 'the struct name of a type argument');
-  return { kind, address, module, name, typeArgs: r.sequence('the type arguments', () => readTypeTag(r, depth + 1)) };
+  const address = toHex(r.fixed(32));
+  // Names are not checked here, as a node's Identifier does not check what it deserializes: a name that no
+  // module has is the node's to answer.
+  const module = r.text();
+  const name = r.text();
+  return { kind, address, module, name, typeArgs: r.sequence(() => readTypeTag(r, depth + 1)) };
 }
 
-/** A BCS view request body, decoded, or why it does not decode (the proxy's words). */
+/** A BCS view request body, decoded, or why it does not decode (the bcs crate's words). */
 export type ViewDecoding = { request: ViewRequest; reason?: undefined } | { request?: undefined; reason: string };
 
 /**
- * Decodes a BCS view request: exactly one well-formed request (no bytes left
- * over, lengths in their shortest form, names that are Move identifiers, known
- * type tags), else why not.
+ * Decodes a BCS view request as a node's bcs crate does: exactly one well-formed
+ * request (no bytes left over, lengths in their shortest form, UTF-8 names, known
+ * type tags), else why not, in the crate's words.
  */
 export function decodeViewRequest(bytes: Uint8Array): ViewDecoding {
   const r = new BcsReader(bytes);
   let request: ViewRequest;
   try {
-    const address = toHex(r.fixed(32, 'the module address'));
-    const module = identifier(r, 'the module name');
-    const fn = identifier(r, 'the function name');
-    const typeArgs = r.sequence('the type arguments', () => readTypeTag(r, 0));
-    const args = r.sequence('the arguments', () => r.byteVector('the arguments'));
-    if (r.left > 0)
-      throw new BcsUndecodable(r.left === 1 ? '1 byte follows the request' : `${r.left} bytes follow the request`);
+    const address = toHex(r.fixed(32));
+    const module = r.text();
+    const fn = r.text();
+    const typeArgs = r.sequence(() => readTypeTag(r, 0));
+    const args = r.sequence(() => r.byteVector());
+    if (r.left > 0) throw new BcsUndecodable('remaining input');
     request = { address, module, function: fn, typeArgs, args };
   } catch (err) {
     if (err instanceof BcsUndecodable) return { reason: err.message };

@@ -1,15 +1,14 @@
-// The nodes, as buildApp wires them: the built-in simulated node when an
-// upstream is 'sim', each node's client, circuit and budget, and the pool that
-// routes every call, its events counted in the metrics.
+// The nodes, as buildApp wires them: each node's client, circuit and budget (a
+// 'sim' upstream's url is the built-in node's, started through wiring/sim.ts), and
+// the pool that routes every call, its events counted in the metrics.
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { SIM_URL } from '../config/index.js';
 import type { LedgerHeaderNames } from '../ledger/headers.js';
-import { listenAs } from '../process/listen-error.js';
 import type { PruneClock } from '../ledger/prune-clock.js';
 import type { Watermark } from '../ledger/watermark.js';
 import type { Metrics } from '../metrics/metrics.js';
-import { startSim, type SimNode } from '../sim/index.js';
+import type { SimNode } from './sim.js';
 import type { ProbeSchedule } from '../upstream/nodes/health.js';
 import { NodeClient } from '../upstream/transport/node-client.js';
 import { NodeState } from '../upstream/nodes/node-state.js';
@@ -56,24 +55,6 @@ export function buildUpstreams(config: Config, deps: UpstreamDeps): Upstreams {
     onChainChange: () => deps.pruneClock.reset(),
   });
   return { pool, nodesOf };
-}
-
-/** The built-in simulated node, when an upstream is 'sim'. */
-export async function startBuiltInSim(config: Config, logger: Logger): Promise<SimNode | undefined> {
-  if (!config.upstreams.some((u) => u.url === SIM_URL)) return undefined;
-  const sim = await listenAs('sim', config.sim.host, config.sim.port, () =>
-    startSim({
-      // With vendor: auto the built-in node speaks the default vendor, and the proxy reads it from its headers.
-      vendor: config.vendor === 'auto' ? 'node' : config.vendor,
-      host: config.sim.host,
-      port: config.sim.port,
-      chainId: config.sim.chainId,
-      versionsPerSecond: config.sim.versionsPerSecond,
-      pruneWindow: BigInt(config.sim.pruneWindow),
-    }),
-  );
-  logger.info({ url: sim.url }, 'upstream is the built-in SIMULATED node (url: sim), not a real ledger node');
-  return sim;
 }
 
 /** The nodes of `upstreams`, each with its client, circuit breaker and budget. */

@@ -244,12 +244,16 @@ describe('proxy errors: raw_item', () => {
       }
     }
     expect(served(node)).toBe(0);
-    // The first of the two that appears wins, parameters ignored.
-    const bcsFirst = await rawItem(url, hex(PRESENT), {
-      accept: 'text/plain, application/x-bcs;q=0.5, application/json',
-    });
-    expect(bcsFirst.status).toBe(200);
-    expect(node.counters.byRoute.raw_item).toBe(1);
+    // The first of the two that appears wins, parameters (weights too) ignored (api.md §3).
+    for (const accept of [
+      'text/plain, application/x-bcs;q=0.5, application/json',
+      'application/x-bcs;q=0.1, application/json',
+      'application/x-bcs; charset=utf-8',
+    ]) {
+      expect((await rawItem(url, hex(PRESENT), { accept })).status, accept).toBe(200);
+    }
+    // Each a latest read: each asks the node.
+    expect(node.counters.byRoute.raw_item).toBe(3);
   });
 
   it('N > latest → 404 version_not_found from the node, with ledger headers, not cached', async () => {

@@ -97,18 +97,17 @@ describe('proxy errors: view', () => {
       encodeViewRequest({ address: SIM_MODULE_ADDRESS, module: 'sim', function: 'add', typeArgs: [], args: [] }),
     );
     const bodies: Array<[string, Buffer, string]> = [
-      ['empty', Buffer.alloc(0), 'the body ends inside the module address'],
-      ['two bytes', Buffer.from([1, 2]), 'the body ends inside the module address'],
-      ['truncated', good.subarray(0, good.length - 3), 'the body ends inside the arguments'],
+      ['empty', Buffer.alloc(0), 'unexpected end of input'],
+      ['two bytes', Buffer.from([1, 2]), 'unexpected end of input'],
+      ['truncated', good.subarray(0, good.length - 3), 'unexpected end of input'],
       // What the Python SDK's view_bcs can send: an argument count that claims more bytes than follow.
       [
         'argument count beyond the body',
         Buffer.concat([noArgs.subarray(0, -1), Buffer.from([2, 8, 1, 0, 0, 0])]),
-        'the body ends inside the arguments',
+        'unexpected end of input',
       ],
-      ['trailing byte', Buffer.concat([good, Buffer.from([0])]), '1 byte follows the request'],
-      ['json', Buffer.from(addBody('0x1::sim::add')), 'the body ends inside the module name'],
-      ['bad function name', Buffer.from(noArgs).fill(0x2d, 37, 38), 'the function name is not a Move identifier'],
+      ['trailing byte', Buffer.concat([good, Buffer.from([0])]), 'remaining input'],
+      ['json', Buffer.from(addBody('0x1::sim::add')), 'unexpected end of input'],
     ];
     for (const [label, body, reason] of bodies) {
       const reply = await postView(url, body, bcs);
@@ -176,7 +175,7 @@ describe('proxy errors: view', () => {
 
   it('ledger_version that is not a u64 → 400, node not called', async () => {
     const { node, url } = await simBehindProxy();
-    for (const v of ['-1', '%2B5', '1.0', 'abc', '18446744073709551616', '']) {
+    for (const v of ['-1', '%2B5', '+5', '1.0', 'abc', '18446744073709551616', '']) {
       expectInputError(
         await postView(url, addBody('0x1::sim::add'), undefined, `?ledger_version=${v}`),
         'ledger_version',

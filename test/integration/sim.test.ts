@@ -5,7 +5,7 @@ import { Readable } from 'node:stream';
 import { gunzipSync } from 'node:zlib';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ledgerInfoJson } from '../../src/ledger/info.js';
+import { ledgerInfoJson } from '../helpers/ledger-info.js';
 import { encodeViewRequest } from '../../src/wire/view-bcs.js';
 import { simBalance, simLedgerInfo, simModuleJson, simTableItem, startSim, type SimNode } from '../../src/sim/index.js';
 import { u64le } from '../helpers/cache.js';
@@ -172,11 +172,22 @@ describe('simulated node over HTTP (vendor node)', () => {
         expect((answer.json() as { message: string }).message).toBe('Only BCS is supported as an AcceptType.');
         expectNoLedgerHeaders(answer);
       }
-      const withParams = await rawItem(sim, PRESENT, '', {
-        ...JSON_CT,
-        accept: 'application/x-bcs;q=0.9, application/json',
-      });
-      expect(withParams.status).toBe(200);
+      // The contract (api.md §3): the first of application/json and application/x-bcs that appears wins,
+      // parameters (weights too) ignored.
+      const formats: Array<[string, number]> = [
+        ['application/x-bcs;q=0.9, application/json', 200],
+        ['application/json;q=0.5, application/x-bcs', 403],
+        ['application/x-bcs;q=0.9, text/html', 200],
+        ['application/x-bcs; charset=utf-8', 200],
+        ['application/x-bcs;', 200],
+        ['APPLICATION/X-BCS', 200],
+        ['not a type, application/x-bcs', 200],
+        ['text/html, application/json;q=0, application/x-bcs', 403],
+      ];
+      for (const [accept, status] of formats) {
+        const answer = await rawItem(sim, PRESENT, '', { ...JSON_CT, accept });
+        expect([accept, answer.status]).toEqual([accept, status]);
+      }
     });
 
     it('answers 404 version_not_found above latest and 410 version_pruned below oldest, with ledger headers', async () => {
@@ -192,10 +203,12 @@ describe('simulated node over HTTP (vendor node)', () => {
 
     it('answers malformed input 400 web_framework_error without ledger headers', async () => {
       const cases: Array<Promise<Answer>> = [
-        ...['-1', '+5', '1.0', 'abc', '18446744073709551616', ''].map((v) =>
+        // The contract (api.md §2): a u64 is digits alone, so '+5' (sent as %2B5) is none; '0x' is no handle.
+        ...['-1', '+5', '%2B5', '1.0', 'abc', '18446744073709551616', ''].map((v) =>
           rawItem(sim, PRESENT, `?ledger_version=${v}`),
         ),
         rawItem(sim, PRESENT, '', BCS_ACCEPT, '0xzz'),
+        rawItem(sim, PRESENT, '', BCS_ACCEPT, '0x'),
         rawItem(sim, PRESENT, '', BCS_ACCEPT, 'cd'.repeat(31)),
         rawItem(sim, PRESENT, '', BCS_ACCEPT, '0x' + '1'.repeat(65)),
         rawItem(sim, PRESENT, '', BCS_ACCEPT, '%zz'),
@@ -387,7 +400,7 @@ describe('simulated node over HTTP (vendor node)', () => {
       const bad = await call(sim, 'POST', '/v1/view', { headers, body });
       expectError(bad, 400, 'invalid_input');
       expect((bad.json() as { message: string }).message).toBe(
-        'Failed to deserialize input into ViewRequest: the body ends inside the module address',
+        'Failed to deserialize input into ViewRequest: unexpected end of input',
       );
       expectLedgerHeaders(bad, 1000n, 500n);
       expectError(await call(sim, 'POST', '/v1/view?ledger_version=1001', { headers, body }), 404, 'version_not_found');

@@ -5,7 +5,7 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { NodeError } from '../../src/errors.js';
-import { ledgerInfoJson } from '../../src/ledger/info.js';
+import { ledgerInfoJson } from '../helpers/ledger-info.js';
 import { Watermark } from '../../src/ledger/watermark.js';
 import { simLedgerInfo } from '../../src/sim/index.js';
 import type { NodeCall, NodeClient } from '../../src/upstream/transport/node-client.js';

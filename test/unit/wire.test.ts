@@ -22,8 +22,12 @@ describe('u64', () => {
     ['0'.repeat(40) + '18446744073709551615', 18446744073709551615n],
   ])('accepts %s', (text, value) => expect(parseU64(text)).toBe(value));
   it.each([
+    // The contract (api.md §2): digits alone, no sign.
     '-1',
     '+5',
+    '+',
+    '+0',
+    '-0',
     '1.0',
     'abc',
     '18446744073709551616',
@@ -61,7 +65,10 @@ describe('hex and addresses', () => {
     expect(parseAddress('0'.repeat(63) + '1')).toBe(ONE);
     expect(parseAddress('0xAB')).toBe('0x' + '0'.repeat(62) + 'ab');
     expect(parseAddress('1')).toBeNull();
+    // The contract (api.md §2): with 0x, at least one digit.
     expect(parseAddress('0x')).toBeNull();
+    expect(parseAddress('0X1')).toBeNull();
+    expect(parseAddress('')).toBeNull();
     expect(parseAddress('0x' + '1'.repeat(65))).toBeNull();
     expect(parseAddress('0x1/')).toBeNull();
   });
@@ -77,10 +84,15 @@ describe('Accept', () => {
   it.each([
     [undefined, 'json'],
     ['application/x-bcs', 'bcs'],
-    ['application/x-bcs;q=0.9, application/json', 'bcs'],
     ['application/json, application/x-bcs', 'json'],
     ['text/html, APPLICATION/X-BCS', 'bcs'],
     ['*/*', 'json'],
+    // The contract (api.md §3): the first of the two that appears wins, parameters (weights too) ignored.
+    ['application/x-bcs;q=0.9, application/json', 'bcs'],
+    ['application/json;q=0.5, application/x-bcs', 'json'],
+    ['application/x-bcs; charset=utf-8', 'bcs'],
+    ['application/x-bcs;', 'bcs'],
+    ['text/plain;q=1, application/x-bcs;q=0', 'bcs'],
   ])('%s → %s', (accept, format) => expect(acceptFormat(accept)).toBe(format));
 });
 
@@ -90,9 +102,32 @@ describe('Move types', () => {
     expect(formatTypeTag(tag!)).toBe(`${ONE}::coin::CoinStore<${ONE}::aptos_coin::AptosCoin>`);
     expect(formatTypeTag(parseTypeTag('vector<vector<u8>>')!)).toBe('vector<vector<u8>>');
   });
-  it.each(['vector<>', 'u7', '0x1::coin', 'vector<u8', '0x1::a::B<u8,>', 'u8 u8', ''])('refuses %j', (text) =>
-    expect(parseTypeTag(text)).toBeNull(),
-  );
+  it("reads what move-core-types' parser reads: empty or trailing-comma type arguments, 0X", () => {
+    expect(formatTypeTag(parseTypeTag('0x1::a::B<u8,>')!)).toBe(`${ONE}::a::B<u8>`);
+    expect(formatTypeTag(parseTypeTag('0x1::a::B<>')!)).toBe(`${ONE}::a::B`);
+    expect(formatTypeTag(parseTypeTag('0X1::a::B')!)).toBe(`${ONE}::a::B`);
+    expect(formatTypeTag(parseTypeTag('\tvector<\nu8 >\r')!)).toBe('vector<u8>');
+    const nested = (n: number): string => 'vector<'.repeat(n) + 'u8' + '>'.repeat(n);
+    expect(parseTypeTag(nested(7))).not.toBeNull();
+    expect(parseTypeTag(nested(8))).toBeNull();
+  });
+  it.each([
+    'vector<>',
+    'u7',
+    '0x1::coin',
+    'vector<u8',
+    '0x1::a::B<u8,,>',
+    '0x1::a::B<,>',
+    'u8 u8',
+    '',
+    // Keywords are no names; a name starts with a letter; whitespace is ASCII.
+    '0x1::vector::B',
+    '0x1::a::u8',
+    '0x1::_a::B',
+    '0x1::a::\u00a0B',
+    '0x::a::B',
+    '1::a::B',
+  ])('refuses %j', (text) => expect(parseTypeTag(text)).toBeNull());
 });
 
 describe('canonical JSON', () => {
@@ -130,37 +165,46 @@ describe('BCS view request', () => {
     expect(formatTypeTag(decoded.typeArgs[0])).toBe(`vector<${ONE}::a::B<u64>>`);
     expect(Buffer.from(decoded.args[0])).toEqual(Buffer.alloc(32, 7));
   });
-  it('refuses what a node cannot decode, saying why in its own words', () => {
+  it("refuses what a node cannot decode, saying why in the bcs crate's words", () => {
     const bytes = Buffer.from(encodeViewRequest(request));
     const reason = (body: Uint8Array): string | undefined => decodeViewRequest(body).reason;
-    expect(reason(Buffer.concat([bytes, Buffer.from([0])]))).toBe('1 byte follows the request');
-    expect(reason(bytes.subarray(0, bytes.length - 1))).toBe('the body ends inside the arguments');
-    expect(reason(encodeViewRequest({ ...request, function: 'bad-name' }))).toBe(
-      'the function name is not a Move identifier',
+    expect(reason(Buffer.concat([bytes, Buffer.from([0])]))).toBe('remaining input');
+    expect(reason(bytes.subarray(0, bytes.length - 1))).toBe('unexpected end of input');
+    expect(reason(Buffer.from('{"function":"x"}'))).toBe('unexpected end of input');
+    // A name that is no Move identifier decodes: a node's Identifier does not check what it deserializes.
+    expect(decodeViewRequest(encodeViewRequest({ ...request, function: 'bad-name' })).request?.function).toBe(
+      'bad-name',
     );
-    expect(reason(Buffer.from('{"function":"x"}'))).toBe('the body ends inside the module address');
-    // An argument count that claims more arguments than follow (what a node answers "unexpected end of input").
+    // An argument count that claims more arguments than follow.
     const noArgs = Buffer.from(encodeViewRequest({ ...request, args: [] }));
-    expect(reason(Buffer.concat([noArgs.subarray(0, -1), Buffer.from([3, 1, 7])]))).toBe(
-      'the body ends inside the arguments',
-    );
-    // A length in more bytes than it needs, an unknown type tag, types nested too deep.
+    expect(reason(Buffer.concat([noArgs.subarray(0, -1), Buffer.from([3, 1, 7])]))).toBe('unexpected end of input');
+    // A length in more bytes than it needs, or beyond a u32, or beyond a sequence's limit.
     expect(reason(Buffer.concat([noArgs.subarray(0, -1), Buffer.from([1, 0x81, 0x00, 7])]))).toBe(
-      'a length in the arguments is not in its shortest form',
+      'ULEB128 encoding was not minimal in size',
     );
+    expect(reason(Buffer.concat([noArgs.subarray(0, -1), Buffer.from([0xff, 0xff, 0xff, 0xff, 0x1f])]))).toBe(
+      'ULEB128-encoded integer did not fit in the target size',
+    );
+    expect(reason(Buffer.concat([noArgs.subarray(0, -1), Buffer.from([0x80, 0x80, 0x80, 0x80, 0x08])]))).toBe(
+      'exceeded max sequence length: 2147483648',
+    );
+    // A name that is not UTF-8, an unknown type tag, types nested too deep.
+    const badName = Buffer.from(encodeViewRequest({ ...request, module: 'ab' }));
+    badName[33] = 0xff;
+    expect(reason(badName)).toBe('malformed utf8');
     const noTypes = Buffer.from(encodeViewRequest({ ...request, typeArgs: [], args: [] }));
     expect(reason(Buffer.concat([noTypes.subarray(0, -2), Buffer.from([1, 11, 0])]))).toBe(
-      'a type argument has the unknown tag 11',
+      'invalid value: integer `11`, expected variant index 0 <= i < 11',
     );
     expect(reason(Buffer.concat([noTypes.subarray(0, -2), Buffer.from([1, ...Array(10).fill(6), 1, 0])]))).toBe(
-      'the type arguments nest deeper than 8',
+      'type tag nesting exceeded during deserialization',
     );
   });
   it('reads only the body it is given, never the bytes beside it in a shared buffer', () => {
     const bytes = Buffer.from(encodeViewRequest(request));
     // A body cut short inside a larger buffer whose next bytes would complete it.
     const shared = Buffer.concat([bytes, bytes]);
-    expect(decodeViewRequest(shared.subarray(0, bytes.length - 4)).reason).toBe('the body ends inside the arguments');
+    expect(decodeViewRequest(shared.subarray(0, bytes.length - 4)).reason).toBe('unexpected end of input');
     expect(decodeViewRequest(shared.subarray(bytes.length)).request?.function).toBe('balance');
   });
 });

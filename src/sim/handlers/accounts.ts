@@ -2,10 +2,9 @@
 // account state at ?ledger_version=N (api.md §9). Path and query errors
 // come first, without ledger headers; then the version check; then the lookup.
 import { SimError } from '../node-error.js';
-import { acceptFormat } from '../../wire/accept.js';
-import { parseAddress } from '../../wire/address.js';
-import { isIdentifier } from '../../wire/function-id.js';
-import { formatTypeTag, parseTypeTag } from '../../wire/move-type.js';
+import { simAnswerFormat } from '../parse/accept.js';
+import { parseNodeAddress } from '../parse/address.js';
+import { isMoveIdentifier, parseNodeTypeTag, simTypeName } from '../parse/type-tag.js';
 import { bcsBytes, bcsString, bcsU64, uleb128 } from '../state/bcs.js';
 import {
   simAccountExists,
@@ -31,15 +30,15 @@ import {
 const BCS = 'application/x-bcs';
 
 function addressOf(raw: string): string {
-  const address = parseAddress(pathParam('address', raw));
+  const address = parseNodeAddress(pathParam('address', raw));
   if (address === null) throw SimError.badRequest(`failed to parse path parameter \`address\`: not an address: ${raw}`);
   return address;
 }
 
 /** A struct tag's canonical form (long addresses, no spaces), or null. */
 function canonicalStruct(text: string): string | null {
-  const tag = parseTypeTag(text);
-  return tag === null || tag.kind !== 'struct' ? null : formatTypeTag(tag);
+  const tag = parseNodeTypeTag(text);
+  return tag === null || tag.kind !== 'struct' ? null : simTypeName(tag);
 }
 
 function accountNotFound(address: string, version: bigint): SimError {
@@ -60,7 +59,7 @@ export function handleAccount(req: SimRequest, ctx: SimContext, rawAddress: stri
     // A missing account is a stateless one (sequence number 0) where the feature is on.
     const sequence = exists ? simSequenceNumber(address, version) : 0n;
     const authKey = exists ? simAuthKey(address) : address;
-    if (acceptFormat(req.headers.accept) === 'bcs') {
+    if (simAnswerFormat(req.headers.accept) === 'bcs') {
       return reply(200, BCS, Buffer.concat([bcsBytes(Buffer.from(authKey.slice(2), 'hex')), bcsU64(sequence)]));
     }
     return jsonReply(200, { sequence_number: String(sequence), authentication_key: authKey });
@@ -81,7 +80,7 @@ export function handleList(
   return atLedger(ctx, (info) => {
     const version = readVersion(requested, info);
     if (!simAccountExists(address)) throw accountNotFound(address, version);
-    const bcs = acceptFormat(req.headers.accept) === 'bcs';
+    const bcs = simAnswerFormat(req.headers.accept) === 'bcs';
     const entries: Array<{ json: unknown; key: string; bytes: Buffer }> =
       list === 'resources'
         ? simResources(address, version).map((r) => ({
@@ -127,7 +126,7 @@ export function handleResource(req: SimRequest, ctx: SimContext, rawAddress: str
         `Resource not found by Address(${address}), Struct tag(${wanted}) and Ledger version(${version})`,
       );
     }
-    if (acceptFormat(req.headers.accept) === 'bcs') return reply(200, BCS, found.bytes);
+    if (simAnswerFormat(req.headers.accept) === 'bcs') return reply(200, BCS, found.bytes);
     return jsonReply(200, { type: found.type, data: found.data });
   });
 }
@@ -135,7 +134,7 @@ export function handleResource(req: SimRequest, ctx: SimContext, rawAddress: str
 export function handleModule(req: SimRequest, ctx: SimContext, rawAddress: string, rawName: string): SimReply {
   const address = addressOf(rawAddress);
   const name = pathParam('module_name', rawName);
-  if (!isIdentifier(name))
+  if (!isMoveIdentifier(name))
     throw SimError.badRequest(`failed to parse path parameter \`module_name\`: not an identifier: ${rawName}`);
   const requested = requestedVersion(req.query);
   return atLedger(ctx, (info) => {
@@ -148,7 +147,7 @@ export function handleModule(req: SimRequest, ctx: SimContext, rawAddress: strin
         `Module not found by Address(${address}), Module name(${name}) and Ledger version(${version})`,
       );
     }
-    if (acceptFormat(req.headers.accept) === 'bcs') return reply(200, BCS, found.bytecode);
+    if (simAnswerFormat(req.headers.accept) === 'bcs') return reply(200, BCS, found.bytecode);
     return jsonReply(200, { bytecode: '0x' + found.bytecode.toString('hex'), abi: found.abi });
   });
 }
@@ -157,14 +156,14 @@ export function handleModule(req: SimRequest, ctx: SimContext, rawAddress: strin
 export function handleBalance(req: SimRequest, ctx: SimContext, rawAddress: string, rawAsset: string): SimReply {
   const address = addressOf(rawAddress);
   const text = pathParam('asset_type', rawAsset);
-  const asset = parseAddress(text) ?? canonicalStruct(text);
+  const asset = parseNodeAddress(text) ?? canonicalStruct(text);
   if (asset === null)
     throw SimError.badRequest(`failed to parse path parameter \`asset_type\`: not a coin type or an address: ${text}`);
   const requested = requestedVersion(req.query);
   return atLedger(ctx, (info) => {
     const version = readVersion(requested, info);
     const balance = simAccountExists(address) ? simAssetBalance(address, asset, version) : 0n;
-    if (acceptFormat(req.headers.accept) === 'bcs') {
+    if (simAnswerFormat(req.headers.accept) === 'bcs') {
       return reply(200, BCS, bcsU64(balance));
     }
     return reply(200, 'application/json', Buffer.from(String(balance)));

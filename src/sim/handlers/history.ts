@@ -3,8 +3,8 @@
 // (mempool first, no pruning branch), blocks by height (410 block_pruned) and by
 // version; the transaction list and the gas estimate, which proxies pass through.
 import { SimError } from '../node-error.js';
-import { acceptFormat } from '../../wire/accept.js';
-import { parseU64 } from '../../wire/u64.js';
+import { simAnswerFormat } from '../parse/accept.js';
+import { parseNodeU64 } from '../parse/u64.js';
 import { uleb128 } from '../state/bcs.js';
 import { SIM_VERSIONS_PER_BLOCK } from '../state/ledger.js';
 import { atLedger, jsonReply, pathParam, reply, type SimContext, type SimReply, type SimRequest } from '../reply.js';
@@ -13,7 +13,7 @@ import type { SimHistory } from '../state/transactions.js';
 const BCS = 'application/x-bcs';
 
 function u64Path(name: string, raw: string): bigint {
-  const value = parseU64(pathParam(name, raw));
+  const value = parseNodeU64(pathParam(name, raw));
   if (value === null) throw SimError.badRequest(`failed to parse path parameter \`${name}\`: not a u64: ${raw}`);
   return value;
 }
@@ -27,7 +27,7 @@ function withTransactions(req: SimRequest): boolean {
   );
 }
 
-const bcs = (req: SimRequest): boolean => acceptFormat(req.headers.accept) === 'bcs';
+const bcs = (req: SimRequest): boolean => simAnswerFormat(req.headers.accept) === 'bcs';
 
 function transactionReply(req: SimRequest, history: SimHistory, version: bigint): SimReply {
   return bcs(req) ? reply(200, BCS, history.transactionBcs(version)) : jsonReply(200, history.transactionJson(version));
@@ -67,8 +67,8 @@ export function handleTransactions(req: SimRequest, ctx: SimContext): SimReply {
   const history = ctx.history;
   const limitText = req.query.get('limit');
   const startText = req.query.get('start');
-  const limit = limitText === null ? 25 : Number(parseU64(limitText) ?? -1n);
-  const start = startText === null ? null : parseU64(startText);
+  const limit = limitText === null ? 25 : Number(parseNodeU64(limitText) ?? -1n);
+  const start = startText === null ? null : parseNodeU64(startText);
   if (!(limit > 0 && limit <= 100) || (startText !== null && start === null))
     throw SimError.badRequest('failed to parse query parameters `start`/`limit`');
   return atLedger(ctx, (info) => {

@@ -1,8 +1,7 @@
 // POST /v1/tables/{handle}/raw_item (api.md §3): BCS answers only, items from simTableItem.
 import { SimError } from '../node-error.js';
-import { acceptFormat } from '../../wire/accept.js';
-import { parseAddress } from '../../wire/address.js';
-import { parseHexBytes, toHex } from '../../wire/hex.js';
+import { simAnswerFormat } from '../parse/accept.js';
+import { parseNodeAddress, parseNodeHexBytes, simHex } from '../parse/address.js';
 import {
   atLedger,
   isObject,
@@ -19,7 +18,7 @@ import { simTableItem } from '../state/tables.js';
 
 export function handleRawItem(req: SimRequest, ctx: SimContext, rawHandle: string): SimReply {
   // Everything a node checks while extracting the request comes first, without ledger headers.
-  const handle = parseAddress(pathParam('table_handle', rawHandle));
+  const handle = parseNodeAddress(pathParam('table_handle', rawHandle));
   if (handle === null)
     throw SimError.badRequest(`failed to parse path parameter \`table_handle\`: not an address: ${rawHandle}`);
   const requested = requestedVersion(req.query);
@@ -27,10 +26,10 @@ export function handleRawItem(req: SimRequest, ctx: SimContext, rawHandle: strin
   if (!isObject(body) || typeof body.key !== 'string') {
     throw SimError.badRequest('parse request payload error: expected an object with a string member "key"');
   }
-  const key = parseHexBytes(body.key);
+  const key = parseNodeHexBytes(body.key);
   if (key === null)
     throw SimError.badRequest(`parse request payload error: "key" is not hex bytes: ${JSON.stringify(body.key)}`);
-  if (acceptFormat(req.headers.accept) !== 'bcs') {
+  if (simAnswerFormat(req.headers.accept) !== 'bcs') {
     throw new SimError(403, 'api_disabled', 'Only BCS is supported as an AcceptType.');
   }
 
@@ -41,7 +40,7 @@ export function handleRawItem(req: SimRequest, ctx: SimContext, rawHandle: strin
       throw new SimError(
         404,
         'table_item_not_found',
-        `Table Item not found by Table handle(${handle}), Table key(${toHex(key)}) and Ledger version(${version})`,
+        `Table Item not found by Table handle(${handle}), Table key(${simHex(key)}) and Ledger version(${version})`,
       );
     }
     return reply(200, 'application/x-bcs', value);

@@ -2,10 +2,9 @@
 // /v1/experimental/state_values/raw (a state value by its BCS StateKey), at
 // ?ledger_version=N. Both read the same table as raw_item, so the three agree.
 import { SimError } from '../node-error.js';
-import { acceptFormat } from '../../wire/accept.js';
-import { addressBytes, parseAddress } from '../../wire/address.js';
-import { parseHexBytes, toHex } from '../../wire/hex.js';
-import { parseTypeTag, type TypeTag } from '../../wire/move-type.js';
+import { simAnswerFormat } from '../parse/accept.js';
+import { parseNodeAddress, parseNodeHexBytes, simAddressBytes, simHex } from '../parse/address.js';
+import { parseNodeTypeTag, type SimTypeTag } from '../parse/type-tag.js';
 import {
   atLedger,
   isObject,
@@ -25,14 +24,14 @@ import { simTableItem } from '../state/tables.js';
 const BCS = 'application/x-bcs';
 const UINT_BYTES: Record<string, number> = { u8: 1, u16: 2, u32: 4, u64: 8, u128: 16, u256: 32 };
 
-function isString(tag: TypeTag): boolean {
+function isString(tag: SimTypeTag): boolean {
   return (
-    tag.kind === 'struct' && tag.module === 'string' && tag.name === 'String' && tag.address === parseAddress('0x1')
+    tag.kind === 'struct' && tag.module === 'string' && tag.name === 'String' && tag.address === parseNodeAddress('0x1')
   );
 }
 
 /** The BCS bytes of a JSON key of `keyType` (the types the sim supports); null when the key does not match. */
-export function simBcsTableKey(keyType: TypeTag, key: unknown): Buffer | null {
+export function simBcsTableKey(keyType: SimTypeTag, key: unknown): Buffer | null {
   const width = UINT_BYTES[keyType.kind];
   if (width !== undefined) {
     const text = typeof key === 'number' && Number.isSafeInteger(key) ? String(key) : key;
@@ -45,11 +44,11 @@ export function simBcsTableKey(keyType: TypeTag, key: unknown): Buffer | null {
   }
   if (keyType.kind === 'bool') return typeof key === 'boolean' ? Buffer.from([key ? 1 : 0]) : null;
   if (keyType.kind === 'address') {
-    const address = typeof key === 'string' ? parseAddress(key) : null;
-    return address === null ? null : addressBytes(address);
+    const address = typeof key === 'string' ? parseNodeAddress(key) : null;
+    return address === null ? null : simAddressBytes(address);
   }
   if (keyType.kind === 'vector' && keyType.of.kind === 'u8') {
-    const bytes = typeof key === 'string' ? parseHexBytes(key) : null;
+    const bytes = typeof key === 'string' ? parseNodeHexBytes(key) : null;
     return bytes === null ? null : bcsBytes(bytes);
   }
   if (isString(keyType)) return typeof key === 'string' ? bcsString(key) : null;
@@ -57,7 +56,7 @@ export function simBcsTableKey(keyType: TypeTag, key: unknown): Buffer | null {
 }
 
 /** The 8 stored bytes rendered as JSON of `valueType`. */
-function valueJson(valueType: TypeTag, bytes: Buffer): unknown {
+function valueJson(valueType: SimTypeTag, bytes: Buffer): unknown {
   const value = bytes.readBigUInt64LE(0);
   switch (valueType.kind) {
     case 'u8':
@@ -73,19 +72,19 @@ function valueJson(valueType: TypeTag, bytes: Buffer): unknown {
     case 'address':
       return '0x' + bytes.toString('hex').padStart(64, '0');
     default:
-      return toHex(bytes);
+      return simHex(bytes);
   }
 }
 
-function typeMember(body: Record<string, unknown>, name: string): TypeTag {
-  const tag = typeof body[name] === 'string' ? parseTypeTag(body[name] as string) : null;
+function typeMember(body: Record<string, unknown>, name: string): SimTypeTag {
+  const tag = typeof body[name] === 'string' ? parseNodeTypeTag(body[name] as string) : null;
   if (tag === null)
     throw SimError.badRequest(`parse request payload error: ${name}: not a Move type: ${JSON.stringify(body[name])}`);
   return tag;
 }
 
 export function handleTableItem(req: SimRequest, ctx: SimContext, rawHandle: string): SimReply {
-  const handle = parseAddress(pathParam('table_handle', rawHandle));
+  const handle = parseNodeAddress(pathParam('table_handle', rawHandle));
   if (handle === null)
     throw SimError.badRequest(`failed to parse path parameter \`table_handle\`: not an address: ${rawHandle}`);
   const requested = requestedVersion(req.query);
@@ -112,7 +111,7 @@ export function handleTableItem(req: SimRequest, ctx: SimContext, rawHandle: str
         `Table Item not found by Table handle(${handle}), Table key(${JSON.stringify(body.key)}) and Ledger version(${version})`,
       );
     }
-    if (acceptFormat(req.headers.accept) === 'bcs') return reply(200, BCS, value);
+    if (simAnswerFormat(req.headers.accept) === 'bcs') return reply(200, BCS, value);
     return jsonReply(200, valueJson(valueType, value));
   });
 }
@@ -146,9 +145,9 @@ export function decodeSimStateKey(
 export function handleStateValue(req: SimRequest, ctx: SimContext): SimReply {
   const requested = requestedVersion(req.query);
   const body = jsonBody(req);
-  const key = isObject(body) && typeof body.key === 'string' ? parseHexBytes(body.key) : null;
+  const key = isObject(body) && typeof body.key === 'string' ? parseNodeHexBytes(body.key) : null;
   if (key === null) throw SimError.badRequest('parse request payload error: expected {"key": hex of a BCS StateKey}');
-  if (acceptFormat(req.headers.accept) !== 'bcs')
+  if (simAnswerFormat(req.headers.accept) !== 'bcs')
     throw new SimError(403, 'api_disabled', 'Only BCS is supported as an AcceptType.');
   return atLedger(ctx, (info) => {
     const version = readVersion(requested, info);
@@ -160,7 +159,7 @@ export function handleStateValue(req: SimRequest, ctx: SimContext): SimReply {
       throw new SimError(
         404,
         'state_value_not_found',
-        `State value not found by State key(${toHex(key)}) and Ledger version(${version})`,
+        `State value not found by State key(${simHex(key)}) and Ledger version(${version})`,
       );
     return reply(200, BCS, value);
   });

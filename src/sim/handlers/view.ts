@@ -4,11 +4,9 @@
 // handler after it read its ledger, as a node does (view_function.rs): one that
 // does not decode is a 400 invalid_input with the ledger headers.
 import { SimError } from '../node-error.js';
-import { acceptFormat } from '../../wire/accept.js';
-import { parseEntryFunctionId } from '../../wire/function-id.js';
-import { parseTypeTag, type TypeTag } from '../../wire/move-type.js';
-import { decodeViewRequest } from '../../wire/view-bcs.js';
-import { mediaType } from '../../wire/media-type.js';
+import { simAnswerFormat, simMediaType } from '../parse/accept.js';
+import { parseNodeTypeTag } from '../parse/type-tag.js';
+import { decodeNodeViewFunction, parseNodeFunctionId, type SimViewCall } from '../parse/view-request.js';
 import {
   atLedger,
   isObject,
@@ -23,11 +21,7 @@ import {
 import { decodeBcsArg, decodeJsonArg, encodeBcsValues, encodeJsonValues } from '../state/view-codec.js';
 import { checkSimArity, findSimView, runSimView, type SimArg } from '../state/views.js';
 
-interface ViewCall {
-  address: string;
-  module: string;
-  function: string;
-  typeArgs: TypeTag[];
+interface ViewCall extends SimViewCall {
   args: { json: unknown[] } | { bcs: Uint8Array[] };
 }
 
@@ -42,32 +36,26 @@ function parseJsonCall(req: SimRequest): ViewCall {
   if (typeof fnText !== 'string') throw malformed('"function" must be a string');
   if (!Array.isArray(typeArgTexts)) throw malformed('"type_arguments" must be an array');
   if (!Array.isArray(args)) throw malformed('"arguments" must be an array');
-  const id = parseEntryFunctionId(fnText);
+  const id = parseNodeFunctionId(fnText);
   if (id === null) throw malformed(`"function" is not an entry function id: ${JSON.stringify(fnText)}`);
   const typeArgs = typeArgTexts.map((text) => {
-    const tag = typeof text === 'string' ? parseTypeTag(text) : null;
+    const tag = typeof text === 'string' ? parseNodeTypeTag(text) : null;
     if (tag === null) throw malformed(`"type_arguments" has an invalid Move type: ${JSON.stringify(text)}`);
     return tag;
   });
-  return { address: id.address, module: id.module, function: id.name, typeArgs, args: { json: args } };
+  return { ...id, typeArgs, args: { json: args } };
 }
 
 /** A BCS body, decoded once the ledger is read. */
 function decodeBcsCall(body: Buffer): ViewCall {
-  const { request, reason } = decodeViewRequest(body);
-  if (request === undefined)
-    throw new SimError(400, 'invalid_input', `Failed to deserialize input into ViewRequest: ${reason}`);
-  return {
-    address: request.address,
-    module: request.module,
-    function: request.function,
-    typeArgs: request.typeArgs,
-    args: { bcs: request.args },
-  };
+  const decoded = decodeNodeViewFunction(body);
+  if ('reason' in decoded)
+    throw new SimError(400, 'invalid_input', `Failed to deserialize input into ViewRequest: ${decoded.reason}`);
+  return { ...decoded.call, args: { bcs: decoded.args } };
 }
 
 function parseCall(req: SimRequest, ctx: SimContext): ViewCall | { bcsBody: Buffer } {
-  const type = mediaType(req.headers['content-type']);
+  const type = simMediaType(req.headers['content-type']);
   if (type === 'application/json') return parseJsonCall(req);
   if (type === ctx.names.viewBcsMediaType) return { bcsBody: req.body };
   throw SimError.badRequest(
@@ -78,7 +66,7 @@ function parseCall(req: SimRequest, ctx: SimContext): ViewCall | { bcsBody: Buff
 export function handleView(req: SimRequest, ctx: SimContext): SimReply {
   const requested = requestedVersion(req.query);
   const parsed = parseCall(req, ctx);
-  const format = acceptFormat(req.headers.accept);
+  const format = simAnswerFormat(req.headers.accept);
 
   return atLedger(ctx, (info) => {
     const version = readVersion(requested, info);

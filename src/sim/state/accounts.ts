@@ -2,7 +2,7 @@
 // each a deterministic function of (address, version) like the table items, so
 // tests compute expectations instead of hard-coding bytes. Values change every
 // SIM_VALUE_PERIOD versions.
-import { addressBytes } from '../../wire/address.js';
+import { simAddressBytes } from '../parse/address.js';
 import { SIM_MODULE_BYTECODE, simModuleAbi } from './abi.js';
 import { simHash, simPeriod } from './tables.js';
 import { simBalance, SIM_MODULE_ADDRESS, SIM_MODULE_NAME } from './views.js';
@@ -14,7 +14,7 @@ const COIN_STORE_TYPE = `0x1::coin::CoinStore<${SIM_COIN}>`;
 
 /** 0x1 always; any other address iff sha256(address)[0] % 8 !== 0 (seven in eight). */
 export function simAccountExists(address: string): boolean {
-  return address === SIM_MODULE_ADDRESS || simHash(addressBytes(address))[0] % 8 !== 0;
+  return address === SIM_MODULE_ADDRESS || simHash(simAddressBytes(address))[0] % 8 !== 0;
 }
 
 const SIM_COIN_CANONICAL = `${SIM_MODULE_ADDRESS}::aptos_coin::AptosCoin`;
@@ -22,11 +22,11 @@ const SIM_COIN_CANONICAL = `${SIM_MODULE_ADDRESS}::aptos_coin::AptosCoin`;
 const u64 = (hash: Buffer): bigint => hash.readBigUInt64LE(0) % 1_000_000_000n;
 
 export function simSequenceNumber(address: string, version: bigint): bigint {
-  return (u64(simHash(Buffer.from('seq'), addressBytes(address))) % 1000n) + version / 10n;
+  return (u64(simHash(Buffer.from('seq'), simAddressBytes(address))) % 1000n) + version / 10n;
 }
 
 export function simAuthKey(address: string): string {
-  return '0x' + simHash(Buffer.from('auth'), addressBytes(address)).toString('hex');
+  return '0x' + simHash(Buffer.from('auth'), simAddressBytes(address)).toString('hex');
 }
 
 /**
@@ -35,7 +35,7 @@ export function simAuthKey(address: string): string {
  */
 export function simAssetBalance(address: string, asset: string, version: bigint): bigint {
   if (asset === SIM_COIN_CANONICAL) return simBalance(address, version);
-  return u64(simHash(Buffer.from(asset), addressBytes(address), simPeriod(version)));
+  return u64(simHash(Buffer.from(asset), simAddressBytes(address), simPeriod(version)));
 }
 
 export interface SimResource {
@@ -51,7 +51,7 @@ export interface SimResource {
  */
 export function simResources(address: string, version: bigint): SimResource[] {
   if (!simAccountExists(address)) return [];
-  const slots = address === SIM_MODULE_ADDRESS ? 5 : simHash(Buffer.from('slots'), addressBytes(address))[0] % 6;
+  const slots = address === SIM_MODULE_ADDRESS ? 5 : simHash(Buffer.from('slots'), simAddressBytes(address))[0] % 6;
   const sequence = simSequenceNumber(address, version);
   const balance = simAssetBalance(address, SIM_COIN_CANONICAL, version);
   const resources: Array<Omit<SimResource, 'bytes'>> = [
@@ -62,7 +62,7 @@ export function simResources(address: string, version: bigint): SimResource[] {
     { type: COIN_STORE_TYPE, data: { coin: { value: String(balance) }, frozen: false } },
   ];
   for (let i = 0; i < slots; i++) {
-    const value = u64(simHash(Buffer.from(`slot${i}`), addressBytes(address), simPeriod(version)));
+    const value = u64(simHash(Buffer.from(`slot${i}`), simAddressBytes(address), simPeriod(version)));
     resources.push({ type: `0x1::sim::Slot${i}`, data: { value: String(value) } });
   }
   return resources
@@ -82,7 +82,7 @@ export function simModules(address: string): SimModule[] {
   const names =
     address === SIM_MODULE_ADDRESS
       ? [SIM_MODULE_NAME, 'coin', 'account']
-      : ['m0', 'm1'].slice(0, simHash(Buffer.from('mods'), addressBytes(address))[0] % 3);
+      : ['m0', 'm1'].slice(0, simHash(Buffer.from('mods'), simAddressBytes(address))[0] % 3);
   return names.sort().map((name) =>
     name === SIM_MODULE_NAME && address === SIM_MODULE_ADDRESS
       ? { name, bytecode: SIM_MODULE_BYTECODE, abi: simModuleAbi() }
@@ -90,7 +90,7 @@ export function simModules(address: string): SimModule[] {
           name,
           bytecode: Buffer.concat([
             SIM_MODULE_BYTECODE.subarray(0, 8),
-            simHash(addressBytes(address), Buffer.from(name)),
+            simHash(simAddressBytes(address), Buffer.from(name)),
           ]),
           abi: {
             address: address === SIM_MODULE_ADDRESS ? '0x1' : address,

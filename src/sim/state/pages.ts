@@ -3,7 +3,7 @@
 // maximum), `start` an opaque cursor the node handed out, and the next page's
 // cursor in the X-…-CURSOR header while more follows.
 import { SimError } from '../node-error.js';
-import { addressBytes } from '../../wire/address.js';
+import { simAddressBytes } from '../parse/address.js';
 import { simHash } from './tables.js';
 
 export const SIM_MAX_PAGE_SIZE = 9999;
@@ -25,7 +25,7 @@ export function pageLimit(query: URLSearchParams): number | null {
  * next entry (u32 BE). Opaque to clients, as a node's BCS StateKey is.
  */
 function cursorOf(address: string, list: string, index: number): string {
-  const tag = simHash(Buffer.from(list), addressBytes(address)).subarray(0, 4);
+  const tag = simHash(Buffer.from(list), simAddressBytes(address)).subarray(0, 4);
   const at = Buffer.alloc(4);
   at.writeUInt32BE(index);
   return '0x' + Buffer.concat([tag, at]).toString('hex');

@@ -2,7 +2,7 @@
 // an existing item's value changes every SIM_VALUE_PERIOD versions. Tests compute
 // the expected answer with simTableItem instead of hard-coding bytes.
 import { createHash } from 'node:crypto';
-import { addressBytes } from '../../wire/address.js';
+import { simAddressBytes } from '../parse/address.js';
 import { bcsU64 } from './bcs.js';
 
 /** An item's value (and a balance) stays the same for this many versions. */
@@ -27,7 +27,7 @@ export function simPeriod(version: bigint): Buffer {
  * @param handle canonical 0x + 64 lower-case digits
  */
 export function simTableItem(handle: string, key: Buffer, version: bigint): Buffer | null {
-  const handleBytes = addressBytes(handle);
+  const handleBytes = simAddressBytes(handle);
   if (simHash(handleBytes, key)[0] % 4 === 0) return null;
   return simHash(handleBytes, key, simPeriod(version)).subarray(0, 8);
 }

@@ -2,9 +2,9 @@
 // their semantics at a ledger version, and the gas each one reports. Pure: tests
 // compute expected answers with runSimView / simBalance, without HTTP.
 import { SimError } from '../node-error.js';
-import { formatTypeTag, type TypeTag } from '../../wire/move-type.js';
+import { simTypeName, type SimTypeTag } from '../parse/type-tag.js';
 import { simHash, simPeriod } from './tables.js';
-import { addressBytes } from '../../wire/address.js';
+import { simAddressBytes } from '../parse/address.js';
 
 export const SIM_MODULE_ADDRESS = '0x' + '1'.padStart(64, '0');
 export const SIM_MODULE_NAME = 'sim';
@@ -37,12 +37,12 @@ export interface SimFunction {
   returns: SimReturnType[];
   /** gas units reported in X-…-GAS-USED on success (constant per function) */
   gas: bigint;
-  run(args: SimArg[], typeArgs: TypeTag[], version: bigint): SimValue[];
+  run(args: SimArg[], typeArgs: SimTypeTag[], version: bigint): SimValue[];
 }
 
 /** balance(owner) at `version`: changes every 10 versions, below 10^12. */
 export function simBalance(owner: string, version: bigint): bigint {
-  const hash = simHash(Buffer.from('balance'), addressBytes(owner), simPeriod(version));
+  const hash = simHash(Buffer.from('balance'), simAddressBytes(owner), simPeriod(version));
   return hash.readBigUInt64LE(0) % SIM_BALANCE_MODULUS;
 }
 
@@ -91,7 +91,7 @@ const FUNCTIONS: SimFunction[] = [
     params: [],
     returns: ['0x1::string::String'],
     gas: 5n,
-    run: (_a, [t]) => [{ type: '0x1::string::String', value: formatTypeTag(t) }],
+    run: (_a, [t]) => [{ type: '0x1::string::String', value: simTypeName(t) }],
   },
   {
     name: 'always_abort',
@@ -166,7 +166,7 @@ export function checkSimArity(fn: SimFunction, typeArgCount: number, argCount: n
 }
 
 /** Runs a view whose arguments are already decoded against fn.params. */
-export function runSimView(fn: SimFunction, typeArgs: TypeTag[], args: SimArg[], version: bigint): SimValue[] {
+export function runSimView(fn: SimFunction, typeArgs: SimTypeTag[], args: SimArg[], version: bigint): SimValue[] {
   checkSimArity(fn, typeArgs.length, args.length);
   return fn.run(args, typeArgs, version);
 }
