@@ -36,7 +36,8 @@ function headerValue(head, name) {
   const at = head.indexOf(`\r\n${name}:`);
   if (at < 0) return '(none)';
   const end = head.indexOf('\r\n', at + 2);
-  return head.slice(at + name.length + 3, end).trim();
+  // the head ends before its blank line: the last field has no CRLF after it here
+  return head.slice(at + name.length + 3, end < 0 ? head.length : end).trim();
 }
 
 /**

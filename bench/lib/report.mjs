@@ -59,7 +59,9 @@ export function markdownTable(report, name = 'latest') {
   lines.push('| scenario | measured | target | result |');
   lines.push('|---|---|---|---|');
   for (const s of report.scenarios) {
-    lines.push(`| ${s.title} | ${s.display} | ${fmtTarget(s.target, s.unit)} | ${s.pass ? 'pass' : '**FAIL**'} |`);
+    lines.push(
+      `| ${s.title} | ${s.display} | ${fmtTarget(s.target, s.unit)} | ${s.skipped ? 'skipped' : s.pass ? 'pass' : '**FAIL**'} |`,
+    );
   }
   for (const f of report.failures)
     lines.push(`| ${f.scenario} | did not run: ${f.error.split('\n')[0].replace(/\|/g, '\\|')} | | **ERROR** |`);
@@ -119,7 +121,7 @@ function esc(s) {
  * reaches the line; a "≤" target passes when it stays within it.
  */
 export function svgChart(report) {
-  const rows = report.scenarios;
+  const rows = report.scenarios.filter((s) => !s.skipped);
   const width = 1040;
   const left = 380; // titles end here
   const plot = 380; // bar area width
