@@ -196,7 +196,8 @@ const machine = {
   pinning: CAN_PIN
     ? { servers: SERVER_CPU, loadSimRedis: CLIENT_CPU, simInLatencyScenario: SERVER_CPU, scalingProxies: '0,1' }
     : null,
-  loadGenerator: 'bench/lib/rawload.mjs for hits (scenarios 1, 2, 7), autocannon for the others; own process',
+  loadGenerator:
+    'bench/lib/rawload.mjs for hits and the speed guard (scenarios 1, 1n, 2, 7, G), autocannon for the others; own process',
 };
 const report = {
   machine,

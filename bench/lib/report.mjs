@@ -42,7 +42,7 @@ export function markdownTable(report, name = 'latest') {
   const lines = [];
   lines.push(
     `Measured by \`npm run bench${mode.name === 'quick' ? ' -- --quick' : ''}\` on ${machine.date.slice(0, 10)}: ${machine.cpus} CPU (${machine.cpuModel}), Node ${machine.node}, ` +
-      `${machine.pinning ? "proxy and ceiling pinned to one CPU, load generator, sim and Redis on the other (the sim on the proxy's CPU for the latency scenario; both CPUs for the proxies of scenario 7)" : 'no CPU pinning'}; ` +
+      `${machine.pinning ? "proxy, ceilings and nginx pinned to one CPU, load generator, sim and Redis on the other (the sim on the proxy's CPU for the latency scenario; both CPUs for the proxies of scenario 7)" : 'no CPU pinning'}; ` +
       `proxies at their default log level (info), stdout drained through a pipe as by a log collector; hits over ${mode.hitKeys ?? '?'} distinct keys with Zipf popularity, sent by bench/lib/rawload.mjs (autocannon for the other scenarios); ` +
       `everything on 127.0.0.1, ratios measured side by side in the same run, in alternating rounds.` +
       (mode.name === 'quick' ? ' **Quick mode: runs too short to judge speed.**' : ''),
