@@ -36,13 +36,15 @@ function headerValue(head, name) {
   const at = head.indexOf(`\r\n${name}:`);
   if (at < 0) return '(none)';
   const end = head.indexOf('\r\n', at + 2);
-  return head.slice(at + name.length + 3, end).trim();
+  // the head ends before its blank line: the last field has no CRLF after it here
+  return head.slice(at + name.length + 3, end < 0 ? head.length : end).trim();
 }
 
 /**
  * Runs `connections` connections to `url` for `durationS` seconds (or, with
  * `once`, until each connection has sent its share of `requests` once; with
- * `eachConnection`, every connection sends all of them). Returns completed
+ * `eachConnection`, every connection sends all of them; with `count`, until the
+ * connections have sent `count` requests together, `seq` read from `offset` on). Returns completed
  * replies, req/s, status counts and, when `countHeaders` is given, the counts of
  * those headers' values joined by '/'.
  */
@@ -55,7 +57,11 @@ export function blast({
   once = false,
   eachConnection = false,
   countHeaders = [],
+  count,
+  offset = 0,
 }) {
+  const counted = count !== undefined;
+  if (counted) once = true;
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
     const started = performance.now();
@@ -92,7 +98,10 @@ export function blast({
       const next = (socket) => {
         if (finished) return;
         let index;
-        if (once && !eachConnection) {
+        if (counted) {
+          if (nextShared >= count) return done(socket);
+          index = seq[(offset + nextShared++) % seq.length];
+        } else if (once && !eachConnection) {
           if (nextShared >= seq.length) return done(socket);
           index = seq[nextShared++];
         } else if (once) {

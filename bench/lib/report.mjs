@@ -42,7 +42,7 @@ export function markdownTable(report, name = 'latest') {
   const lines = [];
   lines.push(
     `Measured by \`npm run bench${mode.name === 'quick' ? ' -- --quick' : ''}\` on ${machine.date.slice(0, 10)}: ${machine.cpus} CPU (${machine.cpuModel}), Node ${machine.node}, ` +
-      `${machine.pinning ? "proxy and ceiling pinned to one CPU, load generator, sim and Redis on the other (the sim on the proxy's CPU for the latency scenario; both CPUs for the proxies of scenario 7)" : 'no CPU pinning'}; ` +
+      `${machine.pinning ? "proxy, ceilings and nginx pinned to one CPU, load generator, sim and Redis on the other (the sim on the proxy's CPU for the latency scenario; both CPUs for the proxies of scenario 7)" : 'no CPU pinning'}; ` +
       `proxies at their default log level (info), stdout drained through a pipe as by a log collector; hits over ${mode.hitKeys ?? '?'} distinct keys with Zipf popularity, sent by bench/lib/rawload.mjs (autocannon for the other scenarios); ` +
       `everything on 127.0.0.1, ratios measured side by side in the same run, in alternating rounds.` +
       (mode.name === 'quick' ? ' **Quick mode: runs too short to judge speed.**' : ''),
@@ -59,7 +59,9 @@ export function markdownTable(report, name = 'latest') {
   lines.push('| scenario | measured | target | result |');
   lines.push('|---|---|---|---|');
   for (const s of report.scenarios) {
-    lines.push(`| ${s.title} | ${s.display} | ${fmtTarget(s.target, s.unit)} | ${s.pass ? 'pass' : '**FAIL**'} |`);
+    lines.push(
+      `| ${s.title} | ${s.display} | ${fmtTarget(s.target, s.unit)} | ${s.skipped ? 'skipped' : s.pass ? 'pass' : '**FAIL**'} |`,
+    );
   }
   for (const f of report.failures)
     lines.push(`| ${f.scenario} | did not run: ${f.error.split('\n')[0].replace(/\|/g, '\\|')} | | **ERROR** |`);
@@ -119,7 +121,7 @@ function esc(s) {
  * reaches the line; a "≤" target passes when it stays within it.
  */
 export function svgChart(report) {
-  const rows = report.scenarios;
+  const rows = report.scenarios.filter((s) => !s.skipped);
   const width = 1040;
   const left = 380; // titles end here
   const plot = 380; // bar area width

@@ -79,6 +79,17 @@ export class Services {
     );
   }
 
+  /**
+   * nginx with proxy_cache in front of `upstream` (proc/nginx.mjs, lib/nginx.mjs), its
+   * worker pinned to the servers' CPU; `bin` from findNginx(). info.pid is the worker's.
+   */
+  async nginx({ bin, upstream }) {
+    return this.#track(
+      'nginx',
+      await spawnChild(proc('nginx'), { cpu: CLIENT_CPU, params: { bin, upstream, cpu: SERVER_CPU }, name: 'nginx' }),
+    );
+  }
+
   async memfill(params) {
     return this.#track(
       'memfill',
@@ -100,8 +111,8 @@ export class Services {
   pids() {
     return [
       process.pid,
-      ...this.#started.map((s) => s.handle.info?.pid ?? s.handle.pid).filter((pid) => pid !== undefined),
-    ];
+      ...this.#started.flatMap((s) => [s.handle.info?.pid ?? s.handle.pid, s.handle.info?.masterPid]),
+    ].filter((pid) => pid !== undefined);
   }
 
   /** Stops one handle early (it is also forgotten by stopAll). */

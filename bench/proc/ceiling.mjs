@@ -6,7 +6,7 @@
 // pays to answer these bytes.
 // BENCH_PARAMS: { status, headers: [[name, value], …], bodyBase64 }.
 import http from 'node:http';
-import { childParams, serveRpc } from '../lib/child.mjs';
+import { childParams, cpuMicros, serveRpc } from '../lib/child.mjs';
 
 const { status, headers, bodyBase64 } = childParams();
 const body = Buffer.from(bodyBase64, 'base64');
@@ -25,4 +25,7 @@ server.keepAliveTimeout = 60_000;
 await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
 const url = `http://127.0.0.1:${server.address().port}`;
 
-serveRpc({ shutdown: () => new Promise((resolve) => server.close(resolve)) }, { url, pid: process.pid });
+serveRpc(
+  { cpu: cpuMicros, shutdown: () => new Promise((resolve) => server.close(resolve)) },
+  { url, pid: process.pid },
+);

@@ -6,7 +6,7 @@
 // BENCH_PARAMS: { target }: the node's base url.
 import http from 'node:http';
 import { Pool } from 'undici';
-import { childParams, serveRpc } from '../lib/child.mjs';
+import { childParams, cpuMicros, serveRpc } from '../lib/child.mjs';
 
 const { target } = childParams();
 const pool = new Pool(target, { connections: 64, keepAliveTimeout: 30_000, pipelining: 1 });
@@ -48,6 +48,6 @@ await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
 const url = `http://127.0.0.1:${server.address().port}`;
 
 serveRpc(
-  { shutdown: () => Promise.all([new Promise((resolve) => server.close(resolve)), pool.close()]) },
+  { cpu: cpuMicros, shutdown: () => Promise.all([new Promise((resolve) => server.close(resolve)), pool.close()]) },
   { url, pid: process.pid },
 );

@@ -3,7 +3,7 @@
 // The log level is the proxy's default, info, unless a scenario says otherwise; the
 // log lines go to stdout as main.ts writes them, through the same buffered destination
 // (the bench drains that pipe and counts the lines).
-// Calls: stats (memory tier, RSS), metrics (the /metrics text), settle (GC, then memory figures), profileStart /
+// Calls: cpu (µs used so far), stats (memory tier, RSS), metrics (the /metrics text), settle (GC, then memory figures), profileStart /
 // profileStop({ file }) (a V8 CPU profile of just that window, through node:inspector),
 // shutdown (closes the app, so --cpu-prof is written).
 import { writeFileSync } from 'node:fs';
@@ -12,7 +12,7 @@ import pino from 'pino';
 import { buildApp } from '../../dist/app.js';
 import { parseConfig } from '../../dist/config/index.js';
 import { bufferedLogDestination } from '../../dist/process/log.js';
-import { childParams, serveRpc } from '../lib/child.mjs';
+import { childParams, cpuMicros, serveRpc } from '../lib/child.mjs';
 
 const { config: overrides = {}, logLevel = 'info' } = childParams();
 const config = parseConfig({
@@ -32,6 +32,7 @@ serveRpc(
       rss: process.memoryUsage().rss,
       heapUsed: process.memoryUsage().heapUsed,
     }),
+    cpu: cpuMicros,
     /** The proxy's /metrics text. */
     metrics: async () => (await app.metrics.render()).body,
     /** After a few GCs: process memory and the memory tier's size (needs --expose-gc). */

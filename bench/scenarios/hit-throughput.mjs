@@ -12,6 +12,8 @@
 //     Map lookup of the request's bytes among the route's keys, each with its own
 //     copy of the reply. It does what no cache can skip, and nothing else: its
 //     ratio to the ceiling is what a cache on node:http can reach at best.
+//   1n (scenarios/anchor.mjs, where nginx is installed): nginx with proxy_cache in
+//     front of the same sim, one per route holding the route's keys, in the same rounds.
 //   2: a proxy whose memory tier is off (maxBytes 1) answering the same raw_item
 //     keys from Redis ÷ the memory proxy, both cycling through the keys in order:
 //     identical concurrent Redis lookups would share one GET (single-flight) and
@@ -22,6 +24,7 @@ import { cpuMeter, round } from '../lib/procstat.mjs';
 import { HIT_ROUTES, routeItems } from '../lib/routes.mjs';
 import { meets } from '../lib/report.mjs';
 import { zipfTopShare } from '../lib/workloads.mjs';
+import { anchorAvailable, anchorRows, startAnchor } from './anchor.mjs';
 
 const CEILING_TARGET = { op: '>=', value: 0.9 };
 const REDIS_TARGET = { op: '>=', value: 0.6 };
@@ -48,8 +51,16 @@ function replyHeaderList(headers) {
   return Object.entries(headers).filter(([k]) => !VOLATILE_HEADERS.has(k));
 }
 
-/** Sends every distinct request once (misses that fill), then checks every one is now served as `expect` (X-Cache/X-Cache-Tier). */
-export async function prime(load, target, expect, { eachConnection = false } = {}) {
+/**
+ * Sends every distinct request once (misses that fill), then checks every one is now served as `expect`
+ * (the values of `headers` joined by '/': X-Cache/X-Cache-Tier unless given).
+ */
+export async function prime(
+  load,
+  target,
+  expect,
+  { eachConnection = false, headers = ['x-cache', 'x-cache-tier'] } = {},
+) {
   const base = {
     url: target.url,
     route: target.route,
@@ -63,7 +74,7 @@ export async function prime(load, target, expect, { eachConnection = false } = {
     ...base,
     connections: eachConnection ? 8 : 32,
     eachConnection,
-    countHeaders: ['x-cache', 'x-cache-tier'],
+    countHeaders: headers,
   });
   const served = check.headerCounts;
   const bad = Object.entries(served).filter(([k]) => k !== expect.toLowerCase());
@@ -175,6 +186,10 @@ export async function hitThroughput(ctx) {
   const pairs = [];
   const routeInfo = {};
   const ceilings = [];
+  const anchor = anchorAvailable();
+  if (anchor.skipped) log(`  nginx anchor (1n) skipped: ${anchor.skipped}`);
+  /** Per route, the load targets scenario 1n compares: { proxy, keyed, nginx }. */
+  const anchored = {};
   for (const route of hitRoutes) {
     const items = routeItems(route, keys, version);
     const proxy = (memProxies[route.id] = await memProxy(route.id));
@@ -231,7 +246,17 @@ export async function hitThroughput(ctx) {
       url: keyed.info.url,
       pid: keyed.info.pid,
     };
-    pairs.push([proxyT, ceilingT, keyedT]);
+    const group = [proxyT, ceilingT, keyedT];
+    if (!anchor.skipped) {
+      const nginx = await startAnchor(ctx, { anchor, route, items, version, prime });
+      ceilings.push(nginx.handle);
+      group.push(nginx.target);
+      anchored[route.id] = { proxy: proxyT, keyed: keyedT, nginx: nginx.target };
+      log(
+        `  ${route.id}: nginx ${anchor.version} primed, served as ${JSON.stringify(nginx.served)}, answers are the sim's`,
+      );
+    }
+    pairs.push(group);
     routeInfo[route.id] = {
       route,
       items: items.length,
@@ -335,7 +360,7 @@ export async function hitThroughput(ctx) {
     warmupSeconds: mode.warmS,
   };
   const results = hitRoutes.map((route, i) => {
-    const [p, c, k] = pairs[i];
+    const [p, c, k, n] = pairs[i];
     const cmp = compare(runs, p.name, c.name);
     const keyedCmp = compare(runs, k.name, c.name);
     const proxyVsKeyed = compare(runs, p.name, k.name);
@@ -366,10 +391,12 @@ export async function hitThroughput(ctx) {
         },
         logLinesDuringMeasurement: logLines,
         nodeCallsDuringMeasurement: nodeCalls,
+        ...(n ? { nginx: { proxyRatioToNginx: round(compare(runs, p.name, n.name).ratio, 3) } } : {}),
         runs: { [p.name]: runs[p.name], [c.name]: runs[c.name], [k.name]: runs[k.name] },
       },
     };
   });
+  results.push(...anchorRows({ anchor, hitRoutes, measured: anchored, runs, compare, common }));
   const limitedCmp = compare(runs, limited.name, unlimited.name);
   const limitedNodeCalls = runs[limited.name].reduce((n, x) => n + x.nodeCalls, 0);
   results.push({
