@@ -1,7 +1,7 @@
 // npm run bench [-- --quick] [-- --only=hit,latency,wallet,burst,memory,scaling,tenants,profile] [-- --routes=raw_item,view_bcs] [-- --no-profile] [-- --no-write]
 // Runs every scenario against real processes on 127.0.0.1 (see bench/README.md),
-// then writes bench/results/latest.json, bench/results/latest.svg and README's
-// performance section (quick or --only runs write quick.* / partial.* instead).
+// then writes bench/results/latest.json, bench/results/latest.svg and the latest
+// results of bench/README.md (quick or --only runs write quick.* / partial.* instead).
 // Needs `npm run build` first (the npm script does it).
 import { existsSync, mkdirSync } from 'node:fs';
 import { availableParallelism, cpus, totalmem } from 'node:os';
@@ -201,8 +201,8 @@ const report = {
   quietWaits: quietLog,
 };
 if (write) {
-  // Only a full run of every scenario replaces the published figures (latest.*, README);
-  // quick or partial runs write quick.* / partial.* (git-ignored) and leave README alone.
+  // Only a full run of every scenario replaces the published figures (latest.*, bench/README.md);
+  // quick or partial runs write quick.* / partial.* (git-ignored) and leave bench/README.md alone.
   const name = quick ? 'quick' : only || routeIds ? 'partial' : 'latest';
   const { table, written } = writeReport(report, { root, name, readme: name === 'latest' });
   console.log(`\n${table}\n`);

@@ -4,7 +4,7 @@
 // evicted answers wait for that collection too: under that default a proxy whose
 // entries churn sits at twice its cache.memory.maxBytes and more, most of it
 // garbage. Growing by at most a fifth keeps the garbage within the slope of the
-// sizing rule (README, "Sizing memory"). Collections come more often only while
+// sizing rule (docs/operations/deploy.md, "Sizing memory"). Collections come more often only while
 // entries churn (misses); hits promote almost nothing to the old generation.
 import v8 from 'node:v8';
 
