@@ -3,10 +3,12 @@
 // climbs out of it (a link to ../shared/SPEC.md would work only beside our checkout),
 // and a link to a heading (`page.md#anchor`, `#anchor`) names a heading that page
 // has, by GitHub's rules for heading ids. README.md links every docs page, so a
-// reader who starts there finds each one.
+// reader who starts there finds each one. Every alert has its runbook: a section
+// of the troubleshooting page whose id is the alert's name in lower case.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -128,5 +130,33 @@ describe('documentation links', () => {
     );
     const missing = [...PAGES, 'bench/README.md', 'config/production.example.yaml'].filter((page) => !linked.has(page));
     expect(missing).toEqual([]);
+  });
+
+  it('every alert has a section on the troubleshooting page, and every runbook_url names one', () => {
+    const page = 'docs/operations/troubleshooting.md';
+    const ids = headingIds(readFileSync(join(ROOT, page), 'utf8'));
+    const rules = readdirSync(join(ROOT, 'deploy'), { recursive: true, encoding: 'utf8' })
+      .filter((file) => /\.ya?ml$/.test(file) && !file.endsWith('.test.yml'))
+      .flatMap((file) => {
+        type Rules = { groups?: Array<{ rules?: Array<{ alert?: string; annotations?: Record<string, string> }> }> };
+        // A Kubernetes file holds several documents; a PrometheusRule keeps its groups under spec.
+        return parseAllDocuments(readFileSync(join(ROOT, 'deploy', file), 'utf8'))
+          .map((doc) => doc.toJS() as (Rules & { spec?: Rules }) | null)
+          .flatMap((doc) => [...(doc?.groups ?? []), ...(doc?.spec?.groups ?? [])])
+          .flatMap((group) => group.rules ?? [])
+          .filter((rule) => rule.alert !== undefined);
+      });
+    expect(rules.length).toBeGreaterThan(0);
+    const problems: string[] = [];
+    for (const rule of rules) {
+      const alert = rule.alert!;
+      if (!ids.has(alert.toLowerCase())) problems.push(`${alert}: no "## ${alert}" on ${page}`);
+      const runbook = rule.annotations?.runbook_url;
+      if (runbook === undefined) continue;
+      const anchor = runbook.split('#')[1];
+      if (!runbook.split('#')[0].endsWith(page) || anchor === undefined || !ids.has(anchor))
+        problems.push(`${alert}: runbook_url ${runbook} names no section of ${page}`);
+    }
+    expect(problems).toEqual([]);
   });
 });
