@@ -5,6 +5,7 @@
 // clear failure on a port already taken, a stop command that stops only it),
 // `npm run sim` (its ledger advances) and the node-failure walkthrough (its answers,
 // and nothing left running after it); the cache purge examples of the caching page;
+// the deploy page's `--check` of the example config;
 // and the SDK snippet of the clients page, each run by `node` as a reader would.
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -145,6 +146,13 @@ describe('the commands of the docs', () => {
     expect(statuses, shell.output()).toEqual(['404', '410', '200', '503', '503', '200']);
     expect(await connectionRefused(proxyPort), 'the proxy stopped').toBe(true);
     expect(await connectionRefused(simPort), 'the simulated node stopped').toBe(true);
+  });
+
+  it("the deploy page's --check of the example config says valid", async () => {
+    const script = relocate(block('docs/operations/deploy.md', '### Checking a config', 'sh'), {});
+    const shell = bash(script, {});
+    expect(await within(shell.done, 20_000, () => `--check to end:\n${shell.output()}`), shell.output()).toBe(0);
+    expect(shell.output().trim().split('\n').at(-1)).toBe('valid');
   });
 
   it('`npm run sim` runs a node whose ledger advances', async () => {
