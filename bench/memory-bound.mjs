@@ -38,8 +38,8 @@ const sizes = values.sizes.split(',').map((s) => Number(s) * MiB);
 const fills = Number(values.fills);
 const minMs = Number(values['min-seconds']) * 1000;
 const maxMs = Number(values['max-minutes']) * 60_000;
-const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
-const overhead = statedOverheadBytes(readme);
+const sizingPage = readFileSync(new URL('../docs/operations/deploy.md', import.meta.url), 'utf8');
+const overhead = statedOverheadBytes(sizingPage);
 
 async function tierBytes(adminPort) {
   const res = await fetch(`http://127.0.0.1:${adminPort}/metrics`);

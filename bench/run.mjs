@@ -1,7 +1,7 @@
 // npm run bench [-- --quick] [-- --only=hit,guard,latency,wallet,burst,memory,scaling,tenants,profile] [-- --routes=raw_item,view_bcs] [-- --no-profile] [-- --no-write] [-- --update-budget]
 // Runs every scenario against real processes on 127.0.0.1 (see bench/README.md),
-// then writes bench/results/latest.json, bench/results/latest.svg and README's
-// performance section (quick or --only runs write quick.* / partial.* instead).
+// then writes bench/results/latest.json, bench/results/latest.svg and the latest
+// results of bench/README.md (quick or --only runs write quick.* / partial.* instead).
 // Needs `npm run build` first (the npm script does it). The speed guard (scenarios/guard.mjs)
 // fails the run when the proxy's CPU per hit or miss exceeds bench/budget.json by more than
 // its tolerance; --update-budget rewrites that file from the run instead.
@@ -209,8 +209,8 @@ const report = {
   quietWaits: quietLog,
 };
 if (write) {
-  // Only a full run of every scenario replaces the published figures (latest.*, README);
-  // quick or partial runs write quick.* / partial.* (git-ignored) and leave README alone.
+  // Only a full run of every scenario replaces the published figures (latest.*, bench/README.md);
+  // quick or partial runs write quick.* / partial.* (git-ignored) and leave bench/README.md alone.
   const name = quick ? 'quick' : only || routeIds ? 'partial' : 'latest';
   const { table, written } = writeReport(report, { root, name, readme: name === 'latest' });
   console.log(`\n${table}\n`);

@@ -1,5 +1,5 @@
 // The bench's outputs: bench/results/latest.json (everything measured), the markdown
-// table (also written into README.md between the bench markers) and
+// table (also written into bench/README.md between the bench markers) and
 // bench/results/latest.svg (each figure against its target).
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -67,7 +67,7 @@ export function markdownTable(report, name = 'latest') {
     lines.push(`| ${f.scenario} | did not run: ${f.error.split('\n')[0].replace(/\|/g, '\\|')} | | **ERROR** |`);
   lines.push('');
   lines.push(
-    `![each figure against its target](bench/results/${name}.svg) — chart: [bench/results/${name}.svg](bench/results/${name}.svg); raw figures: [bench/results/${name}.json](bench/results/${name}.json); what each scenario measures and the hot-path profile: [bench/README.md](bench/README.md).`,
+    `![each figure against its target](results/${name}.svg) — chart: [results/${name}.svg](results/${name}.svg); raw figures: [results/${name}.json](results/${name}.json); what each scenario measures: [Scenarios](#scenarios-and-how-to-read-them); the hot-path profile: [Hot path](#hot-path-what-a-hit-costs).`,
   );
   return lines.join('\n');
 }
@@ -178,7 +178,7 @@ export function svgChart(report) {
 }
 
 /**
- * Writes {name}.json, {name}.svg and (when `readme`) README's section. Returns the
+ * Writes {name}.json, {name}.svg and (when `readme`) bench/README.md's results and profiles. Returns the
  * table and the paths written.
  */
 export function writeReport(report, { root, name, readme }) {
@@ -194,25 +194,23 @@ export function writeReport(report, { root, name, readme }) {
   writeFileSync(join(results, `${name}.svg`), svgChart(report));
   written.push(`bench/results/${name}.svg`);
   if (readme) {
-    const file = join(root, 'README.md');
-    const text = readFileSync(file, 'utf8');
-    const a = text.indexOf(START);
-    const b = text.indexOf(END);
-    if (a < 0 || b < a) throw new Error(`README.md has no ${START} … ${END} section`);
-    writeFileSync(file, `${text.slice(0, a + START.length)}\n${table}\n${text.slice(b)}`);
-    written.push('README.md (performance section)');
+    // The table and the profiles live in bench/README.md, beside what each scenario measures.
     const benchReadme = join(root, 'bench', 'README.md');
-    const bench = readFileSync(benchReadme, 'utf8');
+    let bench = readFileSync(benchReadme, 'utf8');
+    const a = bench.indexOf(START);
+    const b = bench.indexOf(END);
+    if (a < 0 || b < a) throw new Error(`bench/README.md has no ${START} … ${END} section`);
+    bench = `${bench.slice(0, a + START.length)}\n${table}\n${bench.slice(b)}`;
+    written.push('bench/README.md (latest results)');
     const pa = bench.indexOf(PROFILE_START);
     const pb = bench.indexOf(PROFILE_END);
     if (pa >= 0 && pb > pa) {
-      writeFileSync(benchReadme, `${bench.slice(0, pa + PROFILE_START.length)}\n${profileTable}\n${bench.slice(pb)}`);
-      // bench/README.md is under the formatter that CI's lint checks: its tables are aligned as it aligns them.
-      execFileSync(join(root, 'node_modules', '.bin', 'biome'), ['format', '--write', benchReadme], {
-        stdio: 'ignore',
-      });
+      bench = `${bench.slice(0, pa + PROFILE_START.length)}\n${profileTable}\n${bench.slice(pb)}`;
       written.push('bench/README.md (profile section)');
     }
+    writeFileSync(benchReadme, bench);
+    // bench/README.md is under the formatter that CI's lint checks: its tables are aligned as it aligns them.
+    execFileSync(join(root, 'node_modules', '.bin', 'biome'), ['format', '--write', benchReadme], { stdio: 'ignore' });
   }
   return { table, written };
 }

@@ -1,7 +1,7 @@
 // Every cached read route the hit scenarios measure, one entry each: adding a
 // route (such as a wallet GET route) to the bench = adding one entry here.
 //   id       short name (result ids, logs)
-//   title    how the README table names it
+//   title    how the results table names it
 //   request  (item, version) => { method?, path, headers, body } of item number `item`
 //   present  optional (item, version) => whether the sim holds an answer for it (others are 404s)
 //   anchor   the target of memory hit ÷ nginx proxy_cache on this route (scenario 1n): 1.0 where a

@@ -120,9 +120,10 @@ export function peakBetween(samples, from, to) {
   return Math.max(...within.map((s) => s.bytes));
 }
 
-/** The sizing rule README.md states, "RSS ≤ 1.3 × cache.memory.maxBytes + N MiB": N, in bytes. */
-export function statedOverheadBytes(readmeText) {
-  const rule = /RSS ≤ 1\.3 × `cache\.memory\.maxBytes` \+ (\d+) MiB/.exec(readmeText);
-  if (rule === null) throw new Error('README.md states no sizing rule "RSS ≤ 1.3 × `cache.memory.maxBytes` + N MiB"');
+/** The sizing rule docs/operations/deploy.md states, "RSS ≤ 1.3 × cache.memory.maxBytes + N MiB": N, in bytes. */
+export function statedOverheadBytes(pageText) {
+  const rule = /RSS ≤ 1\.3 × `cache\.memory\.maxBytes` \+ (\d+) MiB/.exec(pageText);
+  if (rule === null)
+    throw new Error('docs/operations/deploy.md states no sizing rule "RSS ≤ 1.3 × `cache.memory.maxBytes` + N MiB"');
   return Number(rule[1]) * 1024 * 1024;
 }

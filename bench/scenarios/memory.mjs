@@ -1,6 +1,6 @@
 // Scenario 6: memory. 6a: a proxy process whose memory tier is filled directly
 // (app.memory.set) with 1M small entries until full (maxBytes such that the tier's
-// share is what 1M such entries are charged); RSS after GC vs the README's sizing
+// share is what 1M such entries are charged); RSS after GC vs the sizing
 // rule, 1.3 × maxBytes + its fixed overhead.
 // 6b: the same tier filled the real way, by pinned misses over HTTP (the bodies
 // are what the node client hands over): retained bytes per entry vs charged bytes.
@@ -32,7 +32,9 @@ export async function memoryFootprint(ctx) {
   const fill = await filler.call('fill', { count: Math.round(entries * 1.1) });
   await services.stop(filler);
   const rss = fill.after.rss;
-  const overhead = statedOverheadBytes(readFileSync(new URL('../../README.md', import.meta.url), 'utf8'));
+  const overhead = statedOverheadBytes(
+    readFileSync(new URL('../../docs/operations/deploy.md', import.meta.url), 'utf8'),
+  );
   const targetBytes = 1.3 * maxBytes + overhead;
   log(
     `  direct fill: ${fill.statsAfter.entries} entries (${entryBytes} B charged each) in ${Math.round(fill.ms)} ms; maxBytes ${(maxBytes / MiB).toFixed(1)} MiB, RSS ${(rss / MiB).toFixed(1)} MiB (before fill ${(fill.before.rss / MiB).toFixed(1)} MiB), target ${(targetBytes / MiB).toFixed(1)} MiB`,

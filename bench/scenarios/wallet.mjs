@@ -22,7 +22,7 @@ const reads = (c) => c.byRoute.raw_item + c.byRoute.view;
 /**
  * The workload twice on fresh proxies: with the defaults (every latest read is
  * forwarded, as api.md says) and with `latest.maxStalenessMs: 1000`, the wallet
- * load-shedding setting (README "Load shedding for wallets").
+ * load-shedding setting (docs/caching.md, "Load shedding for wallets").
  */
 export async function walletWorkload(ctx) {
   const defaults = await walletRun(ctx, {

@@ -4,7 +4,7 @@
 // evicted answers wait for that collection too: under that default a proxy whose
 // entries churn sits at twice its cache.memory.maxBytes and more, most of it
 // garbage. Growing by at most a fifth keeps the garbage within the slope of the
-// sizing rule (README, "Sizing memory"), which the memory bound
+// sizing rule (docs/operations/deploy.md, "Sizing memory"), which the memory bound
 // (bench/memory-bound.mjs, entries churning) re-measures. Collections come more
 // often only while entries churn (misses); hits promote almost nothing to the old
 // generation.

@@ -364,7 +364,7 @@ describe('faults under load: two nodes (and Redis), a few hundred reads/s', () =
       expect(slowestAtProxy(ctx), 'slowest reply as the proxy timed it (ms)').toBeLessThanOrEqual(
         ROUTING.deadlineMs + MARGIN_MS,
       );
-      // README: Redis down, slow or restarting costs no 5xx at all.
+      // docs/operations/troubleshooting.md: Redis down, slow or restarting costs no 5xx at all.
       if (fault.redis) expect(report.byOutcome.unavailable, '503s while only Redis failed').toBe(0);
       // Back to normal within 2 s of the fault ending: the recovery poll, and every
       // load reply sent from then on.

@@ -1,6 +1,6 @@
 // What a stalled Redis may cost a read, pinned down deterministically (the load
 // suite sees these only now and then):
-// - README "Redis": when Redis is slow (over commandTimeoutMs) the proxy answers
+// - docs/operations/deploy.md "Redis": when Redis is slow (over commandTimeoutMs) the proxy answers
 //   "with no added latency beyond the timeout". Pinned misses arriving one every
 //   10 ms while Redis stalls must each answer within one commandTimeoutMs (plus
 //   the node's few ms and slack), not wait for earlier commands' timeouts first.

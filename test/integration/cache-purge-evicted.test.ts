@@ -1,5 +1,5 @@
 // A purge by family and version range on a Redis that evicts (maxmemory with
-// allkeys-lru, as the README recommends): Redis evicts the index set that found
+// allkeys-lru, as docs/operations/deploy.md recommends): Redis evicts the index set that found
 // the family's entries, the entries stay, and the purge still reaches them, on
 // the proxy that purged and on another one sharing that Redis. Real proxies in
 // front of the sim, on this file's own redis-server.

@@ -100,7 +100,7 @@ describe('metrics on the admin listener', () => {
       s.labels.endpoint,
       s.value,
     ]);
-    // README: endpoint is a route family, passthrough or other; these reached the
+    // docs/operations/observability.md: endpoint is a route family, passthrough or other; these reached the
     // served routes /v1/view and /v1/tables/{handle}/raw_item, not the passthrough.
     expect(Object.fromEntries(labelled)).toEqual({ view: 2, raw_item: 1 });
   });

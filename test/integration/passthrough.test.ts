@@ -272,7 +272,7 @@ describe('passthrough: a node that is down', () => {
     }
   });
 
-  // api.md §7 / README failure modes: a node that hangs, resets, answers HTML, 429 or
+  // api.md §7 / the failure modes of docs/operations/troubleshooting.md: a node that hangs, resets, answers HTML, 429 or
   // an empty body → 503 internal_error; the proxy never returns HTML or an empty error.
   for (const mode of ['html', 'status429', 'empty', 'reset'] as const) {
     it(`a node fault "${mode}" on a passthrough route → 503 internal_error node body`, async () => {
@@ -292,7 +292,7 @@ describe('passthrough: a node that is down', () => {
     const started = Date.now();
     const reply = await call(url, '/v1/estimate_gas_price');
     expectNodeErrorBody(reply, 503, 'internal_error');
-    // README: a failed attempt goes to another eligible node within maxAttempts (3);
+    // docs/operations/upstreams.md: a failed attempt goes to another eligible node within maxAttempts (3);
     // with one node, one call. The same node must not get a burst of retries.
     expect(node.counters.byRoute.gas_price).toBeLessThanOrEqual(3);
     expect(Date.now() - started).toBeLessThan(500);

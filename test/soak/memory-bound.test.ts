@@ -1,4 +1,4 @@
-// The whole process within the README's sizing rule: the real CLI, with a small
+// The whole process within the sizing rule of docs/operations/deploy.md: the real CLI, with a small
 // cache.memory.maxBytes, in front of the sim, under a soak of unique keys of every
 // answer size (gzip copies made, spellings kept on hits, latest answers kept for
 // stale-if-error), its resident set sampled from /proc all along.
@@ -74,7 +74,8 @@ describe('memory bound', () => {
     );
 
     const bound =
-      1.3 * MAX_BYTES + statedOverheadBytes(readFileSync(resolve(import.meta.dirname, '../../README.md'), 'utf8'));
+      1.3 * MAX_BYTES +
+      statedOverheadBytes(readFileSync(resolve(import.meta.dirname, '../../docs/operations/deploy.md'), 'utf8'));
     const [all, middle, last] = [
       peakBetween(samples, 0, 1),
       peakBetween(samples, 1 / 3, 2 / 3),

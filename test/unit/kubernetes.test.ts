@@ -5,7 +5,7 @@
 // property in the package's types), the ConfigMap's config against the proxy's
 // own schema, and the parts that must agree: probes on the admin listener, the
 // preStop sleep equal to server.drainDelayMs, a grace period that covers the
-// whole shutdown, memory sized by the README's formula, the admin port open to
+// whole shutdown, memory sized by the formula of docs/operations/deploy.md, the admin port open to
 // Prometheus only, and a purge token from a Secret.
 import { execFile } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -213,13 +213,15 @@ describe(FILE, () => {
     expect(pod.terminationGracePeriodSeconds * 1000).toBeGreaterThanOrEqual(shutdownMs);
   });
 
-  it('requests the memory of the README formula per worker, and limits it above that', () => {
+  it('requests the memory of the sizing formula per worker, and limits it above that', () => {
     const workers = config.server.workers === 'auto' ? Number.NaN : config.server.workers;
     const maxBytes = config.cache.memory.maxBytes;
     const perWorker = 1.3 * maxBytes + 160 * MIB;
     expect(bytes(container.resources.requests.memory)).toBeGreaterThanOrEqual(workers * perWorker);
     expect(bytes(container.resources.limits.memory)).toBeGreaterThanOrEqual(bytes(container.resources.requests.memory));
-    expect(readFileSync(join(ROOT, 'README.md'), 'utf8')).toContain('RSS ≤ 1.3 × `cache.memory.maxBytes` + 160 MiB');
+    expect(readFileSync(join(ROOT, 'docs/operations/deploy.md'), 'utf8')).toContain(
+      'RSS ≤ 1.3 × `cache.memory.maxBytes` + 160 MiB',
+    );
   });
 });
 
