@@ -70,14 +70,25 @@ export function publicEntry(deps: EntryDeps, next: Handler): PublicEntry {
     responder.respond(exchange, parsed);
   };
 
+  /**
+   * Every request's start, whichever path answers it: its exchange, its span, and a
+   * CORS preflight answered by the edge (and accounted), which leaves nothing to serve.
+   */
+  const open = (req: PublicRequest, res: PublicReply, endpoint: string): Exchange | undefined => {
+    const exchange = openExchange(req, res, endpoint, requestIds.of(req));
+    if (tracing !== undefined) openRequestSpan(tracing, exchange);
+    if (!edge.answeredPreflight(exchange)) return exchange;
+    account(exchange, res.statusCode);
+    return undefined;
+  };
+
   const handle: PublicHandler = (req, res) => {
     const url = req.url ?? '';
     // HEAD of a cached GET route is its hit without the body (Node sends no body to a HEAD).
     const method = req.method === 'HEAD' ? 'GET' : req.method!;
     const cached = (method === 'GET' || method === 'POST') && parser.mayMatch(method, url);
-    const exchange = openExchange(req, res, cached || !V1.test(url) ? 'other' : 'passthrough', requestIds.of(req));
-    if (tracing !== undefined) openRequestSpan(tracing, exchange);
-    if (edge.answeredPreflight(exchange)) return account(exchange, res.statusCode);
+    const exchange = open(req, res, cached || !V1.test(url) ? 'other' : 'passthrough');
+    if (exchange === undefined) return;
     const refused = framingError(req) ?? edge.admit(exchange);
     if (refused !== null) {
       if (cached) exchange.endpoint = parser.familyOf(method, url);
@@ -102,11 +113,9 @@ export function publicEntry(deps: EntryDeps, next: Handler): PublicEntry {
   };
 
   const refuse = (req: PublicRequest, res: PublicReply, err: NodeError): void => {
-    const exchange = openExchange(req, res, 'other', requestIds.of(req));
-    if (tracing !== undefined) openRequestSpan(tracing, exchange);
     // A preflight is answered before its Expect is judged, as on every other path.
-    if (edge.answeredPreflight(exchange)) return account(exchange, res.statusCode);
-    refuseAndEnd(exchange, err);
+    const exchange = open(req, res, 'other');
+    if (exchange !== undefined) refuseAndEnd(exchange, err);
   };
 
   const servesItself = (method: string, url: string): boolean => {
