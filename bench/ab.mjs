@@ -6,7 +6,7 @@
 // route: a change to the hit path is judged by it before the full bench.
 // --node-args: node flags for this build's proxy only (to judge a runtime setting).
 import { resolve } from 'node:path';
-import { compare, interleaved, prime } from './scenarios/hit-throughput.mjs';
+import { compare, hitRound, interleaved, prime } from './scenarios/hit-throughput.mjs';
 import { Services } from './lib/services.mjs';
 import { HIT_ROUTES, routeItems } from './lib/routes.mjs';
 
@@ -50,17 +50,7 @@ try {
     for (const x of pair) await prime(load, x, 'HIT/memory');
     pairs.push(pair);
   }
-  const spec = (t) => ({
-    url: t.url,
-    route: t.route,
-    items: t.items,
-    version: t.version,
-    order: 'zipf',
-    s: 1,
-    seed: 14,
-    connections: mode.hitConnections,
-    durationS: mode.measureS,
-  });
+  const spec = hitRound(mode);
   for (const t of pairs.flat()) await load.call('blast', { ...spec(t), durationS: mode.warmS });
   const ctx = { load, mode, log, sim, quiet: async () => undefined };
   const runs = await interleaved(ctx, pairs, spec, (t) => ({ server: t.pid }));

@@ -95,6 +95,22 @@ export async function prime(
 }
 
 /** Runs `pairs` ([a, b] targets) in rounds, alternating which of a pair goes first; returns runs by target name. */
+/**
+ * The load of one hit round on a target, for `mode`: its keys in Zipf order (unless the
+ * target names another), `mode`'s connections, and its measuring time.
+ */
+export const hitRound = (mode) => (t) => ({
+  url: t.url,
+  route: t.route,
+  items: t.items,
+  version: t.version,
+  order: t.order ?? 'zipf',
+  s: ZIPF_S,
+  seed: SEED,
+  connections: mode.hitConnections,
+  durationS: t.warm ? mode.warmS : mode.measureS,
+});
+
 export async function interleaved(ctx, pairs, spec, meterPids) {
   const { load, mode, log, sim } = ctx;
   const runs = {};
@@ -331,17 +347,7 @@ export async function hitThroughput(ctx) {
   };
   pairs.push([limited, unlimited]);
 
-  const spec = (t) => ({
-    url: t.url,
-    route: t.route,
-    items: t.items,
-    version: t.version,
-    order: t.order ?? 'zipf',
-    s: ZIPF_S,
-    seed: SEED,
-    connections: mode.hitConnections,
-    durationS: t.warm ? mode.warmS : mode.measureS,
-  });
+  const spec = hitRound(mode);
   for (const t of pairs.flat()) {
     log(`  warm-up ${t.name} ${mode.warmS}s`);
     await load.call('blast', { ...spec(t), durationS: mode.warmS });

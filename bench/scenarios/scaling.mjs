@@ -8,7 +8,7 @@ import { round } from '../lib/procstat.mjs';
 import { CAN_PIN } from '../lib/child.mjs';
 import { HIT_ROUTES, routeItems } from '../lib/routes.mjs';
 import { meets } from '../lib/report.mjs';
-import { compare, interleaved, median, prime } from './hit-throughput.mjs';
+import { compare, hitRound, interleaved, median, prime } from './hit-throughput.mjs';
 
 const SCALING_TARGET = { op: '>=', value: 1.6 };
 /** One worker's process counts as having had a whole CPU at this use. */
@@ -39,17 +39,7 @@ export async function workerScaling(ctx) {
     );
     targets.push(t);
   }
-  const spec = (t) => ({
-    url: t.url,
-    route: t.route,
-    items: t.items,
-    version: t.version,
-    order: 'zipf',
-    s: 1,
-    seed: 14,
-    connections: mode.hitConnections,
-    durationS: mode.measureS,
-  });
+  const spec = hitRound(mode);
   for (const t of targets) await load.call('blast', { ...spec(t), durationS: mode.warmS });
   const meterPids = (t) =>
     Object.fromEntries(
