@@ -51,6 +51,7 @@ const FLOORS = [
     [
       ['serve/', '^src/serve/'],
       ['routes/', '^src/routes/'],
+      ['freshness/', '^src/freshness/'],
       ['cache/redis/', '^src/cache/redis/'],
       ['cache/', '^src/cache/(?!redis/)'],
       ['upstream/', '^src/upstream/(?!(?:nodes|transport)/)'],
@@ -72,6 +73,7 @@ const FLOORS = [
     [
       ['process/', '^src/process/'],
       ['config/', '^src/config/'],
+      ['writes/', '^src/writes/'],
       ['wire/', '^src/wire/'],
     ],
   ],

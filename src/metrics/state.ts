@@ -1,11 +1,14 @@
 // The gauges of state, read from their sources at scrape time: the memory tier,
 // each node's state, version, calls in flight and budget left, and the watermark.
 import { Gauge, type Registry } from 'prom-client';
+import type { FeedState } from './feed.js';
 
 export interface MetricsSources {
   memoryStats(): { entries: number; bytes: number };
   upstreams(): Array<{ name: string; state: string; ledgerVersion: bigint | null; inFlight: number; headroom: number }>;
   watermarkVersion(): bigint | null;
+  /** the change feed, once it exists (absent: reported off) */
+  feed?(): FeedState;
 }
 
 const UPSTREAM_STATES = ['healthy', 'lagging', 'down', 'quarantined'] as const;
