@@ -120,7 +120,11 @@ describe('the change feed follower', () => {
     expect(nodes.asked).toEqual([]);
     nodes.tip = 125;
     watermark.observe(info(125));
-    await until(() => follower.next === 126n, 2000, () => `the feed at 125: ${follower.next}`);
+    await until(
+      () => follower.next === 126n,
+      2000,
+      () => `the feed at 125: ${follower.next}`,
+    );
     expect(sink.applied).toEqual(Array.from({ length: 25 }, (_, i) => BigInt(101 + i)));
     expect(nodes.asked.map((a) => a.start)).toEqual([101n, 111n, 121n]);
     expect(nodes.asked.every((a) => a.limit === 10)).toBe(true);
@@ -145,7 +149,11 @@ describe('the change feed follower', () => {
       expect(stops).toEqual([reason]);
       expect(sink.events[1]).toBe('stop');
       expect(sink.applied).toEqual([]);
-      await until(() => sink.events[2] === 'restart 131', 2000, () => `a restart after 130: ${sink.events}`);
+      await until(
+        () => sink.events[2] === 'restart 131',
+        2000,
+        () => `a restart after 130: ${sink.events}`,
+      );
       nodes.tip = 135;
       watermark.observe(info(135));
       await until(() => follower.next === 136n, 2000, 'the feed at 135');
@@ -180,7 +188,11 @@ describe('the change feed follower', () => {
     watermark.observe(info(200));
     await until(() => stops.includes('behind'), 2000, 'a stop for lag');
     nodes.answer = () => undefined;
-    await until(() => sink.events.includes('restart 201'), 2000, () => `a restart after 200: ${sink.events}`);
+    await until(
+      () => sink.events.includes('restart 201'),
+      2000,
+      () => `a restart after 200: ${sink.events}`,
+    );
   });
 
   it('waits intervalMs between pages once it has caught up', async () => {

@@ -1,0 +1,65 @@
+// Which state a covered route's latest answer is read from (SPEC-feed rule 5),
+// as aptos-core's handlers read it (api/src/state.rs, accounts.rs, convert.rs):
+// - raw_item, state_values/raw, module: their one key;
+// - an account: its 0x1::account::Account, and the Features resource (an account
+//   without one is answered a default account, or 404, by a feature flag);
+// - a resource T at a: Resource(T) at a; any resource group at a, since the
+//   member a group holds is not known; T's module, whose metadata says whether T
+//   is a group's member; the Features resource (it decides how modules load);
+// - a list of resources: any AccessPath write at a; every module (groups are
+//   expanded by their modules' metadata); the Features resource;
+// - a list of modules: any Code write at a.
+// Older nodes answer account_not_found for a resource, a module or a list of an
+// account that does not exist: every account route reads the Account resource too.
+// A JSON rendering reads the definition of every type it shows, nested field
+// types included, wherever they are published: any module published anywhere
+// changes it (more than SPEC-feed's "a Code write at an address the type tag
+// names", which misses nested types).
+import type { ReplayedAnswer, ReadRequest } from '../model/read.js';
+import type { StateRead } from '../model/state-read.js';
+import { parseTypeTag, type TypeTag } from '../wire/move-type.js';
+import { encodeStateKey } from '../writes/state-key.js';
+
+type StructTag = Extract<TypeTag, { kind: 'struct' }>;
+
+const FRAMEWORK = `0x${'0'.repeat(63)}1`;
+const structTag = (text: string): StructTag | null => {
+  const tag = parseTypeTag(text);
+  return tag !== null && tag.kind === 'struct' ? tag : null;
+};
+const resourceKey = (address: string, tag: StructTag): Uint8Array => encodeStateKey({ kind: 'resource', address, tag });
+const ACCOUNT = structTag('0x1::account::Account')!;
+const FEATURES_KEY = resourceKey(FRAMEWORK, structTag('0x1::features::Features')!);
+
+/** The route descriptors' stateRead: what the answer to `req` reads, from what its parse named. */
+export function stateReadOf(req: ReadRequest, _answer: ReplayedAnswer): StateRead | null {
+  const target = req.target;
+  if (target === undefined) return null;
+  const json = req.format === 'json';
+  switch (target.kind) {
+    case 'table_item':
+      return { keys: [encodeStateKey({ kind: 'table_item', handle: target.handle, key: target.key })], accounts: [] };
+    case 'state_key':
+      return { keys: [target.key], accounts: [] };
+    case 'account':
+      return { keys: [resourceKey(target.address, ACCOUNT), FEATURES_KEY], accounts: [] };
+    case 'resource': {
+      const tag = structTag(target.tag);
+      if (tag === null) return null;
+      const module = encodeStateKey({ kind: 'code', address: tag.address, module: tag.module });
+      return {
+        keys: [resourceKey(target.address, tag), module, resourceKey(target.address, ACCOUNT), FEATURES_KEY],
+        accounts: [{ address: target.address, writes: 'group' }],
+        anyModule: json,
+      };
+    }
+    case 'resources':
+      return { keys: [FEATURES_KEY], accounts: [{ address: target.address, writes: 'any' }], anyModule: true };
+    case 'module': {
+      const module = encodeStateKey({ kind: 'code', address: target.address, module: target.name });
+      return { keys: [module, resourceKey(target.address, ACCOUNT)], accounts: [] };
+    }
+    case 'modules':
+      return { keys: [resourceKey(target.address, ACCOUNT)], accounts: [{ address: target.address, writes: 'code' }] };
+  }
+}
