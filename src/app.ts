@@ -130,7 +130,12 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
   const state = { closing: false };
   // Fails first on shutdown, so a load balancer stops sending before the drain.
   const readiness = (): Readiness => {
-    const upstreams = pool.nodes.map((n) => ({ name: n.name, state: pool.health(n), probe: probeResult(n) }));
+    const upstreams = pool.nodes.map((n) => ({
+      name: n.name,
+      url: n.client.shownUrl,
+      state: pool.health(n),
+      probe: probeResult(n),
+    }));
     if (state.closing) return { ready: false, reason: SHUTTING_DOWN, upstreams };
     if (pool.ready()) return { ready: true, upstreams };
     // The chain unknown: the vendor, or the nodes' chains or probes, say why; known, the nodes' health does.
