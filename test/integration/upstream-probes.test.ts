@@ -116,7 +116,7 @@ describe("a node's probe: what it got, against what was expected", () => {
     });
   });
 
-  it("names a node under a path prefix by its origin and path, and its probe by the path it asked", async () => {
+  it('names a node under a path prefix by its origin and path, and its probe by the path it asked', async () => {
     const node = await sim();
     const hosted = await gateway(node.url, '/api', { name: 'x-api-key', value: 'k-1' });
     const paths: string[] = [];
