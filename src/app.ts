@@ -6,7 +6,7 @@ import { SIM_URL } from './config/index.js';
 import type { MemoryStore } from './cache/memory.js';
 import type { RedisStore } from './cache/redis/store.js';
 import { redisClient } from './cache/redis/client.js';
-import { buildAdminServer, noHealthyNode, type Readiness, SHUTTING_DOWN } from './admin/server.js';
+import { buildAdminServer, type Readiness } from './admin/server.js';
 import type { PassthroughDeps } from './http/passthrough.js';
 import { localPurges } from './admin/purge.js';
 import type { PurgeScope } from './admin/purge-body.js';
@@ -18,7 +18,7 @@ import { Metrics } from './metrics/metrics.js';
 import { PruneClock } from './ledger/prune-clock.js';
 import { Watermark } from './ledger/watermark.js';
 import type { PurgeDone, PurgeOrder } from './serve/read-through.js';
-import { type ProbeSchedule, probeResult } from './upstream/nodes/health.js';
+import type { ProbeSchedule } from './upstream/nodes/health.js';
 import type { UpstreamPool } from './upstream/pool.js';
 import { liveHeaderNames, liveVendorNames, VendorIdentity } from './ledger/vendor.js';
 import { type Applier, type LiveKey, Reloader, type ReloadOutcome } from './process/reload.js';
@@ -29,6 +29,7 @@ import type { NodeError } from './errors.js';
 import { buildReads, warnIfUnverifiable } from './wiring/reads.js';
 import { startBuiltInSim, type SimNode } from './wiring/sim.js';
 import { buildUpstreams, type Upstreams } from './wiring/upstream.js';
+import { readinessOf } from './wiring/readiness.js';
 
 /** How long start-up waits for Redis before serving from memory and nodes alone. */
 const REDIS_START_WAIT_MS = 2000;
@@ -101,6 +102,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
         headroom: n.headroom(),
       })),
     watermarkVersion: () => watermark.current()?.ledgerVersion ?? null,
+    redisClients: () => stores.redisStates(),
   });
   const upstreams = buildUpstreams(config, {
     logger,
@@ -128,20 +130,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
   });
   const purges = localPurges(reads.purge, routes, logger, (scope) => metrics.purged(scope));
   const state = { closing: false };
-  // Fails first on shutdown, so a load balancer stops sending before the drain.
-  const readiness = (): Readiness => {
-    const upstreams = pool.nodes.map((n) => ({
-      name: n.name,
-      url: n.client.shownUrl,
-      state: pool.health(n),
-      probe: probeResult(n),
-    }));
-    if (state.closing) return { ready: false, reason: SHUTTING_DOWN, upstreams };
-    if (pool.ready()) return { ready: true, upstreams };
-    // The chain unknown: the vendor, or the nodes' chains or probes, say why; known, the nodes' health does.
-    const reason = pool.chainId() === undefined ? pool.notReadyReason() : noHealthyNode(upstreams);
-    return { ready: false, reason, upstreams };
-  };
+  const readiness = readinessOf({ pool, closing: () => state.closing, redisStates: stores.redisStates });
   const admin =
     config.admin.port !== 0 && deps.serveAdmin !== false
       ? buildAdminServer({ settings: config.admin, logger, env, metrics, readiness, headerNames, purge: purges.route })

@@ -158,13 +158,15 @@ function adminFor(
       );
       const all = answers.map((a) => a ?? notReady);
       const upstreams = all[0]?.upstreams ?? [];
+      // Each worker has its own Redis clients: the first answering worker's say how Redis is.
+      const redis = all[0]?.redis === undefined ? {} : { redis: all[0].redis };
       const unready = all.findIndex((a) => !a.ready);
-      if (all.length === count && unready < 0) return { ready: true, upstreams };
+      if (all.length === count && unready < 0) return { ready: true, upstreams, ...redis };
       const reason =
         unready < 0
           ? `${count - all.length} of ${count} workers not running`
           : `worker ${unready + 1} of ${count}: ${all[unready].reason ?? 'has not answered'}`;
-      return { ready: false, reason, upstreams };
+      return { ready: false, reason, upstreams, ...redis };
     },
     headerNames: ledgerHeaderNames(vendor.headerPrefix),
     purge: {
