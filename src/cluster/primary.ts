@@ -96,10 +96,11 @@ export async function runPrimary(
   process.on('SIGHUP', () => {
     for (const worker of connected()) worker.process.kill('SIGHUP');
   });
-  /** Every worker drains, then the primary exits with `status`. */
+  /** Every worker drains, then the primary exits with `status`; its last line says why (`signal`) and how long the workers took. */
   function shutdown(signal: string, status = 0): void {
     if (stopping) return;
     stopping = true;
+    const startedAt = performance.now();
     logger.info({ signal, drainDelayMs: config.server.drainDelayMs }, 'shutting down: not ready; every worker drains');
     const alive = connected();
     const exited = Promise.all(
@@ -118,6 +119,11 @@ export async function runPrimary(
     void exited.then(async () => {
       clearTimeout(kill);
       await admin?.close();
+      const ms = Math.round(performance.now() - startedAt);
+      logger.info(
+        { signal, ms, workers: alive.length },
+        `stopped on ${signal}: every worker drained and exited in ${ms} ms`,
+      );
       exit(status);
     });
   }
