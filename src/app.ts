@@ -2,7 +2,6 @@
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config/index.js';
-import { SIM_URL } from './config/index.js';
 import type { MemoryStore } from './cache/memory.js';
 import type { RedisStore } from './cache/redis/store.js';
 import { redisClient } from './cache/redis/client.js';
@@ -27,7 +26,7 @@ import { packageVersion } from './process/version.js';
 import { readRoutes } from './routes/table.js';
 import type { NodeError } from './errors.js';
 import { buildReads, warnIfUnverifiable } from './wiring/reads.js';
-import { startBuiltInSim, type SimNode } from './wiring/sim.js';
+import { BuiltInSim, type SimNode } from './wiring/sim.js';
 import { buildUpstreams, type Upstreams } from './wiring/upstream.js';
 import { readinessOf } from './wiring/readiness.js';
 
@@ -89,7 +88,8 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
   // A corrected watermark was pushed by a node's lie: its rate says nothing of the chain.
   watermark.onCorrect(() => pruneClock.reset());
   const tracing = await startTracingIf(config, logger);
-  const sim = await startBuiltInSim(config, logger);
+  const sim = new BuiltInSim(config, logger);
+  await sim.startFor(config.upstreams);
   // Its sources are read at scrape time, when everything below exists.
   const metrics = new Metrics({
     memoryStats: () => stores.memory.stats(),
@@ -153,19 +153,19 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
     watermark,
     memory: stores.memory,
     redis: stores.redis,
-    sim,
     metrics,
     admin,
     readiness,
   };
   return handleOf(parts, state, {
+    sim,
     purge: purges.here,
     reload: (next) => reloader.reload(next),
     // The last counts this instance has not shared yet go out before the client closes; the spans of the last requests before the process ends.
     closeRest: async () => {
       listener.limits.share();
       counters?.disconnect();
-      await sim?.close();
+      await sim.close();
       await tracing?.close();
     },
   });
@@ -175,15 +175,18 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
 function handleOf(
   parts: Pick<
     App,
-    'config' | 'logger' | 'http' | 'pool' | 'watermark' | 'memory' | 'redis' | 'sim' | 'metrics' | 'admin' | 'readiness'
+    'config' | 'logger' | 'http' | 'pool' | 'watermark' | 'memory' | 'redis' | 'metrics' | 'admin' | 'readiness'
   >,
   state: { closing: boolean },
-  rest: Pick<App, 'purge' | 'reload'> & { closeRest(): Promise<void> },
+  rest: Pick<App, 'purge' | 'reload'> & { sim: BuiltInSim; closeRest(): Promise<void> },
 ): App {
   const { config, logger, http, admin } = parts;
   let adminAddress: string | undefined;
   return {
     ...parts,
+    get sim() {
+      return rest.sim.node;
+    },
     async listen() {
       const { server: at, admin: adminAt } = config;
       const address = await listenAs('server', at.host, at.port, () => http.listen({ host: at.host, port: at.port }));
@@ -222,7 +225,7 @@ function reloaderFor(
   live: {
     pool: UpstreamPool;
     nodesOf: Upstreams['nodesOf'];
-    sim: SimNode | undefined;
+    sim: BuiltInSim;
     tenants: TenantDirectory;
     metrics: Metrics;
     env: NodeJS.ProcessEnv;
@@ -231,8 +234,8 @@ function reloaderFor(
   const { pool, tenants, metrics } = live;
   return new Reloader(config, logger, {
     upstreams: async (next) => {
-      if (next.upstreams.some((u) => u.url === SIM_URL) && !live.sim)
-        throw new Error("a 'sim' upstream needs a restart: the built-in node is not running");
+      // A 'sim' upstream the running app has no node for: the built-in node starts first.
+      await live.sim.startFor(next.upstreams);
       const result = await pool.replaceNodes(live.nodesOf(next.upstreams));
       logger.info({ ...result, upstreams: pool.nodes.map((n) => n.name) }, 'upstreams reloaded');
       warnIfUnverifiable({ ...config, upstreams: next.upstreams }, logger);
