@@ -585,7 +585,7 @@ describe('shipped config files', () => {
   });
 
   it('config/production.example.yaml: real nodes, redis, aptos mainnet', () => {
-    const config = loadConfig({ file: 'config/production.example.yaml', env: { WALLET_KEY_2: 'a-rotated-key' } });
+    const config = loadConfig({ file: 'config/production.example.yaml', env: {} });
     expect(config.vendor).toBe('aptos');
     expect(config.chainId).toBe(1);
     expect(config.upstreams.map((u) => u.url)).toEqual(['http://10.0.1.21:8080', 'https://api.mainnet.aptoslabs.com']);
