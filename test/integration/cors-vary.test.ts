@@ -50,7 +50,7 @@ async function everyKind(
   origin: string | undefined,
 ): Promise<Array<[string, RawReply]>> {
   const node = await sim({ startVersion: 1000n });
-  const withOrigin = origin === undefined ? {} : { origin };
+  const withOrigin: Record<string, string> = origin === undefined ? {} : { origin };
   const p = await proxy([node], overrides);
   const replies: Array<[string, RawReply]> = [];
   replies.push(['miss', await item(p.url, '0x07', origin)], ['hit', await item(p.url, '0x07', origin)]);
