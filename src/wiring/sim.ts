@@ -22,6 +22,7 @@ export async function startBuiltInSim(config: Config, logger: Logger): Promise<S
       chainId: config.sim.chainId,
       versionsPerSecond: config.sim.versionsPerSecond,
       pruneWindow: BigInt(config.sim.pruneWindow),
+      writes: { ...config.sim.writes },
     }),
   );
   logger.info({ url: sim.url }, 'upstream is the built-in SIMULATED node (url: sim), not a real ledger node');

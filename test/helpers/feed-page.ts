@@ -56,16 +56,21 @@ class Reader {
   }
   uleb(): number {
     let value = 0;
-    for (let shift = 0; ; shift += 7) {
+    for (let shift = 0; shift < 35; shift += 7) {
       const byte = this.take(1)[0];
       value += (byte & 0x7f) * 2 ** shift;
       if ((byte & 0x80) === 0) return value;
     }
+    throw new FeedReadError('truncated', this.version, 'a length beyond u32');
   }
   u64 = (): bigint => this.take(8).readBigUInt64LE(0);
   vec = (): Buffer => this.take(this.uleb());
   seq<T>(read: () => T): T[] {
-    return Array.from({ length: this.uleb() }, read);
+    const count = this.uleb();
+    // Each element takes a byte at least: a longer count is no page's.
+    if (count > this.bytes.length - this.at)
+      throw new FeedReadError('truncated', this.version, 'a count beyond the page');
+    return Array.from({ length: count }, read);
   }
   option<T>(read: () => T): T | null {
     return this.take(1)[0] === 1 ? read() : null;
@@ -254,4 +259,56 @@ export function delimitTransaction(body: Buffer, start: number): number | null {
     }
   }
   return null;
+}
+
+/**
+ * SPEC-feed rule 7 for the transaction that starts at `start`: its TransactionInfo found by
+ * transaction_hash, then its write set found by state_change_hash (the 32-byte
+ * accumulator root hash before it), over whatever events lie between. null when either
+ * search fails.
+ */
+export function delimitByHashes(
+  body: Buffer,
+  start: number,
+): { infoAt: number; writeSetAt: number; end: number } | null {
+  const infoAt = delimitTransaction(body, start);
+  if (infoAt === null) return null;
+  const r = new Reader(body);
+  r.at = infoAt;
+  const info = readInfo(r);
+  for (let at = r.at + 32; at < body.length; at++) {
+    const w = new Reader(body);
+    w.at = at;
+    try {
+      writeSet(w);
+      if (aptosHash('WriteSet', body.subarray(at, w.at)).equals(info.stateChangeHash)) {
+        return { infoAt, writeSetAt: at, end: w.at };
+      }
+    } catch (err) {
+      if (!(err instanceof FeedReadError)) throw err;
+    }
+  }
+  return null;
+}
+
+/** Where each transaction of a page starts (after its version), read as far as the reader knows. */
+export function transactionStarts(body: Buffer): number[] {
+  const r = new Reader(body);
+  const count = r.uleb();
+  const starts: number[] = [];
+  for (let i = 0; i < count; i++) {
+    r.version = r.u64();
+    starts.push(r.at);
+    try {
+      transaction(r);
+      readInfo(r);
+      r.seq(() => event(r));
+      r.take(32);
+      writeSet(r);
+    } catch (err) {
+      if (err instanceof FeedReadError) return starts;
+      throw err;
+    }
+  }
+  return starts;
 }
