@@ -136,7 +136,7 @@ describe('the sparse model', () => {
 
 describe('the sim CLI chooses the write model', () => {
   it('takes --writes sparse with its knobs, period by default', () => {
-    expect(parseSimArgs([]).help === false && parseSimArgs([]).options.writes).toBeUndefined();
+    expect(parseSimArgs([])).toMatchObject({ help: false, options: { writes: undefined } });
     expect(
       parseSimArgs([
         '--writes',

@@ -70,7 +70,7 @@ const FUNGIBLE_STORE = simStructTag('0x1::fungible_asset::FungibleStore');
 const BLOCK_RESOURCE = simStructTag('0x1::block::BlockResource');
 const TIMESTAMP = simStructTag('0x1::timestamp::CurrentTimeMicroseconds');
 /** The metadata object every store holds (the chain's coin as a fungible asset). */
-const FA_METADATA = '0xa';
+const FA_METADATA = '0x' + 'a'.padStart(64, '0');
 const MODULUS = 1_000_000_000_000n;
 /** ObjectCore's GUID creation number (the object's derived-GUID range). */
 const OBJECT_GUID = 0x4000000000000n;
