@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { SIM_TRANSACTIONS_PAGE_SIZE, simVersionKind, type SimNode } from '../../src/sim/index.js';
 import { expectError } from '../helpers/expect.js';
 import { aptosHash, readFeedPage } from '../helpers/feed-page.js';
-import { call, sim, sparseSim, versionOf, type Reply } from '../helpers/proxy.js';
+import { call, proxy, QUIET, sim, sparseSim, versionOf, type Reply } from '../helpers/proxy.js';
 
 const BCS = { accept: 'application/x-bcs' };
 const feed = (node: SimNode, query: string): Promise<Reply> =>
@@ -57,6 +57,18 @@ describe('the BCS feed: GET /v1/transactions with Accept application/x-bcs', () 
     expect(refused.message).toBe('Get transactions with BCS output is disabled on this endpoint');
     expect(node.counters.byRoute.feed).toBe(1);
     expect((await call(node.url, '/v1/transactions?start=900&limit=2')).status).toBe(200);
+  });
+
+  it('the proxy config’s sim.writes chooses the built-in node’s model; the feed passes through the proxy', async () => {
+    const sparse = { model: 'sparse', accounts: 4, objects: 1, tables: 1, tableKeys: 2, writeRate: 0.05 };
+    const { app, url } = await proxy([{ url: 'sim', name: 'sim' }], { ...QUIET, sim: { port: 0, writes: sparse } });
+    const node = app.sim as SimNode;
+    expect(node.writes?.universe.accounts).toHaveLength(4);
+    const direct = await feed(node, '?start=1&limit=3');
+    const through = await call(url, '/v1/transactions?start=1&limit=3', { headers: BCS });
+    expect([through.status, through.body]).toEqual([200, direct.body]);
+    const period = await proxy([{ url: 'sim', name: 'sim' }], { ...QUIET, sim: { port: 0 } });
+    expect(period.app.sim?.writes).toBeNull();
   });
 
   it('every transaction verifies by its hashes; blocks are metadata, user transactions and an epilogue', async () => {

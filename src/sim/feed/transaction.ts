@@ -3,7 +3,7 @@
 // TransactionInfo, events and exactly the writes the model made at that version. The
 // tweaks are the feed's fault modes: what a broken or newer node could send instead.
 import { simAddressBytes } from '../parse/address.js';
-import { bcsBytes, bcsU64 } from '../state/bcs.js';
+import { bcsBytes, bcsSeq, bcsU64 } from '../state/bcs.js';
 import { SIM_VERSIONS_PER_BLOCK, SIM_VERSIONS_PER_EPOCH, type SimLedger } from '../state/ledger.js';
 import { simHash } from '../state/tables.js';
 import { SIM_MODULE_ADDRESS } from '../state/views.js';
@@ -76,16 +76,19 @@ function metadata(version: bigint, ledger: SimLedger): { transaction: Buffer; ev
   const id = simHash(Buffer.from('block'), bcsU64(height));
   const proposer = '0x' + simHash(Buffer.from('validator'), bcsU64(height % 7n)).toString('hex');
   const timestampUsecs = ledger.timestampAt(version);
+  const failed = height % 5n === 0n ? [2] : [];
   const transaction = bcsBlockMetadataExt({
     id,
     epoch,
     round: height,
     proposer,
     previousBlockVotesBitvec: Buffer.from([0xef, 0x7f]),
-    failedProposerIndices: height % 5n === 0n ? [2] : [],
+    failedProposerIndices: failed,
     timestampUsecs,
     randomness: { epoch, round: height, randomness: h('randomness', version) },
   });
+  // 0x1::block::NewBlockEvent {hash, epoch, round, height, previous_block_votes_bitvec, proposer,
+  // failed_proposer_indices: vector<u64>, time_microseconds}
   const data = Buffer.concat([
     id,
     bcsU64(epoch),
@@ -93,7 +96,7 @@ function metadata(version: bigint, ledger: SimLedger): { transaction: Buffer; ev
     bcsU64(height),
     bcsBytes(Buffer.from([0xef, 0x7f])),
     simAddressBytes(proposer),
-    bcsU64(0n),
+    bcsSeq(failed.map((i) => bcsU64(BigInt(i)))),
     bcsU64(timestampUsecs),
   ]);
   const event: SimEvent = {
