@@ -113,7 +113,11 @@ export const UpstreamsSchema = z
 
 export const RoutingSchema = z
   .strictObject({
-    attemptTimeoutMs: positiveInt.default(5000).describe('One attempt on one node.'),
+    attemptTimeoutMs: positiveInt
+      .default(5000)
+      .describe(
+        "One attempt on one node (and a probe), from when its request is written to its answer's last byte; the wait for a connection before the write is bounded by as long again. A pause of the proxy's own process (a GC pause, CPU contention) before the write is not counted, and an answer that came during one is used.",
+      ),
     deadlineMs: positiveInt
       .default(10000)
       .describe(
