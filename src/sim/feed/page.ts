@@ -11,13 +11,13 @@ import type { LedgerInfo } from '../../ledger/info.js';
 import type { SimFeedFault as SimFault } from './fault.js';
 import { errorReply, reply, withLedgerHeaders, type SimContext, type SimReply } from '../reply.js';
 import { uleb128 } from '../state/bcs.js';
+import { pageLimit } from '../state/pages.js';
 import { SIM_VERSIONS_PER_BLOCK } from '../state/ledger.js';
 import type { SimSparseModel } from '../sparse/model.js';
 import { simFeedTransaction, type SimTransactionTweaks } from './transaction.js';
 
 export const SIM_TRANSACTIONS_PAGE_SIZE = 100;
 const DEFAULT_LIMIT = 25;
-const U16 = /^\+?[0-9]+$/;
 
 export interface SimListQuery {
   start: bigint | null;
@@ -27,14 +27,10 @@ export interface SimListQuery {
 /** ?start (a u64) and ?limit (a u16), read as the request is: 400 without ledger headers when either does not parse. */
 export function simListQuery(query: URLSearchParams): SimListQuery {
   const startText = query.get('start');
-  const limitText = query.get('limit');
   const start = startText === null ? null : parseNodeU64(startText);
   if (startText !== null && start === null)
     throw SimError.badRequest(`failed to parse query parameter \`start\`: not a u64: ${JSON.stringify(startText)}`);
-  const limit = limitText === null ? null : U16.test(limitText) ? Number(limitText) : NaN;
-  if (limit !== null && !(limit <= 0xffff))
-    throw SimError.badRequest(`failed to parse query parameter \`limit\`: not a u16: ${JSON.stringify(limitText)}`);
-  return { start, limit };
+  return { start, limit: pageLimit(query) };
 }
 
 /** The versions a page holds at this ledger, or the SimError a node answers (after reading its ledger). */
