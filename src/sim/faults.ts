@@ -1,7 +1,7 @@
 // Fault injection: one active fault at a time, limited to some routes and/or to
 // the next `count` matching requests. The server decides what each mode does;
 // the hostile modes (a node that answers, but not as a node should) are in hostile.ts,
-// the transaction feed's (pages a follower must not take) in feed/page.ts.
+// the transaction feed's (pages a follower must not take) in feed/fault.ts and feed/page.ts.
 import { isFeedMode, SIM_FEED_MODES, type SimFeedFault, type SimFeedMode } from './feed/fault.js';
 import type { SimRoute } from './routes.js';
 

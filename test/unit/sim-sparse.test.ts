@@ -3,12 +3,15 @@
 // CLI's options that choose it.
 import { describe, expect, it } from 'vitest';
 import { parseSimArgs } from '../../src/sim/cli-args.js';
+import { SimFaultInjector } from '../../src/sim/faults.js';
 import {
   SimSparseModel,
   simSparseUniverse,
   simStateKey,
   simUserVersion,
   simVersionKind,
+  SIM_FAULT_MODES,
+  SIM_FEED_MODES,
   SIM_VERSIONS_PER_BLOCK,
   type SimUniverseKey,
 } from '../../src/sim/index.js';
@@ -178,5 +181,18 @@ describe('the sim CLI chooses the write model', () => {
     expect(() => parseSimArgs(['--write-rate', '0.1'])).toThrow(/--write-rate needs --writes sparse/);
     expect(() => parseSimArgs(['--writes', 'sparse', '--write-rate', '2'])).toThrow(/--write-rate/);
     expect(() => parseSimArgs(['--writes', 'sparse', '--accounts', '1.5'])).toThrow(/--accounts/);
+  });
+});
+
+describe('feed fault bookkeeping', () => {
+  it('a feed mode faults only the feed route, and its range must run forward', () => {
+    const faults = new SimFaultInjector();
+    expect(() => faults.set({ mode: 'feedGap', range: { from: 5n, to: 4n } })).toThrow(RangeError);
+    faults.set({ mode: 'feedGap', count: 1 });
+    expect(faults.take('transactions')).toBeNull();
+    expect(faults.take('view')).toBeNull();
+    expect(faults.take('feed')).toMatchObject({ mode: 'feedGap' });
+    expect(faults.take('feed')).toBeNull();
+    for (const mode of SIM_FEED_MODES) expect(SIM_FAULT_MODES).toContain(mode);
   });
 });
