@@ -65,7 +65,7 @@ export function handleList(
   const requested = requestedVersion(req.query);
   const limit = pageLimit(req.query);
   const start = req.query.get('start');
-  ctx.state.checkCursor(start);
+  ctx.state.checkCursor(address, start);
   return atLedger(ctx, (info) => {
     const version = readVersion(requested, info);
     if (!ctx.state.accountExists(address, version)) throw accountNotFound(address, version);

@@ -63,8 +63,8 @@ export class SimSparseState implements SimStateView {
   }
 
   /** A cursor is the hex of a BCS StateKey (no 0x), read as the request is: 400 when it is none. */
-  checkCursor(start: string | null): void {
-    if (start === null) return;
+  checkCursor(address: string, start: string | null): void {
+    if (start === null || !this.#inUniverse(address)) return;
     if (!HEX.test(start) || decodeNodeStateKey(Buffer.from(start, 'hex')) === null) {
       throw SimError.badRequest(`failed to parse query parameter \`start\`: not a state key: ${JSON.stringify(start)}`);
     }

@@ -33,7 +33,7 @@ export interface SimStateView {
   /** Whether /resources and /modules find the account (404 otherwise, as older nodes answer). */
   accountExists(address: string, version: bigint): boolean;
   /** A `start` a node refuses while reading the request (a 400 without ledger headers). */
-  checkCursor(start: string | null): void;
+  checkCursor(address: string, start: string | null): void;
   /** A page of the list; a SimError for a limit or cursor a node refuses. */
   listPage(
     address: string,
@@ -90,7 +90,7 @@ export class SimPeriodState implements SimStateView {
   }
 
   /** The period model's cursors are checked with the page, after the ledger is read. */
-  checkCursor(_start: string | null): void {}
+  checkCursor(_address: string, _start: string | null): void {}
 
   listPage(
     address: string,
