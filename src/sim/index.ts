@@ -10,6 +10,7 @@ export {
   type SimUniverseKey,
 } from './sparse/universe.js';
 export { simVersionKind, simUserVersion, type SimVersionKind } from './sparse/schedule.js';
+export { simKeyRequests, type SimKeyRequest } from './sparse/requests.js';
 export { simSaltedHash, simStateKey, simStateKeyHash, simStructTag, type SimStateKeySpec } from './sparse/keys.js';
 export { SIM_TRANSACTIONS_PAGE_SIZE } from './feed/page.js';
 export { simFeedTransaction, SIM_DELIMITABLE_VARIANTS, type SimUnknownVariant } from './feed/transaction.js';
