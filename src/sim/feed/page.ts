@@ -8,7 +8,7 @@
 import { SimError } from '../node-error.js';
 import { parseNodeU64 } from '../parse/u64.js';
 import type { LedgerInfo } from '../../ledger/info.js';
-import type { SimFeedFault as SimFault } from './fault.js';
+import type { SimFeedFault } from './fault.js';
 import { errorReply, reply, withLedgerHeaders, type SimContext, type SimReply } from '../reply.js';
 import { uleb128 } from '../state/bcs.js';
 import { pageLimit } from '../state/pages.js';
@@ -52,11 +52,11 @@ export function simListRange(info: LedgerInfo, query: SimListQuery): { first: bi
   return { first, last: end < latest ? end : latest };
 }
 
-const inRange = (fault: SimFault, version: bigint): boolean =>
+const inRange = (fault: SimFeedFault, version: bigint): boolean =>
   fault.range === undefined || (fault.range.from <= version && version <= fault.range.to);
 
 /** The snapshot the page is answered at: the node's, or a lagging node's, or one that pruned the start. */
-function answeringLedger(ctx: SimContext, query: SimListQuery, fault: SimFault | undefined): LedgerInfo {
+function answeringLedger(ctx: SimContext, query: SimListQuery, fault: SimFeedFault | undefined): LedgerInfo {
   const info = ctx.ledger.info();
   const start = query.start ?? info.ledgerVersion;
   if (fault?.mode === 'feedLag' && inRange(fault, start)) {
@@ -71,7 +71,7 @@ function answeringLedger(ctx: SimContext, query: SimListQuery, fault: SimFault |
 }
 
 /** The versions the page holds once a gap fault has had its way. */
-function pageVersions(first: bigint, last: bigint, latest: bigint, fault: SimFault | undefined): bigint[] {
+function pageVersions(first: bigint, last: bigint, latest: bigint, fault: SimFeedFault | undefined): bigint[] {
   const versions: bigint[] = [];
   if (fault?.mode === 'feedGap' && fault.gap === 'shift' && inRange(fault, first)) {
     for (let v = first + 1n; v <= last + 1n && v <= latest; v++) versions.push(v);
@@ -83,7 +83,7 @@ function pageVersions(first: bigint, last: bigint, latest: bigint, fault: SimFau
   return versions.filter((v) => v !== skipped);
 }
 
-function tweaksAt(fault: SimFault | undefined, version: bigint, first: bigint): SimTransactionTweaks {
+function tweaksAt(fault: SimFeedFault | undefined, version: bigint, first: bigint): SimTransactionTweaks {
   if (fault === undefined || !(fault.range === undefined ? version === first : inRange(fault, version))) return {};
   if (fault.mode === 'feedTransactionHash') return { wrongTransactionHash: true };
   if (fault.mode === 'feedStateChangeHash') return { wrongStateChangeHash: true };
@@ -92,7 +92,12 @@ function tweaksAt(fault: SimFault | undefined, version: bigint, first: bigint): 
 }
 
 /** A BCS page of the sparse model's transactions, with the fault (if any) applied. */
-export function simFeedPage(ctx: SimContext, model: SimSparseModel, query: SimListQuery, fault?: SimFault): SimReply {
+export function simFeedPage(
+  ctx: SimContext,
+  model: SimSparseModel,
+  query: SimListQuery,
+  fault?: SimFeedFault,
+): SimReply {
   const info = answeringLedger(ctx, query, fault);
   try {
     const { first, last } = simListRange(info, query);
