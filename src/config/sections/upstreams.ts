@@ -56,7 +56,7 @@ const upstreamHeaders = z
 
 const UpstreamSchema = z.strictObject({
   url: upstreamUrl.describe(
-    "The node's base URL (a `/v1` suffix is accepted; a path prefix before it, as some hosted nodes have, is kept for every call), or `sim` for the built-in simulated node.",
+    "The node's base URL (a `/v1` suffix is accepted; a path prefix before it, as some hosted nodes have, is kept for every call), or `sim` for the built-in simulated node. Shown with the node's name in its log lines, `/readyz` and `--check`, never to clients; it may hold no credentials and no query, so a key goes in `headers`.",
   ),
   headers: upstreamHeaders.describe(
     'Headers sent with every call to this node (probes, reads, passthrough), such as `Authorization: "Bearer <key>"` for a hosted node; they replace a client\'s header of the same name, and are never logged.',
