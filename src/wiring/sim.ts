@@ -41,6 +41,7 @@ export class BuiltInSim {
         chainId: config.sim.chainId,
         versionsPerSecond: config.sim.versionsPerSecond,
         pruneWindow: BigInt(config.sim.pruneWindow),
+        writes: { ...config.sim.writes },
       }),
     );
     this.logger.info(

@@ -70,7 +70,23 @@ describe('defaults', () => {
       shedding: { maxInFlight: 10000, budgetWaitMs: 50, shedFirst: 'none' },
       log: { level: 'info', format: 'auto' },
       tracing: { sampleRatio: 0.01, serviceName: 'ledger-proxy', followClientSampling: true },
-      sim: { port: 8081, host: '127.0.0.1', versionsPerSecond: 2, pruneWindow: 1000000, chainId: 4 },
+      sim: {
+        port: 8081,
+        host: '127.0.0.1',
+        versionsPerSecond: 2,
+        pruneWindow: 1000000,
+        chainId: 4,
+        writes: {
+          model: 'period',
+          writeRate: 0.02,
+          hotShare: 0.05,
+          hotEvery: 8,
+          accounts: 36,
+          objects: 12,
+          tables: 4,
+          tableKeys: 32,
+        },
+      },
     });
   });
 
@@ -365,6 +381,8 @@ describe('bad values', () => {
     ],
     [{ sim: { pruneWindow: 0 } }, 'sim.pruneWindow: must be greater than 0'],
     [{ sim: { versionsPerSecond: 0 } }, 'sim.versionsPerSecond: must be greater than 0'],
+    [{ sim: { writes: { model: 'dense' } } }, 'sim.writes.model: must be one of period | sparse, got "dense"'],
+    [{ sim: { writes: { writeRate: 2 } } }, 'sim.writes.writeRate: must be at most 1'],
     [{ chainId: 1 }, "chainId: differs from sim.chainId (4) while an upstream is 'sim'"],
     [{ admin: { port: 8080 } }, 'admin.port: same host and port as server'],
     [{ sim: { port: 9090 } }, 'sim.port: same host and port as admin'],
