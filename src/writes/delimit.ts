@@ -38,10 +38,20 @@ export function transactionEndByHash(bytes: Uint8Array, start: number): number {
 /**
  * The end of the events that start at `start`: the offset of the accumulator root hash,
  * the first offset after which 32 bytes and then a WriteSet read whose hash is the
- * state_change_hash at bytes[stateChangeHashAt]. -1 when there is none (or the search reached its bound).
+ * state_change_hash at bytes[stateChangeHashAt], and after which comes the version
+ * `next` (or, for the page's last transaction, nothing). -1 when there is none (or the
+ * search reached its bound).
  */
-export function eventsEndByWriteSet(bytes: Uint8Array, start: number, stateChangeHashAt: number): number {
+export function eventsEndByWriteSet(
+  bytes: Uint8Array,
+  start: number,
+  stateChangeHashAt: number,
+  next: bigint | null,
+): number {
   const search = new Search(bytes);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const followed = (end: number): boolean =>
+    next === null ? end === bytes.length : end + 8 <= bytes.length && view.getBigUint64(end, true) === next;
   // A WriteSet starts with its variant, 0 (V0).
   for (let at = start; at + 34 <= bytes.length; at++) {
     if (bytes[at + 32] !== 0) continue;
@@ -50,7 +60,7 @@ export function eventsEndByWriteSet(bytes: Uint8Array, start: number, stateChang
       return c.pos;
     });
     if (writeSetEnd === undefined) return -1;
-    if (writeSetEnd === null) continue;
+    if (writeSetEnd === null || !followed(writeSetEnd)) continue;
     if (!search.spend(writeSetEnd - at - 32)) return -1;
     if (hashAt(writeSetHash(bytes, at + 32, writeSetEnd), bytes, stateChangeHashAt)) return at;
   }

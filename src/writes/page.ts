@@ -51,7 +51,8 @@ export function decodeTransactionPage(body: Uint8Array, start: bigint): Verified
     if (view.getBigUint64(c.pos, true) !== version) throw fail('not_contiguous');
     c.pos += 8;
     const transactionHashAt = readTransaction(c, fail);
-    const writes = readChanges(c, transactionHashAt + STATE_CHANGE_HASH_AFTER, fail);
+    const next = i + 1 < count ? version + 1n : null;
+    const writes = readChanges(c, transactionHashAt + STATE_CHANGE_HASH_AFTER, next, fail);
     verified.push({ version, writes });
   }
   if (c.left > 0) throw fail('trailing_bytes');
@@ -81,8 +82,11 @@ function readTransaction(c: BcsCursor, fail: Fail): number {
   return readTransactionInfo(c);
 }
 
-/** Moves past the events, the accumulator root and the write set, its hash verified; the keys it writes. */
-function readChanges(c: BcsCursor, stateChangeHashAt: number, fail: Fail): StateKeyWrite[] {
+/**
+ * Moves past the events, the accumulator root and the write set, its hash verified; the
+ * keys it writes. `next`: the version that follows in the page, if one does.
+ */
+function readChanges(c: BcsCursor, stateChangeHashAt: number, next: bigint | null, fail: Fail): StateKeyWrite[] {
   const bytes = c.bytes;
   const eventsAt = c.pos;
   let failure: FeedPageReason;
@@ -97,7 +101,7 @@ function readChanges(c: BcsCursor, stateChangeHashAt: number, fail: Fail): State
     failure = reasonOf(err);
   }
   // Events not walked, or a write set its hash disowns: the write set after them whose bytes hash to state_change_hash.
-  const rootAt = eventsEndByWriteSet(bytes, eventsAt, stateChangeHashAt);
+  const rootAt = eventsEndByWriteSet(bytes, eventsAt, stateChangeHashAt, next);
   if (rootAt < 0) throw fail(failure, eventsAt);
   c.pos = rootAt + 32;
   return readWriteSet(c);
