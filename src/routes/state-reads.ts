@@ -11,6 +11,9 @@
 // - a list of modules: any Code write at a.
 // Older nodes answer account_not_found for a resource, a module or a list of an
 // account that does not exist: every account route reads the Account resource too.
+// Only a 200 is ever judged: a node's 404 names the ledger version it read at in
+// its message ("… and Ledger version(N)"), so the same absence reads differently
+// at another version.
 // A JSON rendering reads the definition of every type it shows, nested field
 // types included, wherever they are published: any module published anywhere
 // changes it (more than SPEC-feed's "a Code write at an address the type tag
@@ -32,9 +35,9 @@ const ACCOUNT = structTag('0x1::account::Account')!;
 const FEATURES_KEY = resourceKey(FRAMEWORK, structTag('0x1::features::Features')!);
 
 /** The route descriptors' stateRead: what the answer to `req` reads, from what its parse named. */
-export function stateReadOf(req: ReadRequest, _answer: ReplayedAnswer): StateRead | null {
+export function stateReadOf(req: ReadRequest, answer: ReplayedAnswer): StateRead | null {
   const target = req.target;
-  if (target === undefined) return null;
+  if (target === undefined || answer.status !== 200) return null;
   const json = req.format === 'json';
   switch (target.kind) {
     case 'table_item':

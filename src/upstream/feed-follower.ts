@@ -10,6 +10,7 @@
 // stops the sink, and the feed resumes from the newest version a moment later:
 // answers read before it are not judged again until a node refreshes them.
 import type { Logger } from 'pino';
+import { NodeError } from '../errors.js';
 import type { LedgerInfo } from '../ledger/info.js';
 import type { Watermark } from '../ledger/watermark.js';
 import type { NodeAnswer } from '../model/node-answer.js';
@@ -152,6 +153,9 @@ export class FeedFollower<V extends { readonly version: bigint }> {
     try {
       answer = await this.deps.source.feedPage(start, this.#settings.pageSize);
     } catch (err) {
+      // Every node that could serve the start has pruned it (their headers say so).
+      if (err instanceof NodeError && err.code === 'version_pruned')
+        return this.#stopCovering('pruned', { version: String(start) });
       // No node answered: nothing covered is wrong, the feed just does not move.
       this.deps.logger.debug({ err: asError(err), start: String(start) }, 'change feed: no page this time');
       await this.#sleep(this.#settings.retryMs);

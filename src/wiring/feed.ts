@@ -11,7 +11,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { FeedState } from '../metrics/feed.js';
 import { FeedFollower, type FeedFollowerSettings, type FeedSource } from '../upstream/feed-follower.js';
 import type { UpstreamPool } from '../upstream/pool.js';
-import { decodeTransactionPage } from '../writes/index.js';
+import { decodeTransactionPage } from '../writes/page.js';
 
 /** Ids the window holds at most, whatever its versions wrote: about 100 bytes each. */
 const MAX_WINDOW_WRITES = 500_000;

@@ -29,8 +29,7 @@ describe('latest reads answered from the change feed', () => {
     const reads = latestReads(node);
     expect(reads.length).toBeGreaterThan(150);
     // Each instance's feed covers the ledger before the rounds start.
-    for (const p of [a, b])
-      await until(() => p.app.watermark.current() !== null, 5000, 'a watermark on each instance');
+    for (const p of [a, b]) await until(() => p.app.watermark.current() !== null, 5000, 'a watermark on each instance');
     const tally = newTally();
     let seed = 7;
     const random = (n: number): number => {

@@ -76,7 +76,11 @@ export async function differenceFromNode(node: SimNode, read: LatestRead, reply:
   if (at === undefined) return `${reply.status} without ledger headers`;
   const headers: Record<string, string> = { accept: read.accept };
   if (read.body !== undefined) headers['content-type'] = 'application/json';
-  const pinned = await call(node.url, pinnedPath(read.path, BigInt(at)), { method: read.method, headers, body: read.body });
+  const pinned = await call(node.url, pinnedPath(read.path, BigInt(at)), {
+    method: read.method,
+    headers,
+    body: read.body,
+  });
   const what = (r: Reply): string =>
     `${r.status} ${r.headers['content-type']} cursor=${r.headers['x-node-cursor'] ?? '-'} ${r.body.toString('hex')}`;
   return what(reply) === what(pinned)

@@ -85,6 +85,12 @@ describe('what a latest answer reads', () => {
     expect(Buffer.from(state.keys[0]!).toString('hex')).toBe(key.slice(2));
   });
 
+  it("never judges an error answer: a node's 404 names the version it read at", () => {
+    const req = parse('GET', `/v1/accounts/${ACCOUNT.address}`);
+    const notFound = { status: 404, contentType: 'application/json', body: Buffer.from('{}') };
+    expect(req.route.stateRead?.(req, notFound)).toBeNull();
+  });
+
   it('views, balances and JSON table items are never answered from the feed', () => {
     const view = parse('POST', '/v1/view', { body: { function: '0x1::m::f', type_arguments: [], arguments: [] } });
     expect(view.route.stateRead).toBeUndefined();
