@@ -31,6 +31,9 @@ const ACCOUNT_ID: Readonly<Record<AccountWrites, string>> = { any: 'a', group: '
 const accountId = (writes: AccountWrites, address: string): string => ACCOUNT_ID[writes] + address;
 /** Every Code write, wherever it is. */
 const ANY_MODULE = 'm';
+/** Every Code write at a special address (0x0 to 0xf). */
+const FRAMEWORK_MODULE = 'f';
+const SPECIAL_ADDRESS = /^0x0{63}[0-9a-f]$/;
 
 /** The ids a write changes: its key's, and the classes at its account it falls in. */
 export function idsWrittenBy(write: WrittenKey): string[] {
@@ -40,7 +43,10 @@ export function idsWrittenBy(write: WrittenKey): string[] {
   ids.push(accountId('any', address));
   // A path the codec could not read might be a group's or a module's: it counts as both.
   if (write.kind === 'resource_group' || write.kind === 'access_path') ids.push(accountId('group', address));
-  if (write.kind === 'code' || write.kind === 'access_path') ids.push(accountId('code', address), ANY_MODULE);
+  if (write.kind === 'code' || write.kind === 'access_path') {
+    ids.push(accountId('code', address), ANY_MODULE);
+    if (SPECIAL_ADDRESS.test(address)) ids.push(FRAMEWORK_MODULE);
+  }
   return ids;
 }
 
@@ -49,5 +55,6 @@ export function idsReadBy(read: StateRead): string[] {
   const ids = read.keys.map(keyId);
   for (const { address, writes } of read.accounts) ids.push(accountId(writes, address));
   if (read.anyModule === true) ids.push(ANY_MODULE);
+  if (read.frameworkModules === true) ids.push(FRAMEWORK_MODULE);
   return ids;
 }

@@ -17,12 +17,13 @@ export interface StateRead {
   readonly keys: readonly Uint8Array[];
   /** accounts (0x + 64 lower-case hex digits) and which of their writes change the answer too */
   readonly accounts: ReadonlyArray<{ readonly address: string; readonly writes: AccountWrites }>;
-  /**
-   * A module published or upgraded anywhere changes the answer: a JSON rendering
-   * reads the definitions of every type it shows, nested field types included,
-   * wherever they are; a list of resources reads group membership from modules.
-   */
+  /** A module published or upgraded anywhere changes the answer. */
   readonly anyModule?: boolean;
+  /**
+   * A module published or upgraded at a special address (0x0 to 0xf: the
+   * framework's packages, which only governance changes) changes the answer.
+   */
+  readonly frameworkModules?: boolean;
 }
 
 /** What a request names in the ledger's state, as its route parsed it. */

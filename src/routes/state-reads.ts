@@ -14,10 +14,13 @@
 // Only a 200 is ever judged: a node's 404 names the ledger version it read at in
 // its message ("… and Ledger version(N)"), so the same absence reads differently
 // at another version.
-// A JSON rendering reads the definition of every type it shows, nested field
-// types included, wherever they are published: any module published anywhere
-// changes it (more than SPEC-feed's "a Code write at an address the type tag
-// names", which misses nested types).
+// A JSON rendering reads the definition of every type it shows (its field names),
+// nested field types included. A published struct's fields never change (an
+// upgrade must keep every field's name and type, in order: move-binary-format's
+// compatibility check, which Aptos always runs), so a rendering changes only with
+// a module at an address the tag names (SPEC-feed rule 5) and, to be safe, with
+// a framework module (0x0 to 0xf: the nested types of most resources, changed only
+// by governance, whose write sets bypass the check).
 import type { ReplayedAnswer, ReadRequest } from '../model/read.js';
 import type { StateRead } from '../model/state-read.js';
 import { parseTypeTag, type TypeTag } from '../wire/move-type.js';
@@ -33,6 +36,16 @@ const structTag = (text: string): StructTag | null => {
 const resourceKey = (address: string, tag: StructTag): Uint8Array => encodeStateKey({ kind: 'resource', address, tag });
 const ACCOUNT = structTag('0x1::account::Account')!;
 const FEATURES_KEY = resourceKey(FRAMEWORK, structTag('0x1::features::Features')!);
+
+/** Every address a type tag names: its own and its type arguments', once each. */
+function addressesOf(tag: TypeTag, into = new Set<string>()): Set<string> {
+  if (tag.kind === 'vector') addressesOf(tag.of, into);
+  if (tag.kind === 'struct') {
+    into.add(tag.address);
+    for (const arg of tag.typeArgs) addressesOf(arg, into);
+  }
+  return into;
+}
 
 /** The route descriptors' stateRead: what the answer to `req` reads, from what its parse named. */
 export function stateReadOf(req: ReadRequest, answer: ReplayedAnswer): StateRead | null {
@@ -50,10 +63,12 @@ export function stateReadOf(req: ReadRequest, answer: ReplayedAnswer): StateRead
       const tag = structTag(target.tag);
       if (tag === null) return null;
       const module = encodeStateKey({ kind: 'code', address: tag.address, module: tag.module });
+      const accounts: StateRead['accounts'][number][] = [{ address: target.address, writes: 'group' }];
+      if (json) for (const address of addressesOf(tag)) accounts.push({ address, writes: 'code' });
       return {
         keys: [resourceKey(target.address, tag), module, resourceKey(target.address, ACCOUNT), FEATURES_KEY],
-        accounts: [{ address: target.address, writes: 'group' }],
-        anyModule: json,
+        accounts,
+        frameworkModules: json,
       };
     }
     case 'resources':

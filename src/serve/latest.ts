@@ -53,19 +53,37 @@ export class LatestReads {
   constructor(private readonly deps: LatestReadsDeps) {}
 
   read(req: ReadRequest, chain: number, context?: ReadContext): Promise<ReadResult> | ReadResult {
+    return this.fromFeed(req, chain, context, true) ?? this.forwarded(req, chain, context);
+  }
+
+  /**
+   * SPEC-feed rule 3: the newest stored answer (memory, then Redis) when the feed
+   * proves nothing it reads was written since, as a hit at the freshest version
+   * known. A read that finds the feed a page behind waits for it once (`mayWait`),
+   * when it has an answer the feed could still judge. undefined: ask a node.
+   */
+  private fromFeed(
+    req: ReadRequest,
+    chain: number,
+    context: ReadContext | undefined,
+    mayWait: boolean,
+  ): Promise<ReadResult> | ReadResult | undefined {
     const feed = this.deps.feed;
-    if (feed !== undefined && req.route.stateRead !== undefined) {
-      const latest = this.deps.watermark.current();
-      if (latest !== null && latest.chainId === chain && feed.covers(latest.ledgerVersion)) {
-        const key = latestKeyText(this.deps.vendor.vendor, chain, req, this.deps.generation.current);
-        const stored = this.deps.tiers.memory.get(key);
-        if (stored !== undefined && feed.unchanged(req, stored, latest.ledgerVersion))
-          return this.fromFeed(req, stored, latest, 'memory');
-        // Another instance may have stored a newer answer.
-        if (this.deps.tiers.hasShared) return this.fromShared(req, chain, key, stored, latest, context);
-      }
+    if (feed === undefined || req.route.stateRead === undefined) return undefined;
+    const latest = this.deps.watermark.current();
+    if (latest === null || latest.chainId !== chain) return undefined;
+    const { tiers } = this.deps;
+    const key = latestKeyText(this.deps.vendor.vendor, chain, req, this.deps.generation.current);
+    const stored = tiers.memory.get(key);
+    if (feed.covers(latest.ledgerVersion)) {
+      if (stored !== undefined && feed.unchanged(req, stored, latest.ledgerVersion))
+        return this.feedHit(req, stored, latest, 'memory');
+      // Another instance may have stored a newer answer.
+      return tiers.hasShared ? this.fromShared(req, chain, key, stored, latest, context) : undefined;
     }
-    return this.forwarded(req, chain, context);
+    if (!mayWait || (stored === undefined ? !tiers.hasShared : !feed.mayStayUnchanged(req, stored))) return undefined;
+    const covered = feed.whenCovers(latest.ledgerVersion);
+    return covered?.then(() => this.fromFeed(req, chain, context, false) ?? this.forwarded(req, chain, context));
   }
 
   private forwarded(req: ReadRequest, chain: number, context?: ReadContext): Promise<ReadResult> {
@@ -129,14 +147,14 @@ export class LatestReads {
     if (shared !== undefined && (local === undefined || shared.version > local.version)) {
       if (feed!.unchanged(req, shared, latest.ledgerVersion)) {
         tiers.remember(key, shared, since);
-        return this.fromFeed(req, shared, latest, 'redis');
+        return this.feedHit(req, shared, latest, 'redis');
       }
     }
     return this.forwarded(req, chain, context);
   }
 
   /** A hit: the stored bytes, with the headers of the freshest version known, at which they are the latest. */
-  private fromFeed(req: ReadRequest, stored: StoredAnswer, latest: LedgerInfo, tier: CacheTier): ReadResult {
+  private feedHit(req: ReadRequest, stored: StoredAnswer, latest: LedgerInfo, tier: CacheTier): ReadResult {
     this.deps.onFeedAnswer?.(req.route.name);
     return readResult(stored, { ledger: latest, cache: 'HIT', tier });
   }

@@ -13,6 +13,10 @@ export interface LatestFeed {
   covers(latest: bigint): boolean;
   /** Is `answer`, stored for `req` at its version, what a node answers at `latest`? */
   unchanged(req: ReadRequest, answer: StoredAnswer, latest: bigint): boolean;
+  /** Could `answer` still be judged unchanged once the feed covers more? */
+  mayStayUnchanged(req: ReadRequest, answer: StoredAnswer): boolean;
+  /** Settles once the feed covers `latest` (or gives up); undefined when a read should not wait for it. */
+  whenCovers(latest: bigint): Promise<void> | undefined;
 }
 
 /** The upstream side the read path needs (UpstreamPool implements it). */

@@ -9,9 +9,10 @@ import { WriteIndex } from '../freshness/write-index.js';
 import type { Watermark } from '../ledger/watermark.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { FeedState } from '../metrics/feed.js';
-import { FeedFollower, type FeedFollowerSettings, type FeedSource } from '../upstream/feed-follower.js';
+import { FeedFollower, type FeedFollowerSettings, type FeedSink, type FeedSource } from '../upstream/feed-follower.js';
 import type { UpstreamPool } from '../upstream/pool.js';
 import { decodeTransactionPage } from '../writes/page.js';
+import type { VerifiedTransaction } from '../writes/verified.js';
 
 /** Ids the window holds at most, whatever its versions wrote: about 100 bytes each. */
 const MAX_WINDOW_WRITES = 500_000;
@@ -39,10 +40,25 @@ export function buildChangeFeed(
     maxWatched: settings.maxWatchedKeys,
   });
   const judge = new FeedJudge(index);
+  // The judge hears of every change in what the index covers: reads waiting for a version go on.
+  const sink: FeedSink<VerifiedTransaction> = {
+    restart: (start) => {
+      index.restart(start);
+      judge.coverageChanged();
+    },
+    stop: () => {
+      index.stop();
+      judge.coverageChanged();
+    },
+    apply: (versions) => {
+      index.apply(versions);
+      judge.coverageChanged();
+    },
+  };
   const follower = new FeedFollower({
     source: poolSource(pool),
     decode: decodeTransactionPage,
-    sink: index,
+    sink,
     watermark,
     logger,
     settings: followerSettings(config),
@@ -52,6 +68,7 @@ export function buildChangeFeed(
   const apply = async (next: Config): Promise<void> => {
     follower.configure(followerSettings(next));
     judge.enabled = next.latest.changeFeed.enabled;
+    judge.waitMs = next.latest.changeFeed.waitMs;
     if (judge.enabled) follower.start();
     else await follower.stop();
   };

@@ -62,6 +62,7 @@ describe('defaults', () => {
           enabled: false,
           pageSize: 100,
           intervalMs: 0,
+          waitMs: 50,
           maxLagVersions: 10_000,
           windowVersions: 2_000,
           maxWatchedKeys: 100_000,

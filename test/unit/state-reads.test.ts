@@ -58,10 +58,25 @@ describe('what a latest answer reads', () => {
       const bcs = stateRead(parse('GET', path, { accept: 'application/x-bcs' }))!;
       expect(hashOf(bcs.keys[0]!), vector.struct).toBe(vector.state_key_hash);
       expect(bcs.accounts).toEqual([{ address: long(vector.address), writes: 'group' }]);
-      expect(bcs.anyModule).toBe(false);
-      // JSON reads the definitions of every type it shows, wherever they are.
-      expect(stateRead(parse('GET', path))!.anyModule).toBe(true);
+      expect(bcs.frameworkModules).toBe(false);
+      // JSON reads the definitions of the types it shows: the modules at the tag's addresses, and the framework's.
+      const json = stateRead(parse('GET', path))!;
+      expect(json.accounts).toEqual([
+        { address: long(vector.address), writes: 'group' },
+        { address: long('0x1'), writes: 'code' },
+      ]);
+      expect(json.frameworkModules).toBe(true);
     }
+  });
+
+  it("a JSON resource's type arguments name modules too", () => {
+    const tag = `0x1::coin::CoinStore<${'0x' + 'ee'.repeat(32)}::usd::USD>`;
+    const json = stateRead(parse('GET', `/v1/accounts/0x5/resource/${encodeURIComponent(tag)}`))!;
+    expect(json.accounts).toEqual([
+      { address: long('0x5'), writes: 'group' },
+      { address: long('0x1'), writes: 'code' },
+      { address: `0x${'ee'.repeat(32)}`, writes: 'code' },
+    ]);
   });
 
   it('a list of resources reads every AccessPath write at the address and every module; a list of modules, every module at it', () => {

@@ -143,6 +143,18 @@ describe('write index', () => {
     expect(index.unchanged(reads([5]), 1n, 2n)).toBe(true);
   });
 
+  it('reads a module at a special address (0x0 to 0xf) as a write of every answer that reads the framework', () => {
+    const index = new WriteIndex(settings);
+    index.restart(1n);
+    const framework = `0x${'0'.repeat(63)}3`;
+    const reads = idsReadBy({ keys: [], accounts: [], frameworkModules: true });
+    index.apply([{ version: 1n, writes: [at(B, 'code')] }]);
+    expect(index.unchanged(reads, 0n, 1n)).toBe(true);
+    index.apply([{ version: 2n, writes: [at(framework, 'code')] }]);
+    expect(index.unchanged(reads, 1n, 2n)).toBe(false);
+    expect(index.unchanged(reads, 2n, 2n)).toBe(true);
+  });
+
   it('names a key by its bytes alone, and a class apart from any key', () => {
     expect(idsWrittenBy(tableItem(1))).toEqual(reads([1]));
     const classes = reads([], [{ address: A, writes: 'any' }]);

@@ -110,6 +110,12 @@ export const ChangeFeedSchema = z
       .describe(
         'The least time between two pages once the feed has caught up; `0`: a page as soon as any node shows a newer version. While the feed is behind the newest version it reads pages back to back.',
       ),
+    waitMs: nonNegativeInt
+      .max(10_000)
+      .default(50)
+      .describe(
+        'How long a latest read may wait for the feed to verify the newest version known (its page is on its way) instead of asking a node itself; reads waiting for one version share that page. `0`: it never waits.',
+      ),
     maxLagVersions: z
       .int()
       .min(1)
