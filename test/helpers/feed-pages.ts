@@ -27,7 +27,9 @@ function stateKeyOrder(key: StateKeyInput): [number, Uint8Array[]] {
   const k = key as Record<string, any>;
   if ('AccessPath' in k) return [0, [Uint8Array.from(k.AccessPath.address), Uint8Array.from(k.AccessPath.path)]];
   if ('TableItem' in k) return [1, [Uint8Array.from(k.TableItem.handle), Uint8Array.from(k.TableItem.key)]];
-  return [2, [Uint8Array.from(k.Raw)]];
+  if ('Raw' in k) return [2, [Uint8Array.from(k.Raw)]];
+  const p = k.TradingNative.Position;
+  return [3, [Uint8Array.of(0), Uint8Array.from(p.exchange), Uint8Array.from(p.account), Uint8Array.from(p.market)]];
 }
 
 /** The write set's BCS, its entries in the node's order (a BTreeMap by StateKeyInner's Ord). */

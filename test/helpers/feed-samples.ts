@@ -248,6 +248,10 @@ export const STATE_KEYS: Array<{ key: StateKeyInput; kind: string; address?: Uin
   { key: { TableItem: { handle: addr(0x26), key: fill(40, 1) } }, kind: 'table_item' },
   { key: { TableItem: { handle: addr(0x27), key: [] } }, kind: 'table_item' },
   { key: { Raw: fill(20, 2) }, kind: 'raw' },
+  {
+    key: { TradingNative: { Position: { exchange: addr(0x28), account: addr(0x29), market: addr(0x2a) } } },
+    kind: 'trading_native',
+  },
 ];
 /** Every WriteOp, with both metadata versions. */
 export const WRITE_OPS: WriteOpInput[] = [

@@ -229,9 +229,10 @@ describe('decodeTransactionPage', () => {
       'resource_group',
       'table_item',
       'table_item',
+      'trading_native',
     ]);
-    // The node's order: AccessPath keys by address, then table items by handle, then raw.
-    expect(decoded!.writes.map((w) => w.key[0])).toEqual([0, 0, 0, 0, 0, 1, 1, 2]);
+    // The node's order: AccessPath keys by address, then table items by handle, raw keys, trading-native keys.
+    expect(decoded!.writes.map((w) => w.key[0])).toEqual([0, 0, 0, 0, 0, 1, 1, 2, 3]);
   });
 
   it('reads an empty page as no transactions', () => {
