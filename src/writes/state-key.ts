@@ -87,37 +87,46 @@ export function readStateKeyWrite(c: BcsCursor): StateKeyWrite {
  * The node's state_key_hash of the StateKey whose BCS bytes are `bcs`: SHA3-256 of the
  * seed SHA3-256("APTOS::StateKey") and the key's storage encoding (StateKeyInner::encode),
  * which is its BCS for an AccessPath; a TableItem's key bytes go without their length, a Raw
- * key's tag is 255, a TradingNative key's tag is 2.
+ * key's tag is 255, a TradingNative key's tag is 2. A RangeError for bytes that are no StateKey.
  */
 export function stateKeyHash(bcs: Uint8Array): Buffer {
+  let encoded: Uint8Array | null;
+  try {
+    encoded = storageEncoding(bcs);
+  } catch (err) {
+    if (!(err instanceof Undecodable)) throw err;
+    encoded = null;
+  }
+  if (encoded === null) throw new RangeError('not the BCS bytes of a StateKey');
+  return stateKeyEncodingHash(encoded);
+}
+
+/** StateKeyInner::encode of the key whose BCS bytes are `bcs`, or null when they are no StateKey. */
+function storageEncoding(bcs: Uint8Array): Uint8Array | null {
   const c = new BcsCursor(bcs);
   const variant = c.uleb();
-  if (variant === 0) return stateKeyEncodingHash(bcs);
-  if (variant === 1) {
-    const handleAt = c.pos;
+  const parts: Uint8Array[] = [];
+  if (variant === 0) {
+    // AccessPath: its tag and bcs(AccessPath) are its BCS.
+    c.skip(32);
+    c.skipBytes();
+    parts.push(bcs);
+  } else if (variant === 1) {
+    // TableItem: its tag, the handle, and the key's bytes without their length.
+    const handle = bcs.subarray(c.pos, c.pos + 32);
     c.skip(32);
     const n = c.length();
-    const keyAt = c.pos;
+    parts.push(Uint8Array.of(1), handle, bcs.subarray(c.pos, c.pos + n));
     c.skip(n);
-    if (c.left > 0) throw new RangeError('bytes after the StateKey');
-    return stateKeyEncodingHash(
-      Buffer.concat([Uint8Array.of(1), bcs.subarray(handleAt, handleAt + 32), bcs.subarray(keyAt)]),
-    );
-  }
-  if (variant === 2) {
+  } else if (variant === 2) {
     const n = c.length();
-    const at = c.pos;
+    parts.push(Uint8Array.of(255), bcs.subarray(c.pos, c.pos + n));
     c.skip(n);
-    if (c.left > 0) throw new RangeError('bytes after the StateKey');
-    return stateKeyEncodingHash(Buffer.concat([Uint8Array.of(255), bcs.subarray(at)]));
-  }
-  if (variant === 3 && c.uleb() === 0) {
-    const at = c.pos;
+  } else if (variant === 3 && c.uleb() === 0) {
+    parts.push(Uint8Array.of(2, 0), bcs.subarray(c.pos, c.pos + 96));
     c.skip(96);
-    if (c.left > 0) throw new RangeError('bytes after the StateKey');
-    return stateKeyEncodingHash(Buffer.concat([Uint8Array.of(2, 0), bcs.subarray(at)]));
-  }
-  throw new RangeError('not a StateKey');
+  } else return null;
+  return c.left === 0 ? Buffer.concat(parts) : null;
 }
 
 function copy(bytes: Uint8Array, start: number, end: number): Buffer {

@@ -164,5 +164,7 @@ describe('stateKeyHash', () => {
   it('says so of bytes that are no StateKey', () => {
     expect(() => stateKeyHash(Uint8Array.of(9))).toThrow(RangeError);
     expect(() => stateKeyHash(Uint8Array.of(2, 1, 7, 0))).toThrow(RangeError);
+    expect(() => stateKeyHash(Uint8Array.of(1, 5))).toThrow(RangeError);
+    expect(() => stateKeyHash(Uint8Array.of(3, 1))).toThrow(RangeError);
   });
 });
