@@ -154,7 +154,7 @@ function afterRepliesDue(socket: Duplex, connections: Connections, then: () => v
 /**
  * Listens to a reply ahead of node:http's own listener, which ends the socket
  * after the last reply due when the client half-closed: what `listener` writes
- * then still goes out. The lane's replies have no listeners of its own.
+ * then still goes out. The lane ends a connection only after its reply's listeners ran.
  */
 function beforeNodeHttp(reply: PublicReply, event: 'finish' | 'close', listener: () => void): void {
   const emitter = reply as PublicReply & Partial<ServerResponse>;
