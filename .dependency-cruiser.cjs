@@ -100,6 +100,8 @@ const SIM_ROOMS = [
   ['sim/', '^src/sim/[^/]+$'],
   ['sim/handlers/', '^src/sim/handlers/'],
   ['sim/state/', '^src/sim/state/'],
+  ['sim/sparse/', '^src/sim/sparse/'],
+  ['sim/feed/', '^src/sim/feed/'],
   ['sim/parse/', '^src/sim/parse/'],
 ];
 

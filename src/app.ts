@@ -2,11 +2,10 @@
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config/index.js';
-import { SIM_URL } from './config/index.js';
 import type { MemoryStore } from './cache/memory.js';
 import type { RedisStore } from './cache/redis/store.js';
 import { redisClient } from './cache/redis/client.js';
-import { buildAdminServer, noHealthyNode, type Readiness, SHUTTING_DOWN } from './admin/server.js';
+import { buildAdminServer, type Readiness } from './admin/server.js';
 import type { PassthroughDeps } from './http/passthrough.js';
 import { localPurges } from './admin/purge.js';
 import type { PurgeScope } from './admin/purge-body.js';
@@ -18,7 +17,7 @@ import { Metrics } from './metrics/metrics.js';
 import { PruneClock } from './ledger/prune-clock.js';
 import { Watermark } from './ledger/watermark.js';
 import type { PurgeDone, PurgeOrder } from './serve/read-through.js';
-import { type ProbeSchedule, probeResult } from './upstream/nodes/health.js';
+import type { ProbeSchedule } from './upstream/nodes/health.js';
 import type { UpstreamPool } from './upstream/pool.js';
 import { liveHeaderNames, liveVendorNames, VendorIdentity } from './ledger/vendor.js';
 import { type Applier, type LiveKey, Reloader, type ReloadOutcome } from './process/reload.js';
@@ -27,8 +26,9 @@ import { packageVersion } from './process/version.js';
 import { readRoutes } from './routes/table.js';
 import type { NodeError } from './errors.js';
 import { buildReads, warnIfUnverifiable } from './wiring/reads.js';
-import { startBuiltInSim, type SimNode } from './wiring/sim.js';
+import { BuiltInSim, type SimNode } from './wiring/sim.js';
 import { buildUpstreams, type Upstreams } from './wiring/upstream.js';
+import { readinessOf } from './wiring/readiness.js';
 
 /** How long start-up waits for Redis before serving from memory and nodes alone. */
 const REDIS_START_WAIT_MS = 2000;
@@ -88,7 +88,8 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
   // A corrected watermark was pushed by a node's lie: its rate says nothing of the chain.
   watermark.onCorrect(() => pruneClock.reset());
   const tracing = await startTracingIf(config, logger);
-  const sim = await startBuiltInSim(config, logger);
+  const sim = new BuiltInSim(config, logger);
+  await sim.startFor(config.upstreams);
   // Its sources are read at scrape time, when everything below exists.
   const metrics = new Metrics({
     memoryStats: () => stores.memory.stats(),
@@ -101,6 +102,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
         headroom: n.headroom(),
       })),
     watermarkVersion: () => watermark.current()?.ledgerVersion ?? null,
+    redisClients: () => stores.redisStates(),
   });
   const upstreams = buildUpstreams(config, {
     logger,
@@ -128,15 +130,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
   });
   const purges = localPurges(reads.purge, routes, logger, (scope) => metrics.purged(scope));
   const state = { closing: false };
-  // Fails first on shutdown, so a load balancer stops sending before the drain.
-  const readiness = (): Readiness => {
-    const upstreams = pool.nodes.map((n) => ({ name: n.name, state: pool.health(n), probe: probeResult(n) }));
-    if (state.closing) return { ready: false, reason: SHUTTING_DOWN, upstreams };
-    if (pool.ready()) return { ready: true, upstreams };
-    // The chain unknown: the vendor, or the nodes' chains or probes, say why; known, the nodes' health does.
-    const reason = pool.chainId() === undefined ? pool.notReadyReason() : noHealthyNode(upstreams);
-    return { ready: false, reason, upstreams };
-  };
+  const readiness = readinessOf({ pool, closing: () => state.closing, redisStates: stores.redisStates });
   const admin =
     config.admin.port !== 0 && deps.serveAdmin !== false
       ? buildAdminServer({ settings: config.admin, logger, env, metrics, readiness, headerNames, purge: purges.route })
@@ -159,19 +153,19 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
     watermark,
     memory: stores.memory,
     redis: stores.redis,
-    sim,
     metrics,
     admin,
     readiness,
   };
   return handleOf(parts, state, {
+    sim,
     purge: purges.here,
     reload: (next) => reloader.reload(next),
     // The last counts this instance has not shared yet go out before the client closes; the spans of the last requests before the process ends.
     closeRest: async () => {
       listener.limits.share();
       counters?.disconnect();
-      await sim?.close();
+      await sim.close();
       await tracing?.close();
     },
   });
@@ -181,15 +175,18 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
 function handleOf(
   parts: Pick<
     App,
-    'config' | 'logger' | 'http' | 'pool' | 'watermark' | 'memory' | 'redis' | 'sim' | 'metrics' | 'admin' | 'readiness'
+    'config' | 'logger' | 'http' | 'pool' | 'watermark' | 'memory' | 'redis' | 'metrics' | 'admin' | 'readiness'
   >,
   state: { closing: boolean },
-  rest: Pick<App, 'purge' | 'reload'> & { closeRest(): Promise<void> },
+  rest: Pick<App, 'purge' | 'reload'> & { sim: BuiltInSim; closeRest(): Promise<void> },
 ): App {
   const { config, logger, http, admin } = parts;
   let adminAddress: string | undefined;
   return {
     ...parts,
+    get sim() {
+      return rest.sim.node;
+    },
     async listen() {
       const { server: at, admin: adminAt } = config;
       const address = await listenAs('server', at.host, at.port, () => http.listen({ host: at.host, port: at.port }));
@@ -228,7 +225,7 @@ function reloaderFor(
   live: {
     pool: UpstreamPool;
     nodesOf: Upstreams['nodesOf'];
-    sim: SimNode | undefined;
+    sim: BuiltInSim;
     tenants: TenantDirectory;
     metrics: Metrics;
     env: NodeJS.ProcessEnv;
@@ -237,8 +234,8 @@ function reloaderFor(
   const { pool, tenants, metrics } = live;
   return new Reloader(config, logger, {
     upstreams: async (next) => {
-      if (next.upstreams.some((u) => u.url === SIM_URL) && !live.sim)
-        throw new Error("a 'sim' upstream needs a restart: the built-in node is not running");
+      // A 'sim' upstream the running app has no node for: the built-in node starts first.
+      await live.sim.startFor(next.upstreams);
       const result = await pool.replaceNodes(live.nodesOf(next.upstreams));
       logger.info({ ...result, upstreams: pool.nodes.map((n) => n.name) }, 'upstreams reloaded');
       warnIfUnverifiable({ ...config, upstreams: next.upstreams }, logger);

@@ -77,6 +77,8 @@ export interface NodeErrorOptions {
   reason?: ErrorReason;
   /** headers the reply carries beside the body */
   headers?: Record<string, string>;
+  /** what each node attempt got, when no node's answer could be used */
+  attempts?: readonly string[];
 }
 
 export class NodeError extends Error {
@@ -87,12 +89,18 @@ export class NodeError extends Error {
   readonly reason: ErrorReason;
   /** headers the reply carries beside the body (Retry-After, WWW-Authenticate, RateLimit-*) */
   readonly headers: Readonly<Record<string, string>>;
+  /**
+   * What each node attempt got (a status and content type, a reset, a timeout),
+   * in the proxy's words, when no node's answer could be used: for the access
+   * line, so the log says what the nodes did without reading the message
+   */
+  readonly attempts: readonly string[] | undefined;
 
   constructor(
     status: ErrorStatus,
     code: ErrorCode,
     message: string,
-    { vmErrorCode = null, reason = defaultReason(status), headers = {} }: NodeErrorOptions = {},
+    { vmErrorCode = null, reason = defaultReason(status), headers = {}, attempts }: NodeErrorOptions = {},
   ) {
     super(message);
     this.name = 'NodeError';
@@ -101,6 +109,7 @@ export class NodeError extends Error {
     this.vmErrorCode = vmErrorCode;
     this.reason = reason;
     this.headers = headers;
+    this.attempts = attempts;
   }
 
   /** Malformed client input: a node answers these with 400 web_framework_error. */
@@ -116,23 +125,25 @@ export class NodeError extends Error {
     return new NodeError(400, 'invalid_input', message, { reason: 'undecodable' });
   }
 
-  /** The proxy could not get an answer from a node; `reason` says why. */
+  /** The proxy could not get an answer from a node; `reason` says why, `attempts` what each node attempt got. */
   static unavailable(
     message: string,
     reason: ErrorReason = 'no_node',
     headers: Record<string, string> = {},
+    attempts?: readonly string[],
   ): NodeError {
-    return new NodeError(503, 'internal_error', message, { reason, headers });
+    return new NodeError(503, 'internal_error', message, { reason, headers, attempts });
   }
 
   /**
    * Every node that could answer is shedding load (each answered `overloaded`,
    * or is backing off after it did): the nodes' own code, and when to come back.
    */
-  static nodesShedding(message: string, retryAfterSeconds: number): NodeError {
+  static nodesShedding(message: string, retryAfterSeconds: number, attempts?: readonly string[]): NodeError {
     return new NodeError(503, 'overloaded', message, {
       reason: 'node_shedding',
       headers: { 'retry-after': String(retryAfterSeconds) },
+      attempts,
     });
   }
 

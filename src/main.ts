@@ -58,6 +58,12 @@ async function main(): Promise<void> {
     destination.flushSync();
     process.exit(code);
   };
+  // An error nobody caught ends the process, as it would without this, but with a last
+  // line that says so, and the lines before it flushed rather than lost with the process.
+  process.once('uncaughtException', (err, origin) => {
+    logger.fatal({ err: asError(err), origin }, 'stopped: an error nobody caught (a bug: report it with err)');
+    exit(1);
+  });
   // Before anything is cached: the sizing rule holds only with the heap's growth bounded.
   boundHeapGrowth();
   const workers = workerCount(config.server.workers);
@@ -76,13 +82,19 @@ async function main(): Promise<void> {
   handleSignals(app, config, logger, args, exit);
 }
 
-/** SIGTERM/SIGINT: not ready at once, still accepting for drainDelayMs, then the drain; SIGHUP: reload. */
+/**
+ * SIGTERM/SIGINT: not ready at once, still accepting for drainDelayMs, then the drain; SIGHUP: reload.
+ * The last line says why the process stopped (the signal) and how long the drain took; an
+ * error nobody caught stops it at once, its last line at fatal with the error.
+ */
 function handleSignals(app: App, config: Config, logger: Logger, args: CliArgs, exit: (code: number) => never): void {
   let closing = false;
   const shutdown = (signal: string): void => {
     if (closing) return;
     closing = true;
     const { drainDelayMs, shutdownTimeoutMs: deadlineMs } = config.server;
+    const startedAt = performance.now();
+    const msSince = (at: number): number => Math.round(performance.now() - at);
     app.failReadiness();
     logger.info(
       { signal, drainDelayMs, deadlineMs },
@@ -94,16 +106,27 @@ function handleSignals(app: App, config: Config, logger: Logger, args: CliArgs, 
     // else that would hold the process (a node or Redis that never answers a close).
     setTimeout(
       () => {
-        logger.error({ deadlineMs }, 'shutdown did not finish in time; exiting');
+        logger.error({ signal, deadlineMs, ms: msSince(startedAt) }, 'shutdown did not finish in time; exiting');
         exit(1);
       },
       drainDelayMs + deadlineMs + SHUTDOWN_GRACE_MS,
     ).unref();
     setTimeout(() => {
+      const drainStartedAt = performance.now();
       app.close().then(
-        () => exit(0),
+        () => {
+          const drainMs = msSince(drainStartedAt);
+          logger.info(
+            { signal, drainMs, ms: msSince(startedAt) },
+            `stopped on ${signal}: requests in flight drained in ${drainMs} ms`,
+          );
+          exit(0);
+        },
         (err) => {
-          logger.error({ err: asError(err) }, 'error during shutdown');
+          logger.error(
+            { signal, err: asError(err), drainMs: msSince(drainStartedAt) },
+            `stopped on ${signal}: error during shutdown`,
+          );
           exit(1);
         },
       );

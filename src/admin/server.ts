@@ -21,7 +21,10 @@ export interface Readiness {
   ready: boolean;
   /** while not ready: why, in words (shutting down, the vendor, the chain, or each node's last probe) */
   reason?: string;
-  upstreams: Array<{ name: string; state: string; probe?: ProbeResult }>;
+  /** each node: its name, its url (origin and path; userinfo and query values hidden), its state and last probe */
+  upstreams: Array<{ name: string; url: string; state: string; probe?: ProbeResult }>;
+  /** each Redis client with cache.redis: up, backing_off or down; none of them makes the proxy unready */
+  redis?: Array<{ client: string; state: string }>;
 }
 
 /** /readyz's reason while the chain is known and no node of it is healthy: each node's state, and what its probe got. */

@@ -96,10 +96,11 @@ export async function runPrimary(
   process.on('SIGHUP', () => {
     for (const worker of connected()) worker.process.kill('SIGHUP');
   });
-  /** Every worker drains, then the primary exits with `status`. */
+  /** Every worker drains, then the primary exits with `status`; its last line says why (`signal`) and how long the workers took. */
   function shutdown(signal: string, status = 0): void {
     if (stopping) return;
     stopping = true;
+    const startedAt = performance.now();
     logger.info({ signal, drainDelayMs: config.server.drainDelayMs }, 'shutting down: not ready; every worker drains');
     const alive = connected();
     const exited = Promise.all(
@@ -118,6 +119,11 @@ export async function runPrimary(
     void exited.then(async () => {
       clearTimeout(kill);
       await admin?.close();
+      const ms = Math.round(performance.now() - startedAt);
+      logger.info(
+        { signal, ms, workers: alive.length },
+        `stopped on ${signal}: every worker drained and exited in ${ms} ms`,
+      );
       exit(status);
     });
   }
@@ -158,13 +164,15 @@ function adminFor(
       );
       const all = answers.map((a) => a ?? notReady);
       const upstreams = all[0]?.upstreams ?? [];
+      // Each worker has its own Redis clients: the first answering worker's say how Redis is.
+      const redis = all[0]?.redis === undefined ? {} : { redis: all[0].redis };
       const unready = all.findIndex((a) => !a.ready);
-      if (all.length === count && unready < 0) return { ready: true, upstreams };
+      if (all.length === count && unready < 0) return { ready: true, upstreams, ...redis };
       const reason =
         unready < 0
           ? `${count - all.length} of ${count} workers not running`
           : `worker ${unready + 1} of ${count}: ${all[unready].reason ?? 'has not answered'}`;
-      return { ready: false, reason, upstreams };
+      return { ready: false, reason, upstreams, ...redis };
     },
     headerNames: ledgerHeaderNames(vendor.headerPrefix),
     purge: {

@@ -1,7 +1,7 @@
 // Config problems are reported all at once, one `path.to.key: reason` line each,
 // so an operator fixes a file in one pass instead of one error per restart.
 
-import type { z } from 'zod';
+import { z } from 'zod';
 import { isSecretPath } from './redact.js';
 
 export interface ConfigIssue {
@@ -61,6 +61,12 @@ function bound(issue: z.core.$ZodIssueTooBig | z.core.$ZodIssueTooSmall): string
   return `must be ${op} ${String(limit)}`;
 }
 
+/** Whether an issue's message is zod's own for its code, not one the schema gave. */
+function isZodDefault(issue: z.core.$ZodIssue): boolean {
+  const fallback = z.locales.en().localeError(issue as unknown as z.core.$ZodRawIssue);
+  return issue.message === (typeof fallback === 'string' ? fallback : fallback?.message);
+}
+
 /** Keys a release retired, with what replaces them: named instead of "unknown key". */
 const RETIRED: Readonly<Record<string, string>> = {
   rateLimit:
@@ -98,9 +104,12 @@ export function issuesFromZod(
         return [
           at(issue.path, `must be one of ${issue.values.map(String).join(' | ')}${given(issue.path, issue.input)}`),
         ];
-      case 'invalid_format':
+      case 'invalid_format': {
         if (issue.pattern === undefined) return [at(issue.path, issue.message)];
-        return [at(issue.path, `must match ${issue.pattern}${given(issue.path, issue.input)}`)];
+        // The schema's own words (`.regex(PATTERN, 'must be …')`) say what is wanted; zod's default only quotes the pattern.
+        const wanted = isZodDefault(issue) ? `must match ${issue.pattern}` : issue.message;
+        return [at(issue.path, `${wanted}${given(issue.path, issue.input)}`)];
+      }
       default:
         return [at(issue.path, issue.message)];
     }

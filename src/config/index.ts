@@ -23,6 +23,7 @@ export { applyEnv, ENV_OVERRIDES } from './env.js';
 export { parseCli, CliError, USAGE } from './cli.js';
 export type { CliArgs } from './cli.js';
 export { SIM_URL } from './net.js';
+export { redactUrl } from './redact.js';
 export {
   keepsLatestAnswers,
   LATEST_ANSWERS_SHARE,

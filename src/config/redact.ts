@@ -5,16 +5,13 @@
 // The rules are by shape, not by path, so a section added later is covered
 // without an entry here: every value under a key that names secrets (headers,
 // keys, tokens, passwords...) is hidden, whatever the section; and every URL,
-// wherever it stands, loses its password, its query values and the path
-// segments that may carry an API key (a hosted node's https://host/<key>/v1).
+// wherever it stands, loses its userinfo and its query values, where keys are
+// put. Its origin and path stay: they say which node or server it is.
 
 export const REDACTED = '<redacted>';
 
 /** Keys whose every value (at any depth under them) is a secret. */
 const SECRET_KEYS = /^(headers|keys?|apikeys?|tokens?|secrets?|passwords?|credentials|authorization|auth)$/i;
-
-/** Path segments of a URL kept as they are: an API version, a Redis database index, OTLP's /v1/traces. */
-const PLAIN_SEGMENT = /^(v\d+|\d+|traces)$/;
 
 /** Whether a config path runs under a key that names secrets: its value is never shown, in errors either. */
 export function isSecretPath(path: readonly PropertyKey[]): boolean {
@@ -40,7 +37,11 @@ function hideLeaves(value: unknown): unknown {
   return value === undefined ? value : REDACTED;
 }
 
-/** A URL without its password, query values and key-like path segments; any other string as it is. */
+/**
+ * A URL without its userinfo (a user name can be a key too: https://KEY@host/) and
+ * its query values; any other string as it is. Used wherever a URL is shown to
+ * an operator: `--check`, the probe log, /readyz.
+ */
 export function redactUrl(text: string): string {
   if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) return text;
   let url: URL;
@@ -50,13 +51,10 @@ export function redactUrl(text: string): string {
     // Not parseable, but shaped like a URL: it may still hold a password.
     return REDACTED;
   }
-  const segments = url.pathname.split('/');
-  const hidden = segments.map((segment) => (segment === '' || PLAIN_SEGMENT.test(segment) ? segment : REDACTED));
-  const secret = url.password !== '' || url.search !== '' || hidden.some((segment, i) => segment !== segments[i]);
   // Nothing to hide: the URL as written, not as URL would normalise it.
-  if (!secret) return text;
+  if (url.username === '' && url.password === '' && url.search === '') return text;
+  if (url.username !== '') url.username = REDACTED;
   if (url.password !== '') url.password = REDACTED;
   for (const key of [...url.searchParams.keys()]) url.searchParams.set(key, REDACTED);
-  url.pathname = hidden.join('/');
   return url.toString().replaceAll(encodeURIComponent(REDACTED), REDACTED);
 }

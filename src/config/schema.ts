@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { VENDOR_PATTERN } from '../wire/vendor.js';
 import { SIM_URL } from './net.js';
 import { CacheSchema, LatestSchema } from './sections/cache.js';
-import { chainId, host, port, positiveInt } from './sections/common.js';
+import { chainId, host, nonNegativeInt, port, positiveInt } from './sections/common.js';
 import { CorsSchema } from './sections/edge.js';
 import { SheddingSchema } from './sections/limits.js';
 import { AdminSchema, ServerSchema } from './sections/server.js';
@@ -29,6 +29,26 @@ export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', '
 /** json: one JSON object a line; pretty: one readable line a request; auto: pretty when stdout is a terminal. */
 export const LOG_FORMATS = ['json', 'pretty', 'auto'] as const;
 
+const share = z.number().min(0).max(1);
+
+const SimWritesSchema = z
+  .strictObject({
+    model: z
+      .enum(['period', 'sparse'])
+      .default('period')
+      .describe(
+        '`period`: every value changes every 10 versions, and the BCS transaction feed is refused (403 `api_disabled`); `sparse`: a finite universe of keys written now and then, which the BCS feed `GET /v1/transactions` lists exactly.',
+      ),
+    writeRate: share.default(0.02).describe('`sparse`: the mean share of the universe written per version.'),
+    hotShare: share.default(0.05).describe('`sparse`: the share of keys that are hot (written often).'),
+    hotEvery: z.number().min(1).default(8).describe('`sparse`: a hot key is written about once in this many versions.'),
+    accounts: nonNegativeInt.max(100_000).default(36).describe('`sparse`: user accounts in the universe.'),
+    objects: nonNegativeInt.max(100_000).default(12).describe('`sparse`: objects holding a resource group.'),
+    tables: nonNegativeInt.max(1000).default(4).describe('`sparse`: table handles.'),
+    tableKeys: nonNegativeInt.max(100_000).default(32).describe('`sparse`: u64 keys per table.'),
+  })
+  .describe('How its state changes from one version to the next.');
+
 const SimSchema = z
   .strictObject({
     port: port.default(8081).describe('Where the built-in simulated node listens (an upstream `url: sim`).'),
@@ -37,6 +57,7 @@ const SimSchema = z
     // A number, not a bigint, so the Config stays JSON-printable; callers widen it.
     pruneWindow: positiveInt.default(1_000_000).describe('The versions it keeps.'),
     chainId: chainId.default(4).describe('Its chain id.'),
+    writes: SimWritesSchema.prefault({}),
   })
   .describe('The built-in simulated node, run when an upstream is `sim`.');
 

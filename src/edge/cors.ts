@@ -69,14 +69,14 @@ export class Cors {
   }
 
   /**
-   * `Origin` when the CORS headers of a reply to `req` depend on its Origin, so
-   * a shared cache in front keeps one origin's reply from another: every request
-   * that carries one, allowed or not (the grant echoes the origin, and a listed
-   * origin gets what another does not). A request without Origin gets none, as
-   * from a node: api.md §10.1 keeps a backend's bytes as they are.
+   * `Origin` whenever CORS is on: every reply's CORS headers then depend on the
+   * request's Origin (the grant echoes it, a listed origin gets what another does
+   * not, and a request without one gets none), so a shared cache in front must
+   * keep them apart, the reply to a request without Origin included (the Fetch
+   * standard's "CORS protocol and HTTP caches").
    */
-  varyFor(req: PublicRequest): string | undefined {
-    return this.settings.enabled && req.headers.origin !== undefined ? 'Origin' : undefined;
+  varyFor(): string | undefined {
+    return this.settings.enabled ? 'Origin' : undefined;
   }
 
   /** A CORS preflight: OPTIONS with Origin and Access-Control-Request-Method, on a /v1 path. */

@@ -44,7 +44,7 @@ export class Edge {
       return true;
     }
     exchange.edgeHeaders = cors.headersFor(exchange.req);
-    exchange.vary = cors.varyFor(exchange.req);
+    exchange.vary = cors.varyFor();
     if (this.deps.trustedPeer(exchange.req))
       (exchange.edgeHeaders ??= []).push('x-proxy-headroom', this.deps.headroom().toFixed(3));
     return false;

@@ -33,6 +33,8 @@ export interface Exchange {
   bytes?: number;
   /** why the proxy made an error reply itself (never sent) */
   reason?: ErrorReason;
+  /** what each node attempt got, when the proxy's error reply says no node's answer could be used (never sent apart from its message) */
+  attempts?: readonly string[];
   /** who is calling, once the edge knows (api.md §10.2) */
   tenant?: Tenant;
   /** the client's address, as server.trustProxy says to read it, when the edge needed it */
@@ -62,6 +64,7 @@ export function openExchange(req: PublicRequest, res: PublicReply, endpoint: str
     upstream: undefined,
     bytes: undefined,
     reason: undefined,
+    attempts: undefined,
     tenant: undefined,
     client: undefined,
     accounted: false,

@@ -1,11 +1,14 @@
 // The gauges of state, read from their sources at scrape time: the memory tier,
-// each node's state, version, calls in flight and budget left, and the watermark.
+// each node's state, version, calls in flight and budget left, the watermark, and
+// whether each Redis client is up.
 import { Gauge, type Registry } from 'prom-client';
 
 export interface MetricsSources {
   memoryStats(): { entries: number; bytes: number };
   upstreams(): Array<{ name: string; state: string; ledgerVersion: bigint | null; inFlight: number; headroom: number }>;
   watermarkVersion(): bigint | null;
+  /** each Redis client by name, and its state (up, backing_off, down); none without cache.redis */
+  redisClients?(): Array<{ client: string; state: string }>;
 }
 
 const UPSTREAM_STATES = ['healthy', 'lagging', 'down', 'quarantined'] as const;
@@ -74,6 +77,17 @@ export function registerStateGauges(registers: Registry[], sources: MetricsSourc
     collect() {
       this.reset();
       for (const u of sources.upstreams()) this.set({ upstream: u.name }, u.headroom);
+    },
+  });
+  new Gauge({
+    name: 'ledger_proxy_redis_up',
+    help: '1 while a Redis client is connected and none of its commands failed in the last second (the read path uses it); 0 while it is down or backing off after a failure. By client: cache, fill-channel, limits; with several workers, 0 when any worker sees it so',
+    labelNames: ['client'],
+    registers,
+    aggregator: 'min',
+    collect() {
+      this.reset();
+      for (const r of sources.redisClients?.() ?? []) this.set({ client: r.client }, r.state === 'up' ? 1 : 0);
     },
   });
   new Gauge({

@@ -7,7 +7,13 @@
 // microseconds (bench scenario 1), so it is only counted; a Redis hit is observed
 // in the duration histogram like every other reply, so a slow Redis shows there.
 // The level is asked per reply, so a SIGHUP that changes log.level takes effect.
-import type { Logger } from 'pino';
+//
+// Otherwise the level says how the reply went, as pino-http's customLogLevel is
+// usually set: a 5xx at error, a 4xx at warn, except what is expected (a 429, a
+// client that left before its reply was written), at info like every other reply.
+// A reply of the proxy's own after every node failed lists what each node attempt
+// got (`attempts`), which the client reads in its message and the log did not say.
+import type { Level, Logger } from 'pino';
 import type { ErrorReason } from '../errors.js';
 import type { Exchange } from '../edge/exchange.js';
 import type { PublicRequest } from '../edge/message.js';
@@ -55,7 +61,7 @@ export function requestAccounting(
     const trace = exchange.trace;
     if (trace !== undefined)
       endRequestSpan(trace, exchange, status, () => exchange.client ?? clientAddress(exchange.req));
-    const level = hit ? 'debug' : 'info';
+    const level = hit ? 'debug' : accessLevel(exchange, status);
     if (!logger.isLevelEnabled(level)) return;
     const req = exchange.req;
     const url = req.url ?? '';
@@ -75,11 +81,20 @@ export function requestAccounting(
         tier,
         upstream: exchange.upstream,
         reason,
+        attempts: exchange.attempts,
         ms: Math.round(ms * 100) / 100,
       },
       'request',
     );
   };
+}
+
+/** The level of a reply's access line that is no hit: by its status, a refusal of the client's rate and a client gone at info. */
+function accessLevel(exchange: Exchange, status: number): Level {
+  if (status < 400 || status === 429) return 'info';
+  // The client closed its connection before its reply was written whole: its own doing.
+  if (exchange.req.socket.destroyed && !exchange.res.writableFinished) return 'info';
+  return status >= 500 ? 'error' : 'warn';
 }
 
 /** Longer than any ledger version: a client's junk is cut to this in the log. */

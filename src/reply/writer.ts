@@ -99,6 +99,7 @@ export class ReplyWriter {
       if (exchange.vary !== undefined) headers.push('vary', exchange.vary);
       exchange.cache = 'BYPASS';
       exchange.reason = err.reason;
+      exchange.attempts = err.attempts;
       exchange.bytes = body.length;
       if (exchange.edgeHeaders !== undefined) headers.push(...exchange.edgeHeaders);
     }

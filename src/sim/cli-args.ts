@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { SIM_VENDOR_PATTERN } from './ledger-headers.js';
 import { parseNodeU64 } from './parse/u64.js';
 import { SIM_FAULT_MODES, type SimFaultMode } from './faults.js';
-import type { SimOptions } from './server.js';
+import type { SimOptions, SimWritesOption } from './server.js';
 
 export const USAGE = `usage: sim [options]
   --port N                  listen port (default 8081; 0 = any free port)
@@ -16,6 +16,16 @@ export const USAGE = `usage: sim [options]
   --start-version N         latest version at start (default 1000)
   --fault MODE              answer every request with a fault until restarted:
                             ${SIM_FAULT_MODES.join(', ')}
+  --writes MODEL            period (default: every value changes every 10 versions; no BCS
+                            transaction feed) or sparse (a universe of keys written now and
+                            then, listed by the BCS feed GET /v1/transactions)
+  --write-rate R            sparse: the share of the universe written per version (default 0.02)
+  --hot-share S             sparse: the share of keys that are hot (default 0.05)
+  --hot-every N             sparse: a hot key is written about once in N versions (default 8)
+  --accounts N              sparse: user accounts in the universe (default 36)
+  --objects N               sparse: objects holding a resource group (default 12)
+  --tables N                sparse: table handles (default 4)
+  --table-keys N            sparse: u64 keys per table (default 32)
   --git-hash H              git_hash in GET /v1 (default simulated)
   --no-gzip                 never gzip answers
   --help                    print this and exit`;
@@ -46,6 +56,34 @@ function faultOption(text: string | undefined): SimFaultMode | undefined {
   return mode;
 }
 
+function writesOption(values: Record<string, string | boolean | undefined>): SimWritesOption | undefined {
+  const model = values.writes as string | undefined;
+  const sparse = ['write-rate', 'hot-share', 'hot-every', 'accounts', 'objects', 'tables', 'table-keys'];
+  if (model === undefined || model === 'period') {
+    const given = sparse.find((name) => values[name] !== undefined);
+    if (given !== undefined) throw new Error(`--${given} needs --writes sparse`);
+    return model === undefined ? undefined : { model: 'period' };
+  }
+  if (model !== 'sparse') throw new Error(`--writes must be period or sparse: ${model}`);
+  const num = (name: string, max: number): number | undefined =>
+    numberOption(name, values[name] as string | undefined, max);
+  const whole = (name: string): number | undefined => {
+    const value = num(name, 100_000);
+    if (value !== undefined && !Number.isInteger(value)) throw new Error(`--${name} must be a whole number: ${value}`);
+    return value;
+  };
+  return {
+    model: 'sparse',
+    writeRate: num('write-rate', 1),
+    hotShare: num('hot-share', 1),
+    hotEvery: num('hot-every', 1_000_000),
+    accounts: whole('accounts'),
+    objects: whole('objects'),
+    tables: whole('tables'),
+    tableKeys: whole('table-keys'),
+  };
+}
+
 export function parseSimArgs(argv: string[]): SimCli {
   const { values } = parseArgs({
     args: argv,
@@ -61,6 +99,14 @@ export function parseSimArgs(argv: string[]): SimCli {
       'start-version': { type: 'string' },
       fault: { type: 'string' },
       'git-hash': { type: 'string' },
+      writes: { type: 'string' },
+      'write-rate': { type: 'string' },
+      'hot-share': { type: 'string' },
+      'hot-every': { type: 'string' },
+      accounts: { type: 'string' },
+      objects: { type: 'string' },
+      tables: { type: 'string' },
+      'table-keys': { type: 'string' },
       'no-gzip': { type: 'boolean', default: false },
     },
   });
@@ -82,6 +128,7 @@ export function parseSimArgs(argv: string[]): SimCli {
     startVersion: u64Option('start-version', values['start-version']),
     gitHash: values['git-hash'],
     gzip: !values['no-gzip'],
+    writes: writesOption(values),
   };
   const fault = faultOption(values.fault);
   return fault === undefined ? { help: false, options } : { help: false, options, fault };

@@ -1,7 +1,11 @@
 // Fault injection: one active fault at a time, limited to some routes and/or to
 // the next `count` matching requests. The server decides what each mode does;
-// the hostile modes (a node that answers, but not as a node should) are in hostile.ts.
+// the hostile modes (a node that answers, but not as a node should) are in hostile.ts,
+// the transaction feed's (pages a follower must not take) in feed/fault.ts and feed/page.ts.
+import { isFeedMode, SIM_FEED_MODES, type SimFeedFault, type SimFeedMode } from './feed/fault.js';
 import type { SimRoute } from './routes.js';
+
+export { isFeedMode, SIM_FEED_MODES, type SimFeedMode };
 
 /**
  * overloaded: a node shedding load (aptos-core's memory admission gate): 503
@@ -16,7 +20,8 @@ export type SimFaultMode =
   | 'status429'
   | 'empty'
   | 'overloaded'
-  | SimHostileMode;
+  | SimHostileMode
+  | SimFeedMode;
 
 /**
  * A node that answers, but with something a proxy must not take as it comes:
@@ -31,7 +36,7 @@ export type SimFaultMode =
  */
 export type SimHostileMode = 'gzipBomb' | 'hugeBody' | 'headerAhead' | 'headerBehind' | 'wrongBody' | 'endlessBody';
 
-export interface SimFault {
+export interface SimFault extends Omit<SimFeedFault, 'mode'> {
   mode: SimFaultMode;
   /**
    * 'slow': how long to wait before answering normally (default 1000 ms); any
@@ -44,7 +49,7 @@ export interface SimFault {
   count?: number;
   /** gzipBomb: decoded size; hugeBody: body size; endlessBody: bytes per piece */
   bytes?: number;
-  /** headerAhead, headerBehind: how many versions the ledger headers are off */
+  /** headerAhead, headerBehind: how many versions the ledger headers are off; feedLag: how far the node is behind */
   versions?: bigint;
   /** overloaded: a Retry-After to send, in seconds (a node's gate sends none) */
   retryAfterSeconds?: number;
@@ -71,6 +76,7 @@ export const SIM_FAULT_MODES: readonly SimFaultMode[] = [
   'headerBehind',
   'wrongBody',
   'endlessBody',
+  ...SIM_FEED_MODES,
 ];
 
 /** The path a node's load shedding lets through: its health check, so liveness probes still pass. */
@@ -98,6 +104,8 @@ export class SimFaultInjector implements SimFaults {
     ) {
       throw new RangeError(`retryAfterSeconds must be a whole number >= 0: ${fault.retryAfterSeconds}`);
     }
+    if (fault.range !== undefined && fault.range.from > fault.range.to)
+      throw new RangeError(`range.from must be <= range.to: ${fault.range.from} > ${fault.range.to}`);
     this.#active = { ...fault, routes: fault.routes && [...fault.routes], remaining: fault.count ?? Infinity };
   }
 
@@ -109,6 +117,7 @@ export class SimFaultInjector implements SimFaults {
   take(route: SimRoute, path = ''): SimFault | null {
     const fault = this.#active;
     if (fault === null || (fault.routes !== undefined && !fault.routes.includes(route))) return null;
+    if (isFeedMode(fault.mode) && route !== 'feed') return null;
     if (fault.mode === 'overloaded' && SHEDDING_EXEMPT.test(path)) return null;
     fault.remaining--;
     if (fault.remaining <= 0) this.#active = null;

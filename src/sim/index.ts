@@ -1,5 +1,19 @@
 // The simulated node: a test fixture, demo upstream and bench target.
-export { startSim, type SimNode, type SimOptions } from './server.js';
+export { startSim, type SimNode, type SimOptions, type SimWritesOption } from './server.js';
+export { SimSparseModel, type SimWrite, type SimWriteOp } from './sparse/model.js';
+export {
+  simSparseUniverse,
+  type SimKeyKind,
+  type SimKeySchedule,
+  type SimSparseOptions,
+  type SimUniverse,
+  type SimUniverseKey,
+} from './sparse/universe.js';
+export { simVersionKind, simUserVersion, type SimVersionKind } from './sparse/schedule.js';
+export { simKeyRequests, type SimKeyRequest } from './sparse/requests.js';
+export { simSaltedHash, simStateKey, simStateKeyHash, simStructTag, type SimStateKeySpec } from './sparse/keys.js';
+export { SIM_TRANSACTIONS_PAGE_SIZE } from './feed/page.js';
+export { simFeedTransaction, SIM_DELIMITABLE_VARIANTS, type SimUnknownVariant } from './feed/transaction.js';
 export {
   SimLedger,
   simLedgerInfo,
@@ -11,7 +25,15 @@ export {
   type SimLedgerOptions,
 } from './state/ledger.js';
 export { SIM_REQUEST_LOG_SIZE, type SimCounters, type SimRecordedRequest } from './counters.js';
-export { SIM_DEFAULT_SLOW_MS, SIM_FAULT_MODES, type SimFault, type SimFaultMode, type SimFaults } from './faults.js';
+export {
+  SIM_DEFAULT_SLOW_MS,
+  SIM_FAULT_MODES,
+  SIM_FEED_MODES,
+  type SimFault,
+  type SimFaultMode,
+  type SimFaults,
+  type SimFeedMode,
+} from './faults.js';
 export { SIM_ROUTES, classifyRoute, type SimRoute } from './routes.js';
 export { simTableItem, SIM_VALUE_PERIOD } from './state/tables.js';
 export {
@@ -25,7 +47,8 @@ export {
   type SimResource,
 } from './state/accounts.js';
 export { simTransactionHash, type SimMempool } from './state/transactions.js';
-export { decodeSimStateKey, simBcsTableKey } from './handlers/table-item.js';
+export { simBcsTableKey } from './handlers/table-item.js';
+export { decodeNodeStateKey, type SimStateKeyRead, type SimStatePath, type SimStructTag } from './parse/state-key.js';
 export { SIM_MAX_PAGE_SIZE } from './state/pages.js';
 export {
   simBalance,

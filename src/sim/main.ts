@@ -23,6 +23,7 @@ async function main(): Promise<void> {
       ledgerVersion: String(info.ledgerVersion),
       oldestLedgerVersion: String(info.oldestLedgerVersion),
       versionsPerSecond: options.versionsPerSecond ?? 0,
+      writes: options.writes?.model ?? 'period',
       fault,
     },
     `simulated node listening on ${sim.url}`,

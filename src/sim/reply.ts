@@ -6,7 +6,10 @@ import type { LedgerInfo } from '../ledger/info.js';
 import { simLedgerHeaders, type SimHeaderNames, type SimVendorNames } from './ledger-headers.js';
 import { simMediaType } from './parse/accept.js';
 import { parseNodeU64 } from './parse/u64.js';
+import type { SimFeedFault } from './feed/fault.js';
+import type { SimSparseModel } from './sparse/model.js';
 import type { SimLedger } from './state/ledger.js';
+import type { SimStateView } from './state/state-view.js';
 import type { SimHistory } from './state/transactions.js';
 
 export interface SimReply {
@@ -24,11 +27,17 @@ export interface SimRequest {
   query: URLSearchParams;
   headers: IncomingHttpHeaders;
   body: Buffer;
+  /** a fault on the transaction feed, for its handler to apply to the page */
+  feedFault?: SimFeedFault;
 }
 
 export interface SimContext {
   ledger: SimLedger;
   history: SimHistory;
+  /** the state every route reads, in the node's write model */
+  state: SimStateView;
+  /** the sparse write model, whose write sets the BCS feed lists; null in the period model */
+  sparse: SimSparseModel | null;
   names: SimVendorNames;
   headerNames: SimHeaderNames;
   gitHash: string;

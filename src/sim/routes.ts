@@ -2,6 +2,7 @@
 // dispatch to its handler. Anything unknown is a 404 error body, never a crash.
 import { SimError } from './node-error.js';
 import { simLedgerInfoJson } from './ledger-headers.js';
+import { simAnswerFormat } from './parse/accept.js';
 import { handleAccount, handleBalance, handleList, handleModule, handleResource } from './handlers/accounts.js';
 import {
   handleBlockByHeight,
@@ -31,6 +32,7 @@ export const SIM_ROUTES = [
   'txn_by_version',
   'txn_by_hash',
   'transactions',
+  'feed',
   'block_by_height',
   'block_by_version',
   'gas_price',
@@ -39,7 +41,7 @@ export const SIM_ROUTES = [
 export type SimRoute = (typeof SIM_ROUTES)[number];
 
 interface Route {
-  name: Exclude<SimRoute, 'other'>;
+  name: Exclude<SimRoute, 'other' | 'feed'>;
   method: 'GET' | 'POST';
   pattern: RegExp;
   handle(req: SimRequest, ctx: SimContext, params: string[]): SimReply;
@@ -144,8 +146,10 @@ function find(method: string, path: string): { route: Route; params: string[] } 
   return undefined;
 }
 
-export function classifyRoute(method: string, path: string): SimRoute {
-  return find(method, path)?.route.name ?? 'other';
+/** The route a request is counted and faulted under: the transaction list in BCS is the feed a proxy follows. */
+export function classifyRoute(method: string, path: string, accept?: string): SimRoute {
+  const name = find(method, path)?.route.name ?? 'other';
+  return name === 'transactions' && simAnswerFormat(accept) === 'bcs' ? 'feed' : name;
 }
 
 /** The reply to a fully read request. A SimError thrown before the ledger is read has no ledger headers. */

@@ -7,10 +7,14 @@ import { SimError } from './node-error.js';
 import { simCors, withSimCors } from './cors.js';
 import { simHeaderNames, simVendorNames } from './ledger-headers.js';
 import { SimRequestCounters, type SimCounters } from './counters.js';
-import { SIM_DEFAULT_SLOW_MS, SimFaultInjector, type SimFault, type SimFaults } from './faults.js';
+import { isFeedMode, SIM_DEFAULT_SLOW_MS, SimFaultInjector, type SimFault, type SimFaults } from './faults.js';
 import { isHostile, writeHostile } from './hostile.js';
 import { acceptsGzip, readBody, SIM_KEEP_ALIVE_MS, writeReply, type ReadBody } from './http-io.js';
-import { SimLedger, startAutoAdvance } from './state/ledger.js';
+import { SimSparseModel } from './sparse/model.js';
+import { SimSparseState } from './sparse/state.js';
+import type { SimSparseOptions } from './sparse/universe.js';
+import { SimLedger, simUsecPerVersion, startAutoAdvance } from './state/ledger.js';
+import { SimPeriodState } from './state/state-view.js';
 import { errorReply, reply, type SimContext, type SimReply, type SimRequest } from './reply.js';
 import { classifyRoute, dispatch } from './routes.js';
 import { SIM_MAX_PAGE_SIZE } from './state/pages.js';
@@ -42,7 +46,15 @@ export interface SimOptions {
   statelessAccounts?: boolean;
   /** default 9999: the node's max_account_{resources,modules}_page_size */
   maxPageSize?: number;
+  /**
+   * default { model: 'period' }: every value changes every SIM_VALUE_PERIOD versions, and the
+   * BCS transaction feed is refused (403 api_disabled); 'sparse': a finite universe of keys
+   * written now and then (SimSparseModel), listed exactly by the BCS feed's write sets
+   */
+  writes?: SimWritesOption;
 }
+
+export type SimWritesOption = { model: 'period' } | ({ model: 'sparse' } & SimSparseOptions);
 
 export interface SimNode {
   /** http://HOST:PORT, no trailing slash, no /v1 */
@@ -53,6 +65,8 @@ export interface SimNode {
   readonly faults: SimFaults;
   /** submitted transactions: pending until the ledger reaches their version */
   readonly mempool: SimMempool;
+  /** the sparse write model (its universe, what each version writes); null in the period model */
+  readonly writes: SimSparseModel | null;
   /** stop listening and destroy open sockets: connections are refused afterwards */
   stop(): Promise<void>;
   /** listen again on the same port */
@@ -68,6 +82,7 @@ class SimServer implements SimNode {
   readonly counters = new SimRequestCounters();
   readonly faults = new SimFaultInjector();
   readonly mempool = new SimMempool();
+  readonly writes: SimSparseModel | null;
   readonly #ctx: SimContext;
   readonly #host: string;
   readonly #gzip: boolean;
@@ -81,9 +96,14 @@ class SimServer implements SimNode {
   constructor(options: SimOptions) {
     const names = simVendorNames(options.vendor ?? 'node');
     this.ledger = new SimLedger(options);
+    const writes = options.writes ?? { model: 'period' };
+    this.writes =
+      writes.model === 'sparse' ? new SimSparseModel(writes, simUsecPerVersion(options.versionsPerSecond)) : null;
     this.#ctx = {
       ledger: this.ledger,
       history: new SimHistory(this.ledger, this.mempool),
+      state: this.writes === null ? new SimPeriodState() : new SimSparseState(this.writes),
+      sparse: this.writes,
       names,
       headerNames: simHeaderNames(names.headerPrefix),
       gitHash: options.gitHash ?? 'simulated',
@@ -160,7 +180,7 @@ class SimServer implements SimNode {
     const url = req.url ?? '/';
     const queryAt = url.indexOf('?');
     const path = queryAt < 0 ? url : url.slice(0, queryAt);
-    const route = classifyRoute(method, path);
+    const route = classifyRoute(method, path, req.headers.accept);
     const read = await readBody(req);
     this.counters.record(route, { method, url, headers: req.headers, body: read.body });
     if (req.socket.destroyed) return;
@@ -176,6 +196,8 @@ class SimServer implements SimNode {
     const answer = (): SimReply => this.#answer(request, read);
     const fault = this.faults.take(route, path);
     if (fault === null) writeReply(res, answer(), gzip);
+    else if (isFeedMode(fault.mode))
+      writeReply(res, this.#answer({ ...request, feedFault: { ...fault, mode: fault.mode } }, read), gzip);
     else this.#applyFault(fault, req, res, answer, gzip);
   }
 

@@ -4,10 +4,11 @@
 import { NodeError } from '../errors.js';
 import { ATTR, SPAN, SpanKind, type TraceScope } from '../tracing/scope.js';
 import type { NodeAnswer } from '../model/node-answer.js';
+import { AttemptLog } from './call.js';
 import type { NodeCall } from './transport/node-client.js';
 
 /** One attempt as the failover loop makes it: `attempts` collects why it gave no answer to use. */
-export type Attempt = (call: NodeCall, attempts: string[]) => Promise<NodeAnswer | null>;
+export type Attempt = (call: NodeCall, attempts: AttemptLog) => Promise<NodeAnswer | null>;
 
 /**
  * Runs `attempt` with the trace's traceparent on the call, in a span of its own
@@ -18,13 +19,13 @@ export async function tracedAttempt(
   trace: TraceScope,
   node: string,
   call: NodeCall,
-  attempts: string[],
+  attempts: AttemptLog,
   attempt: Attempt,
 ): Promise<NodeAnswer | null> {
   const span = trace.child(SPAN.attempt, SpanKind.CLIENT, { [ATTR.node]: node, [ATTR.method]: call.method });
   const traced = { ...call, headers: (span ?? trace).headers(call.headers) };
   if (span === undefined) return attempt(traced, attempts);
-  const reasons: string[] = [];
+  const reasons = new AttemptLog();
   try {
     const answer = await attempt(traced, reasons);
     if (answer !== null) {
@@ -36,7 +37,7 @@ export async function tracedAttempt(
     } else if (call.signal?.aborted) {
       span.end({ [ATTR.outcome]: 'cancelled' });
     } else {
-      span.end({ [ATTR.outcome]: 'failed' }, reasons.join('; ') || 'no answer');
+      span.end({ [ATTR.outcome]: 'failed' }, reasons.texts.join('; ') || 'no answer');
     }
     return answer;
   } catch (err) {
@@ -44,6 +45,6 @@ export async function tracedAttempt(
     span.end({ [ATTR.outcome]: 'shed' }, NodeError.from(err).message);
     throw err;
   } finally {
-    attempts.push(...reasons);
+    attempts.take(reasons);
   }
 }

@@ -8,7 +8,7 @@ import { NodeError } from '../errors.js';
 import { loggedError } from '../process/log-error.js';
 import type { NodeAnswer } from '../model/node-answer.js';
 import { tracedAttempt } from './attempt-span.js';
-import type { CallOutcome, CallPlan, ShedReason } from './call.js';
+import type { AttemptLog, CallOutcome, CallPlan, NodeFailure, ShedReason } from './call.js';
 import type { Lease } from './lease.js';
 import type { NodeSet, SnapshotVerdict } from './nodes/node-set.js';
 import { BrokenCircuitError, CountedFailure, type NodeState, type ProbeRecord } from './nodes/node-state.js';
@@ -43,11 +43,16 @@ function isShed(err: unknown): boolean {
   return err instanceof NodeError && err.reason === 'overloaded';
 }
 
+/** How a node failed, from the reason of the NodeError its call ended in (the node client's words for it). */
+function nodeFailure(reason: NodeError['reason']): NodeFailure {
+  return reason === 'node_timeout' || reason === 'node_broken' ? reason : 'node_failed';
+}
+
 export class NodeAttempts {
   constructor(private readonly deps: NodeAttemptsDeps) {}
 
   /** One call to one node, on a lease it releases; null (with the reason in `attempts`) when it failed. */
-  run(lease: Lease, call: NodeCall, attempts: string[], plan: CallPlan): Promise<NodeAnswer | null> {
+  run(lease: Lease, call: NodeCall, attempts: AttemptLog, plan: CallPlan): Promise<NodeAnswer | null> {
     if (plan.trace === undefined) return this.tryNode(lease, call, attempts, plan);
     return tracedAttempt(plan.trace, lease.node.name, call, attempts, (traced, reasons) =>
       this.tryNode(lease, traced, reasons, plan),
@@ -55,7 +60,12 @@ export class NodeAttempts {
   }
 
   /** The attempt itself, traced or not. */
-  private async tryNode(lease: Lease, call: NodeCall, attempts: string[], plan: CallPlan): Promise<NodeAnswer | null> {
+  private async tryNode(
+    lease: Lease,
+    call: NodeCall,
+    attempts: AttemptLog,
+    plan: CallPlan,
+  ): Promise<NodeAnswer | null> {
     const node = lease.node;
     const probedAtSend = node.probed;
     const started = performance.now();
@@ -84,7 +94,7 @@ export class NodeAttempts {
     if (answer.ledger !== null) this.deps.nodes.observeAnswer(node, answer.ledger);
     if (node.quarantined) {
       const why = node.otherChain ? `chain id ${answer.ledger?.chainId ?? node.ledger?.chainId}` : 'misbehaving';
-      attempts.push(`${node.name}: quarantined (${why})`);
+      attempts.add(`${node.name}: quarantined (${why})`);
       return null;
     }
     return answer;
@@ -117,22 +127,22 @@ export class NodeAttempts {
   }
 
   /** The node shed load: it is left alone for a moment, without blame, and the call goes on to another node. */
-  private shedding(node: NodeState, shed: NodeShedding, attempts: string[], seconds: number): null {
+  private shedding(node: NodeState, shed: NodeShedding, attempts: AttemptLog, seconds: number): null {
     node.shed(shedBackOffMs(shed.retryAfterMs, this.deps.probeIntervalMs));
     this.deps.onCall?.(node.name, 'overloaded', seconds);
-    attempts.push(`${node.name}: shedding load (overloaded)`);
+    attempts.add(`${node.name}: shedding load (overloaded)`);
     return null;
   }
 
   /** A call that got no answer to use: why, in `attempts`; a shed call ends the read. */
-  private failed(node: NodeState, err: unknown, call: NodeCall, attempts: string[], seconds: number): null {
+  private failed(node: NodeState, err: unknown, call: NodeCall, attempts: AttemptLog, seconds: number): null {
     if (isShed(err)) {
       this.deps.onShed?.('answer_bytes');
       throw err;
     }
     if (call.signal?.aborted) return null;
     if (err instanceof BrokenCircuitError) {
-      attempts.push(`${node.name}: circuit open`);
+      attempts.add(`${node.name}: circuit open`);
       return null;
     }
     this.deps.onCall?.(node.name, 'failed', seconds);
@@ -142,10 +152,11 @@ export class NodeAttempts {
         cause.verdict === 'unconfirmed'
           ? "its answer's ledger version could not be confirmed (its probe did not answer)"
           : 'answered an implausible ledger version';
-      attempts.push(`${node.name}: ${why}`);
+      attempts.add(`${node.name}: ${why}`, 'node_broken');
       return null;
     }
-    attempts.push(cause instanceof NodeError ? cause.message : `${node.name}: failed`);
+    if (cause instanceof NodeError) attempts.add(cause.message, nodeFailure(cause.reason));
+    else attempts.add(`${node.name}: failed`, 'node_failed');
     this.logUnexpected(node, cause, call);
     return null;
   }

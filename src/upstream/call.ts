@@ -1,6 +1,7 @@
 // A call to the nodes as the failover loop takes it: what is sent, how it is
 // routed and retried, how each attempt went, and why a call is shed.
 import type { Priority } from '../config/index.js';
+import type { ErrorReason } from '../errors.js';
 import type { TraceScope } from '../tracing/scope.js';
 import type { NodeState } from './nodes/node-state.js';
 import type { NodeCall } from './transport/node-client.js';
@@ -34,3 +35,28 @@ export type Call = Omit<NodeCall, 'timeoutMs'>;
 
 /** A shed call's client may come back in a second: budgets free up as calls end and tokens return. */
 export const RETRY_SOON = { 'retry-after': '1' };
+
+/** Why a node gave no answer, as the metrics and the access line name it. */
+export type NodeFailure = Extract<ErrorReason, 'node_failed' | 'node_timeout' | 'node_broken'>;
+
+/**
+ * Why each attempt of one call gave no answer to use, in the proxy's words (the
+ * client's 503 says them, the access line lists them), and the last way a node
+ * failed, which becomes the reply's reason when no node answered.
+ */
+export class AttemptLog {
+  readonly texts: string[] = [];
+  /** how the last node that failed failed; undefined while none did (every node shed, was open or quarantined) */
+  failure: NodeFailure | undefined;
+
+  add(text: string, failure?: NodeFailure): void {
+    this.texts.push(text);
+    if (failure !== undefined) this.failure = failure;
+  }
+
+  /** Another log's attempts (a traced attempt's own), after these. */
+  take(other: AttemptLog): void {
+    this.texts.push(...other.texts);
+    if (other.failure !== undefined) this.failure = other.failure;
+  }
+}

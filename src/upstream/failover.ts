@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { NodeError } from '../errors.js';
 import type { NodeAnswer } from '../model/node-answer.js';
 import { NodeAttempts } from './attempt.js';
-import { type Call, type CallOutcome, type CallPlan, RETRY_SOON, type ShedReason } from './call.js';
+import { AttemptLog, type Call, type CallOutcome, type CallPlan, RETRY_SOON, type ShedReason } from './call.js';
 import type { Lease, NodeLeases } from './lease.js';
 import type { NodeSet } from './nodes/node-set.js';
 import type { NodeState } from './nodes/node-state.js';
@@ -63,13 +63,13 @@ export class Failover {
   async run(call: Call, plan: CallPlan): Promise<NodeAnswer> {
     const maxAttempts = plan.idempotent ? this.settings.maxAttempts : 1;
     const tried = new Set<NodeState>(plan.exclude);
-    const attempts: string[] = [];
+    const attempts = new AttemptLog();
     const startedAt = Date.now();
     let fallback: NodeAnswer | null = null;
     for (let attempt = 0; attempt < maxAttempts; attempt++) {
       const remaining = plan.deadline - Date.now();
       if (remaining <= 0) {
-        attempts.push(`deadline of ${this.settings.deadlineMs} ms reached`);
+        attempts.add(`deadline of ${this.settings.deadlineMs} ms reached`, 'node_timeout');
         break;
       }
       const choice = await this.deps.leases.take(
@@ -92,16 +92,18 @@ export class Failover {
       if (answer === null) continue;
       if (!isNodeSpecific(answer) && !this.aheadOf(answer, tried)) return answer;
       const answered = this.deps.nodes.nodes.find((n) => n.name === answer.upstream) ?? lease.node;
-      attempts.push(`${answered.name}: HTTP ${answer.status} ${answer.errorCode ?? ''}`.trim());
+      attempts.add(`${answered.name}: HTTP ${answer.status} ${answer.errorCode ?? ''}`.trim());
       fallback = betterFallback(fallback, answer);
     }
     // A node's own JSON error (500, version_not_found, version_pruned) is passed
     // through when no other node did better.
     if (fallback !== null) return fallback;
-    const shedding = sheddingError(this.deps.nodes.nodes, startedAt, attempts);
+    const shedding = sheddingError(this.deps.nodes.nodes, startedAt, attempts.texts);
     if (shedding !== null) throw shedding;
-    if (attempts.length === 0) attempts.push('no upstream is available');
-    throw NodeError.unavailable(`no upstream could answer: ${attempts.join('; ')}`);
+    if (attempts.texts.length === 0) attempts.add('no upstream is available');
+    // Why, for the metrics and the log: how the last node that failed failed; no_node when none was asked or none failed itself.
+    const { texts, failure } = attempts;
+    throw NodeError.unavailable(`no upstream could answer: ${texts.join('; ')}`, failure ?? 'no_node', {}, texts);
   }
 
   private exhausted(node: NodeState): NodeError {
@@ -143,7 +145,7 @@ export class Failover {
     lease: Lease,
     call: NodeCall,
     tried: Set<NodeState>,
-    attempts: string[],
+    attempts: AttemptLog,
     plan: CallPlan,
   ): Promise<NodeAnswer | null> {
     let shed: unknown;

@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { CacheGeneration } from '../cache/generation.js';
 import { MemoryStore } from '../cache/memory.js';
 import { RedisStore } from '../cache/redis/store.js';
-import type { RedisClientOptions } from '../cache/redis/client.js';
+import type { RedisClientOptions, RedisState, ReportingClient } from '../cache/redis/client.js';
 import { type Config, keepsLatestAnswers, memoryShares } from '../config/index.js';
 import type { PruneClock } from '../ledger/prune-clock.js';
 import type { Watermark } from '../ledger/watermark.js';
@@ -32,6 +32,8 @@ export interface Reads {
   redis: RedisStore | undefined;
   /** how every Redis client is made (absent without cache.redis) */
   redisClients: RedisClientOptions | undefined;
+  /** the state of every Redis client made with those options, by its name; [] without cache.redis */
+  redisStates(): Array<{ client: string; state: RedisState }>;
   reads: ReadThrough;
 }
 
@@ -44,6 +46,7 @@ export function buildReads(config: Config, deps: ReadsDeps): Reads {
   const memory = new MemoryStore({ maxBytes: shares.tier });
   const generation = new CacheGeneration();
   const redisConfig = config.cache.redis;
+  const clients: ReportingClient[] = [];
   const redisClients: RedisClientOptions | undefined = redisConfig && {
     url: redisConfig.url,
     cluster: redisConfig.cluster,
@@ -51,6 +54,8 @@ export function buildReads(config: Config, deps: ReadsDeps): Reads {
     logger,
     // Every client's failures, logged (rate-limited) and counted.
     onError: (op, _err, client) => metrics.redisError(client, op),
+    // Every client's state, read by /readyz and at scrape time.
+    onClient: (client) => clients.push(client),
   };
   const redis =
     redisConfig && redisClients
@@ -80,7 +85,8 @@ export function buildReads(config: Config, deps: ReadsDeps): Reads {
     onVerify: (outcome) => metrics.verify(outcome),
   });
   warnIfUnverifiable(config, logger);
-  return { memory, redis, redisClients, reads };
+  const redisStates = () => clients.map((client) => ({ client: client.name, state: client.state() }));
+  return { memory, redis, redisClients, redisStates, reads };
 }
 
 /** cache.verify needs a second node: say so at start (and reload) when there is none. */

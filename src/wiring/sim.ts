@@ -9,21 +9,48 @@ import type { SimNode } from '../sim/index.js';
 
 export type { SimNode };
 
-/** The built-in simulated node, when an upstream is 'sim'. */
-export async function startBuiltInSim(config: Config, logger: Logger): Promise<SimNode | undefined> {
-  if (!config.upstreams.some((u) => u.url === SIM_URL)) return undefined;
-  const { startSim } = await import('../sim/index.js');
-  const sim = await listenAs('sim', config.sim.host, config.sim.port, () =>
-    startSim({
-      // With vendor: auto the built-in node speaks the default vendor, and the proxy reads it from its headers.
-      vendor: config.vendor === 'auto' ? 'node' : config.vendor,
-      host: config.sim.host,
-      port: config.sim.port,
-      chainId: config.sim.chainId,
-      versionsPerSecond: config.sim.versionsPerSecond,
-      pruneWindow: BigInt(config.sim.pruneWindow),
-    }),
-  );
-  logger.info({ url: sim.url }, 'upstream is the built-in SIMULATED node (url: sim), not a real ledger node');
-  return sim;
+/**
+ * The built-in simulated node: started with the app when an upstream is 'sim', or
+ * by the first reload whose upstreams add one. It listens as the `sim` keys of
+ * the config the app started with say (they take effect at a restart).
+ */
+export class BuiltInSim {
+  #node: SimNode | undefined;
+
+  constructor(
+    private readonly config: Config,
+    private readonly logger: Logger,
+  ) {}
+
+  /** The running node; undefined until an upstream named it. */
+  get node(): SimNode | undefined {
+    return this.#node;
+  }
+
+  /** Starts the node when `upstreams` name it and it is not running; rejects with a ListenError naming `sim.port`. */
+  async startFor(upstreams: Config['upstreams']): Promise<void> {
+    if (this.#node !== undefined || !upstreams.some((u) => u.url === SIM_URL)) return;
+    const { config } = this;
+    const { startSim } = await import('../sim/index.js');
+    this.#node = await listenAs('sim', config.sim.host, config.sim.port, () =>
+      startSim({
+        // With vendor: auto the built-in node speaks the default vendor, and the proxy reads it from its headers.
+        vendor: config.vendor === 'auto' ? 'node' : config.vendor,
+        host: config.sim.host,
+        port: config.sim.port,
+        chainId: config.sim.chainId,
+        versionsPerSecond: config.sim.versionsPerSecond,
+        pruneWindow: BigInt(config.sim.pruneWindow),
+        writes: { ...config.sim.writes },
+      }),
+    );
+    this.logger.info(
+      { url: this.#node.url },
+      'upstream is the built-in SIMULATED node (url: sim), not a real ledger node',
+    );
+  }
+
+  async close(): Promise<void> {
+    await this.#node?.close();
+  }
 }

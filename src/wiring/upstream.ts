@@ -8,7 +8,7 @@ import type { LedgerHeaderNames } from '../ledger/headers.js';
 import type { PruneClock } from '../ledger/prune-clock.js';
 import type { Watermark } from '../ledger/watermark.js';
 import type { Metrics } from '../metrics/metrics.js';
-import type { SimNode } from './sim.js';
+import type { BuiltInSim } from './sim.js';
 import type { ProbeSchedule } from '../upstream/nodes/health.js';
 import { NodeClient } from '../upstream/transport/node-client.js';
 import { NodeState } from '../upstream/nodes/node-state.js';
@@ -22,7 +22,7 @@ export interface UpstreamDeps {
   pruneClock: PruneClock;
   vendor: VendorIdentity;
   headerNames: LedgerHeaderNames;
-  sim: SimNode | undefined;
+  sim: BuiltInSim;
   probeSchedule?: ProbeSchedule;
 }
 
@@ -62,14 +62,15 @@ function nodeStates(
   upstreams: Config['upstreams'],
   config: Config,
   headerNames: LedgerHeaderNames,
-  sim: SimNode | undefined,
+  sim: BuiltInSim,
 ): NodeState[] {
   return upstreams.map((u) =>
     Object.assign(
       new NodeState(
         new NodeClient({
           name: u.name,
-          url: u.url === SIM_URL ? sim!.url : u.url,
+          // Started before its upstream is made: at start-up, or by the reload that adds it.
+          url: u.url === SIM_URL ? sim.node!.url : u.url,
           headers: u.headers,
           headerNames,
         }),

@@ -60,8 +60,8 @@ export interface Request {
    * to when it is sent (no ledger_version); `item` builds that path.
    */
   item?: PathItem;
-  /** leading zeros on the version text (the same version, api.md §2) */
-  zeros: number;
+  /** what leads the version text: '', zeros, or a '+' (%2B) and zeros (the same version, api.md §2) */
+  spelling: string;
   label: string;
 }
 
@@ -236,7 +236,7 @@ function acceptHeader(rng: Rng): Record<string, string> {
 }
 
 /** An account route: pinned by ledger_version (added when sent), JSON or BCS. */
-function accountRequest(rng: Rng, at: At, zeros: number, missing: string): Request {
+function accountRequest(rng: Rng, at: At, spelling: string, missing: string): Request {
   const who = rng.chance(0.85) ? rng.pick(ACCOUNT_FORMS) : missing;
   const get = (path: string, label: string): Request => ({
     endpoint: 'accounts',
@@ -245,7 +245,7 @@ function accountRequest(rng: Rng, at: At, zeros: number, missing: string): Reque
     headers: acceptHeader(rng),
     body: Buffer.alloc(0),
     at,
-    zeros,
+    spelling,
     label,
   });
   switch (rng.int(0, 5)) {
@@ -268,7 +268,7 @@ function accountRequest(rng: Rng, at: At, zeros: number, missing: string): Reque
 }
 
 /** A table item by JSON key, or a state value by its BCS StateKey (BCS only). */
-function tableRequest(rng: Rng, at: At, zeros: number): Request {
+function tableRequest(rng: Rng, at: At, spelling: string): Request {
   const n = rng.int(0, 40);
   if (rng.chance(0.7)) {
     const key = rng.pick([String(n), n]);
@@ -282,7 +282,7 @@ function tableRequest(rng: Rng, at: At, zeros: number): Request {
       headers: { 'content-type': JSON_TYPE, ...acceptHeader(rng) },
       body: Buffer.from(body),
       at,
-      zeros,
+      spelling,
       label: 'table item',
     };
   }
@@ -302,7 +302,7 @@ function tableRequest(rng: Rng, at: At, zeros: number): Request {
     headers: { 'content-type': JSON_TYPE, accept },
     body: Buffer.from(JSON.stringify({ key })),
     at,
-    zeros,
+    spelling,
     label: 'state value',
   };
 }
@@ -325,7 +325,7 @@ function historyRequest(rng: Rng, at: At, chainId: number): Request {
     headers: acceptHeader(rng),
     body: Buffer.alloc(0),
     at,
-    zeros: 0,
+    spelling: '',
     label: item.kind,
     item,
   };
@@ -346,9 +346,11 @@ export function nextRequest(
 ): Request {
   const at = pickAt(rng);
   const zeros = rng.chance(0.05) ? rng.int(1, 5) : 0;
+  // An odd count spells it with a '+' first: %2B, as a bare '+' in a query string is a space.
+  const spelling = zeros % 2 === 1 ? `%2B${'0'.repeat(zeros - 1)}` : '0'.repeat(zeros);
   const family = rng.next();
-  if (family < 0.2) return accountRequest(rng, at, zeros, ctx.missing);
-  if (family < 0.3) return tableRequest(rng, at, zeros);
+  if (family < 0.2) return accountRequest(rng, at, spelling, ctx.missing);
+  if (family < 0.3) return tableRequest(rng, at, spelling);
   if (family < 0.45) return historyRequest(rng, at, ctx.chainId);
   if (rng.chance(0.5)) {
     const present = rng.chance(0.75);
@@ -367,7 +369,7 @@ export function nextRequest(
       headers: { 'content-type': JSON_TYPE, accept },
       body: Buffer.from(JSON.stringify({ key: keyText })),
       at,
-      zeros,
+      spelling,
       label: `raw_item ${present ? 'present' : 'absent'}${accept === 'application/json' ? ' (json accept)' : ''}`,
     };
   }
@@ -382,7 +384,7 @@ export function nextRequest(
       headers: { 'content-type': BCS_VIEW_TYPE, ...acceptHeaders },
       body,
       at,
-      zeros,
+      spelling,
       label,
     };
   }
@@ -394,7 +396,7 @@ export function nextRequest(
     headers: { 'content-type': JSON_TYPE, ...acceptHeaders },
     body: Buffer.from(viewJsonText(rng, call)),
     at,
-    zeros,
+    spelling,
     label,
   };
 }
@@ -428,9 +430,8 @@ export interface Reply extends ReplyLike {
   headers: Record<string, string | string[] | undefined>;
 }
 
-async function send(pool: Pool, req: Request, version: bigint | null, zeros = 0): Promise<Reply> {
-  const query =
-    version === null ? '' : `${req.path.includes('?') ? '&' : '?'}ledger_version=${'0'.repeat(zeros)}${version}`;
+async function send(pool: Pool, req: Request, version: bigint | null, spelling = ''): Promise<Reply> {
+  const query = version === null ? '' : `${req.path.includes('?') ? '&' : '?'}ledger_version=${spelling}${version}`;
   const res = await pool.request({
     method: req.method,
     path: req.path + query,
@@ -576,14 +577,14 @@ export async function runDifferential(o: RunOptions): Promise<Report> {
       const itemVersion = req.item === undefined ? undefined : (resolved ?? before.ledgerVersion);
       if (req.item !== undefined) req = { ...req, path: req.item.path(itemVersion!) };
       const version = req.item === undefined ? resolved : null;
-      const proxied = await send(toProxy, req, version, req.zeros);
+      const proxied = await send(toProxy, req, version, req.spelling);
       const after = o.node.ledger.info();
       report.requests++;
       const cache = header(proxied, 'x-cache') ?? '-';
       const tier = header(proxied, 'x-cache-tier');
       bump(report.byCache, tier === undefined ? cache : `${cache} ${tier}`);
       bump(report.byStatus, `${req.endpoint} ${proxied.status} ${errorCodeOf(proxied) ?? ''}`.trim());
-      const where = `#${i} ${req.label} ${req.path}${version === null ? ' (latest)' : `?ledger_version=${'0'.repeat(req.zeros)}${version}`} [${req.at.kind}] body=${JSON.stringify(req.body.toString('latin1').slice(0, 120))} accept=${req.headers.accept ?? '-'}; sim ledger when sent ${before.ledgerVersion}/${before.oldestLedgerVersion}, when answered ${after.ledgerVersion}/${after.oldestLedgerVersion}\n    proxy: ${show(proxied)}`;
+      const where = `#${i} ${req.label} ${req.path}${version === null ? ' (latest)' : `?ledger_version=${req.spelling}${version}`} [${req.at.kind}] body=${JSON.stringify(req.body.toString('latin1').slice(0, 120))} accept=${req.headers.accept ?? '-'}; sim ledger when sent ${before.ledgerVersion}/${before.oldestLedgerVersion}, when answered ${after.ledgerVersion}/${after.oldestLedgerVersion}\n    proxy: ${show(proxied)}`;
 
       const problem = shapeProblem(proxied);
       if (problem !== null) {

@@ -180,6 +180,16 @@ const version: fc.Arbitrary<Part<string>> = fc.oneof(
       fc.tuple(fc.integer({ min: 1, max: 20 }), fc.bigInt(FUZZ_OLDEST, FUZZ_LATEST)).map(([z, v]) => '0'.repeat(z) + v),
     ),
   },
+  {
+    weight: 1,
+    // A leading '+' (Rust's u64::from_str), %-encoded: a bare '+' in a query string is a space.
+    arbitrary: valid(
+      'v-plus',
+      fc
+        .tuple(fc.integer({ min: 0, max: 20 }), fc.bigInt(FUZZ_OLDEST, FUZZ_LATEST))
+        .map(([z, v]) => '%2B' + '0'.repeat(z) + v),
+    ),
+  },
   { weight: 2, arbitrary: valid('v-pruned', fc.bigInt(0n, FUZZ_OLDEST - 1n).map(String)) },
   {
     weight: 2,
@@ -197,6 +207,11 @@ const version: fc.Arbitrary<Part<string>> = fc.oneof(
           '',
           '-1',
           '+5',
+          '%2B',
+          '%2B%2B5',
+          '%2B-1',
+          '-%2B5',
+          '%2B%205',
           '1.0',
           'abc',
           '18446744073709551616',

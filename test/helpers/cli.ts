@@ -91,11 +91,14 @@ export async function runCli(
   return { code, stdout, stderr };
 }
 
-/** Starts the CLI on `file` (which must set server.port = `port`); resolves once it answers GET /v1. */
-export async function startCli(file: string, port: number): Promise<Cli> {
+/**
+ * Starts the CLI on `file` (which must set server.port = `port`); resolves once it answers GET /v1.
+ * `nodeArgs` go to node before the script (`--import` of a module the test plants).
+ */
+export async function startCli(file: string, port: number, nodeArgs: string[] = []): Promise<Cli> {
   // No LEDGER_PROXY_* from the environment may override the file.
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('LEDGER_PROXY_')));
-  const child = spawn(process.execPath, [join(build!, 'main.js'), '--config', file], {
+  const child = spawn(process.execPath, [...nodeArgs, join(build!, 'main.js'), '--config', file], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -123,7 +126,19 @@ export async function startCli(file: string, port: number): Promise<Cli> {
 }
 
 /** Starts the CLI on a free port with a config file for `node` (cliConfig with `more`); resolves once it answers GET /v1. */
-export async function startCliFor(node: { url: string }, more: Record<string, Sections> = {}): Promise<Cli> {
+export async function startCliFor(
+  node: { url: string },
+  more: Record<string, Sections> = {},
+  nodeArgs: string[] = [],
+): Promise<Cli> {
   const port = await freePort();
-  return startCli(configFile(`config-${port}.yaml`, cliConfig(port, node, more)), port);
+  return startCli(configFile(`config-${port}.yaml`, cliConfig(port, node, more)), port, nodeArgs);
+}
+
+/** The JSON lines of a CLI's output, parsed (pretty or other lines left out). */
+export function jsonLines(output: string): Array<Record<string, unknown>> {
+  return output
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
 }

@@ -5,7 +5,7 @@ import { request } from 'undici';
 import { afterEach } from 'vitest';
 import { buildApp, type App, type AppDeps } from '../../src/app.js';
 import { parseConfig } from '../../src/config/index.js';
-import { startSim, type SimNode, type SimOptions } from '../../src/sim/index.js';
+import { startSim, type SimNode, type SimOptions, type SimSparseOptions } from '../../src/sim/index.js';
 
 const cleanups: Array<() => Promise<void>> = [];
 
@@ -17,6 +17,11 @@ export async function sim(options: SimOptions = {}): Promise<SimNode> {
   const node = await startSim({ gzip: true, ...options });
   cleanups.push(() => node.close());
   return node;
+}
+
+/** A sim in the sparse write model (a universe of keys written now and then, and its BCS feed). */
+export function sparseSim(sparse: SimSparseOptions = {}, options: Omit<SimOptions, 'writes'> = {}): Promise<SimNode> {
+  return sim({ ...options, writes: { model: 'sparse', ...sparse } });
 }
 
 export interface ProxyHandle {

@@ -39,13 +39,15 @@ function u128Answer(n: bigint): Buffer {
 }
 
 describe('canonical keys', () => {
-  it('raw_item: handle forms, key hex case and prefix, JSON whitespace, leading zeros of the version → one node call', async () => {
+  it("raw_item: handle forms, key hex case and prefix, JSON whitespace, a leading '+' and zeros of the version → one node call", async () => {
     const { node, url } = await simBehindProxy(FAST_PROBES);
     const keyHex = PRESENT.toString('hex');
     const expected = itemAt(PRESENT, 7n);
     const variants: Array<[string, () => Promise<Reply>]> = [
       ['canonical', () => rawItem(url, '0x' + keyHex, { version: 7 })],
       ['ledger_version=007', () => rawItem(url, '0x' + keyHex, { version: '007' })],
+      ['ledger_version=%2B7', () => rawItem(url, '0x' + keyHex, { version: '%2B7' })],
+      ['ledger_version=%2B007', () => rawItem(url, '0x' + keyHex, { version: '%2B007' })],
       [
         'handle upper case',
         () => rawItem(url, '0x' + keyHex, { version: 7, handle: HANDLE.toUpperCase().replace('0X', '0x') }),
@@ -91,7 +93,7 @@ describe('canonical keys', () => {
     expect(node.counters.byRoute.raw_item).toBe(1);
   });
 
-  it('view JSON: function address form, member order, whitespace, leading zeros of the version → one node call', async () => {
+  it("view JSON: function address form, member order, whitespace, a leading '+' and zeros of the version → one node call", async () => {
     const { node, url } = await simBehindProxy(FAST_PROBES);
     const expected = balanceAt(OWNER, 7n);
     const post = (body: string, q = '?ledger_version=7') =>
@@ -111,6 +113,11 @@ describe('canonical keys', () => {
         'ledger_version=007',
         () =>
           post(JSON.stringify({ function: BALANCE, type_arguments: [], arguments: [OWNER] }), '?ledger_version=007'),
+      ],
+      [
+        'ledger_version=%2B7',
+        () =>
+          post(JSON.stringify({ function: BALANCE, type_arguments: [], arguments: [OWNER] }), '?ledger_version=%2B7'),
       ],
       [
         'no Accept means JSON',

@@ -1,6 +1,7 @@
 // The Redis tier failing open, on this file's own redis-server (never the shared
 // one on 6379): while Redis is killed, restarted or stalled every read is the
-// node's answer, in time (api.md §7).
+// node's answer, in time (api.md §7); and what an operator sees of it meanwhile:
+// each client's state in /readyz, which stays ready, and ledger_proxy_redis_up.
 import { describe, expect, it } from 'vitest';
 import { simBalance } from '../../src/sim/index.js';
 import {
@@ -17,9 +18,10 @@ import {
   tally,
   timed,
 } from '../helpers/cache.js';
+import { metricValue } from '../helpers/metrics.js';
 import { COMMAND_TIMEOUT_MS, PREFIX, redisProxy } from '../helpers/redis-cache.js';
 import { until } from '../helpers/until.js';
-import { rawItem, sim, viewJson, type Reply } from '../helpers/proxy.js';
+import { call, freePort, rawItem, sim, viewJson, type Reply } from '../helpers/proxy.js';
 import { stallRedis, useRedisServer } from '../helpers/redis-server.js';
 
 const server = useRedisServer({ flushEach: true });
@@ -179,5 +181,60 @@ describe('failing open', () => {
       ms,
       `pinned miss with Redis stalled took ${Math.round(ms)} ms (node time ${Math.round(warm.ms)} ms)`,
     ).toBeLessThan(COMMAND_TIMEOUT_MS + warm.ms + 150);
+  });
+});
+
+describe("Redis's state, where an operator looks", () => {
+  it('/readyz lists each client up, down or backing off, and stays ready; ledger_proxy_redis_up follows', async () => {
+    const node = await sim();
+    // With tenants, the limits' counters have a client of their own.
+    const { app, url } = await redisProxy(server.url, node, {
+      admin: { host: '127.0.0.1', port: await freePort() },
+      tenants: { anonymous: { requestsPerSecond: 1000 } },
+    });
+    const readyz = async () => {
+      const res = await call(app.adminUrl()!, '/readyz');
+      const body = res.json() as { redis: Array<{ client: string; state: string }> };
+      return { status: res.status, states: Object.fromEntries(body.redis.map((r) => [r.client, r.state])) };
+    };
+    const up = async (client: string) => metricValue(app, 'ledger_proxy_redis_up', { client });
+    const clients = ['cache', 'fill-channel', 'limits'];
+
+    await until(async () => (await readyz()).states.limits === 'up', 5000, 'the limits client connected');
+    expect(await readyz()).toEqual({ status: 200, states: { cache: 'up', 'fill-channel': 'up', limits: 'up' } });
+    for (const client of clients) expect(await up(client), client).toBe(1);
+
+    // Stalled: still connected, but a command that timed out leaves it alone for a moment.
+    const { awake } = await stallRedis(server.url, 2);
+    let version = 700n;
+    await until(
+      async () => {
+        expectStatus(await rawItem(url, hex(PRESENT), { version: version++ }), 200);
+        return (await readyz()).states.cache === 'backing_off';
+      },
+      5000,
+      'the cache client backing off after a command timed out',
+    );
+    expect((await readyz()).status).toBe(200);
+    await awake;
+
+    await server.kill();
+    await until(async () => (await readyz()).states.cache === 'down', 5000, 'the cache client down');
+    const down = await readyz();
+    expect(down.status, 'Redis down never makes the proxy unready').toBe(200);
+    expect(down.states).toEqual({ cache: 'down', 'fill-channel': 'down', limits: 'down' });
+    for (const client of clients) expect(await up(client), client).toBe(0);
+    // What reached the node: the read Redis could not answer.
+    const before = node.counters.byRoute.raw_item ?? 0;
+    expectStatus(await rawItem(url, hex(PRESENT), { version: 790n }), 200);
+    expect(node.counters.byRoute.raw_item).toBe(before + 1);
+
+    await server.restart();
+    await until(
+      async () => Object.values((await readyz()).states).every((state) => state === 'up'),
+      10_000,
+      'every client up again',
+    );
+    for (const client of clients) expect(await up(client), client).toBe(1);
   });
 });

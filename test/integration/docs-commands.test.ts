@@ -5,7 +5,8 @@
 // clear failure on a port already taken, a stop command that stops only it),
 // `npm run sim` (its ledger advances) and the node-failure walkthrough (its answers,
 // and nothing left running after it); the cache purge examples of the caching page;
-// the deploy page's `--check` of the example config;
+// the deploy page's `--check` of the example config, and the README's of a config
+// started from it;
 // and the SDK snippet of the clients page, each run by `node` as a reader would.
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -153,6 +154,25 @@ describe('the commands of the docs', () => {
     const shell = bash(script, {});
     expect(await within(shell.done, 20_000, () => `--check to end:\n${shell.output()}`), shell.output()).toBe(0);
     expect(shell.output().trim().split('\n').at(-1)).toBe('valid');
+  });
+
+  it("the README's --check of a config started from the production example exits 0", async () => {
+    const readme = read(README);
+    const [, example, command] = /start from\s+\[`(config\/[^`]+)`\][\s\S]*?check it with `([^`]+)`/.exec(readme) ?? [];
+    expect(example, 'the README names the example to start from').toBe('config/production.example.yaml');
+    const config = /--config (\S+)$/.exec(command)?.[1];
+    expect(config, `the README's command checks a file: ${command}`).toBeDefined();
+    // The reader's copy of the example, under the name the command gives, in a folder of its own.
+    const dir = join(ROOT, '.test-build', `readme-check-${process.pid}`);
+    mkdirSync(dir, { recursive: true });
+    try {
+      writeFileSync(join(dir, config!), read(example));
+      const shell = bash(`cd ${dir} && ${relocate(command, {})}`, {});
+      expect(await within(shell.done, 20_000, () => `--check to end:\n${shell.output()}`), shell.output()).toBe(0);
+      expect(shell.output()).toContain(`# ${config}: valid.`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('`npm run sim` runs a node whose ledger advances', async () => {

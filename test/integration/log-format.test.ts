@@ -2,7 +2,8 @@
 // is one line a request, `{method} {path} {status} {cache} {ms}ms {reqId}` and
 // the line's other fields after it; JSON is one object a line. Either way the
 // access line names the version asked (or `latest`), never the whole query, and
-// an error is under `err`, serialized by pino.
+// an error is under `err`, serialized by pino. The observability page's examples
+// of the access line are a real line's keys and value shapes.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,7 +13,7 @@ import { describe, expect, inject, it } from 'vitest';
 import { effectiveLogFormat, prettyLines } from '../../src/process/logger.js';
 import { type Cli, cliConfig, configFile, runCli, startCli, useCliBuild } from '../helpers/cli.js';
 import { freePort } from '../helpers/free-port.js';
-import { call, rawItem, sim } from '../helpers/proxy.js';
+import { call, capturedLog, proxy, QUIET_ROUTING, rawItem, sim } from '../helpers/proxy.js';
 import { until } from '../helpers/until.js';
 
 useCliBuild();
@@ -161,5 +162,63 @@ describe('the pretty lines', () => {
 
     const failed = render('warn', { err: new Error('redis went away') }, 'redis failure; serving without it');
     expect(failed).toMatch(/redis failure; serving without it[\s\S]*redis went away[\s\S]*\n\s+at /);
+  });
+});
+
+describe("the observability page's access line", () => {
+  const PAGE = join(import.meta.dirname, '../../docs/operations/observability.md');
+
+  /** The JSON and the pretty example of the access line, as the page shows them. */
+  function documented(): { json: Record<string, unknown>; pretty: string } {
+    const page = readFileSync(PAGE, 'utf8');
+    const schema = page.indexOf('**The access line**');
+    const open = page.indexOf('```json\n', schema);
+    const json = JSON.parse(page.slice(open + 8, page.indexOf('\n```', open))) as Record<string, unknown>;
+    const pretty = /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: .*$/m.exec(page)?.[0];
+    expect(pretty, 'a pretty access line on the page').toBeDefined();
+    return { json, pretty: pretty! };
+  }
+
+  /** A value's shape: its JSON type, and for a string that names a thing, the thing. */
+  const shape = (value: unknown): string => (Array.isArray(value) ? 'array' : typeof value);
+
+  it("has a real line's keys, value types and values for the request it shows", async () => {
+    const { json, pretty } = documented();
+    const node = await sim();
+    const { logger, lines } = capturedLog();
+    // Unnamed, as in a first config: the names the page shows are the defaults.
+    const { url } = await proxy([{ url: node.url, name: undefined }], { routing: QUIET_ROUTING }, { logger });
+    const reply = await call(url, `${json.path}?ledger_version=${json.version}`);
+    expect(reply.status).toBe(json.status);
+    expect(node.counters.total).toBeGreaterThan(0);
+    const line = lines.find((l) => l.msg === 'request')!;
+    expect(line, JSON.stringify(lines)).toBeDefined();
+
+    expect(Object.keys(json).sort()).toEqual(Object.keys(line).sort());
+    for (const key of Object.keys(line)) expect(shape(json[key]), key).toBe(shape(line[key]));
+    // What the request shown decides: the same on the page as in the line.
+    for (const key of [
+      'level',
+      'method',
+      'endpoint',
+      'path',
+      'version',
+      'client',
+      'status',
+      'cache',
+      'upstream',
+      'msg',
+    ])
+      expect(json[key], key).toEqual(line[key]);
+
+    // The pretty form of that line: the same head, and the same fields after it.
+    const rendered = prettyLines(false)(JSON.stringify(line)).trim();
+    const head = (text: string): string => text.replace(/^\[[^\]]+\] /, '').replace(/ [\d.]+ms \S+ \{.*$/, '');
+    expect(head(pretty)).toBe(head(rendered));
+    const fields = (text: string): Record<string, unknown> => JSON.parse(text.slice(text.indexOf(' {') + 1));
+    const [shown, real] = [fields(pretty), fields(rendered)];
+    expect(Object.keys(shown)).toEqual(Object.keys(real));
+    for (const key of Object.keys(real)) expect(shape(shown[key]), key).toBe(shape(real[key]));
+    for (const key of ['endpoint', 'version', 'client', 'upstream']) expect(shown[key], key).toEqual(real[key]);
   });
 });

@@ -164,7 +164,7 @@ describe('runbooks', () => {
       expect(rule.annotations.runbook_url, rule.alert).toBe(`${TROUBLESHOOTING}#${rule.alert.toLowerCase()}`);
   });
 
-  it("Alertmanager's template joins it to the one base URL its config states", async () => {
+  it("Alertmanager's template joins it to the one base URL it states: the project's repository, as package.json names it", async () => {
     const data = join(mkdtempSync(join(tmpdir(), 'runbook-')), 'data.json');
     const runbook = `${TROUBLESHOOTING}#ledgerproxydown`;
     writeFileSync(data, JSON.stringify({ commonAnnotations: { runbook_url: runbook } }));
@@ -176,7 +176,13 @@ describe('runbooks', () => {
       '--template.text={{ template "ledger_proxy.runbook" . }}',
     ]);
     expect(rendered.code, rendered.out).toBe(0);
-    expect(rendered.stdout.trim()).toMatch(new RegExp(`^https://[^ ]+/${runbook.replaceAll('.', '\\.')}$`));
+    const { repository } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+      repository: { url: string };
+    };
+    // git+https://host/owner/name.git, as npm records it: the repository's web address.
+    const home = repository.url.replace(/^git\+/, '').replace(/\.git$/, '');
+    expect(home).toMatch(/^https:\/\/github\.com\/[^/]+\/[^/]+$/);
+    expect(rendered.stdout.trim()).toBe(`${home}/blob/main/${runbook}`);
   });
 });
 

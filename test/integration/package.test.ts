@@ -1,14 +1,29 @@
 // The npm package as a release makes it: `npm pack` (its prepack builds dist/ and
 // ships the lockfile as npm-shrinkwrap.json) in a copy of this checkout, then the
-// tarball installed into an empty folder, where `ledger-proxy` answers --version,
-// --help and --check on each example config it ships; and installed as the
-// Dockerfile's runtime stage installs it (unpacked, npm ci --omit=dev), where
-// dist/main.js checks the config the image runs with. Needs the npm registry (or
-// the npm cache) for the dependencies.
+// tarball installed into an empty folder, as a consumer installs it (npm resolves
+// the dependencies' ranges afresh there: neither our overrides nor the shrinkwrap
+// reach it), without an EBADENGINE and with every installed package's engines
+// covering ours, where `ledger-proxy` answers --version, --help and --check on
+// each example config it ships; and installed as the Dockerfile's runtime stage
+// installs it (unpacked, npm ci --omit=dev), where dist/main.js checks the config
+// the image runs with. The package names where its docs are (repository,
+// homepage, bugs): it ships none of docs/. Needs the npm registry (or the npm
+// cache) for the dependencies.
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import semver from 'semver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -16,7 +31,44 @@ const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
   version: string;
   files: string[];
   bin: Record<string, string>;
+  engines: { node: string };
 };
+
+/** The project's public home, as package.json and the runbook template name it. */
+const HOME = 'https://github.com/ledger-proxy/ledger-proxy';
+
+/**
+ * Every package installed under `root`/node_modules whose engines.node does not
+ * cover all of `ours` (a Node version we state we run on that it refuses).
+ */
+function enginesNotCovering(root: string, ours: string): string[] {
+  const refusing: string[] = [];
+  const walk = (modules: string): void => {
+    if (!existsSync(modules)) return;
+    for (const entry of readdirSync(modules, { withFileTypes: true })) {
+      if (!entry.isDirectory() || entry.name.startsWith('.')) continue;
+      const dir = join(modules, entry.name);
+      if (entry.name.startsWith('@')) {
+        walk(dir);
+        continue;
+      }
+      const manifest = join(dir, 'package.json');
+      if (existsSync(manifest)) {
+        const { name, version, engines } = JSON.parse(readFileSync(manifest, 'utf8')) as {
+          name: string;
+          version: string;
+          engines?: { node?: string };
+        };
+        const range = engines?.node;
+        if (range !== undefined && !semver.subset(ours, range, { includePrerelease: false }))
+          refusing.push(`${name}@${version} needs node ${range}, not all of ${ours}`);
+      }
+      walk(join(dir, 'node_modules'));
+    }
+  };
+  walk(join(root, 'node_modules'));
+  return refusing;
+}
 /** What the package is made from, as the Dockerfile's build stage copies it. */
 const SOURCES = [
   'package.json',
@@ -54,8 +106,8 @@ function run(
   });
 }
 
-const npm = (args: string[], cwd: string) =>
-  run('npm', [...args, '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'], cwd);
+const npm = (args: string[], cwd: string, loglevel: 'error' | 'warn' = 'error') =>
+  run('npm', [...args, '--no-audit', '--no-fund', '--prefer-offline', `--loglevel=${loglevel}`], cwd);
 
 /** Every variable an example config names (`env: NAME`), set: --check refuses a key whose variable is unset. */
 function variablesOf(file: string): Record<string, string> {
@@ -100,6 +152,13 @@ describe('the npm package', () => {
     ])
       expect(files, file).toContain(file);
     expect(files.filter((f) => /^package\/(src|test|bench|deploy)\/|\.map$/.test(f))).toEqual([]);
+    // Its README links docs/, which it does not ship: the package names the repository they are in.
+    const packed = await run('tar', ['-xzOf', tarball, 'package/package.json'], work);
+    expect(JSON.parse(packed.stdout)).toMatchObject({
+      homepage: `${HOME}#readme`,
+      repository: { type: 'git', url: `git+${HOME}.git` },
+      bugs: { url: `${HOME}/issues` },
+    });
     // The config's JSON Schema, where the example configs point editors, ships once it is generated.
     expect(pkg.files).toContain('config/ledger-proxy.schema.json');
     if (existsSync(join(ROOT, 'config/ledger-proxy.schema.json')))
@@ -112,8 +171,11 @@ describe('the npm package', () => {
       const folder = join(work, 'installed');
       mkdirSync(folder);
       writeFileSync(join(folder, 'package.json'), JSON.stringify({ name: 'empty', private: true }));
-      const installed = await npm(['install', tarball], folder);
+      const installed = await npm(['install', tarball], folder, 'warn');
       expect(installed.code, installed.stderr).toBe(0);
+      // Every version npm picked supports every Node we state: none warns here, nor on another Node we allow.
+      expect(installed.stderr).not.toMatch(/EBADENGINE/);
+      expect(enginesNotCovering(folder, pkg.engines.node)).toEqual([]);
       const bin = join(folder, 'node_modules', '.bin', 'ledger-proxy');
 
       const version = await run(bin, ['--version'], folder);
@@ -140,8 +202,10 @@ describe('the npm package', () => {
       const app = join(work, 'app');
       mkdirSync(app);
       expect((await run('tar', ['-xzf', tarball, '--strip-components=1', '-C', app], work)).code).toBe(0);
-      const installed = await npm(['ci', '--omit=dev'], app);
+      const installed = await npm(['ci', '--omit=dev'], app, 'warn');
       expect(installed.code, installed.stderr).toBe(0);
+      expect(installed.stderr).not.toMatch(/EBADENGINE/);
+      expect(enginesNotCovering(app, pkg.engines.node)).toEqual([]);
       // Production dependencies only.
       expect(existsSync(join(app, 'node_modules', 'vitest'))).toBe(false);
       const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');

@@ -57,8 +57,12 @@ describe('proxy errors: raw_item', () => {
     const { node, url } = await simBehindProxy();
     const versions = [
       '-1',
-      '%2B5',
+      // A bare '+' is a space in a query string; '%2B' alone, or twice, is no u64.
       '+5',
+      '%2B',
+      '%2B%2B5',
+      '%2B-1',
+      '-%2B5',
       '1.0',
       'abc',
       '18446744073709551616',
@@ -80,23 +84,33 @@ describe('proxy errors: raw_item', () => {
     expectInputError(twice, 'ledger_version', 'ledger_version twice');
     expect(served(node)).toBe(0);
     // The largest u64 is one (the node has not reached it), however many zeros lead it.
-    for (const version of ['18446744073709551615', `${'0'.repeat(40)}18446744073709551615`]) {
+    for (const version of [
+      '18446744073709551615',
+      `${'0'.repeat(40)}18446744073709551615`,
+      '%2B18446744073709551615',
+    ]) {
       const max = await rawItem(url, hex(PRESENT), { version });
       expect(errorBodyOf(max, 404, version).error_code, version).toBe('version_not_found');
     }
   });
 
-  it('leading zeros of any length are the same version, as a node reads them: one node call, one entry', async () => {
+  it.each([
+    ['leading zeros of any length', `${'0'.repeat(70)}990`],
+    ["a leading '+' (sent as %2B)", '%2B990'],
+    ["a leading '+' and zeros", `%2B${'0'.repeat(30)}990`],
+  ])('%s: the same version, as a node reads it: one node call, one entry', async (_, spelling) => {
     const { node, url } = await simBehindProxy();
-    const first = await rawItem(url, hex(PRESENT), { version: `${'0'.repeat(70)}990` });
+    const first = await rawItem(url, hex(PRESENT), { version: spelling });
     expect([first.status, first.headers['x-cache']]).toEqual([200, 'MISS']);
     expect(first.body).toEqual(simTableItem(HANDLE, PRESENT, 990n));
     // The node is asked for the number, not the spelling.
     expect(node.counters.requests.filter((r) => r.url.includes('/raw_item')).map((r) => r.url)).toEqual([
       `/v1/tables/${HANDLE}/raw_item?ledger_version=990`,
     ]);
-    const again = await rawItem(url, hex(PRESENT), { version: 990 });
-    expect([again.status, again.headers['x-cache']]).toEqual([200, 'HIT']);
+    for (const again of [990, '0990', '%2B990']) {
+      const reply = await rawItem(url, hex(PRESENT), { version: again });
+      expect([reply.status, reply.headers['x-cache']], String(again)).toEqual([200, 'HIT']);
+    }
     expect(node.counters.byRoute.raw_item).toBe(1);
   });
 

@@ -175,7 +175,7 @@ describe('proxy errors: view', () => {
 
   it('ledger_version that is not a u64 → 400, node not called', async () => {
     const { node, url } = await simBehindProxy();
-    for (const v of ['-1', '%2B5', '+5', '1.0', 'abc', '18446744073709551616', '']) {
+    for (const v of ['-1', '%2B', '%2B%2B5', '+5', '1.0', 'abc', '18446744073709551616', '']) {
       expectInputError(
         await postView(url, addBody('0x1::sim::add'), undefined, `?ledger_version=${v}`),
         'ledger_version',

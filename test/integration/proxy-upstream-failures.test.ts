@@ -167,7 +167,7 @@ describe('proxy upstream failures (one node, maxAttempts 1)', () => {
 });
 
 describe('one node, one name', () => {
-  it('a node configured by url alone is "node1" in client messages, the log, /readyz and the metrics labels, never its host:port', async () => {
+  it('a node configured by url alone is "node1" in client messages, the log, /readyz and the metrics labels; its host:port only in the url the operator sees beside the name', async () => {
     const node = await sim();
     const { logger, lines } = capturedLog();
     const adminPort = await freePort();
@@ -180,7 +180,7 @@ describe('one node, one name', () => {
     );
     const admin = app.adminUrl()!;
     const address = `127.0.0.1:${node.port}`;
-    const readyz = async (): Promise<Array<{ name: string; state: string }>> =>
+    const readyz = async (): Promise<Array<{ name: string; url: string; state: string }>> =>
       (await call(admin, '/readyz')).json().upstreams;
     expect(await readyz()).toMatchObject([{ name: 'node1', state: 'healthy' }]);
     await node.stop();
@@ -194,18 +194,23 @@ describe('one node, one name', () => {
     }
     // A probe round that finds it gone: the node is down.
     await probes.round();
-    expect(await readyz()).toMatchObject([{ name: 'node1', state: 'down' }]);
-    expect(JSON.stringify(await readyz())).not.toContain(address);
+    // The admin listener is the operator's: which node node1 is, by its url beside the name, and nowhere else.
+    const [entry] = await readyz();
+    expect(entry).toMatchObject({ name: 'node1', url: node.url, state: 'down' });
+    const { url: shown, ...rest } = entry;
+    expect(shown).toContain(address);
+    expect(JSON.stringify(rest)).not.toContain(address);
     const metrics = (await call(admin, '/metrics')).body.toString('utf8');
     expect(metrics).toContain('ledger_proxy_upstream_state{upstream="node1",state="down"} 1');
     expect(metrics).not.toContain(address);
     const named = lines.filter((line) => line.upstream !== undefined);
-    expect(
-      named.filter((line) => line.transition === 'down'),
-      'the down line',
-    ).toHaveLength(1);
+    const down = named.filter((line) => line.transition === 'down');
+    expect(down, 'the down line').toHaveLength(1);
+    expect(down[0].url).toBe(node.url);
     expect(new Set(named.map((line) => line.upstream))).toEqual(new Set(['node1']));
-    expect(lines.map((line) => JSON.stringify(line)).join('\n')).not.toContain(address);
+    // In the log, only a node's state lines carry its url; no message and no access line names the address.
+    const withoutUrl = lines.map(({ url: _url, ...line }) => JSON.stringify(line));
+    expect(withoutUrl.join('\n')).not.toContain(address);
   });
 });
 

@@ -1,11 +1,12 @@
 // Reloading the config (what SIGHUP does): the upstream list changes without
-// dropping a request, reloads are serialised, and every changed key is reported
-// as applied or as needing a restart.
+// dropping a request, a 'sim' upstream it adds starts the built-in node, reloads
+// are serialised, and every changed key is reported as applied or as needing a
+// restart.
 import pino from 'pino';
 import { describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { parseConfig } from '../../src/config/index.js';
-import { proxy, sim, viewJson } from '../helpers/proxy.js';
+import { capturedLog, freePort, proxy, sim, viewJson } from '../helpers/proxy.js';
 import { until } from '../helpers/until.js';
 
 describe('upstream reload', () => {
@@ -55,6 +56,43 @@ describe('upstream reload', () => {
     expect(p.app.pool.nodes[0]).toBe(before);
     expect(p.app.pool.nodes.map((n) => n.name)).toEqual(['node0', 'b']);
     expect(p.app.pool.nodes[1].ledger).not.toBeNull();
+  });
+});
+
+describe("a reload that adds a 'sim' upstream", () => {
+  it('starts the built-in node, and reads go to it', async () => {
+    const real = await sim();
+    const p = await proxy([real], { sim: { host: '127.0.0.1', port: 0 } });
+    expect(p.app.sim).toBeUndefined();
+    const upstreams = parseConfig({ upstreams: [{ url: 'sim' }] }).upstreams;
+    expect(await p.app.reload({ ...p.app.config, upstreams })).toEqual({
+      applied: ['upstreams'],
+      needRestart: [],
+      failed: [],
+    });
+    const builtIn = p.app.sim!;
+    expect(p.app.pool.nodes.map((n) => [n.name, n.client.url])).toEqual([['sim', builtIn.url]]);
+    expect((await viewJson(p.url, '0x1::sim::add', ['2', '40'])).json()).toEqual(['42']);
+    expect(builtIn.counters.byRoute.view).toBe(1);
+    expect(real.counters.byRoute.view ?? 0).toBe(0);
+  });
+
+  it('that cannot start (sim.port in use) is not applied, says why by key, and the running upstreams stay', async () => {
+    const real = await sim();
+    const taken = await sim({ port: await freePort() });
+    const { logger, lines } = capturedLog();
+    const p = await proxy([real], { sim: { host: '127.0.0.1', port: Number(new URL(taken.url).port) } }, { logger });
+    const upstreams = parseConfig({ upstreams: [{ url: 'sim' }] }).upstreams;
+    expect(await p.app.reload({ ...p.app.config, upstreams })).toEqual({
+      applied: [],
+      needRestart: [],
+      failed: ['upstreams'],
+    });
+    const refused = lines.find((l) => l.key === 'upstreams' && l.level === 50);
+    expect((refused?.err as { message?: string })?.message).toMatch(/^sim\.port: cannot listen on 127\.0\.0\.1:\d+/);
+    expect(p.app.pool.nodes.map((n) => n.name)).toEqual(['node0']);
+    expect((await viewJson(p.url, '0x1::sim::add', ['1', '1'])).json()).toEqual(['2']);
+    expect(real.counters.byRoute.view).toBe(1);
   });
 });
 

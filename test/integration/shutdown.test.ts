@@ -1,12 +1,13 @@
 // Signals to the real CLI (node main.js --config FILE, built from src/). On SIGTERM it stops
 // accepting connections, drains the requests in flight (every one gets its
-// complete reply), and exits 0 within a few seconds. On SIGHUP it re-reads the
-// file and swaps the upstream list.
+// complete reply), and exits 0 within a few seconds, its last line saying why and
+// how long the drain took. On SIGHUP it re-reads the file and swaps the upstream
+// list. An error nobody caught ends it with a last line that says so.
 import { writeFileSync } from 'node:fs';
 import { Agent, request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { simBalance, simTableItem } from '../../src/sim/index.js';
-import { cliConfig, startCliFor, useCliBuild } from '../helpers/cli.js';
+import { cliConfig, configFile, jsonLines, startCliFor, useCliBuild } from '../helpers/cli.js';
 import { connectionRefused } from '../helpers/probe.js';
 import { QUIET_ROUTING, sim } from '../helpers/proxy.js';
 import { until, within } from '../helpers/until.js';
@@ -179,6 +180,55 @@ describe('graceful shutdown of the CLI', () => {
     cli.child.kill('SIGINT');
     expect(await within(pending, 5000, 'the in-flight request')).toEqual({ status: 200, body: '["42"]' });
     expect(await within(cli.exited, 5000, 'the proxy exiting after SIGINT')).toEqual({ code: 0, signal: null });
+  });
+});
+
+describe('the last line of the CLI', () => {
+  /** What the log shows at info: the last line is at info when nothing failed. */
+  const AT_INFO = { routing: QUIET_ROUTING, log: { level: 'info', format: 'json' } };
+
+  it('after SIGTERM says so, and how long the drain of the requests in flight took', async () => {
+    const node = await sim();
+    const cli = await startCliFor(node, AT_INFO);
+    node.faults.set({ mode: 'slow', delayMs: SLOW_MS, routes: ['view'] });
+    const before = node.counters.total;
+    const pending = request(`${cli.url}/v1/view`, {
+      reset: true,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ function: '0x1::sim::add', type_arguments: [], arguments: ['2', '40'] }),
+    }).then(async (res) => ({ status: res.statusCode, body: await res.body.text() }));
+    await until(() => node.counters.total > before, 5000, 'the request at the node');
+    const signalledAt = performance.now();
+    cli.child.kill('SIGTERM');
+    expect(await within(pending, 5000, 'the in-flight request')).toEqual({ status: 200, body: '["42"]' });
+    expect(await within(cli.exited, 5000, 'the proxy exiting after SIGTERM')).toEqual({ code: 0, signal: null });
+    const stoppedWithin = performance.now() - signalledAt;
+    const last = jsonLines(cli.output()).at(-1)!;
+    expect(last, cli.output()).toMatchObject({ level: 30, signal: 'SIGTERM' });
+    expect(last.msg).toBe(`stopped on SIGTERM: requests in flight drained in ${last.drainMs} ms`);
+    // The drain waited for the slow node's answer, and took no longer than the whole stop.
+    expect(last.drainMs).toBeGreaterThanOrEqual(SLOW_MS / 3);
+    expect(last.drainMs).toBeLessThanOrEqual(stoppedWithin);
+  });
+
+  it('after an error nobody caught says so at fatal, with the error, and the exit status is 1', async () => {
+    const node = await sim();
+    // A module the test plants before the CLI: on SIGUSR2 it throws where nobody catches it.
+    const planted = configFile(
+      'throws-on-usr2.mjs',
+      "process.on('SIGUSR2', () => { throw new Error('planted by the test'); });\n",
+    );
+    const cli = await startCliFor(node, AT_INFO, [`--import=${planted}`]);
+    cli.child.kill('SIGUSR2');
+    expect(await within(cli.exited, 5000, 'the proxy exiting after the error')).toEqual({ code: 1, signal: null });
+    const last = jsonLines(cli.output()).at(-1)!;
+    expect(last, cli.output()).toMatchObject({
+      level: 60,
+      origin: 'uncaughtException',
+      err: { type: 'Error', message: 'planted by the test' },
+    });
+    expect(last.msg).toMatch(/^stopped: an error nobody caught/);
   });
 });
 

@@ -199,12 +199,15 @@ describe('simulated node over HTTP (vendor node)', () => {
       expect((pruned.json() as { message: string }).message).toBe('Ledger version(499) has been pruned');
       expectLedgerHeaders(pruned, 1000n, 500n);
       expect((await rawItem(sim, PRESENT, '?ledger_version=500')).status).toBe(200);
+      // A leading '+' (sent as %2B) and zeros: the same version, as Rust's u64::from_str reads it.
+      expect((await rawItem(sim, PRESENT, '?ledger_version=%2B0500')).status).toBe(200);
     });
 
     it('answers malformed input 400 web_framework_error without ledger headers', async () => {
       const cases: Array<Promise<Answer>> = [
-        // The contract (api.md §2): a u64 is digits alone, so '+5' (sent as %2B5) is none; '0x' is no handle.
-        ...['-1', '+5', '%2B5', '1.0', 'abc', '18446744073709551616', ''].map((v) =>
+        // The contract (api.md §2): a u64 is digits after an optional '+' (sent as %2B), so a bare '+' (a
+        // space in a query string), '%2B' alone or twice are none; '0x' is no handle.
+        ...['-1', '+5', '%2B', '%2B%2B5', '1.0', 'abc', '18446744073709551616', ''].map((v) =>
           rawItem(sim, PRESENT, `?ledger_version=${v}`),
         ),
         rawItem(sim, PRESENT, '', BCS_ACCEPT, '0xzz'),

@@ -413,6 +413,28 @@ describe('keys: spellings a node reads alike share one entry', () => {
     }
   });
 
+  it("a leading '+' in a u64 (%2B in the query; + or %2B in the path) is the same number: one entry", async () => {
+    const spellings = [
+      [`/v1/accounts/0x1?ledger_version=${PINNED}`, `/v1/accounts/0x1?ledger_version=%2B${PINNED}`],
+      [
+        `/v1/accounts/0x1/resources?ledger_version=${PINNED}&limit=2`,
+        `/v1/accounts/0x1/resources?ledger_version=%2B0${PINNED}&limit=%2B2`,
+      ],
+      ['/v1/transactions/by_version/900', '/v1/transactions/by_version/+900'],
+      ['/v1/blocks/by_height/200', '/v1/blocks/by_height/%2B0200'],
+      ['/v1/blocks/by_version/900', '/v1/blocks/by_version/+00900'],
+    ];
+    for (const [a, b] of spellings) {
+      const first = await call(url, a);
+      expect(first.status, a).toBe(200);
+      const calls = node.counters.total;
+      const second = await call(url, b);
+      expect([second.status, second.headers['x-cache']], b).toEqual([200, 'HIT']);
+      expect(second.body.equals(first.body)).toBe(true);
+      expect(node.counters.total).toBe(calls);
+    }
+  });
+
   it('pages: another limit or start is another entry, and each replays its own cursor', async () => {
     const page1 = await call(url, `/v1/accounts/0x1/resources?ledger_version=${PINNED}&limit=2`);
     const cursor = page1.headers[CURSOR];

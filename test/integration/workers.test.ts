@@ -1,6 +1,7 @@
 // server.workers: 2: the CLI forks two workers sharing the port; the
 // primary's /metrics adds up every worker's counters, /readyz asks each worker,
-// SIGHUP reaches every worker, and SIGTERM drains them all and exits 0.
+// SIGHUP reaches every worker, and SIGTERM drains them all and exits 0, each process's
+// last line saying why it stopped and how long it took.
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import type { SimNode } from '../../src/sim/index.js';
@@ -98,5 +99,15 @@ describe('server.workers: 2', () => {
       .filter((line) => line.startsWith('{'));
     expect(lines.some((line) => line.includes('"msg":"worker started"'))).toBe(true);
     for (const line of lines) expect(JSON.stringify(JSON.parse(line)), 'a key twice on one line').toBe(line);
+    // Each worker's last line says why it stopped and how long its drain took; the primary's, last of all, the whole stop.
+    const stopped = lines.map((line) => JSON.parse(line)).filter((line) => /^stopped on SIGTERM/.test(line.msg));
+    expect(
+      stopped
+        .filter((line) => typeof line.drainMs === 'number')
+        .map((line) => String(line.pid))
+        .sort(),
+    ).toEqual([...workerPids()].sort());
+    expect(JSON.parse(lines.at(-1)!)).toMatchObject({ signal: 'SIGTERM', workers: 2 });
+    expect(JSON.parse(lines.at(-1)!).msg).toMatch(/^stopped on SIGTERM: every worker drained and exited in \d+ ms$/);
   });
 });

@@ -1,6 +1,6 @@
 // The --check redaction works by shape, so sections added later are covered:
-// any value under a key that names secrets, and every URL's password, query
-// values and key-like path segments.
+// any value under a key that names secrets, and every URL's userinfo and query
+// values. A URL's origin and path stay: they say which node or server it is.
 import { describe, expect, it } from 'vitest';
 import { REDACTED, redactSecrets, redactUrl } from '../../src/config/redact.js';
 
@@ -46,14 +46,15 @@ describe('redactSecrets', () => {
 describe('redactUrl', () => {
   it.each([
     ['redis://:pass@redis:6379', `redis://:${REDACTED}@redis:6379`],
-    ['redis://user:pass@redis:6379/2', `redis://user:${REDACTED}@redis:6379/2`],
+    ['redis://user:pass@redis:6379/2', `redis://${REDACTED}:${REDACTED}@redis:6379/2`],
+    ['https://k3y@provider.example/v1', `https://${REDACTED}@provider.example/v1`],
     ['rediss://redis.example:6380', 'rediss://redis.example:6380'],
     ['https://fullnode.mainnet.example/v1', 'https://fullnode.mainnet.example/v1'],
-    ['https://provider.example/abcdef0123456789/v1', `https://provider.example/${REDACTED}/v1`],
+    ['http://10.0.0.5:8080/api', 'http://10.0.0.5:8080/api'],
+    ['https://provider.example/tenant-7/v1', 'https://provider.example/tenant-7/v1'],
     ['https://provider.example/v1?api-key=k&x=1', `https://provider.example/v1?api-key=${REDACTED}&x=${REDACTED}`],
-    ['http://u:p@h:1/', `http://u:${REDACTED}@h:1/`],
+    ['http://u:p@h:1/', `http://${REDACTED}:${REDACTED}@h:1/`],
     ['http://otel-collector:4318/v1/traces', 'http://otel-collector:4318/v1/traces'],
-    ['https://otlp.example/k3y/v1/traces', `https://otlp.example/${REDACTED}/v1/traces`],
     ['sim', 'sim'],
     ['not a url', 'not a url'],
     ['https://[bad', REDACTED],

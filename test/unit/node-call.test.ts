@@ -3,21 +3,43 @@
 // the bytes in flight, the deadline), and a cancellation that ends the call.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Worker } from 'node:worker_threads';
 import { Pool } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { gzipSync } from 'node:zlib';
 import { AnswerBytes } from '../../src/upstream/transport/answer-bytes.js';
 import { AnswerBytesExhausted, AnswerTooLarge, CallTimeout } from '../../src/upstream/transport/call-errors.js';
 import { callNode } from '../../src/upstream/transport/node-call.js';
-import { until } from '../helpers/until.js';
+import { busyFor, pauseBeforeWrite } from '../helpers/pause.js';
+import { until, within } from '../helpers/until.js';
 
 let server: Server | undefined;
 let pool: Pool | undefined;
+let thread: Worker | undefined;
 afterEach(async () => {
   await pool?.destroy();
   await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
-  server = pool = undefined;
+  await thread?.terminate();
+  server = pool = thread = undefined;
 });
+
+/** The origin of the server `node` started. */
+const origin = (): string => `http://127.0.0.1:${(server!.address() as AddressInfo).port}`;
+
+/** A node in a thread of its own, answering 'ok': it answers while this thread is paused. Its port. */
+function threadNode(): Promise<number> {
+  thread = new Worker(
+    `const { createServer } = require('node:http');
+     const { parentPort } = require('node:worker_threads');
+     const server = createServer((_req, res) => res.end('ok'));
+     server.listen(0, '127.0.0.1', () => parentPort.postMessage(server.address().port));`,
+    { eval: true },
+  );
+  return new Promise((resolve, reject) => {
+    thread!.once('message', resolve);
+    thread!.once('error', reject);
+  });
+}
 
 /** A server answering with `handler`, and a pool to it; `closed` counts connections that ended. */
 async function node(
@@ -82,6 +104,69 @@ describe('callNode', () => {
     expect(performance.now() - started).toBeLessThan(2000);
     // The stalled call was aborted, not left open on its connection.
     await until(() => closed() === 1, 2000, 'the timed-out call to close its connection');
+  });
+
+  /** A node that answers /slow 100 ms after the request, and never answers /hang. */
+  const slowOrHanging = (req: IncomingMessage, res: ServerResponse): void => {
+    if (req.url === '/slow') setTimeout(() => res.end('ok'), 100);
+    else if (req.url !== '/hang') res.end('ok');
+  };
+
+  /** A pool to the node, its connection made and idle when `kept`. */
+  async function connected(kept: boolean): Promise<Pool> {
+    const { pool } = await node(slowOrHanging);
+    if (!kept) return pool;
+    await callNode(pool, { method: 'GET', path: '/warm' }, { timeoutMs: 5000 });
+    // Idle: the next request is written as the call is made, not after the answer before it.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    return pool;
+  }
+
+  describe.each([
+    ['a new connection', false],
+    ['a kept-alive connection', true],
+  ])('the process paused between the call and the write (%s)', (_, kept) => {
+    it("has not spent the node's time: it starts at the write", async () => {
+      const pool = await connected(kept);
+      const pause = pauseBeforeWrite(origin(), /^\/slow$/, 500);
+      const answer = await callNode(pool, { method: 'GET', path: '/slow' }, { timeoutMs: 250 });
+      expect(pause.paused()).toBe(true);
+      expect(answer.body.toString()).toBe('ok');
+    });
+
+    it('a node that does not answer still times out, timeoutMs after the write', async () => {
+      const pool = await connected(kept);
+      pauseBeforeWrite(origin(), /^\/hang$/, 500);
+      const started = performance.now();
+      await expect(
+        within(callNode(pool, { method: 'GET', path: '/hang' }, { timeoutMs: 150 }), 5000, 'the timeout'),
+      ).rejects.toBeInstanceOf(CallTimeout);
+      // The pause, then the node's whole time (a timer may fire a millisecond early).
+      expect(performance.now() - started).toBeGreaterThanOrEqual(500 + 150 - 2);
+    });
+  });
+
+  it('an answer that came while the process was paused after the write is read, not timed out', async () => {
+    // The node in another thread: it answers while this one is paused.
+    const port = await threadNode();
+    pool = new Pool(`http://127.0.0.1:${port}`);
+    // A kept-alive connection: the request is written as the call is made.
+    await callNode(pool, { method: 'GET', path: '/warm' }, { timeoutMs: 5000 });
+    const answer = callNode(pool, { method: 'GET', path: '/' }, { timeoutMs: 100 });
+    busyFor(400);
+    expect((await answer).body.toString()).toBe('ok');
+  });
+
+  it('a call that waits for a connection past the deadline times out (the node holds its only one)', async () => {
+    const { pool } = await node((req, res) => {
+      if (req.url !== '/hang') res.end('ok');
+    });
+    const busy = new Pool(origin(), { connections: 1 });
+    const held = callNode(busy, { method: 'GET', path: '/hang' }, { timeoutMs: 5000 }).catch(() => undefined);
+    await expect(callNode(busy, { method: 'GET', path: '/' }, { timeoutMs: 150 })).rejects.toBeInstanceOf(CallTimeout);
+    await busy.destroy();
+    await held;
+    expect((await callNode(pool, { method: 'GET', path: '/' }, { timeoutMs: 5000 })).body.toString()).toBe('ok');
   });
 
   it('rejects with the reason of an aborted signal, before or during the call', async () => {

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { acceptFormat } from '../../src/wire/accept.js';
 import { parseAddress } from '../../src/wire/address.js';
@@ -6,7 +7,8 @@ import { parseEntryFunctionId } from '../../src/wire/function-id.js';
 import { parseHexBytes } from '../../src/wire/hex.js';
 import { mediaType } from '../../src/wire/media-type.js';
 import { formatTypeTag, parseTypeTag } from '../../src/wire/move-type.js';
-import { parseU64 } from '../../src/wire/u64.js';
+import { parseNodeU64 } from '../../src/sim/parse/u64.js';
+import { parseU64, U64_MAX } from '../../src/wire/u64.js';
 import { decodeViewRequest, encodeViewRequest } from '../../src/wire/view-bcs.js';
 
 const ONE = '0x' + '0'.repeat(63) + '1';
@@ -20,14 +22,26 @@ describe('u64', () => {
     ['0'.repeat(70) + '1', 1n],
     ['0'.repeat(100), 0n],
     ['0'.repeat(40) + '18446744073709551615', 18446744073709551615n],
+    // So does one leading '+' (sent as %2B: a bare '+' in a query string is a space).
+    ['+5', 5n],
+    ['+0', 0n],
+    ['+007', 7n],
+    ['+' + '0'.repeat(70) + '1', 1n],
+    ['+18446744073709551615', 18446744073709551615n],
   ])('accepts %s', (text, value) => expect(parseU64(text)).toBe(value));
   it.each([
-    // The contract (api.md §2): digits alone, no sign.
+    // The contract (api.md §2): digits after at most one '+', nothing else.
     '-1',
-    '+5',
     '+',
-    '+0',
     '-0',
+    '++1',
+    '+-1',
+    '-+1',
+    '+ 1',
+    ' +1',
+    '1+',
+    '+18446744073709551616',
+    '+' + '0'.repeat(40) + '18446744073709551616',
     '1.0',
     'abc',
     '18446744073709551616',
@@ -38,7 +52,35 @@ describe('u64', () => {
     ' 1',
     '1e3',
     '0x10',
+    '%2B5',
   ])('refuses %j', (text) => expect(parseU64(text)).toBeNull());
+
+  // Property: any spelling of a u64 (a '+' or not, any zeros) is that number; any
+  // text at all is read as the sim reads it (src/sim/parse/u64.ts, written apart
+  // from this parser from the same contract).
+  const spelling = fc.tuple(fc.boolean(), fc.nat({ max: 40 }), fc.bigInt(0n, U64_MAX));
+  it('reads every spelling of a u64 as that number', () => {
+    fc.assert(
+      fc.property(spelling, ([plus, zeros, value]) => {
+        expect(parseU64(`${plus ? '+' : ''}${'0'.repeat(zeros)}${value}`)).toBe(value);
+      }),
+    );
+  });
+  it('agrees with the sim on any text', () => {
+    const near = fc
+      .tuple(
+        fc.constantFrom('', '+', '-', '++', '+-', ' ', '0'),
+        fc.oneof(fc.bigInt(0n, U64_MAX + 2n).map(String), fc.stringMatching(/^[0-9+\- .e]{0,24}$/)),
+        fc.constantFrom('', ' ', '+', 'x', '0'),
+      )
+      .map(([before, middle, after]) => before + middle + after);
+    fc.assert(
+      fc.property(fc.oneof(near, fc.string({ maxLength: 30 })), (text) => {
+        expect(parseU64(text)).toBe(parseNodeU64(text));
+      }),
+      { numRuns: 2000 },
+    );
+  });
 });
 
 describe('media type', () => {

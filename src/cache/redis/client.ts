@@ -1,10 +1,11 @@
 // Where every Redis client is made: the cache's, its fill channel's subscriber
 // and the tenants' limit counters', on a single node or a Cluster. Each comes with an
 // error listener that reports through RedisFailures, so no client is left to
-// ioredis's "Unhandled error event" on stderr.
+// ioredis's "Unhandled error event" on stderr, and says what state it is in, for
+// /readyz and ledger_proxy_redis_up.
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
-import { type RedisClientName, type RedisErrorListener, RedisFailures } from './failures.js';
+import { FAILURE_BACKOFF_MS, type RedisClientName, type RedisErrorListener, RedisFailures } from './failures.js';
 
 export interface RedisClientOptions {
   /** redis://[user:pass@]host:port[/db] of a single node; exactly one of url and cluster. */
@@ -16,14 +17,27 @@ export interface RedisClientOptions {
   logger?: Logger;
   /** called on every failure of every client */
   onError?: RedisErrorListener;
+  /** told of every client made, so its state can be read (/readyz, metrics) */
+  onClient?: (client: ReportingClient) => void;
 }
 
 export type RedisConnection = Redis | Cluster;
 
+/**
+ * A client's state: `up` (connected, and nothing failed in the last second),
+ * `backing_off` (connected, but a command or the connection failed in the last
+ * second, so the read path leaves it, or the node that failed, alone for now), or
+ * `down` (not connected: connecting, reconnecting with its back-off, or closed).
+ * Redis is a cache to the proxy: none of these makes it unready.
+ */
+export type RedisState = 'up' | 'backing_off' | 'down';
+
 /** A client and the reporter of its failures. */
 export interface ReportingClient {
+  readonly name: RedisClientName;
   readonly redis: RedisConnection;
   readonly failures: RedisFailures;
+  state(): RedisState;
   /** Drops the connection at once; what is said after is not reported. */
   disconnect(): void;
 }
@@ -54,14 +68,23 @@ export function redisClient(options: RedisClientOptions, name: RedisClientName):
   // A Cluster's node (host:port) that cannot be reached: only its slots are left alone.
   redis.on('node error', (err: Error, node: string) => failures.fail('connection', err, node));
   redis.on('ready', () => failures.recovered());
-  return {
+  let closed = false;
+  const client: ReportingClient = {
+    name,
     redis,
     failures,
+    state: () => {
+      if (closed || redis.status !== 'ready') return 'down';
+      return performance.now() - failures.lastFailureAt < FAILURE_BACKOFF_MS ? 'backing_off' : 'up';
+    },
     disconnect: () => {
+      closed = true;
       failures.close();
       redis.disconnect();
     },
   };
+  options.onClient?.(client);
+  return client;
 }
 
 function connection(): RedisOptions {

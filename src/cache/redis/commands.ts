@@ -5,9 +5,7 @@
 // error to a client.
 import { type Cluster, Command } from 'ioredis';
 import type { RedisConnection, ReportingClient } from './client.js';
-
-/** After a failed command, the read path leaves its node alone this long (isHealthy). */
-const FAILURE_BACKOFF_MS = 1000;
+import { FAILURE_BACKOFF_MS } from './failures.js';
 /** On a Cluster, the node ioredis chose for the fill channel's subscriptions, as failures name it. */
 const SUBSCRIPTIONS = 'subscriptions';
 

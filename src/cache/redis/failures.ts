@@ -19,6 +19,9 @@ export type RedisErrorListener = (op: string, err: Error, client: RedisClientNam
 /** At most one warn log per interval while failures continue; the rest are counted. */
 const LOG_INTERVAL_MS = 10_000;
 
+/** After a failure, the read path leaves the node that failed alone this long (RedisCommands.isHealthy). */
+export const FAILURE_BACKOFF_MS = 1000;
+
 export class RedisFailures {
   #lastWarnAt = -Infinity;
   #lastFailureAt = -Infinity;

@@ -17,7 +17,7 @@ export const CorsSchema = z
       .boolean()
       .default(true)
       .describe(
-        'Answer browsers as a node does: a reply to a request with an allowed `Origin` carries `Access-Control-Allow-Origin` (that origin), `-Allow-Credentials`, `-Expose-Headers` (the ledger headers, cursor, gas used, X-Cache, X-Cache-Tier, X-Request-Id, Retry-After, RateLimit-*) and `Vary: Origin`; a preflight on a `/v1` path is answered 204 by the proxy, never by a node, and is not rate limited. `false`: no CORS headers, and a preflight goes to the node like any OPTIONS.',
+        'Answer browsers as a node does: a reply to a request with an allowed `Origin` carries `Access-Control-Allow-Origin` (that origin), `-Allow-Credentials` and `-Expose-Headers` (the ledger headers, cursor, gas used, X-Cache, X-Cache-Tier, X-Request-Id, Retry-After, RateLimit-*); every reply, to a request with `Origin` or without, carries `Vary: Origin`; a preflight on a `/v1` path is answered 204 by the proxy, never by a node, and is not rate limited. `false`: no CORS headers, no `Vary: Origin`, and a preflight goes to the node like any OPTIONS.',
       ),
     origins: z
       .union([z.literal('*'), z.array(origin).min(1)])

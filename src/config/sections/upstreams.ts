@@ -56,7 +56,7 @@ const upstreamHeaders = z
 
 const UpstreamSchema = z.strictObject({
   url: upstreamUrl.describe(
-    "The node's base URL (a `/v1` suffix is accepted; a path prefix before it, as some hosted nodes have, is kept for every call), or `sim` for the built-in simulated node.",
+    "The node's base URL (a `/v1` suffix is accepted; a path prefix before it, as some hosted nodes have, is kept for every call), or `sim` for the built-in simulated node. Shown with the node's name in its log lines, `/readyz` and `--check`, never to clients; it may hold no credentials and no query, so a key goes in `headers`.",
   ),
   headers: upstreamHeaders.describe(
     'Headers sent with every call to this node (probes, reads, passthrough), such as `Authorization: "Bearer <key>"` for a hosted node; they replace a client\'s header of the same name, and are never logged.',
@@ -113,7 +113,11 @@ export const UpstreamsSchema = z
 
 export const RoutingSchema = z
   .strictObject({
-    attemptTimeoutMs: positiveInt.default(5000).describe('One attempt on one node.'),
+    attemptTimeoutMs: positiveInt
+      .default(5000)
+      .describe(
+        "One attempt on one node (and a probe), from when its request is written to its answer's last byte; the wait for a connection before the write is bounded by as long again. A pause of the proxy's own process (a GC pause, CPU contention) before the write is not counted, and an answer that came during one is used.",
+      ),
     deadlineMs: positiveInt
       .default(10000)
       .describe(

@@ -4,17 +4,10 @@
 import { SimError } from '../node-error.js';
 import { simAnswerFormat } from '../parse/accept.js';
 import { parseNodeAddress } from '../parse/address.js';
-import { isMoveIdentifier, parseNodeTypeTag, simTypeName } from '../parse/type-tag.js';
-import { bcsBytes, bcsString, bcsU64, uleb128 } from '../state/bcs.js';
-import {
-  simAccountExists,
-  simAssetBalance,
-  simAuthKey,
-  simModules,
-  simResources,
-  simSequenceNumber,
-} from '../state/accounts.js';
-import { pageLimit, pageOf } from '../state/pages.js';
+import { isMoveIdentifier } from '../parse/type-tag.js';
+import { bcsU64 } from '../state/bcs.js';
+import { pageLimit } from '../state/pages.js';
+import { simCanonicalStruct as canonicalStruct } from '../state/state-view.js';
 import {
   atLedger,
   jsonReply,
@@ -35,12 +28,6 @@ function addressOf(raw: string): string {
   return address;
 }
 
-/** A struct tag's canonical form (long addresses, no spaces), or null. */
-function canonicalStruct(text: string): string | null {
-  const tag = parseNodeTypeTag(text);
-  return tag === null || tag.kind !== 'struct' ? null : simTypeName(tag);
-}
-
 function accountNotFound(address: string, version: bigint): SimError {
   return new SimError(
     404,
@@ -54,13 +41,14 @@ export function handleAccount(req: SimRequest, ctx: SimContext, rawAddress: stri
   const requested = requestedVersion(req.query);
   return atLedger(ctx, (info) => {
     const version = readVersion(requested, info);
-    const exists = simAccountExists(address);
-    if (!exists && !ctx.statelessAccounts) throw accountNotFound(address, version);
+    const account = ctx.state.account(address, version);
+    if (account === null && !ctx.statelessAccounts) throw accountNotFound(address, version);
     // A missing account is a stateless one (sequence number 0) where the feature is on.
-    const sequence = exists ? simSequenceNumber(address, version) : 0n;
-    const authKey = exists ? simAuthKey(address) : address;
+    const sequence = account?.sequenceNumber ?? 0n;
+    const authKey = account?.authenticationKey ?? address;
     if (simAnswerFormat(req.headers.accept) === 'bcs') {
-      return reply(200, BCS, Buffer.concat([bcsBytes(Buffer.from(authKey.slice(2), 'hex')), bcsU64(sequence)]));
+      const stateless = Buffer.concat([Buffer.from([32]), Buffer.from(address.slice(2), 'hex'), bcsU64(0n)]);
+      return reply(200, BCS, account?.bcs ?? stateless);
     }
     return jsonReply(200, { sequence_number: String(sequence), authentication_key: authKey });
   });
@@ -77,35 +65,14 @@ export function handleList(
   const requested = requestedVersion(req.query);
   const limit = pageLimit(req.query);
   const start = req.query.get('start');
+  ctx.state.checkCursor(address, start);
   return atLedger(ctx, (info) => {
     const version = readVersion(requested, info);
-    if (!simAccountExists(address)) throw accountNotFound(address, version);
-    const bcs = simAnswerFormat(req.headers.accept) === 'bcs';
-    const entries: Array<{ json: unknown; key: string; bytes: Buffer }> =
-      list === 'resources'
-        ? simResources(address, version).map((r) => ({
-            json: { type: r.type, data: r.data },
-            key: r.type,
-            bytes: r.bytes,
-          }))
-        : simModules(address).map((m) => ({
-            json: { bytecode: '0x' + m.bytecode.toString('hex'), abi: m.abi },
-            key: m.name,
-            bytes: m.bytecode,
-          }));
-    const { page, cursor } = pageOf(entries, address, list, start, limit, ctx.maxPageSize);
-    const headers: Record<string, string> = cursor === undefined ? {} : { [ctx.headerNames.cursor]: cursor };
-    if (bcs) {
-      // A BCS map, sorted by key within the page.
-      const sorted = [...page].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-      return reply(
-        200,
-        BCS,
-        Buffer.concat([uleb128(sorted.length), ...sorted.flatMap((e) => [bcsString(e.key), bcsBytes(e.bytes)])]),
-        headers,
-      );
-    }
-    return reply(200, 'application/json', Buffer.from(JSON.stringify(page.map((e) => e.json))), headers);
+    if (!ctx.state.accountExists(address, version)) throw accountNotFound(address, version);
+    const page = ctx.state.listPage(address, list, version, { start, limit, maxPageSize: ctx.maxPageSize });
+    const headers: Record<string, string> = page.cursor === undefined ? {} : { [ctx.headerNames.cursor]: page.cursor };
+    if (simAnswerFormat(req.headers.accept) === 'bcs') return reply(200, BCS, page.bcs, headers);
+    return reply(200, 'application/json', Buffer.from(JSON.stringify(page.json)), headers);
   });
 }
 
@@ -118,7 +85,7 @@ export function handleResource(req: SimRequest, ctx: SimContext, rawAddress: str
   const requested = requestedVersion(req.query);
   return atLedger(ctx, (info) => {
     const version = readVersion(requested, info);
-    const found = simResources(address, version).find((r) => canonicalStruct(r.type) === wanted);
+    const found = ctx.state.resource(address, wanted, version);
     if (found === undefined) {
       throw new SimError(
         404,
@@ -139,7 +106,7 @@ export function handleModule(req: SimRequest, ctx: SimContext, rawAddress: strin
   const requested = requestedVersion(req.query);
   return atLedger(ctx, (info) => {
     const version = readVersion(requested, info);
-    const found = simModules(address).find((m) => m.name === name);
+    const found = ctx.state.module(address, name, version);
     if (found === undefined) {
       throw new SimError(
         404,
@@ -162,7 +129,7 @@ export function handleBalance(req: SimRequest, ctx: SimContext, rawAddress: stri
   const requested = requestedVersion(req.query);
   return atLedger(ctx, (info) => {
     const version = readVersion(requested, info);
-    const balance = simAccountExists(address) ? simAssetBalance(address, asset, version) : 0n;
+    const balance = ctx.state.balance(address, asset, version);
     if (simAnswerFormat(req.headers.accept) === 'bcs') {
       return reply(200, BCS, bcsU64(balance));
     }

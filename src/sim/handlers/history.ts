@@ -5,7 +5,7 @@
 import { SimError } from '../node-error.js';
 import { simAnswerFormat } from '../parse/accept.js';
 import { parseNodeU64 } from '../parse/u64.js';
-import { uleb128 } from '../state/bcs.js';
+import { simFeedPage, simListQuery, simListRange } from '../feed/page.js';
 import { SIM_VERSIONS_PER_BLOCK } from '../state/ledger.js';
 import { atLedger, jsonReply, pathParam, reply, type SimContext, type SimReply, type SimRequest } from '../reply.js';
 import type { SimHistory } from '../state/transactions.js';
@@ -62,26 +62,23 @@ export function handleTransactionByHash(req: SimRequest, ctx: SimContext, raw: s
   });
 }
 
-/** GET /v1/transactions?start&limit: a list (never cached by a proxy: its default start moves). */
+/**
+ * GET /v1/transactions?start&limit: a list (never cached by a proxy: its default start
+ * moves). In BCS, the feed a proxy follows: the sparse model's transactions; the period
+ * model has no honest write sets to give, so it answers as a node whose BCS output is off.
+ */
 export function handleTransactions(req: SimRequest, ctx: SimContext): SimReply {
   const history = ctx.history;
-  const limitText = req.query.get('limit');
-  const startText = req.query.get('start');
-  const limit = limitText === null ? 25 : Number(parseNodeU64(limitText) ?? -1n);
-  const start = startText === null ? null : parseNodeU64(startText);
-  if (!(limit > 0 && limit <= 100) || (startText !== null && start === null))
-    throw SimError.badRequest('failed to parse query parameters `start`/`limit`');
+  const query = simListQuery(req.query);
+  if (bcs(req)) {
+    if (ctx.sparse === null)
+      throw new SimError(403, 'api_disabled', 'Get transactions with BCS output is disabled on this endpoint');
+    return simFeedPage(ctx, ctx.sparse, query, req.feedFault);
+  }
   return atLedger(ctx, (info) => {
-    const first = start ?? (info.ledgerVersion + 1n > BigInt(limit) ? info.ledgerVersion + 1n - BigInt(limit) : 0n);
-    if (first < info.oldestLedgerVersion) throw SimError.pruned(first);
+    const { first, last } = simListRange(info, query);
     const versions: bigint[] = [];
-    for (let v = first; v <= info.ledgerVersion && versions.length < limit; v++) versions.push(v);
-    if (bcs(req))
-      return reply(
-        200,
-        BCS,
-        Buffer.concat([uleb128(versions.length), ...versions.map((v) => history.transactionBcs(v))]),
-      );
+    for (let v = first; v <= last; v++) versions.push(v);
     return jsonReply(
       200,
       versions.map((v) => history.transactionJson(v)),

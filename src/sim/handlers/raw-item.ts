@@ -1,4 +1,4 @@
-// POST /v1/tables/{handle}/raw_item (api.md §3): BCS answers only, items from simTableItem.
+// POST /v1/tables/{handle}/raw_item (api.md §3): BCS answers only, items from the state's tables.
 import { SimError } from '../node-error.js';
 import { simAnswerFormat } from '../parse/accept.js';
 import { parseNodeAddress, parseNodeHexBytes, simHex } from '../parse/address.js';
@@ -14,7 +14,6 @@ import {
   type SimReply,
   type SimRequest,
 } from '../reply.js';
-import { simTableItem } from '../state/tables.js';
 
 export function handleRawItem(req: SimRequest, ctx: SimContext, rawHandle: string): SimReply {
   // Everything a node checks while extracting the request comes first, without ledger headers.
@@ -35,7 +34,7 @@ export function handleRawItem(req: SimRequest, ctx: SimContext, rawHandle: strin
 
   return atLedger(ctx, (info) => {
     const version = readVersion(requested, info);
-    const value = simTableItem(handle, key, version);
+    const value = ctx.state.tableItem(handle, key, version);
     if (value === null) {
       throw new SimError(
         404,

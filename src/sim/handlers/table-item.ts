@@ -19,7 +19,6 @@ import {
   type SimRequest,
 } from '../reply.js';
 import { bcsBytes, bcsString } from '../state/bcs.js';
-import { simTableItem } from '../state/tables.js';
 
 const BCS = 'application/x-bcs';
 const UINT_BYTES: Record<string, number> = { u8: 1, u16: 2, u32: 4, u64: 8, u128: 16, u256: 32 };
@@ -103,7 +102,7 @@ export function handleTableItem(req: SimRequest, ctx: SimContext, rawHandle: str
         'invalid_input',
         `Failed to parse key ${JSON.stringify(body.key)} as ${body.key_type as string}`,
       );
-    const value = simTableItem(handle, key, version);
+    const value = ctx.state.tableItem(handle, key, version);
     if (value === null) {
       throw new SimError(
         404,
@@ -116,32 +115,6 @@ export function handleTableItem(req: SimRequest, ctx: SimContext, rawHandle: str
   });
 }
 
-/**
- * The sim's BCS StateKey: variant 0 AccessPath {address: 32 bytes, path: bytes},
- * 1 TableItem {handle: 32 bytes, key: bytes}, 2 Raw(bytes), each `bytes` a ULEB128
- * length and the bytes. null when the bytes are not exactly one of these.
- */
-export function decodeSimStateKey(
-  bytes: Buffer,
-): { kind: 'table_item'; handle: string; key: Buffer } | { kind: 'other' } | null {
-  const variant = bytes[0];
-  let pos = 1;
-  if (variant === 0 || variant === 1) pos += 32;
-  else if (variant !== 2) return null;
-  let length = 0;
-  let shift = 0;
-  for (;;) {
-    if (pos >= bytes.length || shift > 28) return null;
-    const byte = bytes[pos++];
-    length |= (byte & 0x7f) << shift;
-    if ((byte & 0x80) === 0) break;
-    shift += 7;
-  }
-  if (pos + length !== bytes.length) return null;
-  if (variant !== 1) return { kind: 'other' };
-  return { kind: 'table_item', handle: '0x' + bytes.subarray(1, 33).toString('hex'), key: bytes.subarray(pos) };
-}
-
 export function handleStateValue(req: SimRequest, ctx: SimContext): SimReply {
   const requested = requestedVersion(req.query);
   const body = jsonBody(req);
@@ -151,10 +124,8 @@ export function handleStateValue(req: SimRequest, ctx: SimContext): SimReply {
     throw new SimError(403, 'api_disabled', 'Only BCS is supported as an AcceptType.');
   return atLedger(ctx, (info) => {
     const version = readVersion(requested, info);
-    const stateKey = decodeSimStateKey(key);
-    // A real node's surprise: a key that does not decode is a 500, not a 400.
-    if (stateKey === null) throw new SimError(500, 'internal_error', 'Failed to deserialize the state key');
-    const value = stateKey.kind === 'table_item' ? simTableItem(stateKey.handle, stateKey.key, version) : null;
+    // A real node's surprise: a key that does not decode is a 500 (thrown by the state), not a 400.
+    const value = ctx.state.stateValue(key, version);
     if (value === null)
       throw new SimError(
         404,

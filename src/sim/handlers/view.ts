@@ -78,7 +78,7 @@ export function handleView(req: SimRequest, ctx: SimContext): SimReply {
       'json' in call.args
         ? call.args.json.map((value, i) => decodeJsonArg(fn.params[i], value, i))
         : call.args.bcs.map((bytes, i) => decodeBcsArg(fn.params[i], bytes, i));
-    const values = runSimView(fn, call.typeArgs, args, version);
+    const values = runSimView(fn, call.typeArgs, args, version, (owner, at) => ctx.state.viewBalance(owner, at));
     const gas = { [ctx.headerNames.gasUsed]: fn.gas.toString() };
     return format === 'bcs'
       ? reply(200, 'application/x-bcs', encodeBcsValues(values), gas)

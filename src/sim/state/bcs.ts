@@ -21,3 +21,18 @@ export function bcsU64(value: bigint): Buffer {
   out.writeBigUInt64LE(value);
   return out;
 }
+
+export const bcsBool = (b: boolean): Buffer => Buffer.from([b ? 1 : 0]);
+
+export function bcsU32(value: number): Buffer {
+  const out = Buffer.alloc(4);
+  out.writeUInt32LE(value);
+  return out;
+}
+
+/** vector<T>: a ULEB128 count, then each element's bytes. */
+export const bcsSeq = (elements: Buffer[]): Buffer => Buffer.concat([uleb128(elements.length), ...elements]);
+
+/** Option<T>: 0, or 1 and the value's bytes. */
+export const bcsOption = (value: Buffer | null): Buffer =>
+  value === null ? Buffer.from([0]) : Buffer.concat([Buffer.from([1]), value]);

@@ -37,10 +37,13 @@ export interface SimFunction {
   returns: SimReturnType[];
   /** gas units reported in X-…-GAS-USED on success (constant per function) */
   gas: bigint;
-  run(args: SimArg[], typeArgs: SimTypeTag[], version: bigint): SimValue[];
+  run(args: SimArg[], typeArgs: SimTypeTag[], version: bigint, balanceOf: SimBalanceOf): SimValue[];
 }
 
-/** balance(owner) at `version`: changes every 10 versions, below 10^12. */
+/** Where balance(owner) reads its answer: the state of the node's write model. */
+export type SimBalanceOf = (owner: string, version: bigint) => bigint;
+
+/** balance(owner) at `version` in the period model: changes every 10 versions, below 10^12. */
 export function simBalance(owner: string, version: bigint): bigint {
   const hash = simHash(Buffer.from('balance'), simAddressBytes(owner), simPeriod(version));
   return hash.readBigUInt64LE(0) % SIM_BALANCE_MODULUS;
@@ -61,7 +64,7 @@ const FUNCTIONS: SimFunction[] = [
     params: ['address'],
     returns: ['u64'],
     gas: 7n,
-    run: ([owner], _t, version) => [u64(simBalance(owner as string, version))],
+    run: ([owner], _t, version, balanceOf) => [u64(balanceOf(owner as string, version))],
   },
   {
     name: 'add',
@@ -165,8 +168,14 @@ export function checkSimArity(fn: SimFunction, typeArgCount: number, argCount: n
   }
 }
 
-/** Runs a view whose arguments are already decoded against fn.params. */
-export function runSimView(fn: SimFunction, typeArgs: SimTypeTag[], args: SimArg[], version: bigint): SimValue[] {
+/** Runs a view whose arguments are already decoded against fn.params (balances by default the period model's). */
+export function runSimView(
+  fn: SimFunction,
+  typeArgs: SimTypeTag[],
+  args: SimArg[],
+  version: bigint,
+  balanceOf: SimBalanceOf = simBalance,
+): SimValue[] {
   checkSimArity(fn, typeArgs.length, args.length);
-  return fn.run(args, typeArgs, version);
+  return fn.run(args, typeArgs, version, balanceOf);
 }

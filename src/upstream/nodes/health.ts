@@ -102,7 +102,7 @@ export class Prober {
       if ('failed' in answer) {
         if (answer.cause !== undefined)
           this.deps.logger.debug(
-            { upstream: node.name, err: asError(answer.cause) },
+            { upstream: node.name, url: node.client.shownUrl, err: asError(answer.cause) },
             'probe failed in a way the proxy does not name',
           );
         throw new CountedFailure(answer.failed);
@@ -131,7 +131,7 @@ export class Prober {
       const got = typeof cause === 'string' ? cause : 'no answer: the probe could not be sent';
       node.probeMiss = got;
       if (circuit === 'closed' && err instanceof CountedFailure) await node.recordFailure();
-      this.deps.logger.debug({ upstream: node.name, got }, 'probe failed');
+      this.deps.logger.debug({ upstream: node.name, url: node.client.shownUrl, got }, 'probe failed');
       this.deps.onFailure(node, got);
       return null;
     }

@@ -50,5 +50,9 @@ export function sheddingError(
   const soonest = backingOff.reduce((min, n) => Math.min(min, n.sheddingUntil - n.clock()), Number.POSITIVE_INFINITY);
   const seconds = Number.isFinite(soonest) ? Math.max(1, Math.ceil(soonest / 1000)) : 1;
   const why = attempts.length > 0 ? attempts : shedding.map((n) => `${n.name}: shedding load`);
-  return NodeError.nodesShedding(`the nodes are shedding load; retry in ${seconds} s (${why.join('; ')})`, seconds);
+  return NodeError.nodesShedding(
+    `the nodes are shedding load; retry in ${seconds} s (${why.join('; ')})`,
+    seconds,
+    why,
+  );
 }

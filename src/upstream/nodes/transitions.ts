@@ -2,7 +2,8 @@
 // counted: a node going down and coming up, its circuit opening and closing, its
 // quarantine (another chain, or misbehaving) and release, falling behind and
 // catching up, shedding load and admitting again, and a new chain adopted. Changes for the worse are logged at warn,
-// changes for the better at info, each with the node's name.
+// changes for the better at info, each with the node's name and its url (origin and path: which
+// node a name stands for is the operator's to see, never a client's).
 import type { Logger } from 'pino';
 import { PROBE_EXPECTED } from './health.js';
 import type { NodeHealth, NodeState } from './node-state.js';
@@ -59,7 +60,7 @@ export class NodeTransitions {
         'upstream up: its probe answers',
       );
     else {
-      const msg = `upstream down: its probe (GET /v1) got ${got}, expected ${PROBE_EXPECTED}; it takes no traffic until it answers again`;
+      const msg = `upstream down: its probe (GET ${node.client.probePath}) got ${got}, expected ${PROBE_EXPECTED}; it takes no traffic until it answers again`;
       this.warn(node, 'down', { got, expected: PROBE_EXPECTED }, msg);
     }
   }
@@ -160,11 +161,11 @@ export class NodeTransitions {
 
   private warn(node: NodeState, state: NodeTransition, fields: Record<string, unknown>, msg: string): void {
     this.onTransition(node.name, state);
-    this.logger.warn({ upstream: node.name, transition: state, ...fields }, msg);
+    this.logger.warn({ upstream: node.name, url: node.client.shownUrl, transition: state, ...fields }, msg);
   }
 
   private info(node: NodeState, state: NodeTransition, fields: Record<string, unknown>, msg: string): void {
     this.onTransition(node.name, state);
-    this.logger.info({ upstream: node.name, transition: state, ...fields }, msg);
+    this.logger.info({ upstream: node.name, url: node.client.shownUrl, transition: state, ...fields }, msg);
   }
 }

@@ -34,7 +34,7 @@ export function shapeAnswer(
   const cursor = firstHeader(headers[names.cursor]);
   if (cursor !== undefined) answer.cursor = cursor;
   const broken = (what: string): never => {
-    throw NodeError.unavailable(`upstream ${node}: ${what}`);
+    throw NodeError.unavailable(`upstream ${node}: ${what}`, 'node_broken');
   };
   if (passthrough) {
     answer.headers = headers;

@@ -8,13 +8,15 @@
 // wire and again decoded (a compressed answer is decoded as a stream, so a small
 // body that inflates without end is abandoned at the cap, not decoded whole),
 // the proxy-wide budget of answer bytes in flight (the bytes held: held-body.ts),
-// and the call's deadline, which runs until the last decoded byte; a streamed
+// and the call's deadline, which runs from the request's write (call-deadline.ts)
+// until the last decoded byte; a streamed
 // answer's delivery deadline runs until its last byte arrives, but not while its
 // reader is not reading.
 import { Readable, type Transform } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Dispatcher } from 'undici';
 import type { AnswerBytes } from './answer-bytes.js';
+import { CallDeadline } from './call-deadline.js';
 import { Countdown } from './countdown.js';
 import { AnswerTooLarge, AnswerUndecodable, CallTimeout } from './call-errors.js';
 import { HeldBody } from './held-body.js';
@@ -29,7 +31,7 @@ export interface RawAnswer {
 }
 
 export interface CallLimits {
-  /** the whole call, queueing and decoding included */
+  /** the call from when its request is written, decoding included; apart, the wait for a connection before it */
   timeoutMs: number;
   /** a hedge that lost: the call ends with the signal's reason */
   signal?: AbortSignal;
@@ -107,7 +109,7 @@ class AnswerReader {
   private delivering: Countdown | undefined;
   private readonly startedAt: number; // performance.now(), when a delivery deadline counts from it
   private readonly maxBytes: number;
-  private readonly timer: NodeJS.Timeout;
+  private readonly deadline: CallDeadline;
 
   constructor(
     private readonly limits: CallLimits,
@@ -117,7 +119,7 @@ class AnswerReader {
     this.maxBytes = limits.maxBytes ?? Number.POSITIVE_INFINITY;
     this.held = new HeldBody(this.maxBytes, limits.inFlight);
     this.startedAt = limits.delivery === undefined ? 0 : performance.now();
-    this.timer = setTimeout(() => this.cut(new CallTimeout()), limits.timeoutMs);
+    this.deadline = new CallDeadline(limits.timeoutMs, () => this.cut(new CallTimeout()));
   }
 
   /** Follows the signal; false when it is aborted already (then nothing is sent). */
@@ -137,6 +139,7 @@ class AnswerReader {
       onRequestStart: (c: Controller) => {
         this.controller = c;
         if (this.cutShort !== undefined) c.abort(this.cutShort);
+        else this.deadline.write();
       },
       onResponseStart: (_c: Controller, status: number, headers: Headers) => this.started(status, headers),
       onResponseData: (c: Controller, chunk: Buffer) => this.received(c, chunk),
@@ -268,7 +271,7 @@ class AnswerReader {
 
   private settle(): void {
     this.settled = true;
-    clearTimeout(this.timer);
+    this.deadline.stop();
     this.limits.signal?.removeEventListener('abort', this.onAbort);
     this.held.release();
     this.decoder?.destroy();

@@ -3,6 +3,7 @@
 // node-shaped (answer-shape.ts) become NodeErrors (503 internal_error), and
 // nowhere else.
 import { Pool } from 'undici';
+import { redactUrl } from '../../config/index.js';
 import { NodeError } from '../../errors.js';
 import { type LedgerHeaderNames, vendorOfHeaders } from '../../ledger/headers.js';
 import type { NodeAnswer } from '../../model/node-answer.js';
@@ -76,6 +77,10 @@ export const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
 export class NodeClient {
   readonly name: string;
   readonly url: string;
+  /** its base url as the operator's views show it (the probe log, /readyz), never a client: userinfo and query values hidden */
+  readonly shownUrl: string;
+  /** the path its probe asks for: the base url's path prefix, then /v1 */
+  readonly probePath: string;
   readonly headers: Readonly<Record<string, string>>;
   private readonly pool: Pool;
   private readonly names: LedgerHeaderNames;
@@ -88,6 +93,8 @@ export class NodeClient {
     this.names = options.headerNames;
     const base = new URL(options.url);
     this.basePath = base.pathname.replace(/\/+$/, '');
+    this.shownUrl = redactUrl(options.url);
+    this.probePath = `${this.basePath}/v1`;
     this.pool = new Pool(base.origin, {
       connections: options.connections ?? 64,
       keepAliveTimeout: 30_000,
