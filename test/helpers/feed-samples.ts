@@ -2,7 +2,7 @@
 // signature scheme, events of both versions with every kind of type tag, and write sets
 // with every StateKey kind and WriteOp: values for the tests' encoder (feed-bcs.ts).
 import { Path, StateKey, Transaction } from './feed-bcs.js';
-import type { StateKeyInput, WriteOpInput } from './feed-pages.js';
+import type { StateKeyInput, WriteOpInput } from './feed-build.js';
 
 /** `n` bytes that look like keys, signatures and data do (no runs of one value), the same for the same seed. */
 export function fill(n: number, seed: number): Uint8Array {

@@ -9,7 +9,7 @@ import { skipEvents } from '../../src/writes/events.js';
 import { readTransactionInfo } from '../../src/writes/info.js';
 import { measureTransaction } from '../../src/writes/transaction.js';
 import { Events, Path, Transaction } from '../helpers/feed-bcs.js';
-import { onChain, page, type StatusInput, writeSetBytes } from '../helpers/feed-pages.js';
+import { onChain, page, type StatusInput, writeSetBytes } from '../helpers/feed-build.js';
 import {
   AUTHENTICATORS,
   addr,

@@ -6,7 +6,8 @@ import type { TypeTag } from '../../src/wire/move-type.js';
 import { decodeTransactionPage } from '../../src/writes/page.js';
 import { decodeStateKey, encodeStateKey, type StateKeySpec, stateKeyHash } from '../../src/writes/state-key.js';
 import { Path, StateKey } from '../helpers/feed-bcs.js';
-import { ledgerHash, onChain, page, writeSetBytes } from '../helpers/feed-pages.js';
+import { onChain, page, writeSetBytes } from '../helpers/feed-build.js';
+import { aptosHash } from '../helpers/feed-page.js';
 import { addr, fill } from '../helpers/feed-samples.js';
 
 const hexBytes = (canonical: string) => Uint8Array.from(Buffer.from(canonical.slice(2), 'hex'));
@@ -158,7 +159,7 @@ describe('stateKeyHash', () => {
     ],
   ])('hashes %s by its storage encoding', (_, key, encoded) => {
     const bcs = StateKey.serialize(key as never).toBytes();
-    expect(stateKeyHash(bcs).toString('hex')).toBe(ledgerHash('StateKey', encoded).toString('hex'));
+    expect(stateKeyHash(bcs).toString('hex')).toBe(aptosHash('StateKey', encoded).toString('hex'));
   });
 
   it('says so of bytes that are no StateKey', () => {

@@ -11,7 +11,7 @@ import { decodeTransactionPage } from '../../src/writes/page.js';
 import { decodeStateKey, encodeStateKey, type StateKeySpec, stateKeyHash } from '../../src/writes/state-key.js';
 import { measureTransaction } from '../../src/writes/transaction.js';
 import { Transaction } from '../helpers/feed-bcs.js';
-import { onChain, page, writeSetBytes } from '../helpers/feed-pages.js';
+import { onChain, page, writeSetBytes } from '../helpers/feed-build.js';
 
 const vectors = JSON.parse(readFileSync(new URL('../fixtures/feed-vectors.json', import.meta.url), 'utf8'));
 const [metadata, user, epilogue] = vectors.transactions;
