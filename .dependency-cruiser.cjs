@@ -8,7 +8,8 @@
 // - the simulated node and the demo are reached only through the seam
 //   src/wiring/sim.ts, and the sim imports nothing of the product above the
 //   vocabulary, nor the proxy's canonicalisation (wire/): it parses requests
-//   with its own code (sim/parse/, which imports nothing else);
+//   with its own code (sim/parse/, which imports nothing else); nor the proxy's
+//   reader of transaction pages (writes/): it writes its pages with its own encoder;
 // - each of these packages is imported only in the rooms that own it: undici in
 //   the transport, ioredis in the Redis tier, fastify in the listeners and their
 //   composition, prom-client in metrics (and the cluster's aggregation),
@@ -72,6 +73,7 @@ const FLOORS = [
     [
       ['process/', '^src/process/'],
       ['config/', '^src/config/'],
+      ['writes/', '^src/writes/'],
       ['wire/', '^src/wire/'],
     ],
   ],
@@ -194,6 +196,15 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/sim/' },
       to: { path: '^src/wire/' },
+    },
+    {
+      name: 'sim-encodes-its-own-feed',
+      comment:
+        'the simulated node writes its transaction pages with its own encoder, never with the proxy’s reader of them ' +
+        '(writes/): a misreading of the layout then shows as a difference instead of hiding in both',
+      severity: 'error',
+      from: { path: '^src/sim/' },
+      to: { path: '^src/writes/' },
     },
     {
       name: 'sim-parsers-stand-alone',

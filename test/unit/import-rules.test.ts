@@ -59,6 +59,12 @@ const PLANTED: Array<{ file: string; text: string; expected: string[] }> = [
     expected: ['sim-parses-its-own-input: src/sim/handlers/wire-door.ts → src/wire/address.ts'],
   },
   {
+    // The sim writing its pages with the reader it is to check.
+    file: 'sim/state/feed-door.ts',
+    text: "export { decodeTransactionPage } from '../../writes/page.js';\n",
+    expected: ['sim-encodes-its-own-feed: src/sim/state/feed-door.ts → src/writes/page.ts'],
+  },
+  {
     file: 'sim/parse/up.ts',
     text: "export { SimError } from '../node-error.js';\n",
     expected: ['sim-parsers-stand-alone: src/sim/parse/up.ts → src/sim/node-error.ts'],
