@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [-- --only=hit,guard,latency,wallet,feed,burst,memory,scaling,tenants,profile] [-- --routes=raw_item,view_bcs] [-- --no-profile] [-- --no-write] [-- --update-budget]
+// npm run bench [-- --quick] [-- --only=hit,guard,latency,wallet,feed,burst,memory,scaling,tenants,feed-decode,profile] [-- --routes=raw_item,view_bcs] [-- --no-profile] [-- --no-write] [-- --update-budget]
 // Runs every scenario against real processes on 127.0.0.1 (see bench/README.md),
 // then writes bench/results/latest.json, bench/results/latest.svg and the latest
 // results of bench/README.md (quick or --only runs write quick.* / partial.* instead).
@@ -13,6 +13,7 @@ import { writeReport } from './lib/report.mjs';
 import { waitQuiet } from './lib/procstat.mjs';
 import { CLIENT_CPU, SERVER_CPU, Services } from './lib/services.mjs';
 import { burstCoalescing } from './scenarios/coalescing.mjs';
+import { feedDecode } from './scenarios/feed-decode.mjs';
 import { cpuGuard } from './scenarios/guard.mjs';
 import { hitThroughput } from './scenarios/hit-throughput.mjs';
 import { memoryFootprint } from './scenarios/memory.mjs';
@@ -99,6 +100,8 @@ const SCENARIOS = [
   { id: 'memory', run: memoryFootprint },
   { id: 'scaling', run: workerScaling },
   { id: 'tenants', run: tenantShedding },
+  // The change feed's reader alone: no node, no proxy.
+  { id: 'feed-decode', run: feedDecode, sim: false },
 ];
 
 const started = Date.now();
@@ -140,9 +143,10 @@ try {
   for (const scenario of SCENARIOS) {
     if (only && !only.includes(scenario.id)) continue;
     log(`scenario ${scenario.id}`);
-    // A fresh simulated node per scenario: its counters and ledger start clean.
-    const sim = await services.sim(scenario.simParams ?? SIM_PARAMS, { cpu: scenario.simCpu });
-    const version = BigInt((await sim.call('ledger')).ledgerVersion);
+    // A fresh simulated node per scenario that calls one: its counters and ledger start clean.
+    const sim =
+      scenario.sim === false ? null : await services.sim(scenario.simParams ?? SIM_PARAMS, { cpu: scenario.simCpu });
+    const version = sim === null ? null : BigInt((await sim.call('ledger')).ledgerVersion);
     try {
       const out = await scenario.run({ services, load, sim, mode, log, version, root, quiet, routeIds, updateBudget });
       for (const r of [out].flat()) {
@@ -155,7 +159,7 @@ try {
       failures.push({ scenario: scenario.id, error: err.stack ?? String(err) });
       log(`  !! ${scenario.id} failed: ${err.stack ?? err}`);
     } finally {
-      await services.stop(sim);
+      if (sim !== null) await services.stop(sim);
     }
   }
   // Quick mode (CI) proves profiling works on one hit path and the miss path; full runs profile every route.

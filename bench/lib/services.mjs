@@ -103,6 +103,14 @@ export class Services {
     );
   }
 
+  /** The change feed's reader decoding transaction pages (proc/feed-decode.mjs), on the servers' CPU. */
+  async feedDecode(params) {
+    return this.#track(
+      'feed-decode',
+      await spawnChild(proc('feed-decode'), { cpu: SERVER_CPU, params, name: 'feed-decode', readyTimeoutMs: 120_000 }),
+    );
+  }
+
   async redis() {
     return this.#track('redis', await startRedis({ cpu: CLIENT_CPU }));
   }

@@ -2,6 +2,7 @@
 // that Node does not: a graceful drain, a reply to bytes the parser refused sent
 // after the reply of the request before them, and a connection whose reply ends
 // it read no further.
+import type { ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { fromClientError } from './framework-errors.js';
@@ -127,14 +128,38 @@ export function answerClientError(err: { code?: string }, socket: Duplex, connec
     else if (err.code === 'HPE_CLOSED_CONNECTION') socket.end();
     else socket.end(rawErrorResponse(fromClientError(err)));
   };
-  // Only a request received whole is waited for: one whose own body broke never ends.
-  const inFlight = connections.inFlight(socket);
-  if (inFlight && !inFlight.writableFinished && inFlight.req?.complete) {
-    inFlight.once('finish', finish);
-    inFlight.once('close', finish);
-  } else {
-    finish();
+  afterRepliesDue(socket, connections, finish);
+}
+
+/**
+ * Calls `then` once every reply due on `socket` is written (or its connection
+ * closed): the reply in progress when its request came whole or its reply is
+ * ended; when node:http's reply to a request cut short waits behind earlier ones,
+ * those first. A reply to a request whose own body broke never comes: it is not
+ * waited for.
+ */
+function afterRepliesDue(socket: Duplex, connections: Connections, then: () => void): void {
+  const inFlight = connections.inFlight(socket) as (PublicReply & Partial<ServerResponse>) | undefined;
+  if (inFlight === undefined) return then();
+  if (inFlight.req.complete || inFlight.writableEnded === true) {
+    beforeNodeHttp(inFlight, 'finish', then);
+    beforeNodeHttp(inFlight, 'close', then);
+    return;
   }
+  // node:http gives a reply the socket (its 'socket' event) once every reply before it is written.
+  if (inFlight.socket === null) return void inFlight.once('socket', () => afterRepliesDue(socket, connections, then));
+  then();
+}
+
+/**
+ * Listens to a reply ahead of node:http's own listener, which ends the socket
+ * after the last reply due when the client half-closed: what `listener` writes
+ * then still goes out. The lane ends a connection only after its reply's listeners ran.
+ */
+function beforeNodeHttp(reply: PublicReply, event: 'finish' | 'close', listener: () => void): void {
+  const emitter = reply as PublicReply & Partial<ServerResponse>;
+  if (emitter.prependOnceListener !== undefined) emitter.prependOnceListener(event, listener);
+  else reply.once(event, listener);
 }
 
 /** Ends `socket` once what was written to it is flushed, then destroys it: the client may never close its side. */

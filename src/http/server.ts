@@ -2,7 +2,7 @@
 // entry (entry.ts), with fastify behind it for everything that is not a cached
 // route (passthrough, unknown routes), and every framework failure rendered as a
 // node error body by the reply writer (reply/writer.ts).
-import { createServer, type IncomingMessage, type ServerOptions, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerFactory } from 'fastify';
 import { NodeError } from '../errors.js';
@@ -137,6 +137,10 @@ function serverFactory(
     if (laneBodyLimit !== undefined)
       installed(Lane.install(server, { handle: onRequest, servesItself, bodyLimitBytes: laneBodyLimit }));
     server.on('connection', (socket: Duplex) => connections.open(socket));
+    // A client's half-close ends its connection once every request read before it is answered: with
+    // httpAllowHalfOpen off, node:http ends the socket on the FIN and the replies still due are never
+    // written (socketOnEnd in Node's lib/_http_server.js). The lane takes a half-close the same way.
+    (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
     server.keepAliveTimeout = opts.keepAliveTimeout;
     server.requestTimeout = opts.requestTimeout;
     // Headers are part of the request: a client trickling them gets no longer.

@@ -22,9 +22,13 @@ export function writeSetHash(bytes: Uint8Array, start = 0, end = bytes.length): 
   return salted(WRITE_SET_SEED, bytes, start, end);
 }
 
-/** SHA3-256(SHA3-256("APTOS::StateKey") ‖ bcs): the state_key_hash the node shows for a StateKey. */
-export function stateKeyHash(bcs: Uint8Array): Buffer {
-  return salted(STATE_KEY_SEED, bcs, 0, bcs.length);
+/**
+ * The hash of a StateKey given in its storage encoding (StateKeyInner::encode, which is what
+ * the node hashes for a state_key_hash: not the key's BCS for every kind; state-key.ts turns one
+ * into the other).
+ */
+export function stateKeyEncodingHash(encoded: Uint8Array): Buffer {
+  return salted(STATE_KEY_SEED, encoded, 0, encoded.length);
 }
 
 /** A Transaction hash fed a byte range at a time, read at any point: the search for where one ends. */

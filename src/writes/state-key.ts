@@ -1,10 +1,12 @@
 // StateKey (aptos-core types/src/state_store/state_key/inner.rs, StateKeyInner): 0
-// AccessPath { address, path: bcs(Path) }, 1 TableItem { handle, key bytes }, 2 Raw(bytes).
-// Path (types/src/access_path.rs): 0 Code(ModuleId), 1 Resource(StructTag), 2
-// ResourceGroup(StructTag). The routes name the key a request reads with encodeStateKey;
-// the write sets name the keys a version wrote: the same key is the same bytes.
+// AccessPath { address, path: bcs(Path) }, 1 TableItem { handle, key bytes }, 2 Raw(bytes),
+// 3 TradingNative (TradingNativeKey: 0 Position { exchange, account, market }). Path
+// (types/src/access_path.rs): 0 Code(ModuleId), 1 Resource(StructTag), 2 ResourceGroup
+// (StructTag). The routes name the key a request reads with encodeStateKey; the write sets
+// name the keys a version wrote: the same key is the same bytes.
 import type { TypeTag } from '../wire/move-type.js';
 import { BcsCursor, UNKNOWN_VARIANT, Undecodable } from './cursor.js';
+import { stateKeyEncodingHash } from './hashes.js';
 import { BcsWriter, readStructTag, readText, skipStructTag } from './type-tag.js';
 
 /** What the routes encode a request's state key from. Addresses and handles canonical: 0x + 64 lower-case hex. */
@@ -19,14 +21,22 @@ export interface StateKeyWrite {
   key: Buffer;
   /**
    * 'code' | 'resource' | 'resource_group': an AccessPath whose path parses as that Path variant;
-   * 'access_path': an AccessPath whose path bytes do not parse as a Path; 'table_item' | 'raw'
+   * 'access_path': an AccessPath whose path bytes do not parse as a Path; 'table_item' | 'raw';
+   * 'trading_native': the trading-native subsystem's keys (no route reads them)
    */
   kind: StateKeyKind;
   /** AccessPath keys: the account address, '0x' + 64 lower-case hex digits */
   address?: string;
 }
 
-export type StateKeyKind = 'code' | 'resource' | 'resource_group' | 'access_path' | 'table_item' | 'raw';
+export type StateKeyKind =
+  | 'code'
+  | 'resource'
+  | 'resource_group'
+  | 'access_path'
+  | 'table_item'
+  | 'raw'
+  | 'trading_native';
 
 const PATH_KINDS: ReadonlyArray<StateKeyKind> = ['code', 'resource', 'resource_group'];
 
@@ -65,7 +75,58 @@ export function readStateKeyWrite(c: BcsCursor): StateKeyWrite {
     c.skipBytes();
     return { key: copy(bytes, start, c.pos), kind: 'raw' };
   }
+  // TradingNative: TradingNativeKey 0 Position { exchange, account, market }.
+  if (variant === 3 && c.uleb() === 0) {
+    c.skip(96);
+    return { key: copy(bytes, start, c.pos), kind: 'trading_native' };
+  }
   throw UNKNOWN_VARIANT;
+}
+
+/**
+ * The node's state_key_hash of the StateKey whose BCS bytes are `bcs`: SHA3-256 of the
+ * seed SHA3-256("APTOS::StateKey") and the key's storage encoding (StateKeyInner::encode),
+ * which is its BCS for an AccessPath; a TableItem's key bytes go without their length, a Raw
+ * key's tag is 255, a TradingNative key's tag is 2. A RangeError for bytes that are no StateKey.
+ */
+export function stateKeyHash(bcs: Uint8Array): Buffer {
+  let encoded: Uint8Array | null;
+  try {
+    encoded = storageEncoding(bcs);
+  } catch (err) {
+    if (!(err instanceof Undecodable)) throw err;
+    encoded = null;
+  }
+  if (encoded === null) throw new RangeError('not the BCS bytes of a StateKey');
+  return stateKeyEncodingHash(encoded);
+}
+
+/** StateKeyInner::encode of the key whose BCS bytes are `bcs`, or null when they are no StateKey. */
+function storageEncoding(bcs: Uint8Array): Uint8Array | null {
+  const c = new BcsCursor(bcs);
+  const variant = c.uleb();
+  const parts: Uint8Array[] = [];
+  if (variant === 0) {
+    // AccessPath: its tag and bcs(AccessPath) are its BCS.
+    c.skip(32);
+    c.skipBytes();
+    parts.push(bcs);
+  } else if (variant === 1) {
+    // TableItem: its tag, the handle, and the key's bytes without their length.
+    const handle = bcs.subarray(c.pos, c.pos + 32);
+    c.skip(32);
+    const n = c.length();
+    parts.push(Uint8Array.of(1), handle, bcs.subarray(c.pos, c.pos + n));
+    c.skip(n);
+  } else if (variant === 2) {
+    const n = c.length();
+    parts.push(Uint8Array.of(255), bcs.subarray(c.pos, c.pos + n));
+    c.skip(n);
+  } else if (variant === 3 && c.uleb() === 0) {
+    parts.push(Uint8Array.of(2, 0), bcs.subarray(c.pos, c.pos + 96));
+    c.skip(96);
+  } else return null;
+  return c.left === 0 ? Buffer.concat(parts) : null;
 }
 
 function copy(bytes: Uint8Array, start: number, end: number): Buffer {

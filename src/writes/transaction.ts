@@ -146,3 +146,10 @@ export function measureSignedTransaction(bytes: Uint8Array, offset = 0): number 
   skipSignedTransaction(c);
   return c.pos;
 }
+
+/** Where the RawTransaction whose BCS starts at bytes[offset] ends (for tools and tests). */
+export function measureRawTransaction(bytes: Uint8Array, offset = 0): number {
+  const c = new BcsCursor(bytes, offset);
+  skipRawTransaction(c);
+  return c.pos;
+}

@@ -8,70 +8,15 @@
 // the same method, target, version, fields (lower-case names), body, and
 // whether the connection stays open. What llhttp refuses, the lane hands off
 // (it never refuses by itself). Replay a failure with FUZZ_SEED=<seed printed below>.
-import { createRequire } from 'node:module';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { HAND_OFF, type HeadLimits, NEED_MORE, parseHead } from '../../src/http/lane/head.js';
 import { LONG, seedFrom } from '../helpers/fuzz-stack.js';
+import { llhttp, type ParsedRequest as Parsed } from '../helpers/llhttp.js';
 
 const RUNS = Number(process.env.FUZZ_LANE_RUNS ?? (LONG ? 200_000 : 20_000));
 const SEED = seedFrom('FUZZ_SEED');
 const LIMITS: HeadLimits = { maxHeadBytes: 16384, maxFields: 100, maxBodyBytes: 4096 };
-
-interface Parsed {
-  method: string;
-  url: string;
-  minor: number;
-  headers: Record<string, string>;
-  body: string;
-  keepAlive: boolean;
-}
-
-type LlhttpParser = {
-  initialize(type: number, resource: object, maxHeaderSize: number, lenient: number): void;
-  execute(buf: Buffer): number | Error;
-  finish(): number | Error | undefined;
-  [key: number]: unknown;
-};
-const require = createRequire(import.meta.url);
-const { HTTPParser, methods } = require('_http_common') as {
-  HTTPParser: { new (): LlhttpParser; REQUEST: number } & Record<string, number>;
-  methods: string[];
-};
-
-/** What llhttp makes of `bytes` as one whole request, or null when it refuses it or finds it incomplete. */
-function llhttp(bytes: Buffer): Parsed | null {
-  const parser = new HTTPParser();
-  parser.initialize(HTTPParser.REQUEST, {}, LIMITS.maxHeadBytes, 0);
-  let parsed: Parsed | null = null;
-  let complete = false;
-  let raw: string[] = [];
-  const body: Buffer[] = [];
-  parser[HTTPParser.kOnHeaders] = (headers: string[]) => raw.push(...headers);
-  parser[HTTPParser.kOnHeadersComplete] = (
-    _major: number,
-    minor: number,
-    headers: string[] | undefined,
-    method: number,
-    url: string,
-    _status: unknown,
-    _message: unknown,
-    _upgrade: boolean,
-    keepAlive: boolean,
-  ) => {
-    raw = [...raw, ...(headers ?? [])];
-    const fields: Record<string, string> = {};
-    for (let i = 0; i < raw.length; i += 2) fields[raw[i]!.toLowerCase()] = raw[i + 1]!;
-    parsed = { method: methods[method]!, url, minor, headers: fields, body: '', keepAlive };
-  };
-  parser[HTTPParser.kOnBody] = (chunk: Buffer) => body.push(Buffer.from(chunk));
-  parser[HTTPParser.kOnMessageComplete] = () => {
-    complete = true;
-  };
-  const used = parser.execute(bytes);
-  if (used instanceof Error || !complete || parsed === null) return null;
-  return { ...(parsed as Parsed), body: Buffer.concat(body).toString('latin1') };
-}
 
 /** What the lane makes of the request at the start of `bytes`: a request (and its length), or that it needs more or hands off. */
 function lane(bytes: Buffer): { parsed: Parsed; length: number } | typeof NEED_MORE | typeof HAND_OFF {

@@ -11,6 +11,9 @@ export const StateKey = bcs.enum('StateKey', {
   AccessPath: bcs.struct('AccessPath', { address: Address, path: Bytes }),
   TableItem: bcs.struct('TableItem', { handle: Address, key: Bytes }),
   Raw: Bytes,
+  TradingNative: bcs.enum('TradingNativeKey', {
+    Position: bcs.struct('Position', { exchange: Address, account: Address, market: Address }),
+  }),
 });
 const Metadata = bcs.enum('StateValueMetadata', {
   V0: bcs.struct('V0', { deposit: bcs.u64(), creation_time_usecs: bcs.u64() }),

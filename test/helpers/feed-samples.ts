@@ -2,7 +2,7 @@
 // signature scheme, events of both versions with every kind of type tag, and write sets
 // with every StateKey kind and WriteOp: values for the tests' encoder (feed-bcs.ts).
 import { Path, StateKey, Transaction } from './feed-bcs.js';
-import type { StateKeyInput, WriteOpInput } from './feed-pages.js';
+import type { StateKeyInput, WriteOpInput } from './feed-build.js';
 
 /** `n` bytes that look like keys, signatures and data do (no runs of one value), the same for the same seed. */
 export function fill(n: number, seed: number): Uint8Array {
@@ -248,6 +248,10 @@ export const STATE_KEYS: Array<{ key: StateKeyInput; kind: string; address?: Uin
   { key: { TableItem: { handle: addr(0x26), key: fill(40, 1) } }, kind: 'table_item' },
   { key: { TableItem: { handle: addr(0x27), key: [] } }, kind: 'table_item' },
   { key: { Raw: fill(20, 2) }, kind: 'raw' },
+  {
+    key: { TradingNative: { Position: { exchange: addr(0x28), account: addr(0x29), market: addr(0x2a) } } },
+    kind: 'trading_native',
+  },
 ];
 /** Every WriteOp, with both metadata versions. */
 export const WRITE_OPS: WriteOpInput[] = [

@@ -37,8 +37,9 @@ export interface RawExchangeOptions {
   /**
    * Half-close right after writing: for a request we know is incomplete (a body
    * shorter than announced), so the server sees the end of the stream. Node's http
-   * server ends a connection whose client half-closed after a complete request
-   * without answering it, so complete requests are not half-closed at once.
+   * server, as the sim runs it, ends a connection whose client half-closed after a
+   * complete request without answering it (the proxy answers it), so complete
+   * requests are not half-closed at once.
    */
   halfCloseAtOnce?: boolean;
   /** half-close when no reply came within this many ms (default 400; Infinity: never) */
@@ -189,7 +190,8 @@ export function rawExchange(
 /**
  * Sends `request` as-is on a fresh TCP connection and reads one complete HTTP
  * reply. Rejects when the connection closes without one (or mid-body), or after
- * timeoutMs. It never half-closes: a server may drop a request whose client did.
+ * timeoutMs. It never half-closes: a server may drop a request whose client did
+ * (Node's http server by default, as the sim runs it).
  */
 export async function rawHttp(base: string, request: string | Buffer, timeoutMs = 5000): Promise<RawReply> {
   const head = Buffer.from(request).subarray(0, 5).toString('latin1') === 'HEAD ';

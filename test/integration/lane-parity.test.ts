@@ -1,8 +1,9 @@
-// The lane and node:http on kept-alive and pipelined connections: the same
-// requests, one proxy with the lane on and one with it off, and every byte of
-// the replies the same but the Date and the request id (Connection and
-// Keep-Alive included). Then 100 requests pipelined on one connection, lane
-// requests and handed-off ones (passthrough, chunked) mixed, answered in order.
+// The lane and node:http on kept-alive and pipelined connections, and on one
+// the client half-closes after its requests: the same requests, one proxy with
+// the lane on and one with it off, and every byte of the replies the same but
+// the Date and the request id (Connection and Keep-Alive included). Then 100
+// requests pipelined on one connection, lane requests and handed-off ones
+// (passthrough, chunked) mixed, answered in order.
 import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { HANDLE, proxy, QUIET, sim } from '../helpers/proxy.js';
@@ -67,10 +68,18 @@ async function pipelined(url: string, requests: Buffer[]): Promise<string> {
   return s.received();
 }
 
+/** Sends every request in one write and half-closes; everything the proxy sent until it closed. */
+async function halfClosed(url: string, requests: Buffer[]): Promise<string> {
+  const s = await openSocket(url);
+  s.socket.end(Buffer.concat(requests));
+  await s.closed;
+  return s.received();
+}
+
 describe('the lane and node:http on one connection', () => {
   it('send the same bytes, kept alive and pipelined', async () => {
     const node = await sim({ startVersion: 1000n, pruneWindow: 500n });
-    const seen: Record<string, { oneByOne: string; pipelined: string; nodeRequests: number }> = {};
+    const seen: Record<string, { oneByOne: string; pipelined: string; halfClosed: string; nodeRequests: number }> = {};
     for (const lane of [true, false]) {
       const p = await proxy([node], { ...QUIET, server: { host: '127.0.0.1', port: 0, lane } });
       let nodeRequests = 0;
@@ -78,20 +87,23 @@ describe('the lane and node:http on one connection', () => {
       seen[String(lane)] = {
         oneByOne: normalised(await oneByOne(p.url, script())),
         pipelined: normalised(await pipelined(p.url, script())),
+        halfClosed: normalised(await halfClosed(p.url, script())),
         nodeRequests,
       };
     }
     const [lane, node_] = [seen.true!, seen.false!];
     expect(lane.oneByOne).toEqual(node_.oneByOne);
     expect(lane.pipelined).toEqual(node_.pipelined);
+    expect(lane.halfClosed).toEqual(node_.halfClosed);
+    const statuses = [200, 200, 200, 403, 400, 200, 200, 200, 410, 200, 200, 404, 200];
     const replies = rawReplies(Buffer.from(lane.oneByOne, 'latin1'), true);
-    expect(replies.map((r) => r.status)).toEqual([
-      200, 200, 200, 403, 400, 200, 200, 200, 410, 200, 200, 404, 200, 200,
-    ]);
+    expect(replies.map((r) => r.status)).toEqual([...statuses, 200]);
+    // Half-closed after its requests, a connection still has every one answered.
+    expect(rawReplies(Buffer.from(lane.halfClosed, 'latin1'), true).map((r) => r.status)).toEqual(statuses);
     expect(lane.oneByOne).toContain('Connection: keep-alive\r\nKeep-Alive: timeout=');
     // On each connection the lane read the first nine; node:http the passthrough call and all after it.
-    expect(lane.nodeRequests).toBe(2 * 5);
-    expect(node_.nodeRequests).toBe(2 * (script().length + 1));
+    expect(lane.nodeRequests).toBe(2 * 5 + 4);
+    expect(node_.nodeRequests).toBe(3 * script().length + 2);
   });
 
   it('answers 100 pipelined requests in order, lane requests and handed-off ones mixed', async () => {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { cacheKeyText, routeNameOfKey, sharedKey } from '../../src/cache/key.js';
 import { RAW_ITEM_ROUTE, VIEW_ROUTE } from '../../src/routes/parse-read.js';
@@ -22,6 +23,24 @@ function req(overrides: Partial<ReadRequest> = {}): ReadRequest {
 function cacheKey(vendor: string, chainId: number, request: ReadRequest, version: bigint | null): string {
   return sharedKey(cacheKeyText(vendor, chainId, request, version, 0));
 }
+
+describe('the key scheme', () => {
+  // The key text outlives a release in every shared store: a change to it shows here, and comes with
+  // a new KEY_SCHEME (so old entries are never misread) and its paragraph in UPGRADING.md.
+  it('spells each field out, in order: scheme, generation, vendor, chain id, route, format, N, identity', () => {
+    expect(cacheKeyText('node', 4, req(), 5n, 3)).toBe(
+      'lp5:3:4:node4:4:view4:json5:json\n0x1::coin::balance\n\n"arguments":[]',
+    );
+    expect(cacheKeyText('', 40, req({ route: RAW_ITEM_ROUTE, format: 'bcs', identity: 'k' }), null, 0)).toBe(
+      'lp5:0:0:40:8:raw_item3:bcs-:k',
+    );
+  });
+
+  it('hashes the text as UTF-8 with SHA-256, in lower-case hex', () => {
+    const text = cacheKeyText('node', 4, req({ identity: 'é' }), 5n, 0);
+    expect(sharedKey(text)).toBe(createHash('sha256').update(Buffer.from(text, 'utf8')).digest('hex'));
+  });
+});
 
 describe('the shared-store key', () => {
   it('is a sha256 hex digest and deterministic', () => {
@@ -120,5 +139,21 @@ describe('routeNameOfKey', () => {
   it('is undefined for text that is no key', () => {
     expect(routeNameOfKey('lp1:4:node')).toBeUndefined();
     expect(routeNameOfKey('')).toBeUndefined();
+  });
+
+  it('is undefined for a key of another scheme', () => {
+    const text = cacheKeyText('node', 4, req(), 5n, 0);
+    for (const scheme of ['lp4', 'lp', 'lp5x', 'Lp5'])
+      expect(routeNameOfKey(text.replace(/^lp5/, scheme)), scheme).toBeUndefined();
+  });
+
+  it('is undefined for a key cut short before its route name, wherever the cut falls', () => {
+    for (const vendor of ['node', '', 'a:1:b']) {
+      const text = cacheKeyText(vendor, 40, req(), 5n, 12);
+      const nameAt = text.indexOf('view');
+      for (let cut = 0; cut < nameAt; cut++)
+        expect(routeNameOfKey(text.slice(0, cut)), JSON.stringify(text.slice(0, cut))).toBeUndefined();
+      expect(routeNameOfKey(text)).toBe('view');
+    }
   });
 });

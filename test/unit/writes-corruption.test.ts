@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { decodeTransactionPage } from '../../src/writes/page.js';
 import { FeedPageError, type FeedPageReason, type VerifiedTransaction } from '../../src/writes/verified.js';
 import { Events, Transaction } from '../helpers/feed-bcs.js';
-import { type OnChainParts, type OnChainSpec, onChain, page, writeSetBytes } from '../helpers/feed-pages.js';
+import { type OnChainParts, type OnChainSpec, onChain, page, writeSetBytes } from '../helpers/feed-build.js';
 import {
   AUTHENTICATORS,
   addr,

@@ -9,7 +9,7 @@ import { skipEvents } from '../../src/writes/events.js';
 import { readTransactionInfo } from '../../src/writes/info.js';
 import { measureTransaction } from '../../src/writes/transaction.js';
 import { Events, Path, Transaction } from '../helpers/feed-bcs.js';
-import { onChain, page, type StatusInput, writeSetBytes } from '../helpers/feed-pages.js';
+import { onChain, page, type StatusInput, writeSetBytes } from '../helpers/feed-build.js';
 import {
   AUTHENTICATORS,
   addr,
@@ -229,9 +229,10 @@ describe('decodeTransactionPage', () => {
       'resource_group',
       'table_item',
       'table_item',
+      'trading_native',
     ]);
-    // The node's order: AccessPath keys by address, then table items by handle, then raw.
-    expect(decoded!.writes.map((w) => w.key[0])).toEqual([0, 0, 0, 0, 0, 1, 1, 2]);
+    // The node's order: AccessPath keys by address, then table items by handle, raw keys, trading-native keys.
+    expect(decoded!.writes.map((w) => w.key[0])).toEqual([0, 0, 0, 0, 0, 1, 1, 2, 3]);
   });
 
   it('reads an empty page as no transactions', () => {

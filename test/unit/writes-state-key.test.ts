@@ -4,10 +4,11 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { TypeTag } from '../../src/wire/move-type.js';
 import { decodeTransactionPage } from '../../src/writes/page.js';
-import { decodeStateKey, encodeStateKey, type StateKeySpec } from '../../src/writes/state-key.js';
+import { decodeStateKey, encodeStateKey, type StateKeySpec, stateKeyHash } from '../../src/writes/state-key.js';
 import { Path, StateKey } from '../helpers/feed-bcs.js';
-import { onChain, page, writeSetBytes } from '../helpers/feed-pages.js';
-import { fill } from '../helpers/feed-samples.js';
+import { onChain, page, writeSetBytes } from '../helpers/feed-build.js';
+import { aptosHash } from '../helpers/feed-page.js';
+import { addr, fill } from '../helpers/feed-samples.js';
 
 const hexBytes = (canonical: string) => Uint8Array.from(Buffer.from(canonical.slice(2), 'hex'));
 
@@ -138,5 +139,33 @@ describe('encodeStateKey', () => {
     ],
   ])('decodeStateKey says no spec makes %s', (_, bytes) => {
     expect(decodeStateKey(bytes)).toBeNull();
+  });
+});
+
+// The node hashes a key's storage encoding (StateKeyInner::encode), not its BCS: the two are
+// one for an AccessPath; a table item's key goes without its length, a raw key's tag is 255,
+// a trading-native key's tag is 2. (Real table items' hashes: npm run check:real-vectors.)
+describe('stateKeyHash', () => {
+  const cat = (...parts: Array<ArrayLike<number>>) => Uint8Array.from(parts.flatMap((p) => Array.from(p)));
+  it.each([
+    ['an AccessPath', { AccessPath: { address: addr(1), path: [1, 2, 3] } }, cat([0], addr(1), [3, 1, 2, 3])],
+    ['a table item', { TableItem: { handle: addr(2), key: fill(200, 3) } }, cat([1], addr(2), fill(200, 3))],
+    ['a table item with an empty key', { TableItem: { handle: addr(2), key: [] } }, cat([1], addr(2))],
+    ['a raw key', { Raw: fill(5, 4) }, cat([255], fill(5, 4))],
+    [
+      'a trading-native key',
+      { TradingNative: { Position: { exchange: addr(5), account: addr(6), market: addr(7) } } },
+      cat([2, 0], addr(5), addr(6), addr(7)),
+    ],
+  ])('hashes %s by its storage encoding', (_, key, encoded) => {
+    const bcs = StateKey.serialize(key as never).toBytes();
+    expect(stateKeyHash(bcs).toString('hex')).toBe(aptosHash('StateKey', encoded).toString('hex'));
+  });
+
+  it('says so of bytes that are no StateKey', () => {
+    expect(() => stateKeyHash(Uint8Array.of(9))).toThrow(RangeError);
+    expect(() => stateKeyHash(Uint8Array.of(2, 1, 7, 0))).toThrow(RangeError);
+    expect(() => stateKeyHash(Uint8Array.of(1, 5))).toThrow(RangeError);
+    expect(() => stateKeyHash(Uint8Array.of(3, 1))).toThrow(RangeError);
   });
 });

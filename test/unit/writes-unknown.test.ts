@@ -8,14 +8,8 @@ import { decodeTransactionPage } from '../../src/writes/page.js';
 import { FeedPageError } from '../../src/writes/verified.js';
 import { Events, StateKey, WriteOp } from '../helpers/feed-bcs.js';
 import { RawTransaction } from '../helpers/feed-bcs-user.js';
-import {
-  ledgerHash,
-  type OnChainParts,
-  type OnChainSpec,
-  onChain,
-  page,
-  writeSetBytes,
-} from '../helpers/feed-pages.js';
+import { type OnChainParts, type OnChainSpec, onChain, page, writeSetBytes } from '../helpers/feed-build.js';
+import { aptosHash } from '../helpers/feed-page.js';
 import {
   AUTHENTICATORS,
   addr,
@@ -85,7 +79,7 @@ describe('a transaction the reader cannot walk', () => {
   });
 
   it.each(UNDELIMITED)('with %s and no end its hash owns is not claimed', (_, transaction) => {
-    const err = failure(threeWith({ transaction, transactionHash: ledgerHash('Transaction', known) }).body);
+    const err = failure(threeWith({ transaction, transactionHash: aptosHash('Transaction', known) }).body);
     // Why the walk stopped: a variant it does not know, bytes that are no TransactionInfo, or a hash that disowns them.
     expect(['unknown_variant', 'undecodable', 'transaction_hash']).toContain(err.reason);
     expect(err.version).toBe(START + 1n);

@@ -6,12 +6,12 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseAddress } from '../../src/wire/address.js';
 import { parseTypeTag, type TypeTag } from '../../src/wire/move-type.js';
-import { stateKeyHash, transactionHash, writeSetHash } from '../../src/writes/hashes.js';
+import { transactionHash, writeSetHash } from '../../src/writes/hashes.js';
 import { decodeTransactionPage } from '../../src/writes/page.js';
-import { decodeStateKey, encodeStateKey, type StateKeySpec } from '../../src/writes/state-key.js';
+import { decodeStateKey, encodeStateKey, type StateKeySpec, stateKeyHash } from '../../src/writes/state-key.js';
 import { measureTransaction } from '../../src/writes/transaction.js';
 import { Transaction } from '../helpers/feed-bcs.js';
-import { onChain, page, writeSetBytes } from '../helpers/feed-pages.js';
+import { onChain, page, writeSetBytes } from '../helpers/feed-build.js';
 
 const vectors = JSON.parse(readFileSync(new URL('../fixtures/feed-vectors.json', import.meta.url), 'utf8'));
 const [metadata, user, epilogue] = vectors.transactions;

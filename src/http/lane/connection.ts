@@ -3,7 +3,9 @@
 // requests go to), and writes the replies in their requests' order, corked
 // across what one read brought. The first request it does not accept, and every
 // byte after it, goes to node:http once every earlier reply is written; from then
-// on node:http owns the socket.
+// on node:http owns the socket. A client's half-close ends the connection once
+// every request read before it is answered, as node:http does on this server
+// (httpAllowHalfOpen: server.ts).
 import type { Socket } from 'node:net';
 import type { PublicHandler } from '../../edge/message.js';
 import { HAND_OFF, type HeadLimits, type LaneHead, NEED_MORE, parseHead } from './head.js';
@@ -38,8 +40,12 @@ export class LaneConnection implements ReplySink {
   private waiting: LaneHead | undefined;
   /** replies in their requests' order, not yet written */
   private readonly replies: LaneReply[] = [];
-  /** the bytes of the first request node:http is to read, once every earlier reply is written */
-  private handing: Buffer | undefined;
+  /**
+   * node:http is to read the rest, once every earlier reply is written: those bytes
+   * wait back in the socket, in front of what arrives later and of the client's
+   * half-close, which the socket then holds back until node:http has read them
+   */
+  private handing = false;
   /** a reply ends the connection: nothing after its request is read, nothing after it written */
   private ending = false;
   /** paused while the socket's write buffer is above its high-water mark */
@@ -80,7 +86,6 @@ export class LaneConnection implements ReplySink {
   }
 
   private read(chunk: Buffer): void {
-    if (this.handing !== undefined) return void (this.handing = Buffer.concat([this.handing, chunk]));
     if (this.ending) return;
     const socket = this.socket;
     let buf = this.pending.length === 0 ? chunk : Buffer.concat([this.pending, chunk]);
@@ -110,7 +115,7 @@ export class LaneConnection implements ReplySink {
       this.pending = at === 0 ? buf : buf.subarray(at);
       // The clock of the next request starts with its first byte (the first request's, when the connection opens).
       if (this.pending.length === 0 && this.waiting === undefined) this.stopRequestTimer();
-      else if (this.requestTimer === undefined && this.handing === undefined) this.startRequestTimer();
+      else if (this.requestTimer === undefined && !this.handing) this.startRequestTimer();
       socket.uncork();
     }
     this.afterWrites();
@@ -168,7 +173,7 @@ export class LaneConnection implements ReplySink {
       socket.pause();
     }
     if (this.replies.length > 0) return;
-    if (this.handing !== undefined) return this.release();
+    if (this.handing) return this.release();
     // Draining, a connection is closed once idle (node:http's closeIdleConnections).
     if (this.deps.draining && this.idle) {
       this.ending = true;
@@ -179,21 +184,24 @@ export class LaneConnection implements ReplySink {
   private unthrottle(): void {
     if (!this.throttled) return;
     this.throttled = false;
-    if (this.handing === undefined && !this.ending) this.socket.resume();
+    if (!this.handing && !this.ending) this.socket.resume();
   }
 
-  /** The request at the start of `bytes` is node:http's: reading stops until the replies before it are written. */
+  /**
+   * The request at the start of `bytes` is node:http's: reading stops until the
+   * replies before it are written, and the bytes go back in the socket at once
+   * (unshifted later, after the socket ended, they would be refused).
+   */
   private handOff(bytes: Buffer): void {
-    this.handing = bytes;
+    this.handing = true;
     this.socket.pause();
+    this.socket.unshift(bytes);
   }
 
-  /** node:http takes the socket, with the bytes read and not answered put back in front of it. */
+  /** node:http takes the socket, the bytes read and not answered in front of it. */
   private release(): void {
     const socket = this.socket;
-    const bytes = this.handing!;
     this.detach();
-    if (bytes.length > 0) socket.unshift(bytes);
     this.deps.handOff(socket);
     socket.resume();
   }
@@ -213,12 +221,12 @@ export class LaneConnection implements ReplySink {
   }
 
   /**
-   * The client half-closed, as node:http (httpAllowHalfOpen off) takes it: a
-   * request cut short is its parser's error at the end of the stream; else the
-   * connection ends, and replies not yet written are not.
+   * The client half-closed, as node:http takes it on this server: a request cut
+   * short is its parser's error at the end of the stream (answered after the
+   * replies before it); else every request read is answered, and the connection
+   * ends after the last reply, or now when none is due.
    */
   private ended(): void {
-    if (this.handing !== undefined) return;
     if (!this.ending && (this.pending.length > 0 || this.waiting !== undefined)) {
       this.ending = true;
       this.stopRequestTimer();
@@ -228,7 +236,9 @@ export class LaneConnection implements ReplySink {
       );
     }
     this.ending = true;
-    if (this.socket.writable) this.socket.end();
+    const last = this.replies.at(-1);
+    if (last !== undefined) last.last = true;
+    else if (this.socket.writable) this.socket.end();
   }
 
   private closed(): void {
@@ -252,7 +262,7 @@ export class LaneConnection implements ReplySink {
 
   private timedOut(): void {
     this.requestTimer = undefined;
-    if (this.ending || this.handing !== undefined) return;
+    if (this.ending || this.handing) return;
     this.ending = true;
     this.deps.clientError(
       Object.assign(new Error('request was not received in time'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }),

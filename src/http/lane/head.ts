@@ -59,18 +59,31 @@ function table(extra: string): Uint8Array {
   return t;
 }
 
-const METHODS = ['GET ', 'HEAD ', 'POST '].map((m) => Buffer.from(m, 'latin1'));
-const HTTP11 = Buffer.from('HTTP/1.1\r\n', 'latin1');
-const HTTP10 = Buffer.from('HTTP/1.0\r\n', 'latin1');
+const METHOD_NAMES = ['GET', 'HEAD', 'POST'] as const;
+/** each method with the space after it */
+const METHODS = METHOD_NAMES.map((m) => Buffer.from(`${m} `));
+/** at the index of their minor version */
+const VERSIONS = [Buffer.from('HTTP/1.0\r\n'), Buffer.from('HTTP/1.1\r\n')];
 /** Fields that change how node:http frames or treats a request: such a request is node:http's. */
 const HANDED_OFF_FIELDS = new Set(['transfer-encoding', 'expect', 'upgrade', 'http2-settings', '__proto__']);
 const DIGITS = /^[0-9]{1,15}$/;
 
-/** Whether `buf[at..end)` is a prefix of `word` (NEED_MORE), all of it (the length), or neither (HAND_OFF). */
-function expect(buf: Buffer, at: number, end: number, word: Buffer): number {
-  const n = Math.min(word.length, end - at);
-  for (let i = 0; i < n; i++) if (buf[at + i] !== word[i]) return -1;
-  return n === word.length ? word.length : 0;
+/** oneOf: `buf[at..end)` is all of it a prefix of one of the words (more is to come). */
+const CUT = -1;
+/** oneOf: `buf[at..end)` begins with none of the words. */
+const NONE = -2;
+
+/** Which of `words` `buf[at..end)` begins with (its index), or CUT, or NONE; no word is a prefix of another. */
+function oneOf(buf: Buffer, at: number, end: number, words: readonly Buffer[]): number {
+  for (let w = 0; w < words.length; w++) {
+    const word = words[w]!;
+    const n = Math.min(word.length, end - at);
+    let i = 0;
+    while (i < n && buf[at + i] === word[i]) i++;
+    if (i === word.length) return w;
+    if (i === n) return CUT;
+  }
+  return NONE;
 }
 
 /** The head of the request at `start` in `buf`. */
@@ -79,32 +92,25 @@ export function parseHead(buf: Buffer, start: number, limits: HeadLimits): HeadO
   const more = (): HeadOutcome => (end - start >= limits.maxHeadBytes ? HAND_OFF : NEED_MORE);
   // The method.
   let at = start;
-  let method: LaneHead['method'] | undefined;
-  for (let m = 0; m < METHODS.length && method === undefined; m++) {
-    const got = expect(buf, at, end, METHODS[m]!);
-    if (got === 0) return more();
-    if (got > 0) {
-      method = m === 0 ? 'GET' : m === 1 ? 'HEAD' : 'POST';
-      at += got;
-    }
-  }
-  if (method === undefined) return HAND_OFF;
-  // The target.
+  const m = oneOf(buf, at, end, METHODS);
+  if (m === CUT) return more();
+  if (m === NONE) return HAND_OFF;
+  const method = METHOD_NAMES[m]!;
+  at += METHODS[m]!.length;
+  // The target. (A scan may run past `end`, up to the buffer's end at most: what it finds there is never taken.)
   if (at >= end) return more();
   if (buf[at] !== 0x2f) return HAND_OFF;
   const targetStart = at;
-  while (at < end && TARGET[buf[at]!] === 1) at++;
+  while (TARGET[buf[at]!] === 1) at++;
   if (at >= end) return more();
   if (buf[at] !== SP) return HAND_OFF;
   const url = buf.toString('latin1', targetStart, at);
   at++;
   // The version.
-  const v11 = expect(buf, at, end, HTTP11);
-  const v10 = v11 > 0 ? -1 : expect(buf, at, end, HTTP10);
-  if (v11 === 0 || v10 === 0) return more();
-  if (v11 < 0 && v10 < 0) return HAND_OFF;
-  const minor = v11 > 0 ? 1 : 0;
-  at += HTTP11.length;
+  const minor = oneOf(buf, at, end, VERSIONS) as 0 | 1 | typeof CUT | typeof NONE;
+  if (minor === CUT) return more();
+  if (minor === NONE) return HAND_OFF;
+  at += VERSIONS[minor]!.length;
   // The fields.
   const headers: Record<string, string> = {};
   let fields = 0;
@@ -118,15 +124,16 @@ export function parseHead(buf: Buffer, start: number, limits: HeadLimits): HeadO
     }
     if (++fields > limits.maxFields) return HAND_OFF;
     const nameStart = at;
-    while (at < end && TCHAR[buf[at]!] === 1) at++;
+    while (TCHAR[buf[at]!] === 1) at++;
     if (at >= end) return more();
     if (buf[at] !== COLON || at === nameStart) return HAND_OFF;
     const name = buf.toString('latin1', nameStart, at).toLowerCase();
     at++;
-    while (at < end && (buf[at] === SP || buf[at] === HTAB)) at++;
+    while (buf[at] === SP || buf[at] === HTAB) at++;
     const valueStart = at;
     let valueEnd = at;
-    for (; at < end; at++) {
+    // The buffer's end (undefined) ends the value too.
+    for (; ; at++) {
       const c = buf[at]!;
       if (c > SP && c < 0x7f) valueEnd = at + 1;
       else if (c !== SP && c !== HTAB) break;

@@ -25,6 +25,9 @@ const MAX_FIELDS = 100;
 
 type ConnectionListener = (socket: Socket) => void;
 
+/** The lane in front of each server, for tests that count what it holds. */
+const installed = new WeakMap<Server, Lane>();
+
 export class Lane {
   private readonly connections = new Set<LaneConnection>();
   /** sockets the lane has seen: when one comes back through 'connection', it is node:http's */
@@ -39,6 +42,7 @@ export class Lane {
   /** Puts the lane in front of node:http's own 'connection' listener on `server`. */
   static install(server: Server, deps: LaneDeps): Lane {
     const lane = new Lane(server, deps);
+    installed.set(server, lane);
     const [node] = server.listeners('connection') as ConnectionListener[];
     if (node === undefined) throw new Error('node:http has no connection listener to put the lane in front of');
     server.removeListener('connection', node);
@@ -89,8 +93,13 @@ export class Lane {
     for (const connection of this.connections) connection.socket.destroy();
   }
 
-  /** connections on the lane, for tests */
+  /** connections on the lane (a hand-off still pending is one), for tests */
   get size(): number {
     return this.connections.size;
+  }
+
+  /** The lane in front of `server`, if server.lane put one there. */
+  static of(server: Server): Lane | undefined {
+    return installed.get(server);
   }
 }

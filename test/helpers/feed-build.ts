@@ -1,15 +1,9 @@
 // Pages of GET /v1/transactions in BCS, bcs(Vec<TransactionOnChainData>), assembled by the
 // tests from their own encoder (feed-bcs.ts) and their own hashing, with the offsets of
 // each part, so a test can corrupt exactly one of them.
-import { createHash } from 'node:crypto';
 import { bcs } from '@mysten/bcs';
+import { aptosHash } from './feed-page.js';
 import { Events, ExecutionStatus, type StateKey, TransactionInfo, type WriteOp, WriteSet } from './feed-bcs.js';
-
-/** SHA3-256(SHA3-256("APTOS::" + typeName) ‖ bytes), as aptos-crypto hashes a value (hash.rs). */
-export function ledgerHash(typeName: string, bytes: Uint8Array): Buffer {
-  const seed = createHash('sha3-256').update(`APTOS::${typeName}`).digest();
-  return createHash('sha3-256').update(seed).update(bytes).digest();
-}
 
 export type StateKeyInput = Parameters<typeof StateKey.serialize>[0];
 export type WriteOpInput = Parameters<typeof WriteOp.serialize>[0];
@@ -27,7 +21,9 @@ function stateKeyOrder(key: StateKeyInput): [number, Uint8Array[]] {
   const k = key as Record<string, any>;
   if ('AccessPath' in k) return [0, [Uint8Array.from(k.AccessPath.address), Uint8Array.from(k.AccessPath.path)]];
   if ('TableItem' in k) return [1, [Uint8Array.from(k.TableItem.handle), Uint8Array.from(k.TableItem.key)]];
-  return [2, [Uint8Array.from(k.Raw)]];
+  if ('Raw' in k) return [2, [Uint8Array.from(k.Raw)]];
+  const p = k.TradingNative.Position;
+  return [3, [Uint8Array.of(0), Uint8Array.from(p.exchange), Uint8Array.from(p.account), Uint8Array.from(p.market)]];
 }
 
 /** The write set's BCS, its entries in the node's order (a BTreeMap by StateKeyInner's Ord). */
@@ -82,9 +78,9 @@ export function onChain(spec: OnChainSpec): OnChainParts {
   const fields = {
     gas_used: 7n,
     status: spec.status ?? ({ Success: true } as StatusInput),
-    transaction_hash: spec.transactionHash ?? ledgerHash('Transaction', spec.transaction),
+    transaction_hash: spec.transactionHash ?? aptosHash('Transaction', spec.transaction),
     event_root_hash: new Uint8Array(32).fill(0xee),
-    state_change_hash: spec.stateChangeHash ?? ledgerHash('WriteSet', writeSet),
+    state_change_hash: spec.stateChangeHash ?? aptosHash('WriteSet', writeSet),
     state_checkpoint_hash: null,
     auxiliary_info_hash: new Uint8Array(32).fill(0xaa),
   };
