@@ -4,19 +4,10 @@
 // answer depends on; the answer is still the latest while none of its ids was
 // written since it was read.
 import type { AccountWrites, StateRead } from '../model/state-read.js';
+import type { StateKeyWrite } from '../writes/state-key.js';
 
-/** One state key a version wrote, as the change feed's codec gives it (src/writes/). */
-export interface WrittenKey {
-  /** the StateKey's BCS bytes, exactly as the write set holds them */
-  readonly key: Uint8Array;
-  /**
-   * code, resource, resource_group: an AccessPath whose path is that Path variant;
-   * access_path: an AccessPath whose path is none of them
-   */
-  readonly kind: 'code' | 'resource' | 'resource_group' | 'access_path' | 'table_item' | 'raw';
-  /** an AccessPath's account: 0x + 64 lower-case hex digits */
-  readonly address?: string;
-}
+/** One state key a version wrote, as the change feed's codec gives it. */
+export type WrittenKey = Pick<StateKeyWrite, 'key' | 'kind' | 'address'>;
 
 /** The writes of one version. */
 export interface VersionWrites {

@@ -45,8 +45,7 @@ const FAULTS: Array<{ name: string; fault: Omit<SimFault, 'range'>; reason: stri
   {
     name: 'an unknown TransactionInfo variant',
     fault: { mode: 'feedUnknownVariant', variant: 'transaction_info' },
-    // Whether its bytes read as no variant or as a malformed one, nothing vouches for them.
-    reason: ['unknown_variant', 'undecodable'],
+    reason: 'unknown_variant',
   },
   {
     name: 'an unknown WriteOp variant',
