@@ -74,6 +74,8 @@ export class FeedFollower<V extends { readonly version: bigint }> {
   #next: bigint | null = null;
   #chain: number | undefined;
   #lastPageAt = 0;
+  /** the last refusal logged at warn, until a page is taken */
+  #lastRefusal: string | undefined;
   #wake: (() => void) | undefined;
   #timer: NodeJS.Timeout | undefined;
   #loop: Promise<void> | undefined;
@@ -176,6 +178,7 @@ export class FeedFollower<V extends { readonly version: bigint }> {
       return;
     }
     this.deps.sink.apply(versions);
+    this.#lastRefusal = undefined;
     this.#next = versions[versions.length - 1]!.version + 1n;
     this.deps.onPage?.(versions.length, answer.body.length);
   }
@@ -185,9 +188,13 @@ export class FeedFollower<V extends { readonly version: bigint }> {
     // Older nodes answer 500 internal_error for a start below their oldest version.
     const pruned = answer.status === 410 || (answer.status === 500 && answer.errorCode === 'internal_error');
     if (pruned) return this.#stopCovering('pruned', { upstream: answer.upstream, version: String(start) });
-    this.deps.logger.debug(
+    // A node that does not serve the feed at all (403 with BCS output off) is said once, not every try.
+    const refusal = `${answer.upstream} ${answer.status} ${answer.errorCode ?? ''}`;
+    const level = refusal === this.#lastRefusal ? 'debug' : 'warn';
+    this.#lastRefusal = refusal;
+    this.deps.logger[level](
       { upstream: answer.upstream, status: answer.status, code: answer.errorCode, start: String(start) },
-      'change feed: page refused',
+      'change feed: a node refused the page; latest reads are forwarded until one is served',
     );
     await this.#sleep(this.#settings.retryMs);
   }

@@ -93,17 +93,19 @@ function follow(nodes: ScriptedNodes, overrides: Partial<typeof settings> = {}) 
   const watermark = new Watermark();
   const sink = new RecordingSink();
   const stops: string[] = [];
+  const lines: Array<{ level: number; msg: string }> = [];
+  const logger = pino({ level: 'debug' }, { write: (line: string) => lines.push(JSON.parse(line)) });
   const follower = new FeedFollower<Version>({
     source: nodes,
     decode,
     sink,
     watermark,
-    logger: pino({ level: 'silent' }),
+    logger,
     settings: { ...settings, ...overrides },
     onStop: (reason) => stops.push(reason),
   });
   running = follower;
-  return { follower, watermark, sink, stops };
+  return { follower, watermark, sink, stops, lines };
 }
 
 describe('the change feed follower', () => {
@@ -175,6 +177,21 @@ describe('the change feed follower', () => {
     expect(stops).toEqual([]);
     expect(sink.events).toEqual(['restart 101']);
     expect(nodes.asked.map((a) => a.start)).toEqual([101n, 101n, 101n, 101n]);
+  });
+
+  it('says once, at warn, that a node refuses the feed, and keeps asking', async () => {
+    const nodes = new ScriptedNodes();
+    const { follower, watermark, sink, stops, lines } = follow(nodes);
+    follower.start();
+    watermark.observe(info(100));
+    await until(() => sink.events[0] === 'restart 101', 2000, 'the start');
+    nodes.answer = () => ({ status: 403, errorCode: 'api_disabled' });
+    nodes.tip = 101;
+    watermark.observe(info(101));
+    await until(() => nodes.asked.length >= 3, 2000, 'three tries');
+    const refused = lines.filter((l) => l.msg.startsWith('change feed: a node refused the page'));
+    expect(refused.map((l) => l.level)).toEqual([40, ...refused.slice(1).map(() => 20)]);
+    expect(stops).toEqual([]);
   });
 
   it('starts afresh when it falls too far behind', async () => {
