@@ -92,8 +92,11 @@ export function requestAccounting(
 /** The level of a reply's access line that is no hit: by its status, a refusal of the client's rate and a client gone at info. */
 function accessLevel(exchange: Exchange, status: number): Level {
   if (status < 400 || status === 429) return 'info';
-  // The client closed its connection before its reply was written whole: its own doing.
-  if (exchange.req.socket.destroyed && !exchange.res.writableFinished) return 'info';
+  // The client closed its connection before its reply was written whole: its own doing. A
+  // socket the client closed stays half-open for the replies due (http/server.ts), which
+  // are then written into it: its end, read before the reply, is the sign.
+  const socket = exchange.req.socket;
+  if ((socket.destroyed && !exchange.res.writableFinished) || socket.readableEnded) return 'info';
   return status >= 500 ? 'error' : 'warn';
 }
 
