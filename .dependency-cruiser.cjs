@@ -52,6 +52,7 @@ const FLOORS = [
     [
       ['serve/', '^src/serve/'],
       ['routes/', '^src/routes/'],
+      ['freshness/', '^src/freshness/'],
       ['cache/redis/', '^src/cache/redis/'],
       ['cache/', '^src/cache/(?!redis/)'],
       ['upstream/', '^src/upstream/(?!(?:nodes|transport)/)'],

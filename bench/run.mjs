@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [-- --only=hit,guard,latency,wallet,burst,memory,scaling,tenants,feed,profile] [-- --routes=raw_item,view_bcs] [-- --no-profile] [-- --no-write] [-- --update-budget]
+// npm run bench [-- --quick] [-- --only=hit,guard,latency,wallet,feed,burst,memory,scaling,tenants,feed-decode,profile] [-- --routes=raw_item,view_bcs] [-- --no-profile] [-- --no-write] [-- --update-budget]
 // Runs every scenario against real processes on 127.0.0.1 (see bench/README.md),
 // then writes bench/results/latest.json, bench/results/latest.svg and the latest
 // results of bench/README.md (quick or --only runs write quick.* / partial.* instead).
@@ -21,6 +21,7 @@ import { missOverhead } from './scenarios/miss-latency.mjs';
 import { PROFILE_PATHS, profilePath } from './scenarios/profile.mjs';
 import { tenantShedding } from './scenarios/tenants.mjs';
 import { walletWorkload } from './scenarios/wallet.mjs';
+import { FEED_SIM_PARAMS, feedWorkload } from './scenarios/feed.mjs';
 import { workerScaling } from './scenarios/scaling.mjs';
 
 const argv = process.argv.slice(2);
@@ -93,12 +94,14 @@ const SCENARIOS = [
   // The sim shares the proxy's CPU here, so straight and proxied calls cross between CPUs equally often.
   { id: 'latency', run: missOverhead, simCpu: SERVER_CPU },
   { id: 'wallet', run: walletWorkload },
+  // A ledger that moves on and writes: the change feed's scenario.
+  { id: 'feed', run: feedWorkload, simParams: FEED_SIM_PARAMS },
   { id: 'burst', run: burstCoalescing },
   { id: 'memory', run: memoryFootprint },
   { id: 'scaling', run: workerScaling },
   { id: 'tenants', run: tenantShedding },
   // The change feed's reader alone: no node, no proxy.
-  { id: 'feed', run: feedDecode, sim: false },
+  { id: 'feed-decode', run: feedDecode, sim: false },
 ];
 
 const started = Date.now();
@@ -141,7 +144,8 @@ try {
     if (only && !only.includes(scenario.id)) continue;
     log(`scenario ${scenario.id}`);
     // A fresh simulated node per scenario that calls one: its counters and ledger start clean.
-    const sim = scenario.sim === false ? null : await services.sim(SIM_PARAMS, { cpu: scenario.simCpu });
+    const sim =
+      scenario.sim === false ? null : await services.sim(scenario.simParams ?? SIM_PARAMS, { cpu: scenario.simCpu });
     const version = sim === null ? null : BigInt((await sim.call('ledger')).ledgerVersion);
     try {
       const out = await scenario.run({ services, load, sim, mode, log, version, root, quiet, routeIds, updateBudget });

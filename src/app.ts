@@ -25,6 +25,7 @@ import type { TracingSdk } from './tracing/sdk.js';
 import { packageVersion } from './process/version.js';
 import { readRoutes } from './routes/table.js';
 import type { NodeError } from './errors.js';
+import { buildChangeFeed, type ChangeFeed } from './wiring/feed.js';
 import { buildReads, warnIfUnverifiable } from './wiring/reads.js';
 import { BuiltInSim, type SimNode } from './wiring/sim.js';
 import { buildUpstreams, type Upstreams } from './wiring/upstream.js';
@@ -103,6 +104,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
       })),
     watermarkVersion: () => watermark.current()?.ledgerVersion ?? null,
     redisClients: () => stores.redisStates(),
+    feed: () => changeFeed.state(),
   });
   const upstreams = buildUpstreams(config, {
     logger,
@@ -116,7 +118,11 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
   });
   const pool = upstreams.pool;
   const routes = readRoutes(vendor);
-  const stores = buildReads(config, { logger, metrics, pool, watermark, pruneClock, vendor, routes });
+  const changeFeed = buildChangeFeed(config, { pool, watermark, logger, metrics });
+  const stores = buildReads(config, {
+    ...{ logger, metrics, pool, watermark, pruneClock, vendor, routes },
+    feed: changeFeed.judge,
+  });
   const { reads, redisClients } = stores;
   // The limits' counters fail fast, like the cache's client: a Redis outage skips counting.
   const counters =
@@ -142,6 +148,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
     tenants: listener.tenants,
     metrics,
     env,
+    changeFeed,
   });
   // Both are bounded: a node or a Redis that is down does not stop the start.
   await Promise.all([pool.start(), stores.redis?.whenReady(REDIS_START_WAIT_MS)]);
@@ -165,6 +172,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
     closeRest: async () => {
       listener.limits.share();
       counters?.disconnect();
+      await changeFeed.close();
       await sim.close();
       await tracing?.close();
     },
@@ -229,6 +237,7 @@ function reloaderFor(
     tenants: TenantDirectory;
     metrics: Metrics;
     env: NodeJS.ProcessEnv;
+    changeFeed: ChangeFeed;
   },
 ): Reloader {
   const { pool, tenants, metrics } = live;
@@ -248,6 +257,7 @@ function reloaderFor(
       metrics.knownTenants(tenants.names());
       logger.info({ tenants: tenants.names() }, 'tenants reloaded');
     },
+    'latest.changeFeed': (next) => live.changeFeed.apply(next),
   } satisfies Record<LiveKey, Applier>);
 }
 

@@ -59,6 +59,11 @@ export function resource(owner, version) {
   };
 }
 
+/** GET an account, as getAccountInfo sends it (its sequence number and auth key). */
+export function account(owner, version) {
+  return { method: 'GET', path: `/v1/accounts/${owner}${query(version)}`, headers: { accept: 'application/json' } };
+}
+
 /** GET a module's ABI, as aptos.view does before every view. */
 export function moduleAbi(owner, name, version) {
   return {

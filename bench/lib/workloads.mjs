@@ -4,9 +4,12 @@
 //   keyCycle:       pinned raw_item reads cycling through a key list (hits on distinct keys)
 //   wallet:         Zipf-ranked items, a share pinned at one version and the rest latest,
 //                   spread over raw_item (BCS), view JSON->JSON and view BCS->BCS
+//   walletWrites:   the same over a sparse sim's universe of accounts and table keys, which
+//                   its ledger writes now and then: an account, its coin store, a table item
+//                   (raw_item), and its balance by view JSON and BCS
 import { readCode } from './oracle.mjs';
 import { prng } from './prng.mjs';
-import { address, itemKey, rawItem, viewBcs, viewJson } from './requests.mjs';
+import { account, address, itemKey, rawItem, resource, viewBcs, viewJson } from './requests.mjs';
 
 /** Zipf(s) over ranks 0..n-1: P(rank k) ∝ 1/(k+1)^s. Returns a sampler of ranks. */
 export function zipf(n, s, random) {
@@ -43,6 +46,7 @@ export function zipfTopShare(n, s, top) {
 }
 
 function apply(req, r) {
+  req.method = r.method ?? (r.body === undefined ? 'GET' : 'POST');
   req.path = r.path;
   req.headers = { ...req.headers, ...r.headers };
   req.body = r.body;
@@ -98,7 +102,50 @@ export function makeWorkload(spec) {
       setup.trace = trace;
       return setup;
     }
+    case 'walletWrites':
+      return walletWrites(spec);
     default:
       throw new Error(`unknown workload ${spec.kind}`);
   }
+}
+
+/** The share of each form of read in walletWrites, in order (the first three the change feed can answer). */
+export const WALLET_WRITES_MIX = { account: 0.25, coin_store: 0.25, raw_item: 0.15, view_json: 0.2, view_bcs: 0.15 };
+const FEED_FORMS = new Set(['account', 'coin_store', 'raw_item']);
+
+/** walletWrites: Zipf over the universe's accounts (and a table key of the same rank). */
+function walletWrites(spec) {
+  const random = prng(spec.seed ?? 1);
+  const rank = zipf(spec.accounts.length, spec.s, random);
+  const forms = Object.entries(WALLET_WRITES_MIX);
+  const stats = { pinned: 0, latest: 0, latestCovered: 0 };
+  for (const [form] of forms) stats[form] = 0;
+  const setup = (req) => {
+    const item = rank();
+    const owner = spec.accounts[item];
+    const version = random() < spec.pinnedShare ? spec.version : null;
+    stats[version === null ? 'latest' : 'pinned']++;
+    let u = random();
+    const [form] = forms.find(([, share]) => (u -= share) < 0) ?? forms[forms.length - 1];
+    stats[form]++;
+    if (version === null && FEED_FORMS.has(form)) stats.latestCovered++;
+    switch (form) {
+      case 'account':
+        return apply(req, account(owner, version));
+      case 'coin_store':
+        return apply(req, resource(owner, version));
+      case 'raw_item': {
+        const table = spec.tables[item % spec.tables.length];
+        const key = Buffer.alloc(8);
+        key.writeBigUInt64LE(BigInt(item % spec.tableKeys));
+        return apply(req, rawItem(`0x${key.toString('hex')}`, version, table));
+      }
+      case 'view_json':
+        return apply(req, viewJson(owner, version));
+      default:
+        return apply(req, viewBcs(owner, version));
+    }
+  };
+  setup.stats = stats;
+  return setup;
 }

@@ -1,4 +1,5 @@
-// The simulated node in its own process (bench target). Calls: counters, resetCounters, fault, clearFaults, ledger.
+// The simulated node in its own process (bench target). Calls: counters, resetCounters, fault, clearFaults, ledger,
+// universe (the sparse model's accounts, tables and keys per table; null in the period model).
 import { startSim } from '../../dist/sim/index.js';
 import { childParams, serveRpc } from '../lib/child.mjs';
 
@@ -22,6 +23,12 @@ serveRpc(
     ledger: () => {
       const info = sim.ledger.info();
       return { ledgerVersion: String(info.ledgerVersion), oldestLedgerVersion: String(info.oldestLedgerVersion) };
+    },
+    universe: () => {
+      const universe = sim.writes?.universe;
+      return universe === undefined
+        ? null
+        : { accounts: universe.accounts, tables: universe.tables, tableKeys: universe.tableKeys };
     },
     shutdown: () => sim.close(),
   },

@@ -33,10 +33,24 @@ export function cacheKeyText(
   version: bigint | null,
   generation: number,
 ): string {
+  return keyText(vendor, chainId, req, version ?? '-', generation);
+}
+
+/**
+ * The key of the newest answer stored for a latest read, which the change feed
+ * may prove still the latest: `L` where a key names its version, so it is apart
+ * from every pinned entry and every path route's. The answer in it carries its
+ * version.
+ */
+export function latestKeyText(vendor: string, chainId: number, req: ReadRequest, generation: number): string {
+  return keyText(vendor, chainId, req, 'L', generation);
+}
+
+function keyText(vendor: string, chainId: number, req: ReadRequest, at: bigint | string, generation: number): string {
   const name = req.route.name;
   const key =
     `${KEY_SCHEME}:${generation}:${vendor.length}:${vendor}${chainId}:${name.length}:${name}` +
-    `${req.format.length}:${req.format}${version ?? '-'}:${req.identity}`;
+    `${req.format.length}:${req.format}${at}:${req.identity}`;
   // V8 keeps a concatenation as a rope of its pieces; a cache holding the rope as
   // its key would keep every piece. Reading a character flattens it in place.
   key.charCodeAt(0);

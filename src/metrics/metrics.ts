@@ -15,6 +15,7 @@ import type { ErrorReason } from '../errors.js';
 import type { TenantOutcome } from '../reply/accounting.js';
 import { registerProcessMetrics } from './process.js';
 import { registerStateGauges, type MetricsSources } from './state.js';
+import { FeedMetrics } from './feed.js';
 import { TenantMetrics } from './tenants.js';
 import { UpstreamMetrics } from './upstream.js';
 import { VERIFY_OUTCOMES, type VerifyOutcome } from '../serve/verify.js';
@@ -22,6 +23,7 @@ import { VERIFY_OUTCOMES, type VerifyOutcome } from '../serve/verify.js';
 export type { MetricsSources } from './state.js';
 
 const STALE_REASONS = ['bound', 'error'] as const;
+const FEED_OFF = { enabled: false, covered: null, latest: null, index: { watched: 0, window: 0 } };
 const REDIS_CLIENTS: readonly RedisClientName[] = ['cache', 'fill-channel', 'limits'];
 const REDIS_OPS = [
   'connection',
@@ -81,6 +83,7 @@ interface RequestCount {
 export class Metrics {
   readonly registry = new Registry();
   readonly upstream: UpstreamMetrics;
+  readonly feed: FeedMetrics;
   private readonly tenants: TenantMetrics;
   private readonly requestSeconds: Histogram<'endpoint'>;
   private readonly coalesced: Counter<'endpoint'>;
@@ -148,6 +151,7 @@ export class Metrics {
     this.purges = purgeCounter(registers);
     this.upstream = new UpstreamMetrics(registers, sources.upstreams);
     this.tenants = new TenantMetrics(registers);
+    this.feed = new FeedMetrics(registers, () => sources.feed?.() ?? FEED_OFF);
     registerStateGauges(registers, sources);
     for (const reason of PROXY_ERROR_REASONS) this.proxyErrors.inc({ reason }, 0);
     for (const client of REDIS_CLIENTS) for (const op of REDIS_OPS) this.redisErrors.inc({ client, op }, 0);

@@ -2,6 +2,7 @@
 // each node's state, version, calls in flight and budget left, the watermark, and
 // whether each Redis client is up.
 import { Gauge, type Registry } from 'prom-client';
+import type { FeedState } from './feed.js';
 
 export interface MetricsSources {
   memoryStats(): { entries: number; bytes: number };
@@ -9,6 +10,8 @@ export interface MetricsSources {
   watermarkVersion(): bigint | null;
   /** each Redis client by name, and its state (up, backing_off, down); none without cache.redis */
   redisClients?(): Array<{ client: string; state: string }>;
+  /** the change feed, once it exists (absent: reported off) */
+  feed?(): FeedState;
 }
 
 const UPSTREAM_STATES = ['healthy', 'lagging', 'down', 'quarantined'] as const;

@@ -1,6 +1,7 @@
 // A validated read of one of the cached routes, in canonical form. routes/ builds
 // it from a client request; serve/ and cache/ work only with this.
 import type { AnswerFormat } from '../wire/accept.js';
+import type { StateRead, StateTarget } from './state-read.js';
 
 /**
  * What the read path must know of a cached route (routes/ holds the table of
@@ -53,6 +54,13 @@ export interface ReadRoute {
    * routes, which have no latest read.
    */
   pinnedAt?(req: ReadRequest, version: bigint): ReadRequest;
+  /**
+   * What state a latest read's stored answer is read from (SPEC-feed rule 5): the
+   * change feed answers the read from it while no version writes any of it. null,
+   * or absent on the route: never answered from the feed (views, balances, JSON
+   * table items), always forwarded.
+   */
+  stateRead?(req: ReadRequest, answer: ReplayedAnswer): StateRead | null;
 }
 
 /** What a route's rules read of a node's answer. */
@@ -95,6 +103,8 @@ export interface ReadRequest {
    * it without a node call, after the version checks a node makes first.
    */
   refusedAtLedger?: string;
+  /** what the request names in the ledger's state, for the route's stateRead */
+  target?: StateTarget;
 }
 
 /**

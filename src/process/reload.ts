@@ -11,7 +11,7 @@ import { asError } from './log-error.js';
  * these and for nothing else (the compiler holds it to that), and the
  * configuration reference says "live" for exactly these.
  */
-export const LIVE_KEYS = ['upstreams', 'log.level', 'tenants'] as const;
+export const LIVE_KEYS = ['upstreams', 'log.level', 'tenants', 'latest.changeFeed'] as const;
 export type LiveKey = (typeof LIVE_KEYS)[number];
 
 /** The key whose applier takes dotted `key`: itself, or the nearest enclosing one among `keys`. */

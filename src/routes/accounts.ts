@@ -2,6 +2,7 @@
 // Every one is pinned by N; a missing account, resource or module at N is a fact
 // about N, cached like a 200.
 import type { ReadRequest } from '../model/read.js';
+import type { StateTarget } from '../model/state-read.js';
 import {
   addressParam,
   answerFormat,
@@ -14,6 +15,7 @@ import {
   withQuery,
 } from './params.js';
 import { BY_LEDGER_VERSION, type RawRead, type RouteDescriptor } from './route.js';
+import { stateReadOf } from './state-reads.js';
 
 /** What names the read, besides N and the format: its node path and identity. */
 interface Target {
@@ -21,11 +23,13 @@ interface Target {
   identity: string;
   /** the route's own query parameters, in the node's order */
   query?: ReadonlyArray<readonly [string, string | undefined]>;
+  /** what it names in the ledger's state, when the change feed can tell its answer is still the latest */
+  state?: StateTarget;
 }
 
 /** A GET pinned by ?ledger_version, whose target the path and query name. */
 export function pinnedGet(
-  route: { name: string; family: string; url: string; deterministic404: readonly string[] },
+  route: Pick<RouteDescriptor, 'name' | 'family' | 'url' | 'deterministic404' | 'stateRead'>,
   target: (raw: RawRead) => Target,
 ): RouteDescriptor {
   const descriptor: RouteDescriptor = {
@@ -37,7 +41,17 @@ export function pinnedGet(
       const version = ledgerVersion(raw);
       const { format, accept } = answerFormat(raw);
       const { path, lines } = withQuery(t.path, [['ledger_version', version ?? undefined], ...(t.query ?? [])]);
-      return { route: descriptor, version, format, identity: t.identity + lines, method: 'GET', path, accept };
+      const read: ReadRequest = {
+        route: descriptor,
+        version,
+        format,
+        identity: t.identity + lines,
+        method: 'GET',
+        path,
+        accept,
+      };
+      if (t.state !== undefined) read.target = t.state;
+      return read;
     },
   };
   return descriptor;
@@ -52,6 +66,7 @@ function page(raw: RawRead, what: 'resources' | 'modules'): Target {
   return {
     path: `/v1/accounts/${address}/${what}`,
     identity: address,
+    state: { kind: what, address },
     query: [
       ['start', startParam(raw)],
       ['limit', limitParam(raw)],
@@ -60,12 +75,27 @@ function page(raw: RawRead, what: 'resources' | 'modules'): Target {
 }
 
 export const accountRoutes: readonly RouteDescriptor[] = [
-  pinnedGet({ name: 'account', family: FAMILY, url: '/v1/accounts/:address', deterministic404: ACCOUNT_404 }, (raw) => {
-    const address = addressParam(raw, 'address');
-    return { path: `/v1/accounts/${address}`, identity: address };
-  }),
   pinnedGet(
-    { name: 'resources', family: FAMILY, url: '/v1/accounts/:address/resources', deterministic404: ACCOUNT_404 },
+    {
+      name: 'account',
+      family: FAMILY,
+      url: '/v1/accounts/:address',
+      deterministic404: ACCOUNT_404,
+      stateRead: stateReadOf,
+    },
+    (raw) => {
+      const address = addressParam(raw, 'address');
+      return { path: `/v1/accounts/${address}`, identity: address, state: { kind: 'account', address } };
+    },
+  ),
+  pinnedGet(
+    {
+      name: 'resources',
+      family: FAMILY,
+      url: '/v1/accounts/:address/resources',
+      deterministic404: ACCOUNT_404,
+      stateRead: stateReadOf,
+    },
     (raw) => page(raw, 'resources'),
   ),
   pinnedGet(
@@ -74,15 +104,26 @@ export const accountRoutes: readonly RouteDescriptor[] = [
       family: FAMILY,
       url: '/v1/accounts/:address/resource/:resource_type',
       deterministic404: ['resource_not_found', ...ACCOUNT_404],
+      stateRead: stateReadOf,
     },
     (raw) => {
       const address = addressParam(raw, 'address');
       const tag = structTagParam(raw, 'resource_type');
-      return { path: `/v1/accounts/${address}/resource/${encodeURIComponent(tag)}`, identity: `${address}\n${tag}` };
+      return {
+        path: `/v1/accounts/${address}/resource/${encodeURIComponent(tag)}`,
+        identity: `${address}\n${tag}`,
+        state: { kind: 'resource', address, tag },
+      };
     },
   ),
   pinnedGet(
-    { name: 'modules', family: FAMILY, url: '/v1/accounts/:address/modules', deterministic404: ACCOUNT_404 },
+    {
+      name: 'modules',
+      family: FAMILY,
+      url: '/v1/accounts/:address/modules',
+      deterministic404: ACCOUNT_404,
+      stateRead: stateReadOf,
+    },
     (raw) => page(raw, 'modules'),
   ),
   pinnedGet(
@@ -91,11 +132,16 @@ export const accountRoutes: readonly RouteDescriptor[] = [
       family: FAMILY,
       url: '/v1/accounts/:address/module/:module_name',
       deterministic404: ['module_not_found', ...ACCOUNT_404],
+      stateRead: stateReadOf,
     },
     (raw) => {
       const address = addressParam(raw, 'address');
       const name = identifierParam(raw, 'module_name');
-      return { path: `/v1/accounts/${address}/module/${name}`, identity: `${address}\n${name}` };
+      return {
+        path: `/v1/accounts/${address}/module/${name}`,
+        identity: `${address}\n${name}`,
+        state: { kind: 'module', address, name },
+      };
     },
   ),
   // No existence check on a node: an absent balance is 0, never a 404.

@@ -21,12 +21,14 @@ import {
   withQuery,
 } from './params.js';
 import { BY_LEDGER_VERSION, type RawRead, type RouteDescriptor } from './route.js';
+import { stateReadOf } from './state-reads.js';
 
 export const RAW_ITEM_ROUTE: ReadRoute = {
   name: 'raw_item',
   family: 'raw_item',
   ...BY_LEDGER_VERSION,
   deterministic404: ['table_item_not_found'],
+  stateRead: stateReadOf,
 };
 // A view that aborts is a 400 invalid_input: a fact about the function at N.
 export const VIEW_ROUTE: ReadRoute = {
@@ -102,6 +104,7 @@ export function parseRawItem(raw: RawRead): ReadRequest {
     body: raw.body,
     contentType: JSON_TYPE,
     accept: BCS_TYPE,
+    target: { kind: 'table_item', handle, key },
   };
 }
 

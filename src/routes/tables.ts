@@ -17,6 +17,7 @@ import {
 } from './params.js';
 import { parseJsonObject } from './parse-read.js';
 import { BY_LEDGER_VERSION, type RawRead, type RouteDescriptor } from './route.js';
+import { stateReadOf } from './state-reads.js';
 
 const FAMILY = 'tables';
 
@@ -73,6 +74,7 @@ const stateValue: RouteDescriptor = {
   family: FAMILY,
   ...BY_LEDGER_VERSION,
   deterministic404: ['state_value_not_found'],
+  stateRead: stateReadOf,
   method: 'POST',
   url: '/v1/experimental/state_values/raw',
   parse(raw: RawRead): ReadRequest {
@@ -96,6 +98,7 @@ const stateValue: RouteDescriptor = {
       body: raw.body,
       contentType: JSON_TYPE,
       accept: BCS_TYPE,
+      target: { kind: 'state_key', key },
     };
   },
 };

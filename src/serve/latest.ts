@@ -3,20 +3,24 @@
 // header as every fetched answer is (store-verified.ts: with cache.verify, once
 // a second node agreed at that version). With bounded staleness, a recent stored
 // answer is served while one background refresh per key runs; with
-// stale-if-error, a recent one stands in for a failed read.
+// stale-if-error, a recent one stands in for a failed read. With the change feed
+// (latest.changeFeed), the newest stored answer of a read is answered as a hit
+// first, at the freshest version known, when the feed proves no version since
+// wrote what it reads (SPEC-feed rule 3).
 import type { Logger } from 'pino';
 import type { CacheGeneration } from '../cache/generation.js';
-import { cacheKeyText } from '../cache/key.js';
+import { cacheKeyText, latestKeyText } from '../cache/key.js';
+import type { LedgerInfo } from '../ledger/info.js';
 import type { Watermark } from '../ledger/watermark.js';
 import { asError } from '../process/log-error.js';
 import type { NodeAnswer } from '../model/node-answer.js';
-import type { ReadRequest } from '../model/read.js';
+import type { ReadRequest, StoredAnswer } from '../model/read.js';
 import type { LatestAnswer, LatestAnswers } from './latest-answers.js';
 import { lookupSpan, tracedLookup, underLookup } from './lookup-span.js';
 import { cacheability } from './policy.js';
 import type { ReadContext } from '../model/read-context.js';
-import type { NodeReader } from './ports.js';
-import { type ReadResult, readResult } from '../model/read-result.js';
+import type { LatestFeed, NodeReader } from './ports.js';
+import { type CacheTier, type ReadResult, readResult } from '../model/read-result.js';
 import { SingleFlight } from './single-flight.js';
 import { storeVerified } from './store-verified.js';
 import { type CacheTiers, storedAnswer } from './tiers.js';
@@ -37,6 +41,10 @@ export interface LatestReadsDeps {
   onStale?: (reason: 'bound' | 'error') => void;
   /** cache.verify: which answers wait for a second node before they are stored */
   verifier: AnswerVerifier;
+  /** the change feed's judgement of stored latest answers (latest.changeFeed) */
+  feed?: LatestFeed;
+  /** told of every latest read the feed answered, by route */
+  onFeedAnswer?: (route: string) => void;
 }
 
 export class LatestReads {
@@ -44,7 +52,41 @@ export class LatestReads {
 
   constructor(private readonly deps: LatestReadsDeps) {}
 
-  read(req: ReadRequest, chain: number, context?: ReadContext): Promise<ReadResult> {
+  read(req: ReadRequest, chain: number, context?: ReadContext): Promise<ReadResult> | ReadResult {
+    return this.fromFeed(req, chain, context, true) ?? this.forwarded(req, chain, context);
+  }
+
+  /**
+   * SPEC-feed rule 3: the newest stored answer (memory, then Redis) when the feed
+   * proves nothing it reads was written since, as a hit at the freshest version
+   * known. A read that finds the feed a page behind waits for it once (`mayWait`),
+   * when it has an answer the feed could still judge. undefined: ask a node.
+   */
+  private fromFeed(
+    req: ReadRequest,
+    chain: number,
+    context: ReadContext | undefined,
+    mayWait: boolean,
+  ): Promise<ReadResult> | ReadResult | undefined {
+    const feed = this.deps.feed;
+    if (feed === undefined || req.route.stateRead === undefined) return undefined;
+    const latest = this.deps.watermark.current();
+    if (latest === null || latest.chainId !== chain) return undefined;
+    const { tiers } = this.deps;
+    const key = latestKeyText(this.deps.vendor.vendor, chain, req, this.deps.generation.current);
+    const stored = tiers.memory.get(key);
+    if (feed.covers(latest.ledgerVersion)) {
+      if (stored !== undefined && feed.unchanged(req, stored, latest.ledgerVersion))
+        return this.feedHit(req, stored, latest, 'memory');
+      // Another instance may have stored a newer answer.
+      return tiers.hasShared ? this.fromShared(req, chain, key, stored, latest, context) : undefined;
+    }
+    if (!mayWait || (stored === undefined ? !tiers.hasShared : !feed.mayStayUnchanged(req, stored))) return undefined;
+    const covered = feed.whenCovers(latest.ledgerVersion);
+    return covered?.then(() => this.fromFeed(req, chain, context, false) ?? this.forwarded(req, chain, context));
+  }
+
+  private forwarded(req: ReadRequest, chain: number, context?: ReadContext): Promise<ReadResult> {
     const lookup = lookupSpan(context);
     if (lookup === undefined || context === undefined) return this.lookUp(req, chain, context);
     return tracedLookup(lookup, this.lookUp(req, chain, underLookup(context, lookup)));
@@ -90,6 +132,33 @@ export class LatestReads {
     });
   }
 
+  /** The shared tier's newest answer, when the feed proves it still the latest; else the read goes on as usual. */
+  private async fromShared(
+    req: ReadRequest,
+    chain: number,
+    key: string,
+    local: StoredAnswer | undefined,
+    latest: LedgerInfo,
+    context?: ReadContext,
+  ): Promise<ReadResult> {
+    const { tiers, feed } = this.deps;
+    const since = tiers.purges;
+    const shared = await tiers.fromShared(key);
+    if (shared !== undefined && (local === undefined || shared.version > local.version)) {
+      if (feed!.unchanged(req, shared, latest.ledgerVersion)) {
+        tiers.remember(key, shared, since);
+        return this.feedHit(req, shared, latest, 'redis');
+      }
+    }
+    return this.forwarded(req, chain, context);
+  }
+
+  /** A hit: the stored bytes, with the headers of the freshest version known, at which they are the latest. */
+  private feedHit(req: ReadRequest, stored: StoredAnswer, latest: LedgerInfo, tier: CacheTier): ReadResult {
+    this.deps.onFeedAnswer?.(req.route.name);
+    return readResult(stored, { ledger: latest, cache: 'HIT', tier });
+  }
+
   /** A stale reply carries its own snapshot, never the watermark, so its age is visible. */
   private stale(entry: LatestAnswer, reason: 'bound' | 'error'): ReadResult {
     this.deps.onStale?.(reason);
@@ -121,9 +190,17 @@ export class LatestReads {
       since,
       first: { req, at: version, answer, context },
     });
-    // Kept for stale replies as it is stored: at once, or once another node agreed.
+    // Kept for stale replies and for the feed as it is stored: at once, or once another node agreed.
     const keep = (): void => {
-      if (tiers.purges === since) this.deps.latest?.remember(flightKey, stored, ledger);
+      if (tiers.purges !== since) return;
+      this.deps.latest?.remember(flightKey, stored, ledger);
+      if (this.deps.feed?.enabled === true && req.route.stateRead !== undefined) {
+        const key = latestKeyText(this.deps.vendor.vendor, chainId, req, generation.current);
+        // A slower node's older answer does not replace a newer one.
+        const held = tiers.memory.get(key);
+        if (held === undefined || held.version < version)
+          void tiers.store({ key, answer: stored, family: req.route.family, since });
+      }
     };
     if (storing === undefined) return answer;
     if ('written' in storing) keep();

@@ -3,7 +3,21 @@
 import type { Announcement, AnswerStore, FillLock, FillOutcome, PurgeListener } from '../cache/store.js';
 import type { NodeAnswer } from '../model/node-answer.js';
 import type { ReadContext } from '../model/read-context.js';
-import type { ReadRequest } from '../model/read.js';
+import type { ReadRequest, StoredAnswer } from '../model/read.js';
+
+/** The change feed, as the latest read path asks it (freshness/judge.ts implements it). */
+export interface LatestFeed {
+  /** latest.changeFeed.enabled: latest answers are kept for the feed only while it is on */
+  readonly enabled: boolean;
+  /** Can it judge any answer at `latest` now? When not, nothing is looked up for it. */
+  covers(latest: bigint): boolean;
+  /** Is `answer`, stored for `req` at its version, what a node answers at `latest`? */
+  unchanged(req: ReadRequest, answer: StoredAnswer, latest: bigint): boolean;
+  /** Could `answer` still be judged unchanged once the feed covers more? */
+  mayStayUnchanged(req: ReadRequest, answer: StoredAnswer): boolean;
+  /** Settles once the feed covers `latest` (or gives up); undefined when a read should not wait for it. */
+  whenCovers(latest: bigint): Promise<void> | undefined;
+}
 
 /** The upstream side the read path needs (UpstreamPool implements it). */
 export interface NodeReader {

@@ -15,7 +15,7 @@ import { LatestReads } from './latest.js';
 import type { LatestAnswers } from './latest-answers.js';
 import { PinnedReads } from './pinned.js';
 import type { ReadContext } from '../model/read-context.js';
-import type { NodeReader, SharedPurge, SharedStore } from './ports.js';
+import type { LatestFeed, NodeReader, SharedPurge, SharedStore } from './ports.js';
 import { CachePurge } from './purge.js';
 import type { ReadResult } from '../model/read-result.js';
 import { CacheTiers } from './tiers.js';
@@ -51,6 +51,10 @@ export interface ReadThroughDeps {
   verify?: VerifySettings;
   /** told of every cache.verify check's outcome, for metrics */
   onVerify?: (outcome: VerifyOutcome) => void;
+  /** the change feed's judgement of stored latest answers (latest.changeFeed) */
+  feed?: LatestFeed;
+  /** told of every latest read the feed answered, by route */
+  onFeedAnswer?: (route: string) => void;
 }
 
 const VERIFY_OFF: VerifySettings = { mode: 'off', sampleRatio: 0 };
@@ -103,6 +107,8 @@ export class ReadThrough {
       latest: deps.latest,
       onStale: deps.onStale,
       verifier,
+      feed: deps.feed,
+      onFeedAnswer: deps.onFeedAnswer,
     });
     this.purge = new CachePurge({
       vendor,

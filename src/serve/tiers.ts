@@ -44,6 +44,20 @@ export class CacheTiers {
     this.memory = deps.memory;
   }
 
+  /** Is there a shared tier (Redis) to look in? */
+  get hasShared(): boolean {
+    return this.deps.shared !== undefined;
+  }
+
+  /** The shared tier's answer for a key text; undefined on a miss, without Redis, or while it is away. */
+  async fromShared(key: string): Promise<StoredAnswer | undefined> {
+    const redis = this.deps.shared;
+    if (redis === undefined) return undefined;
+    const redisKey = sharedKey(key);
+    if (!redis.store.isHealthy(redisKey)) return undefined;
+    return (await redis.store.get(redisKey)) as StoredAnswer | undefined;
+  }
+
   /** Purges so far: a read takes it when it starts, and gives it back to remember() and store(). */
   get purges(): number {
     return this.#purges;

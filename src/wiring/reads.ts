@@ -16,6 +16,7 @@ import { ReadThrough } from '../serve/read-through.js';
 import { verifyWarning } from '../serve/verify.js';
 import type { UpstreamPool } from '../upstream/pool.js';
 import type { VendorNames } from '../wire/vendor.js';
+import type { LatestFeed } from '../serve/ports.js';
 
 export interface ReadsDeps {
   logger: Logger;
@@ -25,6 +26,8 @@ export interface ReadsDeps {
   pruneClock: PruneClock;
   vendor: VendorNames;
   routes: readonly RouteDescriptor[];
+  /** the change feed's judge (latest.changeFeed) */
+  feed: LatestFeed;
 }
 
 export interface Reads {
@@ -83,6 +86,8 @@ export function buildReads(config: Config, deps: ReadsDeps): Reads {
     onStale: (reason) => metrics.stale(reason),
     verify: config.cache.verify,
     onVerify: (outcome) => metrics.verify(outcome),
+    feed: deps.feed,
+    onFeedAnswer: (route) => metrics.feed.answer(route),
   });
   warnIfUnverifiable(config, logger);
   const redisStates = () => clients.map((client) => ({ client: client.name, state: client.state() }));

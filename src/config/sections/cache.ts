@@ -89,6 +89,59 @@ export const CacheSchema = z
   })
   .describe('The cache tiers.');
 
+export const ChangeFeedSchema = z
+  .strictObject({
+    enabled: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Follow the ledger\'s transaction feed (`GET /v1/transactions` in BCS, every page verified by hash) from a healthy node, and answer a latest read of a cached state route (`raw_item`, `state_values/raw`, accounts, resources, modules) from its newest stored answer (`X-Cache: HIT`) when no version since wrote what it reads; anything else is forwarded. Live on SIGHUP. See docs/caching.md, "Latest reads from the change feed".',
+      ),
+    pageSize: z
+      .int()
+      .min(1)
+      .max(10_000)
+      .default(100)
+      .describe(
+        'Versions asked per page; a node answers at most its own page size (`max_transactions_page_size`, 100 by default).',
+      ),
+    intervalMs: nonNegativeInt
+      .default(0)
+      .describe(
+        'The least time between two pages once the feed has caught up; `0`: a page as soon as any node shows a newer version. While the feed is behind the newest version it reads pages back to back.',
+      ),
+    waitMs: nonNegativeInt
+      .max(10_000)
+      .default(50)
+      .describe(
+        'How long a latest read may wait for the feed to verify the newest version known (its page is on its way) instead of asking a node itself; reads waiting for one version share that page. `0`: it never waits.',
+      ),
+    maxLagVersions: z
+      .int()
+      .min(1)
+      .default(10_000)
+      .describe(
+        'When the feed falls this many versions behind the newest version known, it starts afresh from the newest (answers read before then are refreshed by a node first).',
+      ),
+    windowVersions: z
+      .int()
+      .min(1)
+      .max(1_000_000)
+      .default(2_000)
+      .describe(
+        "The recent versions whose writes are kept whole, to judge an answer read at a version the feed had already passed (a lagging node's, another instance's in Redis).",
+      ),
+    maxWatchedKeys: z
+      .int()
+      .min(1)
+      .default(100_000)
+      .describe(
+        'State keys (and account-wide classes of writes) watched past the window for the answers judged, about 200 bytes each; the least recently judged go first.',
+      ),
+  })
+  .prefault({})
+  .describe('Latest reads answered exactly from the change feed, off by default.');
+
 export const LatestSchema = z
   .strictObject({
     maxStalenessMs: nonNegativeInt
@@ -104,5 +157,6 @@ export const LatestSchema = z
       .describe(
         'When every node fails or the node budget is spent, latest reads are answered from an answer at most this old instead of a 503; `0`: off.',
       ),
+    changeFeed: ChangeFeedSchema,
   })
-  .describe('Bounded staleness for latest reads, off by default.');
+  .describe('Latest reads: exact answers from the change feed, and bounded staleness; both off by default.');

@@ -203,10 +203,10 @@ export function simFeedTransaction(
     stateCheckpointHash: kind.kind === 'epilogue' ? h('checkpoint', version) : null,
     auxiliaryInfoHash: null,
   });
-  // A TransactionInfo of a version after V0, its fields unknown: no V0 parses in its place.
+  // A TransactionInfo of a version after every one known (aptos-core has V0 and V1), its fields unknown.
   const infoBytes =
     tweaks.unknownVariant === 'transaction_info'
-      ? Buffer.concat([Buffer.from([1]), info.subarray(1), h('info', version)])
+      ? Buffer.concat([Buffer.from([9]), info.subarray(1), h('info', version)])
       : info;
   return bcsOnChainData({
     version,

@@ -1,0 +1,114 @@
+// Scenario 4c: the wallet workload over a ledger that writes (the sim's sparse
+// model: one key in fifty written per version, a few hot ones), twice on fresh
+// proxies: latest.changeFeed off, then on. Reports node calls with the feed ÷ node
+// calls without it (its own page calls included), and the share of the latest reads
+// of covered routes (an account, its coin store, a raw_item) answered without a
+// node. Views, a fifth and more of the reads, are always forwarded.
+import { cpuMeter, round } from '../lib/procstat.mjs';
+import { WALLET_WRITES_MIX } from '../lib/workloads.mjs';
+import { meets } from '../lib/report.mjs';
+
+/** A sim whose ledger moves on and writes as it goes. */
+export const FEED_SIM_PARAMS = {
+  versionsPerSecond: 20,
+  startVersion: '100000',
+  writes: { model: 'sparse', accounts: 400, objects: 8, tables: 4, tableKeys: 100, writeRate: 0.02 },
+};
+
+const NODE_CALLS_TARGET = { op: '<=', value: 0.6 };
+const ANSWERED_TARGET = { op: '>=', value: 0.8 };
+const ZIPF_S = 1.0;
+const PINNED_SHARE = 0.8;
+
+const nodeCalls = (c) => c.total;
+
+export async function feedWorkload(ctx) {
+  const { sim, log } = ctx;
+  const universe = await sim.call('universe');
+  const off = await feedRun(ctx, universe, false);
+  const on = await feedRun(ctx, universe, true);
+  const ratio = on.nodeCalls / on.clientCalls / (off.nodeCalls / off.clientCalls);
+  const answered = on.feedAnswers / on.generated.latestCovered;
+  log(
+    `  feed off: ${off.nodeCalls} node calls for ${off.clientCalls} client calls; on: ${on.nodeCalls} (${on.pages} of them feed pages) for ${on.clientCalls}; ${on.feedAnswers} of ${on.generated.latestCovered} covered latest reads answered from the feed`,
+  );
+  const raw = { mix: WALLET_WRITES_MIX, pinnedShare: PINNED_SHARE, zipfS: ZIPF_S, sim: FEED_SIM_PARAMS, off, on };
+  return [
+    {
+      id: 'feed-node-calls',
+      title: '4c. Wallet workload over writes, latest.changeFeed on: node calls per client call ÷ feed off',
+      measured: round(ratio, 3),
+      unit: '× feed off',
+      target: NODE_CALLS_TARGET,
+      pass: meets(ratio, NODE_CALLS_TARGET),
+      display: `${ratio.toFixed(3)} (${on.nodeCalls} node calls, ${on.pages} of them pages, for ${on.clientCalls} client calls; ${off.nodeCalls} for ${off.clientCalls} with the feed off)`,
+      raw,
+    },
+    {
+      id: 'feed-answered',
+      title: '4d. Covered latest reads answered without a node (latest.changeFeed on)',
+      measured: round(answered, 3),
+      unit: 'share',
+      target: ANSWERED_TARGET,
+      pass: meets(answered, ANSWERED_TARGET),
+      display: `${answered.toFixed(3)} (${on.feedAnswers} of ${on.generated.latestCovered} latest reads of an account, a coin store or a raw_item)`,
+      raw,
+    },
+  ];
+}
+
+async function feedRun(ctx, universe, enabled) {
+  const { services, load, sim, mode, log, version } = ctx;
+  const name = enabled ? 'proxy-feed-on' : 'proxy-feed-off';
+  const proxy = await services.proxy(sim.info.url, {
+    routing: { probeIntervalMs: 250 },
+    latest: { changeFeed: { enabled } },
+  });
+  const spec = (duration, seed) => ({
+    traceId: `${name}-${seed}`,
+    url: proxy.info.url,
+    path: '/v1',
+    connections: mode.walletConnections,
+    duration,
+    workload: {
+      kind: 'walletWrites',
+      ...universe,
+      s: ZIPF_S,
+      pinnedShare: PINNED_SHARE,
+      version: String(version),
+      seed,
+    },
+    countHeader: 'x-cache',
+  });
+  log(`  ${name}: warm-up ${mode.walletWarmS}s`);
+  await load.call('run', spec(mode.walletWarmS, 1));
+  await ctx.quiet(name);
+  const c1 = await sim.call('counters');
+  const answers1 = feedAnswers(await proxy.call('metrics'));
+  const meter = cpuMeter({ proxy: proxy.info.pid, sim: sim.info.pid, load: load.info.pid });
+  const measured = await load.call('run', spec(mode.walletMeasureS, 2));
+  const cpu = meter();
+  const c2 = await sim.call('counters');
+  const answers2 = feedAnswers(await proxy.call('metrics'));
+  await services.stop(proxy);
+  if (measured.errors + measured.timeouts > 0)
+    throw new Error(`${name}: ${measured.errors} errors, ${measured.timeouts} timeouts`);
+  return {
+    clientCalls: measured.sent,
+    nodeCalls: nodeCalls(c2) - nodeCalls(c1),
+    pages: (c2.byRoute.feed ?? 0) - (c1.byRoute.feed ?? 0),
+    feedAnswers: answers2 - answers1,
+    generated: measured.workloadStats,
+    xCache: measured.headerCounts,
+    statusCodes: measured.statusCodes,
+    cpu,
+  };
+}
+
+/** The sum of ledger_proxy_feed_answers_total over its routes, from a /metrics text. */
+function feedAnswers(text) {
+  let sum = 0;
+  for (const line of text.split('\n'))
+    if (line.startsWith('ledger_proxy_feed_answers_total{')) sum += Number(line.split(' ').at(-1));
+  return sum;
+}

@@ -1,0 +1,104 @@
+// The one question the latest read path asks of the change feed (SPEC-feed rule
+// 3): is this stored answer, read at its version, still the latest at L? Yes only
+// while the feed is on, covers L, and wrote nothing the answer reads since.
+//
+// A read may find the feed a page behind L: every node answer moves L, and the
+// feed's page for it is on its way. Such a read may wait up to waitMs for the feed
+// to cover L (all reads waiting for one version share one wait) rather than ask a
+// node itself: the page costs about what its own node call would, once for all.
+import type { ReadRequest, StoredAnswer } from '../model/read.js';
+import { idsReadBy } from './dependencies.js';
+import type { WriteIndex } from './write-index.js';
+
+/** The reads waiting for the feed to cover one version. */
+interface Wait {
+  promise: Promise<void>;
+  resolve: () => void;
+  timer: NodeJS.Timeout;
+}
+
+export class FeedJudge {
+  /** latest.changeFeed.enabled; live on reload */
+  enabled = false;
+  /** latest.changeFeed.waitMs: how long a read waits for the feed to cover the newest version; 0: it does not */
+  waitMs = 0;
+  /**
+   * The ids each stored answer reads, worked out once per answer: an answer object
+   * belongs to one canonical request (its key names route, format and identity),
+   * and a JSON list's ids come from its body.
+   */
+  readonly #ids = new WeakMap<StoredAnswer, readonly string[] | null>();
+  readonly #waits = new Map<bigint, Wait>();
+
+  constructor(private readonly index: WriteIndex) {}
+
+  /** Can the feed judge any answer at `latest` now? When not, nothing need be looked up. */
+  covers(latest: bigint): boolean {
+    if (!this.enabled) return false;
+    const covered = this.index.covered;
+    return covered !== null && covered.to >= latest;
+  }
+
+  /** Is `answer`, stored for `req` at its version, the answer a node gives at `latest`? */
+  unchanged(req: ReadRequest, answer: StoredAnswer, latest: bigint): boolean {
+    if (!this.covers(latest)) return false;
+    const ids = this.#idsOf(req, answer);
+    return ids !== null && this.index.unchanged(ids, answer.version, latest);
+  }
+
+  /**
+   * Could the feed still judge `answer` unchanged once it covers more: nothing it
+   * reads written as far as the feed has verified (or the answer newer than that)?
+   */
+  mayStayUnchanged(req: ReadRequest, answer: StoredAnswer): boolean {
+    const covered = this.enabled ? this.index.covered : null;
+    if (covered === null) return false;
+    const ids = this.#idsOf(req, answer);
+    if (ids === null) return false;
+    return answer.version >= covered.to || this.index.unchanged(ids, answer.version, covered.to);
+  }
+
+  /**
+   * Settles once the feed covers `latest`, stops, or waitMs passes; undefined when
+   * no read should wait (the feed is off or stopped, or waitMs is 0).
+   */
+  whenCovers(latest: bigint): Promise<void> | undefined {
+    if (!this.enabled || this.waitMs === 0 || this.index.covered === null) return undefined;
+    let wait = this.#waits.get(latest);
+    if (wait === undefined) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => {
+        resolve = r;
+      });
+      const timer = setTimeout(() => this.#settle(latest), this.waitMs);
+      timer.unref();
+      wait = { promise, resolve, timer };
+      this.#waits.set(latest, wait);
+    }
+    return wait.promise;
+  }
+
+  /** Told whenever what the feed covers changes: the waits it now covers, or all on a stop, are over. */
+  coverageChanged(): void {
+    const covered = this.index.covered;
+    for (const version of this.#waits.keys()) if (covered === null || covered.to >= version) this.#settle(version);
+  }
+
+  #settle(version: bigint): void {
+    const wait = this.#waits.get(version);
+    if (wait === undefined) return;
+    this.#waits.delete(version);
+    clearTimeout(wait.timer);
+    wait.resolve();
+  }
+
+  #idsOf(req: ReadRequest, answer: StoredAnswer): readonly string[] | null {
+    let ids = this.#ids.get(answer);
+    if (ids === undefined) {
+      const read = req.route.stateRead?.(req, answer) ?? null;
+      ids = read === null ? null : idsReadBy(read);
+      this.#ids.set(answer, ids);
+    }
+    return ids;
+  }
+}

@@ -1,0 +1,123 @@
+// The change feed's metrics (SPEC-feed rule 9): whether it is on and covering,
+// the last version it verified and how far that is behind the newest version
+// known, the pages and bytes it took, the latest reads it answered by route, and
+// its stops by reason.
+import { Counter, Gauge, type Registry } from 'prom-client';
+
+/** What the feed is now, read at scrape time. */
+export interface FeedState {
+  enabled: boolean;
+  /** the versions it covers without a gap; null while it covers none */
+  covered: { from: bigint; to: bigint } | null;
+  /** the newest version known (the watermark) */
+  latest: bigint | null;
+  /** ids the write index holds: watched ones and the window's */
+  index: { watched: number; window: number };
+}
+
+/** The reasons the follower itself stops for; a page's codec adds its own at their first event. */
+const FOLLOWER_STOP_REASONS = ['pruned', 'chain', 'behind'] as const;
+
+export class FeedMetrics {
+  private readonly pages: Counter;
+  private readonly bytes: Counter;
+  private readonly versions: Counter;
+  private readonly answers: Counter<'route'>;
+  private readonly stops: Counter<'reason'>;
+
+  constructor(registers: Registry[], state: () => FeedState) {
+    this.pages = new Counter({
+      name: 'ledger_proxy_feed_pages_total',
+      help: 'Transaction pages the change feed took',
+      registers,
+    });
+    this.bytes = new Counter({
+      name: 'ledger_proxy_feed_bytes_total',
+      help: 'Bytes of the transaction pages the change feed took',
+      registers,
+    });
+    this.versions = new Counter({
+      name: 'ledger_proxy_feed_versions_total',
+      help: 'Versions the change feed decoded and verified',
+      registers,
+    });
+    this.answers = new Counter({
+      name: 'ledger_proxy_feed_answers_total',
+      help: 'Latest reads answered from the cache because the change feed showed nothing they read was written since (X-Cache: HIT), by route',
+      labelNames: ['route'],
+      registers,
+    });
+    this.stops = new Counter({
+      name: 'ledger_proxy_feed_stops_total',
+      help: 'Times the change feed stopped covering, by reason (a page that did not decode or verify, a gap, pruned, another chain, behind); latest reads are forwarded until it resumes',
+      labelNames: ['reason'],
+      registers,
+    });
+    for (const reason of FOLLOWER_STOP_REASONS) this.stops.inc({ reason }, 0);
+    new Gauge({
+      name: 'ledger_proxy_feed_enabled',
+      help: '1 while latest.changeFeed.enabled is on',
+      registers,
+      aggregator: 'max',
+      collect() {
+        this.set(state().enabled ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'ledger_proxy_feed_covering',
+      help: '1 while the change feed covers a contiguous range of verified versions (it can answer), 0 while it is stopped or off',
+      registers,
+      aggregator: 'min',
+      collect() {
+        this.set(state().covered === null ? 0 : 1);
+      },
+    });
+    new Gauge({
+      name: 'ledger_proxy_feed_version',
+      help: 'The last version the change feed decoded and verified (absent while it covers none)',
+      registers,
+      aggregator: 'min',
+      collect() {
+        this.reset();
+        const covered = state().covered;
+        if (covered !== null) this.set(Number(covered.to));
+      },
+    });
+    new Gauge({
+      name: 'ledger_proxy_feed_lag_versions',
+      help: 'Versions between the newest version known and the last one the change feed verified (absent while it covers none)',
+      registers,
+      aggregator: 'max',
+      collect() {
+        this.reset();
+        const { covered, latest } = state();
+        if (covered !== null && latest !== null) this.set(Math.max(0, Number(latest - covered.to)));
+      },
+    });
+    new Gauge({
+      name: 'ledger_proxy_feed_index_ids',
+      help: "Ids the change feed's write index holds (part: watched, the dependencies of answers judged; window, the recent versions' writes)",
+      labelNames: ['part'],
+      registers,
+      collect() {
+        const { index } = state();
+        this.set({ part: 'watched' }, index.watched);
+        this.set({ part: 'window' }, index.window);
+      },
+    });
+  }
+
+  page(versions: number, bytes: number): void {
+    this.pages.inc();
+    this.bytes.inc(bytes);
+    this.versions.inc(versions);
+  }
+
+  answer(route: string): void {
+    this.answers.labels(route).inc();
+  }
+
+  stop(reason: string): void {
+    this.stops.labels(reason).inc();
+  }
+}

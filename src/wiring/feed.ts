@@ -1,0 +1,108 @@
+// The change feed as buildApp wires it (latest.changeFeed): the write index, the
+// judge the latest read path asks, and the follower that pages the transaction
+// feed from the pool into the index. Built always, followed only while enabled,
+// so a reload can turn it on and off.
+import type { Logger } from 'pino';
+import type { Config } from '../config/index.js';
+import { FeedJudge } from '../freshness/judge.js';
+import { WriteIndex } from '../freshness/write-index.js';
+import type { Watermark } from '../ledger/watermark.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { FeedState } from '../metrics/feed.js';
+import { FeedFollower, type FeedFollowerSettings, type FeedSink, type FeedSource } from '../upstream/feed-follower.js';
+import type { UpstreamPool } from '../upstream/pool.js';
+import { decodeTransactionPage } from '../writes/page.js';
+import type { VerifiedTransaction } from '../writes/verified.js';
+
+/** Ids the window holds at most, whatever its versions wrote: about 100 bytes each. */
+const MAX_WINDOW_WRITES = 500_000;
+
+export interface ChangeFeed {
+  judge: FeedJudge;
+  /** what the metrics read at scrape time */
+  state(): FeedState;
+  /** latest.changeFeed of a (re)loaded config: follows or stops, with its settings */
+  apply(config: Config): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function buildChangeFeed(
+  config: Config,
+  deps: { pool: UpstreamPool; watermark: Watermark; logger: Logger; metrics: Metrics },
+): ChangeFeed {
+  const { pool, watermark, metrics } = deps;
+  const logger = deps.logger.child({ component: 'change-feed' });
+  const settings = config.latest.changeFeed;
+  // The window's bound is fixed at start: a reload changes the follower's pace, not the index's shape.
+  const index = new WriteIndex({
+    windowVersions: settings.windowVersions,
+    maxWindowWrites: MAX_WINDOW_WRITES,
+    maxWatched: settings.maxWatchedKeys,
+  });
+  const judge = new FeedJudge(index);
+  // The judge hears of every change in what the index covers: reads waiting for a version go on.
+  const sink: FeedSink<VerifiedTransaction> = {
+    restart: (start) => {
+      index.restart(start);
+      judge.coverageChanged();
+    },
+    stop: () => {
+      index.stop();
+      judge.coverageChanged();
+    },
+    apply: (versions) => {
+      index.apply(versions);
+      judge.coverageChanged();
+    },
+  };
+  const follower = new FeedFollower({
+    source: poolSource(pool),
+    decode: decodeTransactionPage,
+    sink,
+    watermark,
+    logger,
+    settings: followerSettings(config),
+    onPage: (versions, bytes) => metrics.feed.page(versions, bytes),
+    onStop: (reason) => metrics.feed.stop(reason),
+  });
+  const apply = async (next: Config): Promise<void> => {
+    follower.configure(followerSettings(next));
+    judge.enabled = next.latest.changeFeed.enabled;
+    judge.waitMs = next.latest.changeFeed.waitMs;
+    if (judge.enabled) follower.start();
+    else await follower.stop();
+  };
+  void apply(config);
+  return {
+    judge,
+    state: () => ({
+      enabled: judge.enabled,
+      covered: index.covered,
+      latest: watermark.current()?.ledgerVersion ?? null,
+      index: index.size,
+    }),
+    apply,
+    close: () => follower.stop(),
+  };
+}
+
+function followerSettings(config: Config): FeedFollowerSettings {
+  const { pageSize, intervalMs, maxLagVersions } = config.latest.changeFeed;
+  return { pageSize, intervalMs, maxLagVersions, retryMs: config.routing.probeIntervalMs };
+}
+
+/** A page is asked like a passthrough GET: a healthy node of the chain that has its first version, at low priority. */
+function poolSource(pool: UpstreamPool): FeedSource {
+  return {
+    feedPage: (start, limit) =>
+      pool.forward(
+        {
+          method: 'GET',
+          path: `/v1/transactions?start=${start}&limit=${limit}`,
+          headers: { accept: 'application/x-bcs' },
+        },
+        { idempotent: true, minVersion: start, priority: 'low' },
+      ),
+    chainId: () => pool.chainId(),
+  };
+}

@@ -1,0 +1,240 @@
+// The follower pages the feed from the newest version known, in order, into the
+// index; anything that breaks the chain of verified versions stops the index and
+// the feed starts afresh from the newest version. The nodes here are a scripted
+// source: the codec and the pool are tested on their own, and together with the
+// sim in test/integration/change-feed.test.ts.
+import pino from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { LedgerInfo } from '../../src/ledger/info.js';
+import { Watermark } from '../../src/ledger/watermark.js';
+import type { NodeAnswer } from '../../src/model/node-answer.js';
+import { FeedFollower, type FeedSink } from '../../src/upstream/feed-follower.js';
+import { until } from '../helpers/until.js';
+
+const CHAIN = 4;
+const info = (version: number, chainId = CHAIN): LedgerInfo => ({
+  chainId,
+  epoch: 1n,
+  ledgerVersion: BigInt(version),
+  oldestLedgerVersion: 0n,
+  ledgerTimestampUsec: 0n,
+  blockHeight: 0n,
+  oldestBlockHeight: 0n,
+});
+
+interface Version {
+  version: bigint;
+}
+
+/** A node whose ledger is at `tip`: a page is a JSON list of versions, or whatever `answer` says for a start. */
+class ScriptedNodes {
+  tip = 100;
+  chain = CHAIN;
+  asked: Array<{ start: bigint; limit: number }> = [];
+  answer: (start: bigint) => Partial<NodeAnswer> | 'throw' | undefined = () => undefined;
+
+  async feedPage(start: bigint, limit: number): Promise<NodeAnswer> {
+    this.asked.push({ start, limit });
+    const scripted = this.answer(start);
+    if (scripted === 'throw') throw new Error('no node answered');
+    const versions: number[] = [];
+    for (let v = Number(start); v <= this.tip && versions.length < limit; v++) versions.push(v);
+    return {
+      upstream: 'node1',
+      status: 200,
+      contentType: 'application/x-bcs',
+      body: Buffer.from(JSON.stringify(versions)),
+      ledger: info(this.tip, this.chain),
+      ...scripted,
+    };
+  }
+
+  chainId(): number {
+    return CHAIN;
+  }
+}
+
+/** The index as the follower sees it: what it was told, in order. */
+class RecordingSink implements FeedSink<Version> {
+  events: string[] = [];
+  applied: bigint[] = [];
+  restart(start: bigint): void {
+    this.events.push(`restart ${start}`);
+  }
+  stop(): void {
+    this.events.push('stop');
+  }
+  apply(versions: readonly Version[]): void {
+    for (const { version } of versions) {
+      const last = this.applied.at(-1);
+      if (last !== undefined && version !== last + 1n && !this.events.at(-1)?.startsWith('restart')) {
+        throw new Error(`not contiguous: ${version} after ${last}`);
+      }
+      this.applied.push(version);
+    }
+  }
+}
+
+/** The fake codec: versions from the JSON list; a body that says so fails with that reason. */
+function decode(body: Buffer, start: bigint): Version[] {
+  const parsed = JSON.parse(body.toString()) as number[] | { fault: string };
+  if (!Array.isArray(parsed)) throw { reason: parsed.fault, version: start };
+  return parsed.map((v) => ({ version: BigInt(v) }));
+}
+
+const settings = { pageSize: 10, intervalMs: 0, maxLagVersions: 1000, retryMs: 20 };
+let running: FeedFollower<Version> | undefined;
+afterEach(async () => {
+  await running?.stop();
+  running = undefined;
+});
+
+function follow(nodes: ScriptedNodes, overrides: Partial<typeof settings> = {}) {
+  const watermark = new Watermark();
+  const sink = new RecordingSink();
+  const stops: string[] = [];
+  const lines: Array<{ level: number; msg: string }> = [];
+  const logger = pino({ level: 'debug' }, { write: (line: string) => lines.push(JSON.parse(line)) });
+  const follower = new FeedFollower<Version>({
+    source: nodes,
+    decode,
+    sink,
+    watermark,
+    logger,
+    settings: { ...settings, ...overrides },
+    onStop: (reason) => stops.push(reason),
+  });
+  running = follower;
+  return { follower, watermark, sink, stops, lines };
+}
+
+describe('the change feed follower', () => {
+  it('starts after the newest version known and follows it page by page', async () => {
+    const nodes = new ScriptedNodes();
+    const { follower, watermark, sink } = follow(nodes);
+    follower.start();
+    // Nothing is asked before a version is known (a negative: given a moment to go wrong).
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(nodes.asked).toEqual([]);
+    expect(sink.events).toEqual([]);
+    watermark.observe(info(100));
+    await until(() => sink.events[0] === 'restart 101', 2000, 'a start after 100');
+    expect(nodes.asked).toEqual([]);
+    nodes.tip = 125;
+    watermark.observe(info(125));
+    await until(
+      () => follower.next === 126n,
+      2000,
+      () => `the feed at 125: ${follower.next}`,
+    );
+    expect(sink.applied).toEqual(Array.from({ length: 25 }, (_, i) => BigInt(101 + i)));
+    expect(nodes.asked.map((a) => a.start)).toEqual([101n, 111n, 121n]);
+    expect(nodes.asked.every((a) => a.limit === 10)).toBe(true);
+  });
+
+  for (const [name, answer, reason] of [
+    ['a page that does not verify', { body: Buffer.from('{"fault":"transaction_hash"}') }, 'transaction_hash'],
+    ['410 for the start', { status: 410, errorCode: 'version_pruned' }, 'pruned'],
+    ["an older node's 500 for the start", { status: 500, errorCode: 'internal_error' }, 'pruned'],
+    ['a page from another chain', { ledger: info(130, 5) }, 'chain'],
+  ] as const) {
+    it(`stops the index on ${name}, then starts afresh from the newest version`, async () => {
+      const nodes = new ScriptedNodes();
+      const { follower, watermark, sink, stops } = follow(nodes);
+      follower.start();
+      watermark.observe(info(100));
+      await until(() => sink.events[0] === 'restart 101', 2000, 'the start');
+      nodes.answer = (start) => (start === 101n ? answer : undefined);
+      nodes.tip = 130;
+      watermark.observe(info(130));
+      await until(() => stops.length === 1, 2000, 'a stop');
+      expect(stops).toEqual([reason]);
+      expect(sink.events[1]).toBe('stop');
+      expect(sink.applied).toEqual([]);
+      await until(
+        () => sink.events[2] === 'restart 131',
+        2000,
+        () => `a restart after 130: ${sink.events}`,
+      );
+      nodes.tip = 135;
+      watermark.observe(info(135));
+      await until(() => follower.next === 136n, 2000, 'the feed at 135');
+      expect(sink.applied).toEqual([131n, 132n, 133n, 134n, 135n]);
+    });
+  }
+
+  it('keeps what it covers when no node answers a page, and asks again', async () => {
+    const nodes = new ScriptedNodes();
+    const { follower, watermark, sink, stops } = follow(nodes);
+    follower.start();
+    watermark.observe(info(100));
+    await until(() => sink.events[0] === 'restart 101', 2000, 'the start');
+    let failures = 3;
+    nodes.answer = () => (failures-- > 0 ? 'throw' : undefined);
+    nodes.tip = 105;
+    watermark.observe(info(105));
+    await until(() => follower.next === 106n, 2000, 'the feed at 105');
+    expect(stops).toEqual([]);
+    expect(sink.events).toEqual(['restart 101']);
+    expect(nodes.asked.map((a) => a.start)).toEqual([101n, 101n, 101n, 101n]);
+  });
+
+  it('says once, at warn, that a node refuses the feed, and keeps asking', async () => {
+    const nodes = new ScriptedNodes();
+    const { follower, watermark, sink, stops, lines } = follow(nodes);
+    follower.start();
+    watermark.observe(info(100));
+    await until(() => sink.events[0] === 'restart 101', 2000, 'the start');
+    nodes.answer = () => ({ status: 403, errorCode: 'api_disabled' });
+    nodes.tip = 101;
+    watermark.observe(info(101));
+    await until(() => nodes.asked.length >= 3, 2000, 'three tries');
+    const refused = lines.filter((l) => l.msg.startsWith('change feed: a node refused the page'));
+    expect(refused.map((l) => l.level)).toEqual([40, ...refused.slice(1).map(() => 20)]);
+    expect(stops).toEqual([]);
+  });
+
+  it('starts afresh when it falls too far behind', async () => {
+    const nodes = new ScriptedNodes();
+    const { follower, watermark, sink, stops } = follow(nodes, { maxLagVersions: 50 });
+    follower.start();
+    watermark.observe(info(100));
+    await until(() => sink.events[0] === 'restart 101', 2000, 'the start');
+    nodes.answer = () => 'throw';
+    nodes.tip = 200;
+    watermark.observe(info(200));
+    await until(() => stops.includes('behind'), 2000, 'a stop for lag');
+    nodes.answer = () => undefined;
+    await until(
+      () => sink.events.includes('restart 201'),
+      2000,
+      () => `a restart after 200: ${sink.events}`,
+    );
+  });
+
+  it('waits intervalMs between pages once it has caught up', async () => {
+    const nodes = new ScriptedNodes();
+    const { follower, watermark, sink } = follow(nodes, { intervalMs: 60_000 });
+    follower.start();
+    watermark.observe(info(100));
+    await until(() => sink.events[0] === 'restart 101', 2000, 'the start');
+    nodes.tip = 101;
+    watermark.observe(info(101));
+    await until(() => follower.next === 102n, 2000, 'the first page');
+    nodes.tip = 102;
+    watermark.observe(info(102));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(nodes.asked).toHaveLength(1);
+  });
+
+  it('stops covering when it is stopped', async () => {
+    const nodes = new ScriptedNodes();
+    const { follower, watermark, sink } = follow(nodes);
+    follower.start();
+    watermark.observe(info(100));
+    await until(() => sink.events[0] === 'restart 101', 2000, 'the start');
+    await follower.stop();
+    expect(sink.events.at(-1)).toBe('stop');
+    expect(follower.running).toBe(false);
+  });
+});

@@ -1,0 +1,116 @@
+// What each covered route says its latest answer reads (SPEC-feed rule 5, as
+// aptos-core's handlers read it), checked against StateKeys whose hashes the
+// chain recorded (test/fixtures/feed-vectors.json): the route's key bytes are the
+// ones a write set holds for the same key.
+import { readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import type { ReadRequest } from '../../src/model/read.js';
+import type { StateRead } from '../../src/model/state-read.js';
+import type { RawRead } from '../../src/routes/route.js';
+import { readRoutes, routeMatcher } from '../../src/routes/table.js';
+import { vendorNames } from '../../src/wire/vendor.js';
+
+const { match } = routeMatcher(readRoutes(vendorNames('node')));
+const vectors = JSON.parse(readFileSync('test/fixtures/feed-vectors.json', 'utf8')) as {
+  stateKeys: Array<{ kind: string; address: string; struct: string; state_key_hash: string }>;
+};
+
+const SALT = createHash('sha3-256').update('APTOS::StateKey').digest();
+const hashOf = (key: Uint8Array): string => `0x${createHash('sha3-256').update(SALT).update(key).digest('hex')}`;
+const long = (short: string): string => `0x${short.slice(2).padStart(64, '0')}`;
+
+function parse(method: 'GET' | 'POST', url: string, init: { accept?: string; body?: unknown } = {}): ReadRequest {
+  const m = match(method, url);
+  if (m === undefined || m === 'undecodable') throw new Error(`no route for ${method} ${url}`);
+  const raw: RawRead = {
+    params: m.params,
+    query: m.query,
+    accept: init.accept,
+    contentType: init.body === undefined ? undefined : 'application/json',
+    body: init.body === undefined ? Buffer.alloc(0) : Buffer.from(JSON.stringify(init.body)),
+  };
+  return m.route.parse(raw);
+}
+
+const ANSWER = { status: 200, contentType: 'application/json', body: Buffer.from('{}') };
+function stateRead(req: ReadRequest): StateRead | null {
+  return req.route.stateRead?.(req, ANSWER) ?? null;
+}
+
+const ACCOUNT = vectors.stateKeys.find((k) => k.struct === '0x1::account::Account')!;
+const RESOURCES = vectors.stateKeys.filter(
+  (k) => k.kind.startsWith('AccessPath, Path::Resource') && !k.kind.includes('Group'),
+);
+
+describe('what a latest answer reads', () => {
+  it('an account reads its Account resource, as the chain hashed the key, and the feature flags', () => {
+    const read = stateRead(parse('GET', `/v1/accounts/${ACCOUNT.address}`))!;
+    expect(hashOf(read.keys[0]!)).toBe(ACCOUNT.state_key_hash);
+    expect(read.keys).toHaveLength(2);
+    expect(read.accounts).toEqual([]);
+  });
+
+  it('a resource reads its own key, its module, the account, and any group at the address', () => {
+    expect(RESOURCES.length).toBeGreaterThan(1);
+    for (const vector of RESOURCES) {
+      const path = `/v1/accounts/${vector.address}/resource/${encodeURIComponent(vector.struct)}`;
+      const bcs = stateRead(parse('GET', path, { accept: 'application/x-bcs' }))!;
+      expect(hashOf(bcs.keys[0]!), vector.struct).toBe(vector.state_key_hash);
+      expect(bcs.accounts).toEqual([{ address: long(vector.address), writes: 'group' }]);
+      expect(bcs.frameworkModules).toBe(false);
+      // JSON reads the definitions of the types it shows: the modules at the tag's addresses, and the framework's.
+      const json = stateRead(parse('GET', path))!;
+      expect(json.accounts).toEqual([
+        { address: long(vector.address), writes: 'group' },
+        { address: long('0x1'), writes: 'code' },
+      ]);
+      expect(json.frameworkModules).toBe(true);
+    }
+  });
+
+  it("a JSON resource's type arguments name modules too", () => {
+    const tag = `0x1::coin::CoinStore<${'0x' + 'ee'.repeat(32)}::usd::USD>`;
+    const json = stateRead(parse('GET', `/v1/accounts/0x5/resource/${encodeURIComponent(tag)}`))!;
+    expect(json.accounts).toEqual([
+      { address: long('0x5'), writes: 'group' },
+      { address: long('0x1'), writes: 'code' },
+      { address: `0x${'ee'.repeat(32)}`, writes: 'code' },
+    ]);
+  });
+
+  it('a list of resources reads every AccessPath write at the address and every module; a list of modules, every module at it', () => {
+    const resources = stateRead(parse('GET', `/v1/accounts/0x1/resources?limit=5`))!;
+    expect(resources.accounts).toEqual([{ address: long('0x1'), writes: 'any' }]);
+    expect(resources.anyModule).toBe(true);
+    const modules = stateRead(parse('GET', '/v1/accounts/0x1/modules'))!;
+    expect(modules.accounts).toEqual([{ address: long('0x1'), writes: 'code' }]);
+  });
+
+  it('raw_item reads its table item; state_values/raw the StateKey it names', () => {
+    const handle = `0x${'ab'.repeat(32)}`;
+    const raw = stateRead(
+      parse('POST', `/v1/tables/${handle}/raw_item`, { accept: 'application/x-bcs', body: { key: '0x0102' } }),
+    )!;
+    expect(Buffer.from(raw.keys[0]!).toString('hex')).toBe(`01${'ab'.repeat(32)}020102`);
+    const key = `0x00${'cd'.repeat(32)}0102`;
+    const state = stateRead(
+      parse('POST', '/v1/experimental/state_values/raw', { accept: 'application/x-bcs', body: { key } }),
+    )!;
+    expect(Buffer.from(state.keys[0]!).toString('hex')).toBe(key.slice(2));
+  });
+
+  it("never judges an error answer: a node's 404 names the version it read at", () => {
+    const req = parse('GET', `/v1/accounts/${ACCOUNT.address}`);
+    const notFound = { status: 404, contentType: 'application/json', body: Buffer.from('{}') };
+    expect(req.route.stateRead?.(req, notFound)).toBeNull();
+  });
+
+  it('views, balances and JSON table items are never answered from the feed', () => {
+    const view = parse('POST', '/v1/view', { body: { function: '0x1::m::f', type_arguments: [], arguments: [] } });
+    expect(view.route.stateRead).toBeUndefined();
+    expect(parse('GET', '/v1/accounts/0x1/balance/0x1::aptos_coin::AptosCoin').route.stateRead).toBeUndefined();
+    const item = parse('POST', '/v1/tables/0x1/item', { body: { key_type: 'u8', value_type: 'u8', key: 1 } });
+    expect(item.route.stateRead).toBeUndefined();
+  });
+});
