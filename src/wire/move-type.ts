@@ -11,6 +11,25 @@ export type TypeTag =
   | { kind: 'vector'; of: TypeTag }
   | { kind: 'struct'; address: string; module: string; name: string; typeArgs: TypeTag[] };
 
+/**
+ * The BCS TypeTag enum's variants, by index, as a node numbers them
+ * (move-core-types' TypeTag; 11 and on, function types and signed integers, are
+ * not types this module says).
+ */
+export const TYPE_TAG_VARIANTS: ReadonlyArray<TypeTag['kind']> = [
+  'bool',
+  'u8',
+  'u64',
+  'u128',
+  'address',
+  'signer',
+  'vector',
+  'struct',
+  'u16',
+  'u32',
+  'u256',
+];
+
 const PRIMITIVES = new Set(['bool', 'u8', 'u16', 'u32', 'u64', 'u128', 'u256', 'address', 'signer']);
 /** Words the parser reads as keywords: never a module or struct name. */
 const KEYWORDS = new Set([...PRIMITIVES, 'vector', 'true', 'false']);

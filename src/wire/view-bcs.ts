@@ -2,7 +2,7 @@
 import { bcs, type BcsType } from '@mysten/bcs';
 import { BcsReader, BcsUndecodable } from './bcs-reader.js';
 import { toHex } from './hex.js';
-import type { TypeTag } from './move-type.js';
+import { TYPE_TAG_VARIANTS, type TypeTag } from './move-type.js';
 
 const Address = bcs.fixedArray(32, bcs.u8());
 
@@ -60,29 +60,17 @@ const SIMPLE: Record<string, TypeTag['kind']> = {
   Signer: 'signer',
 };
 
-/** The BCS tag of each TypeTag variant: its index in TypeTagBcs. */
-const BY_TAG: ReadonlyArray<TypeTag['kind']> = [
-  'bool',
-  'u8',
-  'u64',
-  'u128',
-  'address',
-  'signer',
-  'vector',
-  'struct',
-  'u16',
-  'u32',
-  'u256',
-];
 /** A type argument nested deeper than this under the request's own is refused (move-core-types' safe_serialize). */
 const MAX_TYPE_DEPTH = 8;
 
 function readTypeTag(r: BcsReader, depth: number): TypeTag {
   if (depth > MAX_TYPE_DEPTH) throw new BcsUndecodable('type tag nesting exceeded during deserialization');
   const tag = r.uleb();
-  const kind = BY_TAG[tag];
+  const kind = TYPE_TAG_VARIANTS[tag];
   if (kind === undefined)
-    throw new BcsUndecodable(`invalid value: integer \`${tag}\`, expected variant index 0 <= i < ${BY_TAG.length}`);
+    throw new BcsUndecodable(
+      `invalid value: integer \`${tag}\`, expected variant index 0 <= i < ${TYPE_TAG_VARIANTS.length}`,
+    );
   if (kind === 'vector') return { kind, of: readTypeTag(r, depth + 1) };
   if (kind !== 'struct') return { kind } as TypeTag;
   const address = toHex(r.fixed(32));

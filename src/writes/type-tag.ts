@@ -2,7 +2,7 @@
 // 1 u8, 2 u64, 3 u128, 4 address, 5 signer, 6 vector, 7 struct, 8 u16, 9 u32, 10 u256,
 // 11 function (FunctionTag), 12-17 i8, i16, i32, i64, i128, i256. The TS SDK numbers the
 // signed integers from 11 and has no function tag: its TypeTag is not this one.
-import type { TypeTag } from '../wire/move-type.js';
+import { TYPE_TAG_VARIANTS, type TypeTag } from '../wire/move-type.js';
 import { type BcsCursor, MALFORMED, UNKNOWN_VARIANT } from './cursor.js';
 
 /** Deeper than this is no type the VM makes (it refuses a nesting past 8 or so); it guards the stack. */
@@ -61,20 +61,6 @@ const address = (c: BcsCursor): string => {
   return '0x' + Buffer.from(c.bytes.buffer, c.bytes.byteOffset + start, 32).toString('hex');
 };
 
-const SIMPLE: ReadonlyArray<TypeTag['kind'] | undefined> = [
-  'bool',
-  'u8',
-  'u64',
-  'u128',
-  'address',
-  'signer',
-  undefined,
-  undefined,
-  'u16',
-  'u32',
-  'u256',
-];
-
 /** A TypeTag as wire/'s TypeTag, or null for one it cannot say (a function, a signed integer). */
 function readTypeTag(c: BcsCursor, depth: number): TypeTag | null {
   if (depth > MAX_DEPTH) throw MALFORMED;
@@ -84,7 +70,7 @@ function readTypeTag(c: BcsCursor, depth: number): TypeTag | null {
     return of === null ? null : { kind: 'vector', of };
   }
   if (variant === 7) return readStructTag(c, depth + 1);
-  const kind = SIMPLE[variant];
+  const kind = TYPE_TAG_VARIANTS[variant];
   if (kind !== undefined) return { kind } as TypeTag;
   if (variant === 11) skipFunctionTag(c, depth + 1);
   else if (variant < 12 || variant > 17) throw UNKNOWN_VARIANT;
@@ -146,7 +132,7 @@ export class BcsWriter {
       case 'struct':
         return this.uleb(7).structTag(tag);
       default:
-        return this.uleb(SIMPLE.indexOf(tag.kind));
+        return this.uleb(TYPE_TAG_VARIANTS.indexOf(tag.kind));
     }
   }
 

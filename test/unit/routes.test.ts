@@ -3,35 +3,13 @@
 // before any node is asked.
 import { describe, expect, it } from 'vitest';
 import { NodeError } from '../../src/errors.js';
-import type { RawRead, RouteDescriptor } from '../../src/routes/route.js';
-import { type RouteMatch, readRoutes, routeMatcher } from '../../src/routes/table.js';
-import { vendorNames } from '../../src/wire/vendor.js';
+import type { RouteDescriptor } from '../../src/routes/route.js';
+import type { RouteMatch } from '../../src/routes/table.js';
 import { thrownBy } from '../helpers/expect.js';
+import { mayMatch, match, parseRequest, ROUTES } from '../helpers/routes.js';
 
-const ROUTES = readRoutes(vendorNames('node'));
-const { match, mayMatch } = routeMatcher(ROUTES);
 const LONG_1 = '0x' + '0'.repeat(63) + '1';
-
-/** Parses a request line (and body) as the public entry does. */
-function parse(
-  method: 'GET' | 'POST',
-  url: string,
-  init: { accept?: string; body?: unknown; contentType?: string } = {},
-) {
-  const m = match(method, url);
-  if (m === undefined || m === 'undecodable') throw new Error(`no route for ${method} ${url}`);
-  const raw: RawRead = {
-    params: m.params,
-    query: m.query,
-    accept: init.accept,
-    contentType: init.contentType ?? (init.body === undefined ? undefined : 'application/json'),
-    body:
-      init.body === undefined
-        ? Buffer.alloc(0)
-        : Buffer.from(typeof init.body === 'string' ? init.body : JSON.stringify(init.body)),
-  };
-  return m.route.parse(raw);
-}
+const parse = parseRequest;
 
 function refusal(fn: () => unknown): [number, string] {
   const err = thrownBy(NodeError, fn);

@@ -7,11 +7,8 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { ReadRequest } from '../../src/model/read.js';
 import type { StateRead } from '../../src/model/state-read.js';
-import type { RawRead } from '../../src/routes/route.js';
-import { readRoutes, routeMatcher } from '../../src/routes/table.js';
-import { vendorNames } from '../../src/wire/vendor.js';
+import { parseRequest as parse } from '../helpers/routes.js';
 
-const { match } = routeMatcher(readRoutes(vendorNames('node')));
 const vectors = JSON.parse(readFileSync('test/fixtures/feed-vectors.json', 'utf8')) as {
   stateKeys: Array<{ kind: string; address: string; struct: string; state_key_hash: string }>;
 };
@@ -19,19 +16,6 @@ const vectors = JSON.parse(readFileSync('test/fixtures/feed-vectors.json', 'utf8
 const SALT = createHash('sha3-256').update('APTOS::StateKey').digest();
 const hashOf = (key: Uint8Array): string => `0x${createHash('sha3-256').update(SALT).update(key).digest('hex')}`;
 const long = (short: string): string => `0x${short.slice(2).padStart(64, '0')}`;
-
-function parse(method: 'GET' | 'POST', url: string, init: { accept?: string; body?: unknown } = {}): ReadRequest {
-  const m = match(method, url);
-  if (m === undefined || m === 'undecodable') throw new Error(`no route for ${method} ${url}`);
-  const raw: RawRead = {
-    params: m.params,
-    query: m.query,
-    accept: init.accept,
-    contentType: init.body === undefined ? undefined : 'application/json',
-    body: init.body === undefined ? Buffer.alloc(0) : Buffer.from(JSON.stringify(init.body)),
-  };
-  return m.route.parse(raw);
-}
 
 const ANSWER = { status: 200, contentType: 'application/json', body: Buffer.from('{}') };
 function stateRead(req: ReadRequest): StateRead | null {
