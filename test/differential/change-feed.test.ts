@@ -45,6 +45,8 @@ describe('latest reads answered from the change feed', () => {
     expect(tally.differences).toHaveLength(0);
     const share = hitShare(tally, COVERED);
     expect(share, JSON.stringify([...tally.byRoute])).toBeGreaterThan(0.5);
+    // Each instance answered some from the other's answers in Redis.
+    expect(tally.byTier.get('redis') ?? 0, JSON.stringify([...tally.byTier])).toBeGreaterThan(0);
     // Views, balances and JSON table items are never answered from the feed.
     for (const label of ['balance', 'table_item', 'view']) expect(tally.byRoute.get(label)?.hit ?? 0, label).toBe(0);
     // Both instances answered from the feed, and each says so in its metrics.

@@ -92,10 +92,12 @@ export async function differenceFromNode(node: SimNode, read: LatestRead, reply:
 export interface Tally {
   differences: string[];
   byRoute: Map<string, { hit: number; other: number }>;
+  /** hits by X-Cache-Tier */
+  byTier: Map<string, number>;
 }
 
 export function newTally(): Tally {
-  return { differences: [], byRoute: new Map() };
+  return { differences: [], byRoute: new Map(), byTier: new Map() };
 }
 
 /** Reads `reads` through the proxies at `bases`, `clients` at a time, each reply held to the node. */
@@ -114,8 +116,11 @@ export async function readAndCompare(
       const difference = await differenceFromNode(node, read, reply);
       if (difference !== undefined) tally.differences.push(difference);
       const counts = tally.byRoute.get(read.label) ?? { hit: 0, other: 0 };
-      if (reply.headers['x-cache'] === 'HIT') counts.hit++;
-      else counts.other++;
+      if (reply.headers['x-cache'] === 'HIT') {
+        counts.hit++;
+        const tier = reply.headers['x-cache-tier'] ?? '-';
+        tally.byTier.set(tier, (tally.byTier.get(tier) ?? 0) + 1);
+      } else counts.other++;
       tally.byRoute.set(read.label, counts);
     }
   };
