@@ -13,14 +13,19 @@ export const MAX_CANDIDATES = 4096;
 const MAX_WORK_BYTES = 32 * 1024 * 1024;
 
 /**
- * The end of the Transaction whose bytes start at `start`: the first offset at which a
+ * The end of the Transaction whose bytes start at `start`: the one offset at which a
  * TransactionInfo reads whose transaction_hash is the hash of bytes[start, offset).
- * -1 when there is none (or the search reached its bound).
+ * The whole rest of the page is searched: the transaction's sender chooses its bytes
+ * (an argument can hold a TransactionInfo of the bytes before it, and after it events
+ * and a write set of its own making whose hashes verify), so an end is claimed only
+ * when no other offset verifies too. -1 when there is none, more than one, or the
+ * search reached its bound.
  */
 export function transactionEndByHash(bytes: Uint8Array, start: number): number {
   const search = new Search(bytes);
   const hasher = transactionHasher();
   let hashed = start;
+  let found = -1;
   // A TransactionInfo starts with its variant (0 or 1), 8 bytes of gas, then the ExecutionStatus variant (0 to 4).
   for (let at = start + 1; at + 10 <= bytes.length; at++) {
     if (bytes[at]! > 1 || bytes[at + 9]! > 4) continue;
@@ -30,9 +35,11 @@ export function transactionEndByHash(bytes: Uint8Array, start: number): number {
     // The hash of the bytes before `at`, fed once: a copy of the hash is read at each candidate.
     hasher.update(bytes.subarray(hashed, at));
     hashed = at;
-    if (hashAt(hasher.copy().digest(), bytes, transactionHashAt)) return at;
+    if (!hashAt(hasher.copy().digest(), bytes, transactionHashAt)) continue;
+    if (found >= 0) return -1;
+    found = at;
   }
-  return -1;
+  return found;
 }
 
 /**
