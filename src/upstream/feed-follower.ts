@@ -77,7 +77,6 @@ export class FeedFollower<V extends { readonly version: bigint }> {
   /** the last refusal logged at warn, until a page is taken */
   #lastRefusal: string | undefined;
   #wake: (() => void) | undefined;
-  #timer: NodeJS.Timeout | undefined;
   #loop: Promise<void> | undefined;
 
   constructor(private readonly deps: FeedFollowerDeps<V>) {
@@ -99,8 +98,10 @@ export class FeedFollower<V extends { readonly version: bigint }> {
     if (this.#running) return;
     this.#running = true;
     this.#loop = this.#follow().catch((err) => {
-      this.deps.logger.error({ err: asError(err) }, 'change feed: follower failed');
+      // Covers nothing from now on; a reload that turns the feed off and on starts it again.
+      this.#running = false;
       this.#halt();
+      this.deps.logger.error({ err: asError(err) }, 'change feed: follower failed; latest reads are forwarded');
     });
   }
 
@@ -132,7 +133,7 @@ export class FeedFollower<V extends { readonly version: bigint }> {
       if (this.#next === null || this.#chain !== chain) this.#resume(latest);
       const next = this.#next!;
       if (latest.ledgerVersion - next + 1n > BigInt(this.#settings.maxLagVersions)) {
-        this.#stopCovering('behind');
+        await this.#stopCovering('behind');
         continue;
       }
       if (next > latest.ledgerVersion) {
@@ -231,15 +232,17 @@ export class FeedFollower<V extends { readonly version: bigint }> {
   /** Until `ms` pass (undefined: until the watermark moves), or stop() is called. */
   #sleep(ms: number | undefined): Promise<void> {
     return new Promise((resolve) => {
+      let timer: NodeJS.Timeout | undefined;
+      // Each sleep ends its own timer and wake only: a late one never takes a newer sleep's.
       const done = (): void => {
-        clearTimeout(this.#timer);
-        this.#wake = undefined;
+        clearTimeout(timer);
+        if (this.#wake === done) this.#wake = undefined;
         resolve();
       };
       this.#wake = done;
       if (ms !== undefined) {
-        this.#timer = setTimeout(done, ms);
-        this.#timer.unref();
+        timer = setTimeout(done, ms);
+        timer.unref();
       }
     });
   }

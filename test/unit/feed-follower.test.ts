@@ -9,7 +9,7 @@ import type { LedgerInfo } from '../../src/ledger/info.js';
 import { Watermark } from '../../src/ledger/watermark.js';
 import type { NodeAnswer } from '../../src/model/node-answer.js';
 import { FeedFollower, type FeedSink } from '../../src/upstream/feed-follower.js';
-import { until } from '../helpers/until.js';
+import { until, within } from '../helpers/until.js';
 
 const CHAIN = 4;
 const info = (version: number, chainId = CHAIN): LedgerInfo => ({
@@ -210,6 +210,50 @@ describe('the change feed follower', () => {
       2000,
       () => `a restart after 200: ${sink.events}`,
     );
+  });
+
+  it('keeps following after a stop for lag, and stops when told', async () => {
+    const nodes = new ScriptedNodes();
+    const { follower, watermark, sink, stops } = follow(nodes, { maxLagVersions: 50 });
+    follower.start();
+    watermark.observe(info(100));
+    await until(() => sink.events[0] === 'restart 101', 2000, 'the start');
+    nodes.answer = () => 'throw';
+    nodes.tip = 200;
+    watermark.observe(info(200));
+    await until(() => stops.includes('behind'), 2000, 'a stop for lag');
+    nodes.answer = () => undefined;
+    await until(() => sink.events.includes('restart 201'), 2000, 'the restart');
+    // Longer than retryMs: a sleep from before the restart must not end the one after it.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    nodes.tip = 205;
+    watermark.observe(info(205));
+    await until(
+      () => follower.next === 206n,
+      2000,
+      () => `a page from 201 (asked ${nodes.asked.map((a) => a.start)})`,
+    );
+    await within(follower.stop(), 2000, 'the stop');
+  });
+
+  it('covers nothing after its loop fails, and can be started again', async () => {
+    const nodes = new ScriptedNodes();
+    const { follower, watermark, sink } = follow(nodes);
+    follower.start();
+    watermark.observe(info(100));
+    await until(() => sink.events[0] === 'restart 101', 2000, 'the start');
+    // A sink that refuses what it is given is the follower's own fault: its loop ends.
+    const apply = sink.apply.bind(sink);
+    sink.apply = () => {
+      throw new Error('planted');
+    };
+    nodes.tip = 101;
+    watermark.observe(info(101));
+    await until(() => !follower.running, 2000, 'the loop to end');
+    expect(sink.events.at(-1)).toBe('stop');
+    sink.apply = apply;
+    follower.start();
+    await until(() => sink.events.at(-1) === 'restart 102', 2000, 'a new start');
   });
 
   it('waits intervalMs between pages once it has caught up', async () => {
