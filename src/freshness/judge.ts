@@ -5,7 +5,9 @@
 // A read may find the feed a page behind L: every node answer moves L, and the
 // feed's page for it is on its way. Such a read may wait up to waitMs for the feed
 // to cover L (all reads waiting for one version share one wait) rather than ask a
-// node itself: the page costs about what its own node call would, once for all.
+// node itself: the page costs about what its own node call would, once for all. It
+// waits only while a page is on its way: a feed that nodes refuse, or one paced by
+// intervalMs, is not waited for.
 import type { ReadRequest, StoredAnswer } from '../model/read.js';
 import { idsReadBy } from './dependencies.js';
 import type { WriteIndex } from './write-index.js';
@@ -30,7 +32,11 @@ export class FeedJudge {
   readonly #ids = new WeakMap<StoredAnswer, readonly string[] | null>();
   readonly #waits = new Map<bigint, Wait>();
 
-  constructor(private readonly index: WriteIndex) {}
+  constructor(
+    private readonly index: WriteIndex,
+    /** Is the feed's next page on its way from a node? Only then is it worth waiting for. */
+    private readonly paging: () => boolean,
+  ) {}
 
   /** Can the feed judge any answer at `latest` now? When not, nothing need be looked up. */
   covers(latest: bigint): boolean {
@@ -60,10 +66,12 @@ export class FeedJudge {
 
   /**
    * Settles once the feed covers `latest`, stops, or waitMs passes; undefined when
-   * no read should wait (the feed is off or stopped, or waitMs is 0).
+   * no read should wait (the feed is off or stopped, no page is on its way, or
+   * waitMs is 0).
    */
   whenCovers(latest: bigint): Promise<void> | undefined {
     if (!this.enabled || this.waitMs === 0 || this.index.covered === null) return undefined;
+    if (!this.#waits.has(latest) && !this.paging()) return undefined;
     let wait = this.#waits.get(latest);
     if (wait === undefined) {
       let resolve!: () => void;

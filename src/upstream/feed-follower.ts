@@ -77,6 +77,7 @@ export class FeedFollower<V extends { readonly version: bigint }> {
   /** the last refusal logged at warn, until a page is taken */
   #lastRefusal: string | undefined;
   #wake: (() => void) | undefined;
+  #paging = false;
   #loop: Promise<void> | undefined;
 
   constructor(private readonly deps: FeedFollowerDeps<V>) {
@@ -91,6 +92,11 @@ export class FeedFollower<V extends { readonly version: bigint }> {
 
   get running(): boolean {
     return this.#running;
+  }
+
+  /** Is a page on its way from a node now? */
+  get paging(): boolean {
+    return this.#paging;
   }
 
   /** Starts following from the newest version known; a no-op while running. */
@@ -153,9 +159,11 @@ export class FeedFollower<V extends { readonly version: bigint }> {
   /** Asks for one page from `start`, and takes what it holds. */
   async #page(start: bigint, chain: number): Promise<void> {
     let answer: NodeAnswer;
+    this.#paging = true;
     try {
       answer = await this.deps.source.feedPage(start, this.#settings.pageSize);
     } catch (err) {
+      this.#paging = false;
       // Every node that could serve the start has pruned it (their headers say so).
       if (err instanceof NodeError && err.code === 'version_pruned')
         return this.#stopCovering('pruned', { version: String(start) });
@@ -164,6 +172,7 @@ export class FeedFollower<V extends { readonly version: bigint }> {
       await this.#sleep(this.#settings.retryMs);
       return;
     }
+    this.#paging = false;
     if (!this.#running || this.#next !== start) return;
     if (answer.ledger !== null && answer.ledger.chainId !== chain) return this.#stopCovering('chain');
     if (answer.status !== 200) return this.#refused(answer, start);

@@ -39,7 +39,7 @@ export function buildChangeFeed(
     maxWindowWrites: MAX_WINDOW_WRITES,
     maxWatched: settings.maxWatchedKeys,
   });
-  const judge = new FeedJudge(index);
+  const judge = new FeedJudge(index, () => follower.paging);
   // The judge hears of every change in what the index covers: reads waiting for a version go on.
   const sink: FeedSink<VerifiedTransaction> = {
     restart: (start) => {
