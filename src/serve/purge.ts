@@ -8,13 +8,13 @@
 // purges of that Redis) and does nothing, so each purge is counted once.
 import type { Logger } from 'pino';
 import type { CacheGeneration } from '../cache/generation.js';
-import { cacheKeyText, routeNameOfKey } from '../cache/key.js';
+import { cacheKeyText, latestKeyText, routeNameOfKey } from '../cache/key.js';
 import type { PurgeNotice } from '../cache/store.js';
 import { NodeError } from '../errors.js';
 import type { ReadRequest, StoredAnswer } from '../model/read.js';
 import { asError } from '../process/log-error.js';
 import type { LatestAnswers } from './latest-answers.js';
-import type { NodeReader, SharedPurge } from './ports.js';
+import type { NodeReader, SharedPurge, SharedPurged } from './ports.js';
 import type { CacheTiers } from './tiers.js';
 
 /** What a purge removes, parsed. Versions are the ones entries are stored at (StoredAnswer.version). */
@@ -79,7 +79,7 @@ export class CachePurge {
   /** Purges `scope` here (and in Redis when ordered). Throws a NodeError (not ready) for a request while the chain is unknown. */
   async run(scope: CacheScope, order: PurgeOrder): Promise<PurgeDone> {
     const { tiers, generation } = this.deps;
-    const key = scope.scope === 'request' ? this.keyOf(scope.read) : undefined;
+    const keys = scope.scope === 'request' ? this.keysOf(scope.read) : undefined;
     tiers.countPurge();
     const shared = this.deps.shared;
     const done: PurgeDone = {
@@ -94,7 +94,7 @@ export class CachePurge {
             ? await shared.purgeAll()
             : scope.scope === 'family'
               ? await shared.purgeRange(scope.family, scope.from, scope.to)
-              : await shared.purgeKey(key!);
+              : await this.purgeKeys(shared, keys!);
         if (scope.scope !== 'all') done.redisEntries = purged.deleted;
         done.announced = purged.announced;
         if (purged.widened !== undefined && scope.scope === 'family') {
@@ -126,9 +126,12 @@ export class CachePurge {
     }
     // Another purge may have begun meanwhile: this one's reads in flight are fenced again.
     tiers.countPurge();
-    done.memoryEntries = this.dropHere(
-      scope.scope === 'all' ? 'all' : scope.scope === 'family' ? scope : { key: key! },
-    );
+    done.memoryEntries =
+      scope.scope === 'all'
+        ? this.dropHere('all')
+        : scope.scope === 'family'
+          ? this.dropHere(scope)
+          : keys!.reduce((dropped, key) => dropped + this.dropHere({ key }), 0);
     this.remember(announced, done.memoryEntries);
     return done;
   }
@@ -192,10 +195,32 @@ export class CachePurge {
     return NodeError.notReady(this.deps.nodes.notReadyReason?.() ?? 'the chain the nodes are on is not known yet');
   }
 
-  /** The key text of a pinned request on the nodes' chain, with the vendor they named, in the current generation. */
-  private keyOf(read: ReadRequest): string {
+  /**
+   * The key texts a pinned request's purge removes, on the nodes' chain, with the
+   * vendor they named, in the current generation: its own, and for a route the
+   * change feed answers, the same read's newest answer (latestKeyText), which the
+   * feed would otherwise go on serving at every newer version.
+   */
+  private keysOf(read: ReadRequest): string[] {
     const chain = this.deps.nodes.chainId();
     if (chain === undefined) throw this.requestRefusal()!;
-    return cacheKeyText(this.deps.vendor.vendor, chain, read, read.version, this.deps.generation.current);
+    const { vendor } = this.deps.vendor;
+    const generation = this.deps.generation.current;
+    const keys = [cacheKeyText(vendor, chain, read, read.version, generation)];
+    if (read.route.stateRead !== undefined && read.version !== null)
+      keys.push(latestKeyText(vendor, chain, read, generation));
+    return keys;
+  }
+
+  /** Purges each key in Redis; the announcement of the last, each one remembered as done here. */
+  private async purgeKeys(shared: SharedPurge, keys: string[]): Promise<SharedPurged> {
+    let deleted = 0;
+    let last: SharedPurged | undefined;
+    for (const key of keys) {
+      if (last?.announced !== undefined) this.remember(last.announced, 0);
+      last = await shared.purgeKey(key);
+      deleted += last.deleted;
+    }
+    return { ...last!, deleted };
   }
 }

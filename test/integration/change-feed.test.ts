@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { SimNode } from '../../src/sim/index.js';
 import { latestReads, readLatest, type LatestRead } from '../helpers/change-feed.js';
 import { metricValue } from '../helpers/metrics.js';
-import { call, proxy, sparseSim, versionOf, viewJson, type ProxyHandle } from '../helpers/proxy.js';
+import { call, freePort, proxy, sparseSim, versionOf, viewJson, type ProxyHandle } from '../helpers/proxy.js';
 import { until } from '../helpers/until.js';
 
 const UNIVERSE = { accounts: 6, objects: 2, tables: 1, tableKeys: 4, writeRate: 0.04 };
@@ -104,6 +104,27 @@ describe('latest.changeFeed', () => {
     await untilAnswered(p, read);
     // Spent on node calls, a tenant still gets every answer the feed gives.
     for (let i = 0; i < 20; i++) expect((await readLatest(p.url, read)).status).toBe(200);
+  });
+
+  it("a request's purge at a version removes what the feed would serve for the same latest read", async () => {
+    const node = await sparseSim(UNIVERSE, { startVersion: 2000n });
+    const p = await proxy([node], {
+      admin: { host: '127.0.0.1', port: await freePort() },
+      routing: { probeIntervalMs: 50 },
+      ...FEED,
+    });
+    const read = accountRead(node);
+    const at = versionOf(await readLatest(p.url, read));
+    await untilAnswered(p, read);
+    const purged = await call(p.app.adminUrl()!, '/cache/purge', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        request: { method: 'GET', path: `${read.path}?ledger_version=${at}`, headers: { accept: read.accept } },
+      }),
+    });
+    expect(purged.status).toBe(200);
+    expect((await readLatest(p.url, read)).headers['x-cache']).toBe('MISS');
   });
 
   it('answers nothing a purge removed until a node refreshes it', async () => {
