@@ -49,9 +49,22 @@ export class WriteIndex {
   #versions: WindowVersion[] = [];
   #head = 0;
   #windowWrites = 0;
-  readonly #watched: LRUCache<string, Watch>;
+  #watched: LRUCache<string, Watch>;
+  #settings: WriteIndexSettings;
 
-  constructor(private readonly settings: WriteIndexSettings) {
+  constructor(settings: WriteIndexSettings) {
+    this.#settings = settings;
+    this.#watched = new LRUCache({ max: Math.max(1, settings.maxWatched) });
+  }
+
+  get settings(): WriteIndexSettings {
+    return this.#settings;
+  }
+
+  /** New bounds: everything known is dropped, and nothing is covered until the next restart. */
+  reconfigure(settings: WriteIndexSettings): void {
+    this.stop();
+    this.#settings = settings;
     this.#watched = new LRUCache({ max: Math.max(1, settings.maxWatched) });
   }
 
@@ -127,7 +140,7 @@ export class WriteIndex {
 
   /** Drops the oldest versions from the window while it holds more than its bounds. */
   #trim(): void {
-    const { windowVersions, maxWindowWrites } = this.settings;
+    const { windowVersions, maxWindowWrites } = this.#settings;
     while (
       this.#head < this.#versions.length &&
       (this.#versions.length - this.#head > windowVersions || this.#windowWrites > maxWindowWrites)

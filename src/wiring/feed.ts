@@ -5,7 +5,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { FeedJudge } from '../freshness/judge.js';
-import { WriteIndex } from '../freshness/write-index.js';
+import { WriteIndex, type WriteIndexSettings } from '../freshness/write-index.js';
 import type { Watermark } from '../ledger/watermark.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { FeedState } from '../metrics/feed.js';
@@ -32,13 +32,7 @@ export function buildChangeFeed(
 ): ChangeFeed {
   const { pool, watermark, metrics } = deps;
   const logger = deps.logger.child({ component: 'change-feed' });
-  const settings = config.latest.changeFeed;
-  // The window's bound is fixed at start: a reload changes the follower's pace, not the index's shape.
-  const index = new WriteIndex({
-    windowVersions: settings.windowVersions,
-    maxWindowWrites: MAX_WINDOW_WRITES,
-    maxWatched: settings.maxWatchedKeys,
-  });
+  const index = new WriteIndex(indexSettings(config));
   const judge = new FeedJudge(index, () => follower.paging);
   // The judge hears of every change in what the index covers: reads waiting for a version go on.
   const sink: FeedSink<VerifiedTransaction> = {
@@ -69,6 +63,12 @@ export function buildChangeFeed(
     follower.configure(followerSettings(next));
     judge.enabled = next.latest.changeFeed.enabled;
     judge.waitMs = next.latest.changeFeed.waitMs;
+    // New bounds for the index: it starts afresh, and the feed with it.
+    const bounds = indexSettings(next);
+    if (bounds.windowVersions !== index.settings.windowVersions || bounds.maxWatched !== index.settings.maxWatched) {
+      await follower.stop();
+      index.reconfigure(bounds);
+    }
     if (judge.enabled) follower.start();
     else await follower.stop();
   };
@@ -84,6 +84,11 @@ export function buildChangeFeed(
     apply,
     close: () => follower.stop(),
   };
+}
+
+function indexSettings(config: Config): WriteIndexSettings {
+  const { windowVersions, maxWatchedKeys } = config.latest.changeFeed;
+  return { windowVersions, maxWindowWrites: MAX_WINDOW_WRITES, maxWatched: maxWatchedKeys };
 }
 
 function followerSettings(config: Config): FeedFollowerSettings {

@@ -70,6 +70,14 @@ describe('latest.changeFeed', () => {
     expect((await readLatest(p.url, read)).headers['x-cache']).toBe('MISS');
     expect(node.counters.byRoute.account).toBe(before + 1);
     expect(await metricValue(p.app, 'ledger_proxy_feed_covering')).toBe(0);
+    // New bounds for its index, on again: it starts afresh with them and answers.
+    const bounds = { ...on.latest.changeFeed, windowVersions: 10, maxWatchedKeys: 50 };
+    expect(await p.app.reload({ ...on, latest: { ...on.latest, changeFeed: bounds } })).toEqual({
+      applied: ['latest.changeFeed'],
+      needRestart: [],
+      failed: [],
+    });
+    await untilAnswered(p, read);
   });
 
   it('comes before bounded staleness: an exact answer is a HIT at the newest version, not STALE', async () => {

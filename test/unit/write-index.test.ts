@@ -99,6 +99,20 @@ describe('write index', () => {
     expect(index.unchanged(reads([1]), 49n, 60n)).toBe(true);
   });
 
+  it('takes new bounds by starting afresh', () => {
+    const index = new WriteIndex(settings);
+    index.restart(1n);
+    index.apply(versions(1, 10, (v) => [tableItem(v)]));
+    index.reconfigure({ ...settings, windowVersions: 3, maxWatched: 2 });
+    expect(index.covered).toBeNull();
+    expect(index.size).toEqual({ watched: 0, window: 0 });
+    index.restart(11n);
+    index.apply(versions(11, 20, (v) => [tableItem(v)]));
+    expect(index.size.window).toBe(3);
+    for (const k of [30, 31, 32]) expect(index.unchanged(reads([k]), 18n, 20n)).toBe(true);
+    expect(index.size.watched).toBe(2);
+  });
+
   it('refuses a version that does not follow, and stops', () => {
     const index = new WriteIndex(settings);
     index.restart(1n);

@@ -129,14 +129,14 @@ export const ChangeFeedSchema = z
       .max(1_000_000)
       .default(2_000)
       .describe(
-        "The recent versions whose writes are kept whole, to judge an answer read at a version the feed had already passed (a lagging node's, another instance's in Redis).",
+        "The recent versions whose writes are kept whole, to judge an answer read at a version the feed had already passed (a lagging node's, another instance's in Redis). A reload that changes it starts the feed afresh.",
       ),
     maxWatchedKeys: z
       .int()
       .min(1)
       .default(100_000)
       .describe(
-        'State keys (and account-wide classes of writes) watched past the window for the answers judged, about 200 bytes each; the least recently judged go first.',
+        'State keys (and account-wide classes of writes) watched past the window for the answers judged, about 200 bytes each; the least recently judged go first. A reload that changes it starts the feed afresh.',
       ),
   })
   .prefault({})
