@@ -1,16 +1,24 @@
 // Where a value ends when this reader cannot walk it (a variant it does not know, or a
 // layout it has wrong): found by the hashes the ledger recorded, never guessed. A search
-// over offsets, bounded: a candidate offset must first pass a test of a byte or two; at
-// most MAX_CANDIDATES are read, and the bytes read and hashed are bounded too.
+// over offsets, bounded per page: a candidate offset must first pass a test of a byte or
+// two and then read as the value that follows the end; at most MAX_CANDIDATES of those
+// are hashed, and the bytes read and hashed are bounded too, so a page of many
+// transactions the reader cannot walk costs a bounded time, then fails closed.
 import { BcsCursor, Undecodable } from './cursor.js';
 import { hashAt, transactionHasher, writeSetHash } from './hashes.js';
 import { readTransactionInfo } from './info.js';
 import { readWriteSet } from './write-set.js';
 
-/** Candidate offsets read at most, per search. */
-export const MAX_CANDIDATES = 4096;
-/** Bytes the candidates of one search read and hash at most (the hash of the bytes before them is one pass). */
-const MAX_WORK_BYTES = 32 * 1024 * 1024;
+/** Candidate ends hashed at most, per page: each costs a hash copy (microseconds). */
+export const MAX_CANDIDATES = 32768;
+/** Bytes the searches of one page read and hash at most. */
+const MAX_WORK_BYTES = 64 * 1024 * 1024;
+/**
+ * A run this long of one byte value is in a SHA3-256 digest with odds below 2^-80, so
+ * no real transaction_hash has one and no sender can grind for one; the bytes of BCS
+ * values (zero padding, short addresses, small integers) hold such runs all the time.
+ */
+const RUN_NO_DIGEST_HOLDS = 12;
 
 /**
  * The end of the Transaction whose bytes start at `start`: the one offset at which a
@@ -21,17 +29,17 @@ const MAX_WORK_BYTES = 32 * 1024 * 1024;
  * when no other offset verifies too. -1 when there is none, more than one, or the
  * search reached its bound.
  */
-export function transactionEndByHash(bytes: Uint8Array, start: number): number {
-  const search = new Search(bytes);
+export function transactionEndByHash(bytes: Uint8Array, start: number, search = new SearchBudget()): number {
   const hasher = transactionHasher();
   let hashed = start;
   let found = -1;
   // A TransactionInfo starts with its variant (0 or 1), 8 bytes of gas, then the ExecutionStatus variant (0 to 4).
   for (let at = start + 1; at + 10 <= bytes.length; at++) {
     if (bytes[at]! > 1 || bytes[at + 9]! > 4) continue;
-    const transactionHashAt = search.read(at, readTransactionInfo);
+    const transactionHashAt = search.read(bytes, at, readTransactionInfo);
     if (transactionHashAt === undefined) return -1;
-    if (transactionHashAt === null) continue;
+    if (transactionHashAt === null || hasRun(bytes, transactionHashAt)) continue;
+    if (!search.candidate() || !search.spend(at - hashed)) return -1;
     // The hash of the bytes before `at`, fed once: a copy of the hash is read at each candidate.
     hasher.update(bytes.subarray(hashed, at));
     hashed = at;
@@ -54,32 +62,45 @@ export function eventsEndByWriteSet(
   start: number,
   stateChangeHashAt: number,
   next: bigint | null,
+  search = new SearchBudget(),
 ): number {
-  const search = new Search(bytes);
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const followed = (end: number): boolean =>
     next === null ? end === bytes.length : end + 8 <= bytes.length && view.getBigUint64(end, true) === next;
   // A WriteSet starts with its variant, 0 (V0).
   for (let at = start; at + 34 <= bytes.length; at++) {
     if (bytes[at + 32] !== 0) continue;
-    const writeSetEnd = search.read(at + 32, (c) => {
+    const writeSetEnd = search.read(bytes, at + 32, (c) => {
       readWriteSet(c);
       return c.pos;
     });
     if (writeSetEnd === undefined) return -1;
     if (writeSetEnd === null || !followed(writeSetEnd)) continue;
-    if (!search.spend(writeSetEnd - at - 32)) return -1;
+    if (!search.candidate() || !search.spend(writeSetEnd - at - 32)) return -1;
     if (hashAt(writeSetHash(bytes, at + 32, writeSetEnd), bytes, stateChangeHashAt)) return at;
   }
   return -1;
 }
 
-/** One search's candidates and the bytes it has read, against its bounds. */
-class Search {
+/** Whether the 32 bytes at `at` hold a run of one value no digest holds. */
+function hasRun(bytes: Uint8Array, at: number): boolean {
+  let run = 1;
+  for (let i = at + 1; i < at + 32; i++) {
+    run = bytes[i] === bytes[i - 1] ? run + 1 : 1;
+    if (run >= RUN_NO_DIGEST_HOLDS) return true;
+  }
+  return false;
+}
+
+/** The candidates hashed and the bytes read by the searches of one page, against their bounds. */
+export class SearchBudget {
   private candidates = 0;
   private work = 0;
 
-  constructor(private readonly bytes: Uint8Array) {}
+  /** Whether one more candidate may be hashed. */
+  candidate(): boolean {
+    return ++this.candidates <= MAX_CANDIDATES;
+  }
 
   /** Whether `n` more bytes may be read or hashed. */
   spend(n: number): boolean {
@@ -87,10 +108,9 @@ class Search {
     return this.work <= MAX_WORK_BYTES;
   }
 
-  /** What `read` makes of the bytes at `at`; null when they are not what it reads; undefined past the bounds. */
-  read<T>(at: number, read: (c: BcsCursor) => T): T | null | undefined {
-    if (++this.candidates > MAX_CANDIDATES) return undefined;
-    const c = new BcsCursor(this.bytes, at);
+  /** What `read` makes of bytes[at…]; null when they are not what it reads; undefined past the bounds. */
+  read<T>(bytes: Uint8Array, at: number, read: (c: BcsCursor) => T): T | null | undefined {
+    const c = new BcsCursor(bytes, at);
     let value: T | null;
     try {
       value = read(c);

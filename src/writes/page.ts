@@ -7,7 +7,7 @@
 // Walking a value is the fast path; the hashes decide. Where the walk fails (a variant
 // this reader does not know) or disagrees with a hash, the end is searched for by hash.
 import { BcsCursor, Undecodable, type UndecodableKind } from './cursor.js';
-import { eventsEndByWriteSet, transactionEndByHash } from './delimit.js';
+import { eventsEndByWriteSet, SearchBudget, transactionEndByHash } from './delimit.js';
 import { skipEvents } from './events.js';
 import { hashAt, transactionHash, writeSetHash } from './hashes.js';
 import { readTransactionInfo, STATE_CHANGE_HASH_AFTER } from './info.js';
@@ -37,6 +37,7 @@ export function decodeTransactionPage(body: Uint8Array, start: bigint): Verified
   const c = new BcsCursor(body);
   const view = new DataView(body.buffer, body.byteOffset, body.byteLength);
   const verified: VerifiedTransaction[] = [];
+  const search = new SearchBudget();
   const fail = (reason: FeedPageReason, at = c.pos): FeedPageError =>
     new FeedPageError(reason, start + BigInt(verified.length), verified, at);
   let count: number;
@@ -50,9 +51,9 @@ export function decodeTransactionPage(body: Uint8Array, start: bigint): Verified
     if (c.left < 8) throw fail('truncated');
     if (view.getBigUint64(c.pos, true) !== version) throw fail('not_contiguous');
     c.pos += 8;
-    const transactionHashAt = readTransaction(c, fail);
+    const transactionHashAt = readTransaction(c, search, fail);
     const next = i + 1 < count ? version + 1n : null;
-    const writes = readChanges(c, transactionHashAt + STATE_CHANGE_HASH_AFTER, next, fail);
+    const writes = readChanges(c, transactionHashAt + STATE_CHANGE_HASH_AFTER, next, search, fail);
     verified.push({ version, writes });
   }
   if (c.left > 0) throw fail('trailing_bytes');
@@ -62,7 +63,7 @@ export function decodeTransactionPage(body: Uint8Array, start: bigint): Verified
 type Fail = (reason: FeedPageReason, at?: number) => FeedPageError;
 
 /** Moves past the transaction and its info, its hash verified; the offset of info.transaction_hash. */
-function readTransaction(c: BcsCursor, fail: Fail): number {
+function readTransaction(c: BcsCursor, search: SearchBudget, fail: Fail): number {
   const bytes = c.bytes;
   const start = c.pos;
   let failure: FeedPageReason;
@@ -76,7 +77,7 @@ function readTransaction(c: BcsCursor, fail: Fail): number {
     failure = reasonOf(err);
   }
   // Not walked, or walked to an end its hash disowns: the end whose bytes hash to the info's transaction_hash.
-  const infoAt = transactionEndByHash(bytes, start);
+  const infoAt = transactionEndByHash(bytes, start, search);
   if (infoAt < 0) throw fail(failure, start);
   c.pos = infoAt;
   return readTransactionInfo(c);
@@ -86,7 +87,13 @@ function readTransaction(c: BcsCursor, fail: Fail): number {
  * Moves past the events, the accumulator root and the write set, its hash verified; the
  * keys it writes. `next`: the version that follows in the page, if one does.
  */
-function readChanges(c: BcsCursor, stateChangeHashAt: number, next: bigint | null, fail: Fail): StateKeyWrite[] {
+function readChanges(
+  c: BcsCursor,
+  stateChangeHashAt: number,
+  next: bigint | null,
+  search: SearchBudget,
+  fail: Fail,
+): StateKeyWrite[] {
   const bytes = c.bytes;
   const eventsAt = c.pos;
   let failure: FeedPageReason;
@@ -101,7 +108,7 @@ function readChanges(c: BcsCursor, stateChangeHashAt: number, next: bigint | nul
     failure = reasonOf(err);
   }
   // Events not walked, or a write set its hash disowns: the write set after them whose bytes hash to state_change_hash.
-  const rootAt = eventsEndByWriteSet(bytes, eventsAt, stateChangeHashAt, next);
+  const rootAt = eventsEndByWriteSet(bytes, eventsAt, stateChangeHashAt, next, search);
   if (rootAt < 0) throw fail(failure, eventsAt);
   c.pos = rootAt + 32;
   return readWriteSet(c);

@@ -91,11 +91,17 @@ describe('a transaction the reader cannot walk', () => {
     expect(err.reason).toBe('unknown_variant');
   });
 
-  it(`looks at no more than ${MAX_CANDIDATES} candidate ends`, () => {
-    // Zero bytes read as a TransactionInfo at every offset (variant 0, gas 0, Success, zero hashes, no options).
-    const withZeros = (zeros: number) => bytes([0], raw, [4, 6], new Uint8Array(zeros), fill(20, 1));
-    expect(writesOf(threeWith({ transaction: withZeros(MAX_CANDIDATES - 1000) }).body)[1]!.sort()).toEqual(keys);
-    expect(failure(threeWith({ transaction: withZeros(MAX_CANDIDATES) }).body).reason).toBe('unknown_variant');
+  it(`hashes no more than ${MAX_CANDIDATES} candidate ends in a page`, () => {
+    // Bytes of 0 and 1 read as a TransactionInfo at nearly every offset (variant, gas, Success or OutOfGas, hashes, options).
+    const noise = (n: number) => Uint8Array.from({ length: n }, (_, i) => (i * 2654435761) >>> 31);
+    const withNoise = (n: number) => bytes([0], raw, [4, 6], noise(n), fill(20, 1));
+    expect(writesOf(threeWith({ transaction: withNoise(MAX_CANDIDATES - 1000) }).body)[1]!.sort()).toEqual(keys);
+    expect(failure(threeWith({ transaction: withNoise(MAX_CANDIDATES + 1000) }).body).reason).toBe('unknown_variant');
+  });
+
+  it('does not hash a candidate whose transaction_hash holds a run no digest holds: zeros cost a read each', () => {
+    const withZeros = bytes([0], raw, [4, 6], new Uint8Array(4 * MAX_CANDIDATES), fill(20, 1));
+    expect(writesOf(threeWith({ transaction: withZeros }).body)[1]!.sort()).toEqual(keys);
   });
 });
 
