@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { NodeError } from '../errors.js';
 import type { RouteDescriptor } from '../routes/route.js';
 import { type RouteMatcher, routeMatcher } from '../routes/table.js';
-import type { CachePurge, PurgeDone, PurgeOrder } from '../serve/read-through.js';
+import type { CachePurge, PurgeDone, PurgeOrder } from '../serve/purge.js';
 import { cacheScopeOf, type PurgeScope, purgeScopeOf, versionOf } from './purge-body.js';
 
 /** What a purge did, over every process it reached. */
