@@ -16,7 +16,7 @@ import { parseU64 } from '../wire/u64.js';
 import { parseRead, type ReadHeaders } from '../responder/read-parser.js';
 
 /** One request to purge, as the admin gave it; its body as hex. */
-export interface PurgeRequest {
+interface PurgeRequest {
   method: string;
   path: string;
   bodyHex: string;

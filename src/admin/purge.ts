@@ -95,7 +95,7 @@ export function localPurges(
  * or a worker. A request is parsed here, by the routes of the vendor the nodes
  * named, into the key its reads use; not before the nodes have named it.
  */
-export async function purgeHere(
+async function purgeHere(
   purge: CachePurge,
   routes: RouteMatcher,
   scope: PurgeScope,
