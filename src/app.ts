@@ -16,7 +16,7 @@ import { listenAs } from './process/listen-error.js';
 import { Metrics } from './metrics/metrics.js';
 import { PruneClock } from './ledger/prune-clock.js';
 import { Watermark } from './ledger/watermark.js';
-import type { PurgeDone, PurgeOrder } from './serve/read-through.js';
+import type { PurgeDone, PurgeOrder } from './serve/purge.js';
 import type { ProbeSchedule } from './upstream/nodes/health.js';
 import type { UpstreamPool } from './upstream/pool.js';
 import { liveHeaderNames, liveVendorNames, VendorIdentity } from './ledger/vendor.js';

@@ -40,7 +40,7 @@ export const ERROR_STATUSES = [400, 403, 404, 410, 500, 503] as const;
  * Statuses only the proxy answers with: 401 and 429 at the edge (api.md §10.2–3),
  * 501 for a transfer coding it does not implement (RFC 9112 §6.1).
  */
-export const PROXY_ERROR_STATUSES = [401, 429, 501] as const;
+const PROXY_ERROR_STATUSES = [401, 429, 501] as const;
 export type ErrorStatus = (typeof ERROR_STATUSES)[number] | (typeof PROXY_ERROR_STATUSES)[number];
 
 /**

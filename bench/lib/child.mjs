@@ -127,7 +127,7 @@ export function childParams() {
  * Drains a readable (a child's stdout pipe, as a log collector would) and counts
  * its lines; returns the counter.
  */
-export function countingLines(stream) {
+function countingLines(stream) {
   let n = 0;
   stream.on('data', (chunk) => {
     for (let i = chunk.indexOf(10); i >= 0; i = chunk.indexOf(10, i + 1)) n++;

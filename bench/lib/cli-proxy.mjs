@@ -23,7 +23,7 @@ export async function freePort() {
 }
 
 /** The pids of `pid`'s child processes (Linux /proc; [] elsewhere). */
-export function childPids(pid) {
+function childPids(pid) {
   try {
     return readdirSync(`/proc/${pid}/task`).flatMap((tid) =>
       readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number),

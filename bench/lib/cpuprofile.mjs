@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 const SPECIAL = new Set(['(idle)', '(program)', '(garbage collector)', '(root)']);
 
 /** Where a script belongs: a package under node_modules, this project's dist/, or Node itself. */
-export function owner(url, root) {
+function owner(url, root) {
   if (!url) return '(native/V8)';
   if (url.startsWith('node:')) return 'node internals';
   let path = url;

@@ -30,7 +30,7 @@ export const KEY_FUNCTIONS = Object.fromEntries(
 );
 
 /** The sim's chain id (its default), part of every cache key since keys carry it. */
-export const CHAIN_ID = 4;
+const CHAIN_ID = 4;
 
 /** A key function's key of `req` at `version`, whichever signature it has (with or without the chain id, and the cache generation 0). */
 export function keyOf(keyFn, req, version, chainId = CHAIN_ID) {

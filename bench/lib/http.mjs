@@ -11,11 +11,3 @@ export async function call(base, { path, headers, body, method = 'POST' }) {
 
 /** Headers a server sets per connection or per reply, left out when comparing replies. */
 export const VOLATILE_HEADERS = new Set(['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding']);
-
-export function stableHeaders(headers) {
-  return Object.fromEntries(
-    Object.entries(headers)
-      .filter(([k]) => !VOLATILE_HEADERS.has(k))
-      .sort(([a], [b]) => a.localeCompare(b)),
-  );
-}

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 
 /** utime + stime of `pid` in seconds, or null. */
-export function cpuSeconds(pid) {
+function cpuSeconds(pid) {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -18,7 +18,7 @@ export function cpuSeconds(pid) {
 }
 
 /** Busy CPU seconds of the whole machine (all CPUs), or null. */
-export function machineBusySeconds() {
+function machineBusySeconds() {
   try {
     const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0];
     const [user, nice, system, _idle, _iowait, irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number);

@@ -37,7 +37,7 @@ function othersCpu(report) {
   return m === null ? null : Math.round(m * 100) / 100;
 }
 
-export function markdownTable(report, name = 'latest') {
+function markdownTable(report, name = 'latest') {
   const { machine, mode } = report;
   const lines = [];
   lines.push(
@@ -76,7 +76,7 @@ const PROFILE_START = '<!-- profile:start -->';
 const PROFILE_END = '<!-- profile:end -->';
 
 /** The profiles' top self-time functions, packages and the proxy's own inclusive time, as markdown. */
-export function profileMarkdown(report) {
+function profileMarkdown(report) {
   if (!report.profiles?.length) return '_No profile in this run._';
   const lines = [
     `From the run of ${report.machine.date} (${report.mode.name} mode); percentages are of the process's busy (non-idle) CPU time.`,
@@ -120,7 +120,7 @@ function esc(s) {
  * bar length = measured / target (capped at 3). A "≥" target passes when the bar
  * reaches the line; a "≤" target passes when it stays within it.
  */
-export function svgChart(report) {
+function svgChart(report) {
   const rows = report.scenarios.filter((s) => !s.skipped);
   const width = 1040;
   const left = 380; // titles end here

@@ -2,7 +2,7 @@
 // Each helper returns { method?, path, headers, body } (body a Buffer; GETs have none).
 
 export const HANDLE = '0x' + 'ab'.repeat(32);
-export const VIEW_BCS_TYPE = 'application/x.node.view_function+bcs';
+const VIEW_BCS_TYPE = 'application/x.node.view_function+bcs';
 
 function query(version) {
   return version === undefined || version === null ? '' : `?ledger_version=${version}`;

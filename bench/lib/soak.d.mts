@@ -1,13 +1,5 @@
 export const SOAK_FIRST_VERSION: number;
 
-export interface SoakRead {
-  kind: 'transaction' | 'block' | 'raw_item' | 'resources' | 'latest';
-  method: 'GET' | 'POST';
-  path: string;
-  headers: Record<string, string>;
-  body?: string;
-}
-export function soakRead(i: number): SoakRead;
 export function latestKeysBelow(n: number): number;
 
 export interface SoakReport {

@@ -16,7 +16,7 @@ const address = (i) => '0x' + (i + 1).toString(16).padStart(64, '0');
  * account's resources (about 0.5 KiB, or a 404); one in eight is a latest read of
  * resources instead (kept among the latest answers). Every key is new.
  */
-export function soakRead(i) {
+function soakRead(i) {
   const headers = { 'accept-encoding': 'gzip' };
   const version = SOAK_FIRST_VERSION + i;
   if (i % 8 === 7) return { kind: 'latest', method: 'GET', path: `/v1/accounts/${address(i)}/resources`, headers };

@@ -18,9 +18,9 @@ import { cpuMeter, round, waitQuiet } from '../lib/procstat.mjs';
 import { HIT_ROUTES, routeItems } from '../lib/routes.mjs';
 import { median, prime } from './hit-throughput.mjs';
 
-export const BUDGET_FILE = new URL('../budget.json', import.meta.url);
+const BUDGET_FILE = new URL('../budget.json', import.meta.url);
 
-export const GUARD = {
+const GUARD = {
   /** Distinct hit keys per route, requested with Zipf(s) popularity by 50 connections. */
   hitKeys: 2_000,
   hitConnections: 50,
@@ -42,7 +42,7 @@ const KINDS = ['hit', 'miss'];
 const nodeReads = (counters) =>
   Object.entries(counters.byRoute).reduce((n, [route, count]) => (route === 'ledger_info' ? n : n + count), 0);
 
-export function readBudget() {
+function readBudget() {
   try {
     return JSON.parse(readFileSync(BUDGET_FILE, 'utf8'));
   } catch {

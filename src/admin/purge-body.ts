@@ -9,14 +9,14 @@
 // named, so it names the very key a read of it would.
 import { NodeError } from '../errors.js';
 import type { RouteMatcher } from '../routes/table.js';
-import type { CacheScope } from '../serve/read-through.js';
+import type { CacheScope } from '../serve/purge.js';
 import { parseHexBytes } from '../wire/hex.js';
 import type { ReadRequest } from '../model/read.js';
 import { parseU64 } from '../wire/u64.js';
 import { parseRead, type ReadHeaders } from '../responder/read-parser.js';
 
 /** One request to purge, as the admin gave it; its body as hex. */
-export interface PurgeRequest {
+interface PurgeRequest {
   method: string;
   path: string;
   bodyHex: string;

@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { NodeError } from '../errors.js';
 import type { RouteDescriptor } from '../routes/route.js';
 import { type RouteMatcher, routeMatcher } from '../routes/table.js';
-import type { CachePurge, PurgeDone, PurgeOrder } from '../serve/read-through.js';
+import type { CachePurge, PurgeDone, PurgeOrder } from '../serve/purge.js';
 import { cacheScopeOf, type PurgeScope, purgeScopeOf, versionOf } from './purge-body.js';
 
 /** What a purge did, over every process it reached. */
@@ -95,7 +95,7 @@ export function localPurges(
  * or a worker. A request is parsed here, by the routes of the vendor the nodes
  * named, into the key its reads use; not before the nodes have named it.
  */
-export async function purgeHere(
+async function purgeHere(
   purge: CachePurge,
   routes: RouteMatcher,
   scope: PurgeScope,

@@ -1,7 +1,7 @@
 // The admin listener, apart from the public one so metrics are not public:
 // / (the endpoints, listed), /metrics (Prometheus), /healthz (the process is up),
 // /readyz (a node is healthy), POST /cache/purge (purge.ts). Every request passes the guard first
-// (admin-guard.ts). With server.workers > 1 the primary serves it for every
+// (guard.ts). With server.workers > 1 the primary serves it for every
 // worker, built here too: one listener, one set of rules.
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import type { Logger } from 'pino';

@@ -5,7 +5,7 @@
 import type { StoredAnswer } from '../model/read.js';
 
 /** Synchronous where a tier can be (the memory hit path must not add an async hop). */
-export type MaybePromise<T> = T | Promise<T>;
+type MaybePromise<T> = T | Promise<T>;
 
 export interface AnswerStore {
   readonly tier: 'memory' | 'redis';

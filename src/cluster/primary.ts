@@ -1,7 +1,7 @@
 // server.workers > 1: a primary that forks the workers (each a whole proxy with
 // its own memory tier, sharing the port and Redis), serves the admin listener for
 // all of them (metrics aggregated, readiness asked of each, a cache purge ordered
-// of each: cluster-purge.ts), relays SIGHUP, and on SIGTERM fails readiness,
+// of each: cluster/purge.ts), relays SIGHUP, and on SIGTERM fails readiness,
 // drains every worker and exits.
 //
 // Connections are accepted by the workers themselves (SCHED_NONE: the kernel hands

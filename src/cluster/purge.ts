@@ -10,7 +10,7 @@ import type { Worker } from 'node:cluster';
 import { type ErrorCode, type ErrorStatus, NodeError } from '../errors.js';
 import type { PurgeReport } from '../admin/purge.js';
 import type { PurgeScope } from '../admin/purge-body.js';
-import type { PurgeDone, PurgeOrder } from '../serve/read-through.js';
+import type { PurgeDone, PurgeOrder } from '../serve/purge.js';
 import type { WorkerChannel, WorkerPurgeAnswer } from './worker-channel.js';
 
 /** The longest wait for the worker that purges Redis: a range purge deletes in batches. */

@@ -8,7 +8,7 @@ import { AggregatorRegistry, Gauge, type Registry } from 'prom-client';
 import type { NodeError } from '../errors.js';
 import type { Readiness } from '../admin/server.js';
 import type { PurgeScope } from '../admin/purge-body.js';
-import type { PurgeDone, PurgeOrder } from '../serve/read-through.js';
+import type { PurgeDone, PurgeOrder } from '../serve/purge.js';
 
 type Question = 'readiness' | 'metrics' | 'purge';
 const ASK = 'ledger-proxy:ask';

@@ -27,7 +27,7 @@ const isMapping = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The dotted paths (`upstreams.0.maxRps`) of the optional keys `value` leaves out. */
-export function unsetKeys(schema: z.ZodType, value: unknown, path = ''): string[] {
+function unsetKeys(schema: z.ZodType, value: unknown, path = ''): string[] {
   const { inner } = unwrap(schema);
   const def = defOf(inner);
   if (def.type === 'array' && Array.isArray(value))

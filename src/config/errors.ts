@@ -23,7 +23,7 @@ export class ConfigError extends Error {
   }
 }
 
-export function dottedPath(path: readonly PropertyKey[]): string {
+function dottedPath(path: readonly PropertyKey[]): string {
   return path.length === 0 ? '(root)' : path.map(String).join('.');
 }
 

@@ -17,17 +17,15 @@ import { TenantsSchema } from './sections/tenants.js';
 import { TracingSchema } from './sections/tracing.js';
 import { RoutingSchema, UpstreamsSchema } from './sections/upstreams.js';
 
-export type { RedisTarget } from './sections/cache.js';
-
-export type DeepReadonly<T> = T extends readonly (infer U)[]
+type DeepReadonly<T> = T extends readonly (infer U)[]
   ? readonly DeepReadonly<U>[]
   : T extends object
     ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
     : T;
 
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 /** json: one JSON object a line; pretty: one readable line a request; auto: pretty when stdout is a terminal. */
-export const LOG_FORMATS = ['json', 'pretty', 'auto'] as const;
+const LOG_FORMATS = ['json', 'pretty', 'auto'] as const;
 
 const share = z.number().min(0).max(1);
 
@@ -139,10 +137,6 @@ export const ConfigSchema = z
   });
 
 export type Config = DeepReadonly<z.output<typeof ConfigSchema>>;
-export type ServerConfig = Config['server'];
-export type UpstreamConfig = Config['upstreams'][number];
-export type RoutingConfig = Config['routing'];
 export type RedisConfig = NonNullable<Config['cache']['redis']>;
 export type LogLevel = Config['log']['level'];
 export type LogFormat = Config['log']['format'];
-export type TracingConfig = Config['tracing'];

@@ -16,7 +16,7 @@ import type { ReplyWriter } from '../reply/writer.js';
 import { sdkClientOf } from '../edge/sdk-client.js';
 
 /** A passthrough request as a node gets it: path (with the query) under /v1, and the client's end-to-end headers. */
-export interface PassthroughCall {
+interface PassthroughCall {
   method: 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
   path: string;
   headers: Record<string, string>;
@@ -24,7 +24,7 @@ export interface PassthroughCall {
 }
 
 /** A node's answer to a passthrough call, passed on as it came. */
-export interface PassthroughAnswer {
+interface PassthroughAnswer {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   /** a success as it arrives (streamed on, never held), or an error read whole */

@@ -19,7 +19,7 @@ export function serveUpgradesAsPlainHttp(server: Server): void {
 }
 
 /** The request head as received (names, order and duplicates kept), less the upgrade. */
-export function headWithoutUpgrade(req: IncomingMessage): Buffer {
+function headWithoutUpgrade(req: IncomingMessage): Buffer {
   const lines = [`${req.method} ${req.url} HTTP/${req.httpVersion}`];
   const raw = req.rawHeaders;
   for (let i = 0; i < raw.length; i += 2) {

@@ -1,9 +1,8 @@
 // The Prometheus metrics the proxy exports, on a registry of its own per app (so
 // several apps in one process, as in tests, do not share counters): the counters
 // and histograms of what happened here, by subject (requests and the proxy's own
-// errors here; the cache tiers; the nodes in metrics-upstream.ts; tenants in
-// metrics-tenants.ts); the gauges of state read at scrape time are in
-// metrics-state.ts.
+// errors here; the cache tiers; the nodes in upstream.ts; tenants in tenants.ts);
+// the gauges of state read at scrape time are in state.ts.
 //
 // The labels each counter is known to take start at 0, so a panel or an alert
 // reads 0 before the first event instead of no data. Other values (a Redis

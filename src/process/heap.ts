@@ -11,7 +11,7 @@
 import v8 from 'node:v8';
 
 /** The old generation grows by at most this share of its live bytes before the next full collection. */
-export const HEAP_GROWING_PERCENT = 20;
+const HEAP_GROWING_PERCENT = 20;
 
 const FLAG = '--heap-growing-percent';
 

@@ -37,7 +37,7 @@ const CAUSES: Readonly<Record<string, { key: 'host' | 'port'; says: string }>> =
 };
 
 /** `err` as a ListenError of the listener `section` on host:port, or undefined when it is no address problem. */
-export function listenErrorOf(section: ListenerKey, host: string, port: number, err: unknown): ListenError | undefined {
+function listenErrorOf(section: ListenerKey, host: string, port: number, err: unknown): ListenError | undefined {
   const code = (err as { code?: unknown } | null)?.code;
   const cause = typeof code === 'string' ? CAUSES[code] : undefined;
   if (cause === undefined) return undefined;

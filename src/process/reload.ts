@@ -15,7 +15,7 @@ export const LIVE_KEYS = ['upstreams', 'log.level', 'tenants', 'latest.changeFee
 export type LiveKey = (typeof LIVE_KEYS)[number];
 
 /** The key whose applier takes dotted `key`: itself, or the nearest enclosing one among `keys`. */
-export function applierKeyOf(key: string, keys: readonly string[]): string | undefined {
+function applierKeyOf(key: string, keys: readonly string[]): string | undefined {
   for (let at = key; at !== ''; at = at.includes('.') ? at.slice(0, at.lastIndexOf('.')) : '') {
     if (keys.includes(at)) return at;
   }

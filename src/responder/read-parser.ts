@@ -51,7 +51,7 @@ export interface ReadHeaders {
  * A request to a cached route, parsed by its descriptor (no memo): the canonical
  * request, or the error a node would answer; undefined when the line names no
  * cached route. The public entry reads through ReadParser; a purge of one
- * request (http/purge-body.ts) parses it here, so it names the very key a read would.
+ * request (admin/purge-body.ts) parses it here, so it names the very key a read would.
  */
 export function parseRead(
   routes: RouteMatcher,

@@ -4,7 +4,8 @@
 // answered synchronously, without an async hop.
 import { NodeError } from '../errors.js';
 import { acceptsGzip } from '../serve/compress.js';
-import type { ReadContext, ReadResult } from '../serve/read-through.js';
+import type { ReadContext } from '../model/read-context.js';
+import type { ReadResult } from '../model/read-result.js';
 import type { ReadRequest } from '../model/read.js';
 import type { Accounting } from '../reply/accounting.js';
 import type { Exchange } from '../edge/exchange.js';

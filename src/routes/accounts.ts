@@ -28,7 +28,7 @@ interface Target {
 }
 
 /** A GET pinned by ?ledger_version, whose target the path and query name. */
-export function pinnedGet(
+function pinnedGet(
   route: Pick<RouteDescriptor, 'name' | 'family' | 'url' | 'deterministic404' | 'stateRead'>,
   target: (raw: RawRead) => Target,
 ): RouteDescriptor {

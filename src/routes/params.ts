@@ -14,7 +14,7 @@ export const JSON_TYPE = 'application/json';
 export const BCS_TYPE = 'application/x-bcs';
 
 /** One query parameter: absent → undefined; given twice → 400 (a node's query extractor refuses duplicates). */
-export function queryValue(raw: RawRead, name: string): string | undefined {
+function queryValue(raw: RawRead, name: string): string | undefined {
   const value = raw.query[name];
   if (Array.isArray(value))
     throw NodeError.badRequest(`failed to parse query parameter "${name}": given more than once`);

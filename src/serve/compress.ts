@@ -9,7 +9,7 @@ import { ownedCopy } from '../cache/owned.js';
 import type { StoredAnswer } from '../model/read.js';
 
 /** Answers smaller than this are sent as they are. */
-export const COMPRESS_MIN_BYTES = 1024;
+const COMPRESS_MIN_BYTES = 1024;
 
 const gzipAsync = promisify(gzip);
 

@@ -36,7 +36,7 @@ export interface Filled {
  * sent, as the caller counts its reads and sends (a sequence, not a time), so
  * the reads that came after it know to ask again.
  */
-export interface NotYet {
+interface NotYet {
   sent: number;
 }
 

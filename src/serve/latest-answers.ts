@@ -37,7 +37,7 @@ export const REFRESH_AT = 0.9;
  * record around both. Measured as the tier's overhead is (memory.ts): about 850
  * bytes beyond the lengths.
  */
-export const LATEST_ANSWER_OVERHEAD_BYTES = ENTRY_OVERHEAD_BYTES + 250;
+const LATEST_ANSWER_OVERHEAD_BYTES = ENTRY_OVERHEAD_BYTES + 250;
 
 export class LatestAnswers {
   private readonly entries: LRUCache<string, LatestAnswer>;

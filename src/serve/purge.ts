@@ -38,7 +38,7 @@ export interface PurgeDone {
   generation?: number;
   /** its number among the purges of that Redis, when this process purged Redis */
   announced?: number;
-  /** a request's purge: the family and version of the entry it named, as this process parsed it (http/purge.ts) */
+  /** a request's purge: the family and version of the entry it named, as this process parsed it (admin/purge.ts) */
   named?: { family: string; version?: string };
 }
 

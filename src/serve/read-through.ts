@@ -21,11 +21,6 @@ import type { ReadResult } from '../model/read-result.js';
 import { CacheTiers } from './tiers.js';
 import { AnswerVerifier, type VerifyOutcome, type VerifySettings } from './verify.js';
 
-export type { ReadContext } from '../model/read-context.js';
-export type { NodeReader, SharedPurge, SharedStore } from './ports.js';
-export type { CachePurge, CacheScope, PurgeDone, PurgeOrder } from './purge.js';
-export type { CacheStatus, CacheTier, ReadResult } from '../model/read-result.js';
-
 export interface ReadThroughDeps {
   /** the vendor in every cache key (its name is read at each use: with vendor: auto the nodes name it) */
   vendor: { readonly vendor: string };

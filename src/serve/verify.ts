@@ -12,7 +12,7 @@ import { cacheability } from './policy.js';
 import type { ReadContext } from '../model/read-context.js';
 import type { NodeReader } from './ports.js';
 
-export type VerifyMode = 'off' | 'sample' | 'always';
+type VerifyMode = 'off' | 'sample' | 'always';
 
 /** agreed: stored; disagreed: the second node answered other bytes; unverified: no second node could answer. */
 export type VerifyOutcome = 'agreed' | 'disagreed' | 'unverified';

@@ -10,7 +10,7 @@ import { SimError, simErrorBody } from './node-error.js';
 import { reply, type SimReply, type SimRequest } from './reply.js';
 
 /** The methods a node allows, in the order its preflight lists them. */
-export const SIM_CORS_METHODS = ['GET', 'POST'] as const;
+const SIM_CORS_METHODS = ['GET', 'POST'] as const;
 
 /** poem's default Access-Control-Max-Age, which a node keeps. */
 export const SIM_CORS_MAX_AGE_SECONDS = 86400;

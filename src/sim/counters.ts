@@ -19,7 +19,7 @@ export interface SimCounters {
   reset(): void;
 }
 
-export const SIM_REQUEST_LOG_SIZE = 1000;
+const SIM_REQUEST_LOG_SIZE = 1000;
 
 function zeroByRoute(): Record<SimRoute, number> {
   return Object.fromEntries(SIM_ROUTES.map((r) => [r, 0])) as Record<SimRoute, number>;

@@ -5,7 +5,7 @@
 import { isFeedMode, SIM_FEED_MODES, type SimFeedFault, type SimFeedMode } from './feed/fault.js';
 import type { SimRoute } from './routes.js';
 
-export { isFeedMode, SIM_FEED_MODES, type SimFeedMode };
+export { isFeedMode, SIM_FEED_MODES };
 
 /**
  * overloaded: a node shedding load (aptos-core's memory admission gate): 503

@@ -10,7 +10,7 @@ import { writeHead, writeReply } from './http-io.js';
 import { simLedgerHeaders } from './ledger-headers.js';
 import type { SimContext, SimReply } from './reply.js';
 
-export const SIM_HOSTILE_MODES: readonly SimHostileMode[] = [
+const SIM_HOSTILE_MODES: readonly SimHostileMode[] = [
   'gzipBomb',
   'hugeBody',
   'headerAhead',

@@ -5,7 +5,7 @@ import { gzipSync } from 'node:zlib';
 import type { SimReply } from './reply.js';
 
 /** Nodes refuse bodies above 8 MiB. */
-export const SIM_BODY_LIMIT_BYTES = 8 * 1024 * 1024;
+const SIM_BODY_LIMIT_BYTES = 8 * 1024 * 1024;
 
 export interface ReadBody {
   body: Buffer;

@@ -45,7 +45,7 @@ export interface FeedSink<V extends { readonly version: bigint }> {
 }
 
 /** A page the codec refused, with its stable reason. */
-export interface FeedPageFault {
+interface FeedPageFault {
   reason: string;
   version?: bigint;
 }

@@ -25,9 +25,7 @@ import type { Misbehaviour } from './nodes/plausibility.js';
 import type { NodeTransition } from './nodes/transitions.js';
 import type { VendorIdentity } from '../ledger/vendor.js';
 
-export type { ShedReason } from './call.js';
-
-export interface RoutingSettings {
+interface RoutingSettings {
   attemptTimeoutMs: number;
   deadlineMs: number;
   maxAttempts: number;

@@ -16,7 +16,7 @@ export class Undecodable extends Error {
   }
 }
 
-export const TRUNCATED = new Undecodable('truncated');
+const TRUNCATED = new Undecodable('truncated');
 export const MALFORMED = new Undecodable('malformed');
 export const UNKNOWN_VARIANT = new Undecodable('unknown_variant');
 

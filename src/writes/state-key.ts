@@ -29,14 +29,7 @@ export interface StateKeyWrite {
   address?: string;
 }
 
-export type StateKeyKind =
-  | 'code'
-  | 'resource'
-  | 'resource_group'
-  | 'access_path'
-  | 'table_item'
-  | 'raw'
-  | 'trading_native';
+type StateKeyKind = 'code' | 'resource' | 'resource_group' | 'access_path' | 'table_item' | 'raw' | 'trading_native';
 
 const PATH_KINDS: ReadonlyArray<StateKeyKind> = ['code', 'resource', 'resource_group'];
 

@@ -8,7 +8,7 @@ import { skipEvents } from './events.js';
 import { skipRawTransaction, skipScript } from './payload.js';
 import { skipWriteSet } from './write-set.js';
 
-export const TRANSACTION_KINDS = [
+const TRANSACTION_KINDS = [
   'user',
   'genesis',
   'block_metadata',
@@ -61,7 +61,7 @@ export function skipTransaction(c: BcsCursor): number {
 }
 
 /** SignedTransaction { raw_txn: RawTransaction, authenticator: TransactionAuthenticator }. */
-export function skipSignedTransaction(c: BcsCursor): void {
+function skipSignedTransaction(c: BcsCursor): void {
   skipRawTransaction(c);
   skipTransactionAuthenticator(c);
 }

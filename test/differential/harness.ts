@@ -45,7 +45,7 @@ type At =
   | { kind: 'future'; ahead: number }
   | { kind: 'u64max' };
 
-export interface Request {
+interface Request {
   /** the route family, for the report */
   endpoint: 'raw_item' | 'view' | 'accounts' | 'tables' | 'transactions' | 'blocks';
   method: 'GET' | 'POST';
@@ -66,7 +66,7 @@ export interface Request {
 }
 
 /** What a transaction or block path names, given the version `at` resolved to. */
-export interface PathItem {
+interface PathItem {
   kind: 'txn_by_version' | 'txn_by_hash' | 'block_by_height' | 'block_by_version';
   /** the path for version v (the block containing v, the transaction at v) */
   path(v: bigint): string;
@@ -76,7 +76,7 @@ export interface PathItem {
 const blockOf = (v: bigint): { first: bigint; last: bigint } => ({ first: (v / 4n) * 4n, last: (v / 4n) * 4n + 3n });
 
 /** Whether the item at v is there in a ledger (`latest`, `oldest`): present, not yet, or pruned. */
-export function itemState(item: PathItem, v: bigint, latest: bigint, oldest: bigint): 'present' | 'not yet' | 'pruned' {
+function itemState(item: PathItem, v: bigint, latest: bigint, oldest: bigint): 'present' | 'not yet' | 'pruned' {
   const block = blockOf(v);
   switch (item.kind) {
     case 'txn_by_version':
@@ -332,7 +332,7 @@ function historyRequest(rng: Rng, at: At, chainId: number): Request {
 }
 
 /** A missing account of the sim's (one in eight addresses): the first of a fixed list. */
-export function missingAccount(exists: (address: string) => boolean): string {
+function missingAccount(exists: (address: string) => boolean): string {
   for (let i = 2; ; i++) {
     const address = '0x' + i.toString(16).padStart(64, '0');
     if (!exists(address)) return address;
@@ -340,10 +340,7 @@ export function missingAccount(exists: (address: string) => boolean): string {
 }
 
 /** The i-th request of the stream (the stream depends on the seed only). */
-export function nextRequest(
-  rng: Rng,
-  ctx: { missing: string; chainId: number } = { missing: '0x2', chainId: 4 },
-): Request {
+function nextRequest(rng: Rng, ctx: { missing: string; chainId: number } = { missing: '0x2', chainId: 4 }): Request {
   const at = pickAt(rng);
   const zeros = rng.chance(0.05) ? rng.int(1, 5) : 0;
   // An odd count spells it with a '+' first: %2B, as a bare '+' in a query string is a space.
@@ -426,7 +423,7 @@ function resolveVersion(at: At, latest: bigint, oldest: bigint): bigint | null {
   }
 }
 
-export interface Reply extends ReplyLike {
+interface Reply extends ReplyLike {
   headers: Record<string, string | string[] | undefined>;
 }
 
@@ -450,7 +447,7 @@ function show(r: Reply): string {
 }
 
 /** The allowed differences, by name: each is explained where it is counted. */
-export type Allowed =
+type Allowed =
   | 'future: both 404 version_not_found, the messages name different latest versions'
   | 'future when sent, reached before the sim was asked'
   | 'pruned after the proxy answered (compared with the unpruned oracle)'

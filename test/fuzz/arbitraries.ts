@@ -12,15 +12,15 @@ import { u64le } from '../helpers/bytes.js';
 export const HANDLE = '0x' + 'ab'.repeat(32);
 const CANDIDATE_KEYS = Array.from({ length: 64 }, (_, i) => Buffer.from([i, 0x5a]));
 export const PRESENT_KEY = CANDIDATE_KEYS.find((k) => simTableItem(HANDLE, k, 0n) !== null)!;
-export const ABSENT_KEY = CANDIDATE_KEYS.find((k) => simTableItem(HANDLE, k, 0n) === null)!;
+const ABSENT_KEY = CANDIDATE_KEYS.find((k) => simTableItem(HANDLE, k, 0n) === null)!;
 
 /** The fuzz stack's ledger: latest 1000, oldest 400 (pruned below). */
 export const FUZZ_LATEST = 1000n;
 export const FUZZ_OLDEST = 400n;
 /** The proxy's and the nodes' body limit (8 MiB, the default). */
-export const BODY_LIMIT = 8 * 1024 * 1024;
+const BODY_LIMIT = 8 * 1024 * 1024;
 
-export type Endpoint = 'raw_item' | 'view';
+type Endpoint = 'raw_item' | 'view';
 
 /** A body built at send time (an oversized one is not worth keeping in a counterexample). */
 export type BodySpec = { bytes: Buffer } | { padTo: number; json: string };
@@ -49,14 +49,14 @@ export function bodyBytes(spec: BodySpec | undefined): Buffer | undefined {
 }
 
 /** UTF-8 bytes of arbitrary text as a latin1 string: what an HTTP client can put in a header. */
-export function asHeaderValue(text: string): string {
+function asHeaderValue(text: string): string {
   return Buffer.from(text.replace(/[\r\n\0]/g, ''), 'utf8')
     .toString('latin1')
     .replace(/[^\t\x20-\x7e\x80-\xff]/g, '');
 }
 
 /** %-encodes every byte outside 0x21-0x7e (of the UTF-8 form), keeping / ? # % & = as they are. */
-export function encodePathBytes(text: string): string {
+function encodePathBytes(text: string): string {
   let out = '';
   for (const byte of Buffer.from(text, 'utf8')) {
     out +=
@@ -77,7 +77,7 @@ const invalid = <T>(tag: string, arb: fc.Arbitrary<T>): fc.Arbitrary<Part<T>> =>
   arb.map((value) => ({ value, valid: false, tag }));
 
 /** Text with a fair share of the characters that break parsers: unicode, controls, quotes, %. */
-export const nastyText = (maxLength = 24): fc.Arbitrary<string> =>
+const nastyText = (maxLength = 24): fc.Arbitrary<string> =>
   fc.oneof(
     fc.string({ maxLength }),
     fc.string({ unit: 'grapheme', maxLength }),

@@ -10,7 +10,7 @@ import { build } from 'esbuild';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 
 /** Flags that work on a closed network: nothing of Chromium's own goes out. */
-export const CHROMIUM_FLAGS = [
+const CHROMIUM_FLAGS = [
   '--no-sandbox',
   '--disable-gpu',
   '--disable-quic',
@@ -24,7 +24,7 @@ export const CHROMIUM_FLAGS = [
 export const PAGE_STEP_MS = 30_000;
 
 /** CHROMIUM_PATH, else Debian's /usr/bin/chromium. */
-export function chromiumPath(): string {
+function chromiumPath(): string {
   const path = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
   if (!existsSync(path))
     throw new Error(`no Chromium at ${path}: install the Debian package chromium (.ci/run does), or set CHROMIUM_PATH`);

@@ -17,7 +17,7 @@ import { call, HANDLE, type Reply } from './proxy.js';
 /** Keys of HANDLE: PRESENT ones have an item at every version, ABSENT ones never do. */
 const CANDIDATE_KEYS = Array.from({ length: 256 }, (_, i) => Buffer.from([i, 0x5a]));
 export const PRESENT_KEYS = CANDIDATE_KEYS.filter((k) => simTableItem(HANDLE, k, 0n) !== null);
-export const ABSENT_KEYS = CANDIDATE_KEYS.filter((k) => simTableItem(HANDLE, k, 0n) === null);
+const ABSENT_KEYS = CANDIDATE_KEYS.filter((k) => simTableItem(HANDLE, k, 0n) === null);
 export const PRESENT = PRESENT_KEYS[0];
 /** A key with an item at every version in another table. */
 export const presentKeyOf = (handle: string): Buffer =>

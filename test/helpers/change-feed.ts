@@ -66,12 +66,12 @@ export function readLatest(base: string, read: LatestRead): Promise<Reply> {
 }
 
 /** The same read pinned at `version`. */
-export function pinnedPath(path: string, version: bigint): string {
+function pinnedPath(path: string, version: bigint): string {
   return `${path}${path.includes('?') ? '&' : '?'}ledger_version=${version}`;
 }
 
 /** Why `reply` is not what the node answers pinned at its header version; undefined when it is. */
-export async function differenceFromNode(node: SimNode, read: LatestRead, reply: Reply): Promise<string | undefined> {
+async function differenceFromNode(node: SimNode, read: LatestRead, reply: Reply): Promise<string | undefined> {
   const at = reply.headers['x-node-ledger-version'];
   if (at === undefined) return `${reply.status} without ledger headers`;
   const headers: Record<string, string> = { accept: read.accept };

@@ -74,7 +74,7 @@ const KeylessSignature = bcs.struct('KeylessSignature', {
   ephemeral_pubkey: bcs.enum('EphemeralPublicKey', { Ed25519: key('Ed25519'), Secp256r1Ecdsa: key('Secp256r1') }),
   ephemeral_signature: EphemeralSignature,
 });
-export const AnySignature = bcs.enum('AnySignature', {
+const AnySignature = bcs.enum('AnySignature', {
   Ed25519: signature('Ed25519'),
   Secp256k1Ecdsa: signature('Secp256k1Ecdsa'),
   WebAuthn: bcs.struct('WebAuthn', { signature: Assertion }),
@@ -117,7 +117,7 @@ const secondary = {
   secondary_signer_addresses: bcs.vector(Address),
   secondary_signers: bcs.vector(AccountAuthenticator),
 };
-export const TransactionAuthenticator = bcs.enum('TransactionAuthenticator', {
+const TransactionAuthenticator = bcs.enum('TransactionAuthenticator', {
   Ed25519: keyAndSignature('Ed25519'),
   MultiEd25519: keyAndSignature('MultiEd25519'),
   MultiAgent: bcs.struct('MultiAgent', secondary),

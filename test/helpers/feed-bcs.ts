@@ -28,7 +28,7 @@ export const WriteOp = bcs.enum('WriteOp', {
   DeletionWithMetadata: bcs.struct('DeletionWithMetadata', { metadata: Metadata }),
 });
 export const WriteSet = bcs.enum('WriteSet', { V0: bcs.vector(bcs.tuple([StateKey, WriteOp])) });
-export const ContractEvent = bcs.enum('ContractEvent', {
+const ContractEvent = bcs.enum('ContractEvent', {
   V1: bcs.struct('ContractEventV1', {
     key: bcs.struct('EventKey', { creation_number: bcs.u64(), account_address: Address }),
     sequence_number: bcs.u64(),

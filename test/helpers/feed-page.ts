@@ -14,7 +14,7 @@ export class FeedReadError extends Error {
   }
 }
 
-export interface FeedWrite {
+interface FeedWrite {
   stateKey: Buffer;
   op: 'creation' | 'modification' | 'deletion';
   /** the value written; null for a deletion */
@@ -247,7 +247,7 @@ export function readFeedPage(body: Buffer): FeedTransaction[] {
  * first offset at which a TransactionInfo V0 parses whose transaction_hash is the hash of
  * the bytes before it; null when none does.
  */
-export function delimitTransaction(body: Buffer, start: number): number | null {
+function delimitTransaction(body: Buffer, start: number): number | null {
   for (let end = start + 1; end < body.length; end++) {
     const r = new Reader(body);
     r.at = end;

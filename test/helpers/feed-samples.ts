@@ -92,7 +92,7 @@ const keylessSignature = (cert: unknown, webauthn: boolean) => ({
     },
   },
 });
-export const ANY_PUBLIC_KEYS = [
+const ANY_PUBLIC_KEYS = [
   { Ed25519: { public_key: fill(32, 1) } },
   { Secp256k1Ecdsa: { public_key: fill(65, 2) } },
   { Secp256r1Ecdsa: { public_key: fill(65, 3) } },
@@ -100,7 +100,7 @@ export const ANY_PUBLIC_KEYS = [
   { FederatedKeyless: { public_key: { jwk_addr: addr(4), pk: keyless } } },
   { SlhDsa_Sha2_128s: { public_key: fill(32, 5) } },
 ];
-export const ANY_SIGNATURES = [
+const ANY_SIGNATURES = [
   { Ed25519: { signature: fill(64, 1) } },
   { Secp256k1Ecdsa: { signature: fill(64, 2) } },
   { WebAuthn: { signature: assertion } },

@@ -10,7 +10,7 @@ export interface ReplyLike {
 }
 
 /** The seven ledger headers, lower-case, without the vendor prefix. */
-export const LEDGER_HEADER_SUFFIXES = [
+const LEDGER_HEADER_SUFFIXES = [
   'chain-id',
   'ledger-version',
   'ledger-oldest-version',

@@ -6,7 +6,7 @@ import { createServer, request as httpRequest, type IncomingHttpHeaders } from '
 import type { AddressInfo } from 'node:net';
 import { afterEach } from 'vitest';
 
-export interface GatewaySeen {
+interface GatewaySeen {
   method: string;
   url: string;
   headers: IncomingHttpHeaders;

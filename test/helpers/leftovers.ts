@@ -6,7 +6,7 @@ import type { App } from '../../src/app.js';
 import { Lane } from '../../src/http/lane/lane.js';
 import { until } from './until.js';
 
-export interface Held {
+interface Held {
   /** sockets the public listener has open */
   connections: number;
   /** connections on the lane, when server.lane is on */
@@ -15,7 +15,7 @@ export interface Held {
   nodeCalls: number;
 }
 
-export async function held(app: App): Promise<Held> {
+async function held(app: App): Promise<Held> {
   const server = app.http.server;
   const connections = await new Promise<number>((resolve, reject) =>
     server.getConnections((err, count) => (err ? reject(err) : resolve(count))),

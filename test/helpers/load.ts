@@ -21,9 +21,9 @@ export interface LoadReply {
   body: Buffer;
 }
 
-export type Outcome = 'ok' | 'unavailable' | 'wrong' | 'socket_error' | 'hang';
+type Outcome = 'ok' | 'unavailable' | 'wrong' | 'socket_error' | 'hang';
 
-export interface LoadSample {
+interface LoadSample {
   kind: string;
   /** ms since the load started, when the request was sent */
   sentAt: number;
@@ -72,7 +72,7 @@ const MAX_RPS = 1000;
 const MAX_HANG_MS = 10_000;
 
 /** True for a node error body with 503 internal_error (api.md §5). */
-export function isUnavailableBody(reply: LoadReply): string | null {
+function isUnavailableBody(reply: LoadReply): string | null {
   if (reply.status !== 503) return `status ${reply.status}`;
   if (reply.headers['content-type'] !== 'application/json')
     return `503 with content type ${reply.headers['content-type']}`;

@@ -126,7 +126,7 @@ export function rawReplies(buf: Buffer, final: boolean, noBody = false): RawRepl
 }
 
 /** The first complete final reply (1xx skipped); null while there is none. */
-export function parseFirstReply(buf: Buffer, final: boolean, noBody = false): RawReply | null {
+function parseFirstReply(buf: Buffer, final: boolean, noBody = false): RawReply | null {
   return rawReplies(buf, final, noBody).find((r) => r.status < 100 || r.status >= 200) ?? null;
 }
 

@@ -194,7 +194,7 @@ async function fetchCalls(input: WalletPageInput): Promise<SeenReply[]> {
 }
 
 /** Runs every call in turn: the SDK's, the cursor walk, then fetch(). */
-export async function walletReads(input: WalletPageInput): Promise<WalletPageResult> {
+async function walletReads(input: WalletPageInput): Promise<WalletPageResult> {
   const aptos = new Aptos(new AptosConfig({ network: Network.CUSTOM, fullnode: `${input.base}/v1` }));
   const sdk = await sdkCalls(aptos, input);
   const pages = await followCursor(input.base).catch((err: unknown) => [[`failed: ${String(err)}`]]);

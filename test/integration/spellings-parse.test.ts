@@ -20,7 +20,7 @@ import { ReadResponder } from '../../src/responder/responder.js';
 import { ledgerHeaderNames } from '../../src/ledger/headers.js';
 import { VIEW_ROUTE } from '../../src/routes/parse-read.js';
 import type { RouteDescriptor, RawRead } from '../../src/routes/route.js';
-import type { ReadResult } from '../../src/serve/read-through.js';
+import type { ReadResult } from '../../src/model/read-result.js';
 import type { ReadRequest } from '../../src/model/read.js';
 
 const servers: Server[] = [];

@@ -5,8 +5,17 @@
 // has, by GitHub's rules for heading ids. README.md links every docs page, so a
 // reader who starts there finds each one. Every alert has its runbook: a section
 // of the troubleshooting page whose id is the alert's name in lower case.
+// A file a comment of src/ names is in the repository too: a name with a folder
+// (`lane/head.ts`, `http/server.ts`, `src/errors.ts`, `docs/api.md`) is found from
+// the comment's own folder or one above it, up to the repository's root (src/ is
+// one); a bare name (`guard.ts`)
+// is the name of a file of src/ (`api.md`, `package.json`: of a file anywhere in
+// the repository, as a .ts name would be too general there); a `*` in a name stands
+// for any characters, and at least one file must match. Names ending in .js are
+// build output or another package's files, and not looked for.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
+import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 
@@ -76,6 +85,78 @@ function linkProblem(file: string, target: string): string | null {
   return null;
 }
 
+/** Every file of the repository (relative to it), leaving out what git ignores or installs. */
+function repositoryFiles(dir = ''): string[] {
+  const files: string[] = [];
+  for (const entry of readdirSync(join(ROOT, dir), { withFileTypes: true })) {
+    const path = dir === '' ? entry.name : `${dir}/${entry.name}`;
+    if (entry.isDirectory()) {
+      if (!entry.name.startsWith('.') && !UNTRACKED_DIRS.has(path)) files.push(...repositoryFiles(path));
+    } else if (entry.isFile()) files.push(path);
+  }
+  return files;
+}
+const UNTRACKED_DIRS = new Set(['node_modules', 'dist', 'coverage', 'reports']);
+
+const FILES = repositoryFiles().sort();
+const SOURCES = FILES.filter((file) => file.startsWith('src/') && file.endsWith('.ts'));
+
+/** The text of every comment of a TypeScript source, as the compiler reads them (never a string's or a regex's). */
+export function commentsOf(source: string): string[] {
+  const tree = ts.createSourceFile('comments.ts', source, ts.ScriptTarget.Latest, false);
+  const comments = new Map<number, string>();
+  const take = (ranges: ts.CommentRange[] | undefined): void => {
+    for (const range of ranges ?? []) comments.set(range.pos, source.slice(range.pos, range.end));
+  };
+  const visit = (node: ts.Node): void => {
+    take(ts.getLeadingCommentRanges(source, node.pos));
+    take(ts.getTrailingCommentRanges(source, node.end));
+    ts.forEachChild(node, visit);
+  };
+  visit(tree);
+  take(ts.getLeadingCommentRanges(source, tree.endOfFileToken.pos));
+  return [...comments].sort(([a], [b]) => a - b).map(([, text]) => text);
+}
+
+/** The file names a comment names: words ending in a source or docs extension, folders and `*` allowed. */
+export function pathsNamed(comment: string): string[] {
+  const names = comment.matchAll(
+    /(?<![\w./@*-])((?:[\w.*-]+\/)*[\w*-][\w.*-]*\.(?:ts|mts|mjs|cjs|md|json|ya?ml))(?![\w/-])/g,
+  );
+  return [...names].map((match) => match[1]);
+}
+
+/** Files of other projects a comment names, by their path there. */
+const ELSEWHERE = new Set([
+  // aptos-core's staged format of the ledger's BCS types (src/writes/cursor.ts)
+  'testsuite/generate-format/tests/staged/api.yaml',
+]);
+
+/** `name` as a test of a whole path: a `*` stands for any characters but `/`. */
+const globOf = (name: string): RegExp =>
+  new RegExp(`^${name.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replaceAll('*', '[^/]*')}$`);
+
+/** Why `name`, named in a comment of `file` (a source of src/), names no file of the repository, or null. */
+function namedFileProblem(file: string, name: string): string | null {
+  if (ELSEWHERE.has(name)) return null;
+  const test = globOf(name);
+  if (name.includes('/')) {
+    const bases: string[] = [];
+    for (let dir = dirname(file); dir !== '.'; dir = dirname(dir)) bases.push(dir);
+    bases.push('');
+    const found = bases.some((base) => {
+      const full = relative(ROOT, resolve(ROOT, base, name))
+        .split(sep)
+        .join('/');
+      return full.includes('*') ? FILES.some((path) => globOf(full).test(path)) : FILES.includes(full);
+    });
+    return found ? null : `no such file from ${dirname(file)}/ or a folder above it`;
+  }
+  const among = name.endsWith('.ts') ? SOURCES : FILES;
+  if (among.some((path) => test.test(basename(path)))) return null;
+  return name.endsWith('.ts') ? 'no file of src/ has that name' : 'no file of the repository has that name';
+}
+
 describe('documentation links', () => {
   it('finds the links of a markdown text, not those in code', () => {
     const text =
@@ -119,6 +200,40 @@ describe('documentation links', () => {
       .map((target) => ({ target, problem: linkProblem(file, target) }))
       .filter(({ problem }) => problem !== null)
       .map(({ target, problem }) => `${target}: ${problem}`);
+    expect(problems).toEqual([]);
+  });
+
+  it('finds the file names of comments, not of code or strings, and knows which are stale', () => {
+    const source = [
+      '// see http/server.ts and `guard.ts`; Node.js, dist/main.js,',
+      "const url = 'https://example.com/a.md'; // and docs/api.md",
+      "const path = 'src/nowhere.ts';",
+      '/** The pages of `bench/proc/*.mjs` and [api](../../docs/api.md). */',
+    ].join('\n');
+    expect(commentsOf(source).flatMap(pathsNamed)).toEqual([
+      'http/server.ts',
+      'guard.ts',
+      'docs/api.md',
+      'bench/proc/*.mjs',
+      '../../docs/api.md',
+    ]);
+    const file = 'src/http/lane/lane.ts';
+    for (const name of ['head.ts', 'http/server.ts', 'lane/head.ts', 'src/errors.ts', 'api.md', 'bench/proc/*.mjs'])
+      expect(namedFileProblem(file, name), name).toBeNull();
+    expect(namedFileProblem(file, 'admin-guard.ts')).toBe('no file of src/ has that name');
+    expect(namedFileProblem(file, 'http/purge*.ts')).toBe('no such file from src/http/lane/ or a folder above it');
+    expect(namedFileProblem(file, 'SPEC.md')).toBe('no file of the repository has that name');
+  });
+
+  it('the comments of src/ name only files that are in the repository', () => {
+    expect(SOURCES.length).toBeGreaterThan(100);
+    const problems = SOURCES.flatMap((file) =>
+      commentsOf(readFileSync(join(ROOT, file), 'utf8'))
+        .flatMap(pathsNamed)
+        .map((name) => ({ name, problem: namedFileProblem(file, name) }))
+        .filter(({ problem }) => problem !== null)
+        .map(({ name, problem }) => `${file}: ${name}: ${problem}`),
+    );
     expect(problems).toEqual([]);
   });
 

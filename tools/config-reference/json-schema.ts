@@ -71,7 +71,7 @@ function untypedKeys(schema: JsonSchema, path: string): string[] {
  * empty key (`redis:` with everything under it commented out) as absent, so an
  * editor must not flag it.
  */
-export function allowingEmptyKeys(schema: JsonSchema): JsonSchema {
+function allowingEmptyKeys(schema: JsonSchema): JsonSchema {
   const copy: JsonSchema = { ...schema };
   if (schema.properties !== undefined)
     copy.properties = Object.fromEntries(

@@ -95,7 +95,7 @@ const alternatives = (items: string[]): string =>
   items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} or ${items[items.length - 1]}`;
 
 /** The type of a value, in words. */
-export function typeOf(schema: JsonSchema): string {
+function typeOf(schema: JsonSchema): string {
   if (isSize(schema)) {
     const number = schema.anyOf?.find((option) => option.type === 'integer');
     const max = typeof number?.maximum === 'number' ? ` ≤ ${formatSize(number.maximum)}` : '';

@@ -9,7 +9,7 @@ import { encodeStateKey, type StateKeySpec, stateKeyHash } from '../../src/write
  * not its group): the framework's object group, and the one the names service's v2.1 domains
  * module declares for its own objects.
  */
-export const GROUPS = [
+const GROUPS = [
   '0x1::object::ObjectGroup',
   '0x867ed1f6bf916171b1de3ee92849b8978b7d1b9e0a8cc982a3d19d535dfd9c0c::v2_1_domains::ObjectGroup',
 ];

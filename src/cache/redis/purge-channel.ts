@@ -15,7 +15,7 @@ import type { RedisConnection } from './client.js';
 import type { RedisCommands } from './commands.js';
 
 /** The longest a process that missed an announcement keeps serving what it purged, once Redis answers it. */
-export const RESYNC_MS = 10_000;
+const RESYNC_MS = 10_000;
 /** A failed read of the hash is tried again after this. */
 const RETRY_MS = 1000;
 /** Kept past maxTtlSeconds: the processes' clocks, which date the records, may disagree by this much. */

@@ -16,7 +16,7 @@ const redisUrl = z
   .meta({ pattern: '^rediss?://' });
 
 /** Exactly one of url (one server) or cluster (seed nodes of a Redis Cluster). */
-export type RedisTarget = { url: string; cluster?: undefined } | { url?: undefined; cluster: string[] };
+type RedisTarget = { url: string; cluster?: undefined } | { url?: undefined; cluster: string[] };
 
 const RedisSchema = z
   .strictObject({
@@ -89,7 +89,7 @@ export const CacheSchema = z
   })
   .describe('The cache tiers.');
 
-export const ChangeFeedSchema = z
+const ChangeFeedSchema = z
   .strictObject({
     enabled: z
       .boolean()

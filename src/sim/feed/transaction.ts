@@ -30,9 +30,6 @@ import {
 /** Where a page holds a variant no decoder of today knows. */
 export type SimUnknownVariant = 'authenticator' | 'event' | 'transaction_info' | 'write_op';
 
-/** The unknown variants a decoder can still delimit by hash (SPEC-feed rule 7); the others it cannot. */
-export const SIM_DELIMITABLE_VARIANTS: readonly SimUnknownVariant[] = ['authenticator', 'event'];
-
 export interface SimTransactionTweaks {
   wrongTransactionHash?: boolean;
   wrongStateChangeHash?: boolean;

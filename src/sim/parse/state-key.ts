@@ -10,7 +10,7 @@ import type { SimTypeTag } from './type-tag.js';
 
 export type SimStructTag = Extract<SimTypeTag, { kind: 'struct' }>;
 
-export type SimStatePath =
+type SimStatePath =
   | { kind: 'code'; address: string; module: string }
   | { kind: 'resource' | 'resource_group'; tag: SimStructTag };
 

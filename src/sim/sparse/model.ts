@@ -8,7 +8,7 @@ import { simLastWindow, SimWriteSchedule, simWriteVersion } from './schedule.js'
 import { simSparseUniverse, type SimSparseOptions, type SimUniverse, type SimUniverseKey } from './universe.js';
 import { simKeyState, type SimKeyState } from './values.js';
 
-export type SimWriteOp = 'creation' | 'modification' | 'deletion';
+type SimWriteOp = 'creation' | 'modification' | 'deletion';
 
 /** One key a version wrote: how, and the value it wrote (null for a deletion). */
 export interface SimWrite {

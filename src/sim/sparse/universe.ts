@@ -35,18 +35,10 @@ export interface SimSparseOptions {
   hotEvery?: number;
 }
 
-export type SimKeyKind =
-  | 'account'
-  | 'coin_store'
-  | 'slot'
-  | 'object_group'
-  | 'code'
-  | 'table_item'
-  | 'block'
-  | 'timestamp';
+type SimKeyKind = 'account' | 'coin_store' | 'slot' | 'object_group' | 'code' | 'table_item' | 'block' | 'timestamp';
 
 /** user: once per window of `every` user transactions; block: by every block's metadata; never. */
-export type SimKeySchedule = { kind: 'user'; every: bigint } | { kind: 'block' } | { kind: 'never' };
+type SimKeySchedule = { kind: 'user'; every: bigint } | { kind: 'block' } | { kind: 'never' };
 
 export interface SimUniverseKey {
   /** its place in the universe */
@@ -84,8 +76,8 @@ export interface SimUniverse {
 }
 
 export const SIM_COIN_STORE = simStructTag('0x1::coin::CoinStore<0x1::aptos_coin::AptosCoin>');
-export const SIM_ACCOUNT = simStructTag('0x1::account::Account');
-export const SIM_OBJECT_GROUP = simStructTag('0x1::object::ObjectGroup');
+const SIM_ACCOUNT = simStructTag('0x1::account::Account');
+const SIM_OBJECT_GROUP = simStructTag('0x1::object::ObjectGroup');
 const BLOCK_RESOURCE = simStructTag('0x1::block::BlockResource');
 const TIMESTAMP = simStructTag('0x1::timestamp::CurrentTimeMicroseconds');
 const SYSTEM_MODULES = ['account', 'coin', 'sim'];

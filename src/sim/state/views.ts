@@ -14,12 +14,12 @@ export const VM_ABORTED = 4016;
 export const VM_OUT_OF_GAS = 4002;
 
 /** burn(n) runs out of gas above this n. */
-export const SIM_BURN_LIMIT = 1_000_000n;
+const SIM_BURN_LIMIT = 1_000_000n;
 /** Balances are below this, so they read like coin amounts. */
-export const SIM_BALANCE_MODULUS = 1_000_000_000_000n;
+const SIM_BALANCE_MODULUS = 1_000_000_000_000n;
 
 export type SimParamType = 'address' | 'u64';
-export type SimReturnType = 'u64' | 'u128' | 'bool' | '0x1::string::String';
+type SimReturnType = 'u64' | 'u128' | 'bool' | '0x1::string::String';
 /** A decoded argument: an address is canonical text, a u64 a bigint. */
 export type SimArg = string | bigint;
 

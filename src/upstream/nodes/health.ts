@@ -21,7 +21,7 @@ export interface ProbeSchedule {
   every(ms: number, round: () => Promise<void>): () => void;
 }
 
-export const TIMER_SCHEDULE: ProbeSchedule = {
+const TIMER_SCHEDULE: ProbeSchedule = {
   every(ms, round) {
     const timer = setInterval(() => void round(), ms);
     timer.unref();
@@ -177,7 +177,7 @@ function parsedJson(body: Buffer): unknown {
 }
 
 /** The most advanced version among nodes that are not quarantined. */
-export function mostAdvanced(nodes: readonly NodeState[]): bigint | null {
+function mostAdvanced(nodes: readonly NodeState[]): bigint | null {
   let top: bigint | null = null;
   for (const n of nodes) {
     if (n.quarantined || n.ledger === null) continue;

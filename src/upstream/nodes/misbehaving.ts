@@ -10,7 +10,7 @@ import type { Misbehaviour } from './plausibility.js';
 
 /** Offences within OFFENCE_WINDOW_MS that quarantine a node. */
 export const OFFENCES_TO_QUARANTINE = 3;
-export const OFFENCE_WINDOW_MS = 60_000;
+const OFFENCE_WINDOW_MS = 60_000;
 /** How long a misbehaving node is quarantined; then it is judged afresh. */
 export const MISBEHAVING_QUARANTINE_MS = 60_000;
 

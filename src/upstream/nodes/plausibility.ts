@@ -19,11 +19,11 @@ export type Misbehaviour = 'ahead' | 'behind';
  * Versions an answer may be ahead of its node's last probe whatever the rate: a
  * chain that was idle when last probed (a rate of 0) may have moved a little since.
  */
-export const AHEAD_SLACK_VERSIONS = 1000n;
+const AHEAD_SLACK_VERSIONS = 1000n;
 /** The chain may advance this many times faster than the fastest rate seen lately (bursts). */
-export const AHEAD_RATE_FACTOR = 4;
+const AHEAD_RATE_FACTOR = 4;
 /** Each probe without a faster advance lowers a node's remembered rate by this factor. */
-export const RATE_DECAY = 0.9;
+const RATE_DECAY = 0.9;
 
 export interface JudgeContext {
   /** the call is a latest read: its answer names the version its data was read at */

@@ -59,7 +59,7 @@ export interface ProbeReply {
 }
 
 /** Why a probe got no answer, in the proxy's words. */
-export interface ProbeFailure {
+interface ProbeFailure {
   failed: string;
   /** a failure the proxy does not name, for the log */
   cause?: unknown;
