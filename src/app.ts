@@ -4,13 +4,8 @@ import pino, { type Logger } from 'pino';
 import type { Config } from './config/index.js';
 import type { MemoryStore } from './cache/memory.js';
 import type { RedisStore } from './cache/redis/store.js';
-import { redisClient } from './cache/redis/client.js';
-import { buildAdminServer, type Readiness } from './admin/server.js';
-import type { PassthroughDeps } from './http/passthrough.js';
-import { localPurges } from './admin/purge.js';
+import type { Readiness } from './admin/server.js';
 import type { PurgeScope } from './admin/purge-body.js';
-import { buildPublicListener } from './wiring/public-listener.js';
-import type { TenantDirectory } from './edge/tenants.js';
 import { closeGracefully } from './http/server.js';
 import { listenAs } from './process/listen-error.js';
 import { Metrics } from './metrics/metrics.js';
@@ -20,16 +15,18 @@ import type { PurgeDone, PurgeOrder } from './serve/purge.js';
 import type { ProbeSchedule } from './upstream/nodes/health.js';
 import type { UpstreamPool } from './upstream/pool.js';
 import { liveHeaderNames, liveVendorNames, VendorIdentity } from './ledger/vendor.js';
-import { type Applier, type LiveKey, Reloader, type ReloadOutcome } from './process/reload.js';
-import type { TracingSdk } from './tracing/sdk.js';
-import { packageVersion } from './process/version.js';
+import type { ReloadOutcome } from './process/reload.js';
 import { readRoutes } from './routes/table.js';
 import type { NodeError } from './errors.js';
-import { buildChangeFeed, type ChangeFeed } from './wiring/feed.js';
-import { buildReads, warnIfUnverifiable } from './wiring/reads.js';
-import { BuiltInSim, type SimNode } from './wiring/sim.js';
-import { buildUpstreams, type Upstreams } from './wiring/upstream.js';
+import { buildAdminListener } from './wiring/admin.js';
+import { buildChangeFeed } from './wiring/feed.js';
+import { buildPublicListener } from './wiring/public-listener.js';
 import { readinessOf } from './wiring/readiness.js';
+import { buildReads } from './wiring/reads.js';
+import { reloaderFor } from './wiring/reloader.js';
+import { BuiltInSim, type SimNode } from './wiring/sim.js';
+import { startTracingIf } from './wiring/tracing.js';
+import { buildUpstreams, forwardVia } from './wiring/upstream.js';
 
 /** How long start-up waits for Redis before serving from memory and nodes alone. */
 const REDIS_START_WAIT_MS = 2000;
@@ -124,23 +121,20 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
     feed: changeFeed.judge,
   });
   const { reads, redisClients } = stores;
-  // The limits' counters fail fast, like the cache's client: a Redis outage skips counting.
-  const counters =
-    config.tenants !== undefined && redisClients !== undefined ? redisClient(redisClients, 'limits') : undefined;
   const listener = await buildPublicListener({
-    ...{ config, logger, metrics, headerNames, routes, tracing, env, now: deps.now, counters: counters?.redis },
+    ...{ config, logger, metrics, headerNames, routes, tracing, env, now: deps.now, redisClients },
     snapshot: () => watermark.current(),
     read: (req, context) => reads.read(req, context),
     forward: forwardVia(pool),
     headroom: () => pool.headroom(),
   });
-  const purges = localPurges(reads.purge, routes, logger, (scope) => metrics.purged(scope));
   const state = { closing: false };
   const readiness = readinessOf({ pool, closing: () => state.closing, redisStates: stores.redisStates });
-  const admin =
-    config.admin.port !== 0 && deps.serveAdmin !== false
-      ? buildAdminServer({ settings: config.admin, logger, env, metrics, readiness, headerNames, purge: purges.route })
-      : undefined;
+  const { admin, purgeHere } = buildAdminListener(config, {
+    ...{ logger, env, metrics, readiness, headerNames, routes },
+    purge: reads.purge,
+    serve: deps.serveAdmin !== false,
+  });
   const reloader = reloaderFor(config, logger, {
     pool,
     nodesOf: upstreams.nodesOf,
@@ -166,12 +160,11 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
   };
   return handleOf(parts, state, {
     sim,
-    purge: purges.here,
+    purge: purgeHere,
     reload: (next) => reloader.reload(next),
     // The last counts this instance has not shared yet go out before the client closes; the spans of the last requests before the process ends.
     closeRest: async () => {
-      listener.limits.share();
-      counters?.disconnect();
+      listener.close();
       await changeFeed.close();
       await sim.close();
       await tracing?.close();
@@ -224,68 +217,4 @@ function handleOf(
       await rest.closeRest();
     },
   };
-}
-
-/** SIGHUP's appliers: one for each key of LIVE_KEYS; any other changed key is reported as needing a restart. */
-function reloaderFor(
-  config: Config,
-  logger: Logger,
-  live: {
-    pool: UpstreamPool;
-    nodesOf: Upstreams['nodesOf'];
-    sim: BuiltInSim;
-    tenants: TenantDirectory;
-    metrics: Metrics;
-    env: NodeJS.ProcessEnv;
-    changeFeed: ChangeFeed;
-  },
-): Reloader {
-  const { pool, tenants, metrics } = live;
-  return new Reloader(config, logger, {
-    upstreams: async (next) => {
-      // A 'sim' upstream the running app has no node for: the built-in node starts first.
-      await live.sim.startFor(next.upstreams);
-      const result = await pool.replaceNodes(live.nodesOf(next.upstreams));
-      logger.info({ ...result, upstreams: pool.nodes.map((n) => n.name) }, 'upstreams reloaded');
-      warnIfUnverifiable({ ...config, upstreams: next.upstreams }, logger);
-    },
-    'log.level': (next) => {
-      logger.level = next.log.level;
-    },
-    tenants: (next) => {
-      tenants.replace(next.tenants, live.env);
-      metrics.knownTenants(tenants.names());
-      logger.info({ tenants: tenants.names() }, 'tenants reloaded');
-    },
-    'latest.changeFeed': (next) => live.changeFeed.apply(next),
-  } satisfies Record<LiveKey, Applier>);
-}
-
-/** Passthrough calls go through the pool: routed like reads; only idempotent methods are retried. */
-function forwardVia(pool: UpstreamPool): PassthroughDeps['forward'] {
-  return async (call, minVersion, priority, trace) => {
-    const idempotent = call.method === 'GET' || call.method === 'HEAD' || call.method === 'OPTIONS';
-    const answer = await pool.forward({ ...call, passthrough: true }, { idempotent, minVersion, priority, trace });
-    return {
-      status: answer.status,
-      headers: answer.headers ?? {},
-      body: answer.stream ?? answer.body,
-      upstream: answer.upstream,
-    };
-  };
-}
-
-/**
- * The OpenTelemetry SDK, when tracing.otlpEndpoint is set. Loaded only then:
- * with tracing off no SDK module is imported and no request makes a span.
- */
-async function startTracingIf(config: Config, logger: Logger): Promise<TracingSdk | undefined> {
-  const { otlpEndpoint, ...settings } = config.tracing;
-  if (otlpEndpoint === undefined) return undefined;
-  const { startTracing } = await import('./tracing/sdk.js');
-  logger.info(
-    { serviceName: settings.serviceName, sampleRatio: settings.sampleRatio },
-    'tracing: spans are sent to tracing.otlpEndpoint',
-  );
-  return startTracing(settings, otlpEndpoint, logger, packageVersion());
 }

@@ -2,57 +2,26 @@
 // (pinned.ts: at N, or a transaction or block by its path) or a latest read
 // (latest.ts), both on the chain the nodes are on. The tiers they share are in
 // tiers.ts; the cross-instance fill of a pinned miss in fill.ts; the second
-// node's word before an answer is stored (cache.verify) in verify.ts.
-import type { Logger } from 'pino';
-import { CacheGeneration } from '../cache/generation.js';
-import type { MemoryStore } from '../cache/memory.js';
+// node's word before an answer is stored (cache.verify) in verify.ts. The parts
+// are built by wiring/read-path.ts.
 import { NodeError } from '../errors.js';
-import type { PruneClock } from '../ledger/prune-clock.js';
 import type { Watermark } from '../ledger/watermark.js';
 import type { ReadRequest } from '../model/read.js';
-import { FillCoordinator, type FillSettings } from './fill.js';
-import { LatestReads } from './latest.js';
-import type { LatestAnswers } from './latest-answers.js';
-import { PinnedReads } from './pinned.js';
 import type { ReadContext } from '../model/read-context.js';
-import type { LatestFeed, NodeReader, SharedPurge, SharedStore } from './ports.js';
-import { CachePurge } from './purge.js';
 import type { ReadResult } from '../model/read-result.js';
-import { CacheTiers } from './tiers.js';
-import { AnswerVerifier, type VerifyOutcome, type VerifySettings } from './verify.js';
+import type { LatestReads } from './latest.js';
+import type { PinnedReads } from './pinned.js';
+import type { NodeReader } from './ports.js';
+import type { CachePurge } from './purge.js';
 
-export interface ReadThroughDeps {
-  /** the vendor in every cache key (its name is read at each use: with vendor: auto the nodes name it) */
-  vendor: { readonly vendor: string };
+export interface ReadThroughParts {
   nodes: NodeReader;
-  /** synchronous, so a memory hit takes no async hop */
-  memory: MemoryStore;
-  redis?: SharedStore & SharedPurge;
-  /** part of every key; the Redis store's when there is one (default: a new one) */
-  generation?: CacheGeneration;
-  /** every cached route's family, by route name, for purges by family (default: none) */
-  families?: ReadonlyMap<string, string>;
-  redisSettings?: FillSettings & { maxTtlSeconds: number };
-  /** routing.deadlineMs: a pinned miss, waiting for another instance's fill included, ends within it */
-  deadlineMs: number;
   watermark: Watermark;
-  pruneClock: PruneClock;
-  logger: Logger;
-  /** newest latest answers, for bounded staleness and stale-if-error */
-  latest?: LatestAnswers;
-  /** told of every stale reply, by reason, for metrics */
-  onStale?: (reason: 'bound' | 'error') => void;
-  /** cache.verify (default off): answers stored only once a second node agreed */
-  verify?: VerifySettings;
-  /** told of every cache.verify check's outcome, for metrics */
-  onVerify?: (outcome: VerifyOutcome) => void;
-  /** the change feed's judgement of stored latest answers (latest.changeFeed) */
-  feed?: LatestFeed;
-  /** told of every latest read the feed answered, by route */
-  onFeedAnswer?: (route: string) => void;
+  pinned: PinnedReads;
+  latest: LatestReads;
+  /** purges of this process's tiers, and of Redis when ordered */
+  purge: CachePurge;
 }
-
-const VERIFY_OFF: VerifySettings = { mode: 'off', sampleRatio: 0 };
 
 export class ReadThrough {
   private readonly nodes: NodeReader;
@@ -62,59 +31,12 @@ export class ReadThrough {
   /** purges of this process's tiers, and of Redis when ordered */
   readonly purge: CachePurge;
 
-  constructor(deps: ReadThroughDeps) {
-    this.nodes = deps.nodes;
-    this.watermark = deps.watermark;
-    const settings = deps.redisSettings;
-    const shared = deps.redis !== undefined && settings !== undefined ? { store: deps.redis, settings } : undefined;
-    const tiers = new CacheTiers({
-      memory: deps.memory,
-      shared: shared === undefined ? undefined : { store: shared.store, maxTtlSeconds: shared.settings.maxTtlSeconds },
-      pruneClock: deps.pruneClock,
-    });
-    const { vendor, nodes, deadlineMs, watermark, logger } = deps;
-    const verifier = new AnswerVerifier({
-      settings: deps.verify ?? VERIFY_OFF,
-      nodes,
-      deadlineMs,
-      logger,
-      onVerify: deps.onVerify,
-    });
-    const generation = deps.generation ?? new CacheGeneration();
-    this.pinned = new PinnedReads({
-      vendor,
-      nodes,
-      tiers,
-      generation,
-      fills: new FillCoordinator(shared),
-      deadlineMs,
-      watermark,
-      logger,
-      verifier,
-    });
-    this.latest = new LatestReads({
-      vendor,
-      nodes,
-      tiers,
-      generation,
-      watermark,
-      logger,
-      latest: deps.latest,
-      onStale: deps.onStale,
-      verifier,
-      feed: deps.feed,
-      onFeedAnswer: deps.onFeedAnswer,
-    });
-    this.purge = new CachePurge({
-      vendor,
-      nodes,
-      tiers,
-      generation,
-      latest: deps.latest,
-      shared: deps.redis,
-      families: deps.families ?? new Map(),
-      logger,
-    });
+  constructor(parts: ReadThroughParts) {
+    this.nodes = parts.nodes;
+    this.watermark = parts.watermark;
+    this.pinned = parts.pinned;
+    this.latest = parts.latest;
+    this.purge = parts.purge;
   }
 
   /**

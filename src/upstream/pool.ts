@@ -5,64 +5,32 @@
 // pruning, readiness. Latest reads never step back below the highest version
 // already reported (read-your-latest, api.md §8), but when no node at or above it
 // answers, and such a step back is counted.
-import type { Logger } from 'pino';
 import { NodeError } from '../errors.js';
-import type { Watermark } from '../ledger/watermark.js';
 import type { TraceScope } from '../tracing/scope.js';
 import type { ReadContext } from '../model/read-context.js';
 import type { ReadRequest } from '../model/read.js';
 import type { NodeAnswer } from '../model/node-answer.js';
-import { AnswerBytes } from './transport/answer-bytes.js';
+import type { AnswerBytes } from './transport/answer-bytes.js';
 import type { Priority } from '../config/index.js';
-import { PRIORITY_SHARE, type ShedFirst } from './budgets.js';
-import { type Call, type CallOutcome, RETRY_SOON, type ShedReason } from './call.js';
-import { Failover } from './failover.js';
-import type { ProbeSchedule } from './nodes/health.js';
-import { NodeLeases } from './lease.js';
-import { NodeSet } from './nodes/node-set.js';
+import { PRIORITY_SHARE } from './budgets.js';
+import { type Call, RETRY_SOON, type ShedReason } from './call.js';
+import type { Failover } from './failover.js';
+import type { NodeSet } from './nodes/node-set.js';
 import type { NodeHealth, NodeState } from './nodes/node-state.js';
-import type { Misbehaviour } from './nodes/plausibility.js';
-import type { NodeTransition } from './nodes/transitions.js';
-import type { VendorIdentity } from '../ledger/vendor.js';
 
-interface RoutingSettings {
-  attemptTimeoutMs: number;
+export interface PoolParts {
+  /** what is known of the nodes: snapshots, chain, pruning, readiness */
+  set: NodeSet;
+  /** the loop every call goes through, to nodes chosen on a lease of their budget */
+  failover: Failover;
+  /** node answer bytes being received, over all calls (routing.maxAnswerBytesInFlight) */
+  answerBytes: AnswerBytes;
+  /** routing.deadlineMs */
   deadlineMs: number;
-  maxAttempts: number;
-  probeIntervalMs: number;
-  maxLagVersions: number;
-  hedgeAfterMs: number;
-  /** bytes of node answers being received at once, over all calls; beyond it a call is shed */
-  maxAnswerBytesInFlight: number;
-}
-
-export interface PoolOptions {
-  nodes: NodeState[];
-  routing: RoutingSettings;
-  /** the expected chain id; when unset, the majority of the nodes decides */
-  chainId?: number;
-  watermark: Watermark;
-  logger: Logger;
-  /** node calls in flight across all nodes beyond which reads are shed with 503 */
+  /** node calls in flight across all nodes beyond which reads are shed with 503 (default: no bound) */
   maxInFlight?: number;
-  /** how long a read waits for a node's budget, and which class loses first */
-  budget?: { waitMs: number; shedFirst: ShedFirst };
-  /** when probe rounds run (default: a timer every probeIntervalMs) */
-  probeSchedule?: ProbeSchedule;
   /** told of every read shed, by reason, for metrics */
   onShed?: (reason: ShedReason) => void;
-  /** told of every call to a node, for metrics */
-  onCall?: (upstream: string, outcome: CallOutcome, seconds: number) => void;
-  /** told of every latest reply below a version already reported (a failover) */
-  onStepBack?: () => void;
-  /** told when an established chain is replaced (a devnet reset) */
-  onChainChange?: (from: number, to: number) => void;
-  /** told of every implausible snapshot a node answered, and of every passthrough answer it did not finish by the deadline ('unfinished'), for metrics */
-  onMisbehaving?: (upstream: string, reason: Misbehaviour | 'unfinished') => void;
-  /** told of every node state change, for metrics */
-  onTransition?: (upstream: string, state: NodeTransition) => void;
-  /** the vendor the nodes must bear out (or that they name, with vendor: auto) */
-  vendor: VendorIdentity;
 }
 
 /** How a passthrough call is routed. */
@@ -84,33 +52,16 @@ export class UpstreamPool {
   private readonly failover: Failover;
   private readonly deadlineMs: number;
   private readonly maxInFlight: number;
-  private readonly onShed: PoolOptions['onShed'];
+  private readonly onShed: PoolParts['onShed'];
   private inFlight = 0;
 
-  constructor(options: PoolOptions) {
-    const { routing } = options;
-    const budget = options.budget ?? { waitMs: 0, shedFirst: 'none' };
-    this.deadlineMs = routing.deadlineMs;
-    this.maxInFlight = options.maxInFlight ?? Number.POSITIVE_INFINITY;
-    this.onShed = options.onShed;
-    this.answerBytes = new AnswerBytes(routing.maxAnswerBytesInFlight);
-    this.set = new NodeSet({ ...options, routing });
-    const leases = new NodeLeases({
-      nodes: () => this.set.nodes,
-      maxLag: routing.maxLagVersions,
-      floor: () => this.set.floor.value(),
-      shedFirst: budget.shedFirst,
-    });
-    this.failover = new Failover({
-      settings: { ...routing, budgetWaitMs: budget.waitMs },
-      nodes: this.set,
-      leases,
-      answerBytes: this.answerBytes,
-      logger: options.logger,
-      onShed: options.onShed,
-      onCall: options.onCall,
-      onUnfinished: (upstream) => options.onMisbehaving?.(upstream, 'unfinished'),
-    });
+  constructor(parts: PoolParts) {
+    this.set = parts.set;
+    this.failover = parts.failover;
+    this.answerBytes = parts.answerBytes;
+    this.deadlineMs = parts.deadlineMs;
+    this.maxInFlight = parts.maxInFlight ?? Number.POSITIVE_INFINITY;
+    this.onShed = parts.onShed;
   }
 
   /** Replaced whole by replaceNodes (SIGHUP reload); never mutated in place. */

@@ -3,6 +3,7 @@
 // fastify behind the public entry for passthrough.
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import { type RedisClientOptions, redisClient } from '../cache/redis/client.js';
 import type { Config } from '../config/index.js';
 import type { LedgerHeaderNames } from '../ledger/headers.js';
 import type { LedgerInfo } from '../ledger/info.js';
@@ -22,7 +23,6 @@ import { Edge } from '../edge/edge.js';
 import { publicEntry } from '../http/entry.js';
 import type { Exchange } from '../edge/exchange.js';
 import { Limits } from '../edge/limits.js';
-import type { SharedCounterStore } from '../edge/window-counters.js';
 import { type PassthroughDeps, registerPassthrough } from '../http/passthrough.js';
 import { ReadParser, spellingBytesFor } from '../responder/read-parser.js';
 import { ReplyWriter } from '../reply/writer.js';
@@ -46,8 +46,8 @@ export interface PublicListenerDeps {
   forward: PassthroughDeps['forward'];
   /** the share of node budget left, 0 to 1 (X-Proxy-Headroom) */
   headroom(): number;
-  /** shares the limits' counts across instances (cache.redis); absent = counted per instance */
-  counters?: SharedCounterStore;
+  /** how Redis clients are made (cache.redis): the limits' counts are shared across instances through one; absent = counted per instance */
+  redisClients?: RedisClientOptions;
   /** the clock of the limits' windows (tests freeze it) */
   now?: () => number;
   /** while tracing is on (tracing.otlpEndpoint): every request gets a span */
@@ -59,7 +59,8 @@ export interface PublicListenerDeps {
 export interface PublicListener {
   http: FastifyInstance;
   tenants: TenantDirectory;
-  limits: Limits;
+  /** after the listener closed: the counts this instance has not shared yet go out, then the counters' client closes */
+  close(): void;
 }
 
 export async function buildPublicListener(deps: PublicListenerDeps): Promise<PublicListener> {
@@ -69,9 +70,14 @@ export async function buildPublicListener(deps: PublicListenerDeps): Promise<Pub
   );
   const tenants = new TenantDirectory(config.tenants, deps.env);
   metrics.knownTenants(tenants.names());
+  // The limits' counters fail fast, like the cache's client: a Redis outage skips counting.
+  const counters =
+    config.tenants !== undefined && deps.redisClients !== undefined
+      ? redisClient(deps.redisClients, 'limits')
+      : undefined;
   const limits = new Limits({
     keyPrefix: `${config.cache.redis?.keyPrefix ?? 'ledger-proxy:'}limits:`,
-    redis: deps.counters,
+    redis: counters?.redis,
     now: deps.now,
   });
   const clientAddress = clientAddressOf(config.server.trustProxy);
@@ -120,5 +126,9 @@ export async function buildPublicListener(deps: PublicListenerDeps): Promise<Pub
       ? (app) => registerPassthrough(app, { forward: deps.forward, writer, sdkClientHeader })
       : undefined,
   });
-  return { http, tenants, limits };
+  const close = (): void => {
+    limits.share();
+    counters?.disconnect();
+  };
+  return { http, tenants, close };
 }

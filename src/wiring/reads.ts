@@ -12,7 +12,8 @@ import type { Watermark } from '../ledger/watermark.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { RouteDescriptor } from '../routes/route.js';
 import { LatestAnswers } from '../serve/latest-answers.js';
-import { ReadThrough } from '../serve/read-through.js';
+import type { ReadThrough } from '../serve/read-through.js';
+import { readThroughOf } from './read-path.js';
 import { verifyWarning } from '../serve/verify.js';
 import type { UpstreamPool } from '../upstream/pool.js';
 import type { VendorNames } from '../wire/vendor.js';
@@ -70,7 +71,7 @@ export function buildReads(config: Config, deps: ReadsDeps): Reads {
           onCorrupt: (fault) => metrics.redisCorruptEntry(fault),
         })
       : undefined;
-  const reads = new ReadThrough({
+  const reads = readThroughOf({
     vendor: deps.vendor,
     nodes: deps.pool,
     memory,

@@ -2,6 +2,7 @@
 // 'sim' upstream's url is the built-in node's, started through wiring/sim.ts), and
 // the pool that routes every call, its events counted in the metrics.
 import type { Logger } from 'pino';
+import type { PassthroughDeps } from '../http/passthrough.js';
 import type { Config } from '../config/index.js';
 import { SIM_URL } from '../config/index.js';
 import type { LedgerHeaderNames } from '../ledger/headers.js';
@@ -12,7 +13,8 @@ import type { BuiltInSim } from './sim.js';
 import type { ProbeSchedule } from '../upstream/nodes/health.js';
 import { NodeClient } from '../upstream/transport/node-client.js';
 import { NodeState } from '../upstream/nodes/node-state.js';
-import { UpstreamPool } from '../upstream/pool.js';
+import type { UpstreamPool } from '../upstream/pool.js';
+import { upstreamPoolOf } from './pool.js';
 import type { VendorIdentity } from '../ledger/vendor.js';
 
 export interface UpstreamDeps {
@@ -36,7 +38,7 @@ export function buildUpstreams(config: Config, deps: UpstreamDeps): Upstreams {
   const nodesOf = (upstreams: Config['upstreams']): NodeState[] =>
     nodeStates(upstreams, config, deps.headerNames, deps.sim);
   const upstream = deps.metrics.upstream;
-  const pool = new UpstreamPool({
+  const pool = upstreamPoolOf({
     nodes: nodesOf(config.upstreams),
     vendor: deps.vendor,
     routing: config.routing,
@@ -83,4 +85,18 @@ function nodeStates(
       { spreadVersions: u.spreadVersions },
     ),
   );
+}
+
+/** Passthrough calls go through the pool: routed like reads; only idempotent methods are retried. */
+export function forwardVia(pool: UpstreamPool): PassthroughDeps['forward'] {
+  return async (call, minVersion, priority, trace) => {
+    const idempotent = call.method === 'GET' || call.method === 'HEAD' || call.method === 'OPTIONS';
+    const answer = await pool.forward({ ...call, passthrough: true }, { idempotent, minVersion, priority, trace });
+    return {
+      status: answer.status,
+      headers: answer.headers ?? {},
+      body: answer.stream ?? answer.body,
+      upstream: answer.upstream,
+    };
+  };
 }

@@ -10,7 +10,7 @@ import { Watermark } from '../../src/ledger/watermark.js';
 import { simLedgerInfo } from '../../src/sim/index.js';
 import type { NodeCall, NodeClient } from '../../src/upstream/transport/node-client.js';
 import { NodeState } from '../../src/upstream/nodes/node-state.js';
-import { UpstreamPool } from '../../src/upstream/pool.js';
+import { upstreamPoolOf } from '../../src/wiring/pool.js';
 import { VendorIdentity } from '../../src/ledger/vendor.js';
 import { ManualProbes } from '../helpers/probes.js';
 
@@ -56,7 +56,7 @@ describe('a node call failure the client does not name', () => {
     const logger = pino({ level: 'debug' }, { write: (line: string) => lines.push(JSON.parse(line)) });
     const cause = Object.assign(new Error('some library text'), { code: 'UND_ERR_SOMETHING' });
     const node = new NodeState(failingClient(cause), 'normal', 1, { failureThreshold: 5, openMs: 1000 });
-    const pool = new UpstreamPool({
+    const pool = upstreamPoolOf({
       nodes: [node],
       routing: ROUTING,
       watermark: new Watermark(),
@@ -86,7 +86,7 @@ describe('a node call failure the client does not name', () => {
     const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) });
     const cause = Object.assign(new Error('some library text'), { code: 'UND_ERR_SOMETHING' });
     const node = new NodeState(failingClient(cause), 'normal', 1, { failureThreshold: 5, openMs: 1000 });
-    const pool = new UpstreamPool({
+    const pool = upstreamPoolOf({
       nodes: [node],
       routing: ROUTING,
       watermark: new Watermark(),

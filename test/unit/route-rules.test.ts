@@ -8,7 +8,8 @@ import { NodeError } from '../../src/errors.js';
 import { PruneClock } from '../../src/ledger/prune-clock.js';
 import { Watermark } from '../../src/ledger/watermark.js';
 import type { NodeReader } from '../../src/serve/ports.js';
-import { ReadThrough } from '../../src/serve/read-through.js';
+import type { ReadThrough } from '../../src/serve/read-through.js';
+import { readThroughOf } from '../../src/wiring/read-path.js';
 import type { NodeAnswer } from '../../src/model/node-answer.js';
 import type { AnswerFacts, ReadRequest, ReadRoute } from '../../src/model/read.js';
 import { until } from '../helpers/until.js';
@@ -75,7 +76,7 @@ const notFound = (code: string): NodeAnswer => ({
 
 function reads(node: NodeReader): ReadThrough {
   const logger = pino({ level: 'silent' });
-  return new ReadThrough({
+  return readThroughOf({
     vendor: { vendor: 'node' },
     nodes: node,
     memory: new MemoryStore({ maxBytes: 1_000_000 }),
