@@ -20,6 +20,17 @@ export interface PublicRequest {
   readonly body?: Buffer;
 }
 
+/**
+ * Header lines of a reply head, in order, as name, value pairs; `bytes`, when
+ * present, is the same lines serialised once (`name: value\r\n` each, latin1)
+ * and kept for every reply that repeats them. A block with bytes never holds
+ * Date, Connection, Keep-Alive or Content-Length.
+ */
+export interface HeadBlock {
+  readonly pairs: readonly string[];
+  readonly bytes?: Buffer;
+}
+
 export interface PublicReply {
   readonly req: PublicRequest;
   statusCode: number;
@@ -28,6 +39,8 @@ export interface PublicReply {
   setHeader(name: string, value: string): unknown;
   /** headers as flat name, value pairs */
   writeHead(status: number, headers: string[]): unknown;
+  /** the head as blocks, when the transport writes kept bytes as they are (the lane); else writeHead of their pairs */
+  writeBlocks?(status: number, blocks: readonly HeadBlock[]): unknown;
   end(body?: Buffer | string): unknown;
   destroy(): unknown;
   once(event: 'finish' | 'close', listener: () => void): unknown;
