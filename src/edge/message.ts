@@ -18,6 +18,8 @@ export interface PublicRequest {
   readonly complete: boolean;
   /** the whole body, when the transport read it before the entry saw the request (the lane); node:http streams it */
   readonly body?: Buffer;
+  /** the transport found that the request line names a route the entry serves itself (the lane takes no other) */
+  readonly servedByEntry?: boolean;
 }
 
 /**

@@ -16,6 +16,8 @@ export class LaneRequest implements PublicRequest {
   readonly httpVersionMajor = 1;
   readonly httpVersionMinor: number;
   readonly complete = true;
+  /** the lane takes only requests for a cached route (lane.ts) */
+  readonly servedByEntry = true;
 
   constructor(
     head: LaneHead,

@@ -17,6 +17,8 @@ export interface NodeCall {
   /** path and query under the node's base url, starting with /v1 */
   path: string;
   headers?: Record<string, string>;
+  /** the id of the client request the call is made for (in `headers` too, as X-Request-Id), for log lines */
+  requestId?: string;
   body?: Buffer;
   timeoutMs: number;
   signal?: AbortSignal;
