@@ -115,12 +115,13 @@ export class NodeAttempts {
       throw call.signal?.aborted || isShed(err) ? err : new CountedFailure(err);
     }
     if (isOverloaded(got)) throw new NodeShedding(got.retryAfterMs);
-    const verdict = await this.deps.nodes.judge(node, got, {
+    const judging = this.deps.nodes.judge(node, got, {
       latest: plan.latest,
       probedAtSend,
       receivedAt: node.clock(),
       timeoutMs: call.timeoutMs,
     });
+    const verdict = judging instanceof Promise ? await judging : judging;
     if (verdict !== null) throw new CountedFailure(new ImplausibleAnswer(verdict));
     if (got.status >= 500) throw new CountedFailure(null, got);
     return got;
