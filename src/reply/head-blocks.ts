@@ -25,14 +25,21 @@ export function flatten(blocks: readonly HeadBlock[]): string[] {
 /** Content types seen, each with its line kept: a node's answers carry a few; past this many, lines are made per reply. */
 const MAX_CONTENT_TYPES = 64;
 const contentTypes = new Map<string, HeadBlock>();
+/** the content type asked last: hits of one route repeat it, and a comparison costs less than a lookup */
+let lastType = '';
+let lastTypeBlock: HeadBlock = NO_LINES;
 
 export function contentTypeBlock(contentType: string): HeadBlock {
-  const known = contentTypes.get(contentType);
-  if (known !== undefined) return known;
-  const pairs = ['content-type', contentType];
-  if (contentTypes.size >= MAX_CONTENT_TYPES) return { pairs };
-  const block = keptBlock(pairs);
-  contentTypes.set(contentType, block);
+  if (contentType === lastType) return lastTypeBlock;
+  let block = contentTypes.get(contentType);
+  if (block === undefined) {
+    const pairs = ['content-type', contentType];
+    if (contentTypes.size >= MAX_CONTENT_TYPES) return { pairs };
+    block = keptBlock(pairs);
+    contentTypes.set(contentType, block);
+  }
+  lastType = contentType;
+  lastTypeBlock = block;
   return block;
 }
 
