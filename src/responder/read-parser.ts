@@ -13,6 +13,7 @@ import { NodeError } from '../errors.js';
 import type { RouteMatch, RouteMatcher } from '../routes/table.js';
 import type { ReadRequest } from '../model/read.js';
 import { Spellings } from './spellings.js';
+import { latin1 } from '../wire/latin1.js';
 import type { PublicRequest } from '../edge/message.js';
 
 /**
@@ -125,7 +126,7 @@ export class ReadParser {
   /** The canonical request, or the error a node would answer; undefined when the line names no cached route. */
   parse(req: PublicRequest, method: string, url: string, body: Buffer): Parsed | RefusedRead | undefined {
     const headers = req.headers;
-    const spelling = `${method} ${url}\n${headers['content-type'] ?? ''}\n${headers.accept ?? ''}\n${body.toString('latin1')}`;
+    const spelling = `${method} ${url}\n${headers['content-type'] ?? ''}\n${headers.accept ?? ''}\n${latin1(body)}`;
     const known = this.spellings.get(spelling);
     if (known !== undefined) return { read: known, spelling: undefined };
     const matched = this.routes.match(method, url);

@@ -8,6 +8,8 @@
 // So the lane never answers a request node:http would frame differently, or
 // refuse.
 
+import { latin1 } from '../../wire/latin1.js';
+
 export interface LaneHead {
   method: 'GET' | 'HEAD' | 'POST';
   /** the request target, origin-form */
@@ -136,7 +138,7 @@ export function parseHead(buf: Buffer, start: number, limits: HeadLimits): HeadO
   while (TARGET[buf[at]!] === 1) at++;
   if (at >= end) return more();
   if (buf[at] !== SP) return HAND_OFF;
-  const url = buf.toString('latin1', targetStart, at);
+  const url = latin1(buf, targetStart, at);
   at++;
   // The version.
   const minor = oneOf(buf, at, end, VERSIONS) as 0 | 1 | typeof CUT | typeof NONE;
@@ -159,7 +161,7 @@ export function parseHead(buf: Buffer, start: number, limits: HeadLimits): HeadO
     while (TCHAR[buf[at]!] === 1) at++;
     if (at >= end) return more();
     if (buf[at] !== COLON || at === nameStart) return HAND_OFF;
-    const name = knownName(buf, nameStart, at) ?? buf.toString('latin1', nameStart, at).toLowerCase();
+    const name = knownName(buf, nameStart, at) ?? latin1(buf, nameStart, at).toLowerCase();
     at++;
     while (buf[at] === SP || buf[at] === HTAB) at++;
     const valueStart = at;
@@ -177,7 +179,7 @@ export function parseHead(buf: Buffer, start: number, limits: HeadLimits): HeadO
     if (name in headers || HANDED_OFF_FIELDS.has(name)) return HAND_OFF;
     // Whitespace after a Content-Length's digits llhttp refuses, and after a Connection option it reads otherwise.
     if (valueEnd !== at - 2 && (name === 'content-length' || name === 'connection')) return HAND_OFF;
-    headers[name] = buf.toString('latin1', valueStart, valueEnd);
+    headers[name] = latin1(buf, valueStart, valueEnd);
   }
   return framed(method, url, minor, headers, at - start, limits);
 }
