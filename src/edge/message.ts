@@ -18,6 +18,19 @@ export interface PublicRequest {
   readonly complete: boolean;
   /** the whole body, when the transport read it before the entry saw the request (the lane); node:http streams it */
   readonly body?: Buffer;
+  /** the transport found that the request line names a route the entry serves itself (the lane takes no other) */
+  readonly servedByEntry?: boolean;
+}
+
+/**
+ * Header lines of a reply head, in order, as name, value pairs; `bytes`, when
+ * present, is the same lines serialised once (`name: value\r\n` each, latin1)
+ * and kept for every reply that repeats them. A block with bytes never holds
+ * Date, Connection, Keep-Alive or Content-Length.
+ */
+export interface HeadBlock {
+  readonly pairs: readonly string[];
+  readonly bytes?: Buffer;
 }
 
 export interface PublicReply {
@@ -28,6 +41,8 @@ export interface PublicReply {
   setHeader(name: string, value: string): unknown;
   /** headers as flat name, value pairs */
   writeHead(status: number, headers: string[]): unknown;
+  /** the head as blocks, when the transport writes kept bytes as they are (the lane); else writeHead of their pairs */
+  writeBlocks?(status: number, blocks: readonly HeadBlock[]): unknown;
   end(body?: Buffer | string): unknown;
   destroy(): unknown;
   once(event: 'finish' | 'close', listener: () => void): unknown;

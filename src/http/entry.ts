@@ -63,9 +63,9 @@ export function publicEntry(deps: EntryDeps, next: Handler): PublicEntry {
   const serve = (exchange: Exchange, method: string, url: string, body: Buffer): void => {
     const parsed = parser.parse(exchange.req, method, url, body);
     if (parsed === undefined) return responder.refuse(exchange, notFound(exchange.req));
-    if (parsed instanceof NodeError) {
-      exchange.endpoint = parser.familyOf(method, url);
-      return responder.refuse(exchange, parsed);
+    if (parsed.read === undefined) {
+      exchange.endpoint = parsed.family;
+      return responder.refuse(exchange, parsed.error);
     }
     responder.respond(exchange, parsed);
   };
@@ -86,7 +86,9 @@ export function publicEntry(deps: EntryDeps, next: Handler): PublicEntry {
     const url = req.url ?? '';
     // HEAD of a cached GET route is its hit without the body (Node sends no body to a HEAD).
     const method = req.method === 'HEAD' ? 'GET' : req.method!;
-    const cached = (method === 'GET' || method === 'POST') && parser.mayMatch(method, url);
+    // The lane found it already: it takes no other request.
+    const cached =
+      req.servedByEntry === true || ((method === 'GET' || method === 'POST') && parser.mayMatch(method, url));
     const exchange = open(req, res, cached || !V1.test(url) ? 'other' : 'passthrough');
     if (exchange === undefined) return;
     const refused = framingError(req) ?? edge.admit(exchange);

@@ -20,6 +20,8 @@ interface PassthroughCall {
   method: 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
   path: string;
   headers: Record<string, string>;
+  /** the request's id (in `headers` too), for the node call's log lines */
+  requestId?: string;
   body?: Buffer;
 }
 
@@ -158,7 +160,7 @@ export function registerPassthrough(app: FastifyInstance, deps: PassthroughDeps)
     let answer: PassthroughAnswer;
     try {
       answer = await deps.forward(
-        { method, path: request.url, headers, body },
+        { method, path: request.url, headers, requestId: exchange?.requestId, body },
         pinnedVersion(request.query),
         exchange?.tenant?.priority,
         exchange?.trace,

@@ -66,20 +66,70 @@ function one(headers: HeaderBag, name: string): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-function u64(headers: HeaderBag, name: string): bigint | null {
-  const text = one(headers, name);
+/** The snapshot in a node's headers (lower-case keys), or null unless all seven are valid. */
+export function decodeLedgerHeaders(names: LedgerHeaderNames, headers: HeaderBag): LedgerInfo | null {
+  return decodeLedgerTexts(ledgerTexts(names, headers));
+}
+
+type LedgerTexts = readonly [
+  string | undefined,
+  string | undefined,
+  string | undefined,
+  string | undefined,
+  string | undefined,
+  string | undefined,
+  string | undefined,
+];
+
+/** The seven header values, in LedgerInfo's order. */
+function ledgerTexts(names: LedgerHeaderNames, headers: HeaderBag): LedgerTexts {
+  return [
+    one(headers, names.chainId),
+    one(headers, names.ledgerVersion),
+    one(headers, names.oldestVersion),
+    one(headers, names.timestampUsec),
+    one(headers, names.epoch),
+    one(headers, names.blockHeight),
+    one(headers, names.oldestBlockHeight),
+  ];
+}
+
+/**
+ * decodeLedgerHeaders for the answers of one node, which repeat their snapshot
+ * from call to call until the ledger moves: the seven values are compared with
+ * the last ones, and decoded only when one differs.
+ */
+export class LedgerHeaderDecoder {
+  private lastTexts: LedgerTexts | undefined;
+  private lastInfo: LedgerInfo | null = null;
+
+  decode(names: LedgerHeaderNames, headers: HeaderBag): LedgerInfo | null {
+    const texts = ledgerTexts(names, headers);
+    const last = this.lastTexts;
+    if (last !== undefined && sameTexts(texts, last)) return this.lastInfo;
+    this.lastInfo = decodeLedgerTexts(texts);
+    this.lastTexts = texts;
+    return this.lastInfo;
+  }
+}
+
+function sameTexts(a: LedgerTexts, b: LedgerTexts): boolean {
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+function u64Of(text: string | undefined): bigint | null {
   return text !== undefined ? parseU64(text) : null;
 }
 
-/** The snapshot in a node's headers (lower-case keys), or null unless all seven are valid. */
-export function decodeLedgerHeaders(names: LedgerHeaderNames, headers: HeaderBag): LedgerInfo | null {
-  const chainId = u64(headers, names.chainId);
-  const ledgerVersion = u64(headers, names.ledgerVersion);
-  const oldestLedgerVersion = u64(headers, names.oldestVersion);
-  const ledgerTimestampUsec = u64(headers, names.timestampUsec);
-  const epoch = u64(headers, names.epoch);
-  const blockHeight = u64(headers, names.blockHeight);
-  const oldestBlockHeight = u64(headers, names.oldestBlockHeight);
+function decodeLedgerTexts(texts: LedgerTexts): LedgerInfo | null {
+  const chainId = u64Of(texts[0]);
+  const ledgerVersion = u64Of(texts[1]);
+  const oldestLedgerVersion = u64Of(texts[2]);
+  const ledgerTimestampUsec = u64Of(texts[3]);
+  const epoch = u64Of(texts[4]);
+  const blockHeight = u64Of(texts[5]);
+  const oldestBlockHeight = u64Of(texts[6]);
   if (
     chainId === null ||
     chainId > 255n ||

@@ -4,11 +4,12 @@
 // request id).
 // Every entry path writes through it, straight to Node's response.
 import { ERROR_CONTENT_TYPE, errorBody, type NodeError } from '../errors.js';
-import { encodeLedgerHeaders, type HeaderPairs, type LedgerHeaderNames } from '../ledger/headers.js';
+import { encodeLedgerHeaders, type LedgerHeaderNames } from '../ledger/headers.js';
 import type { LedgerInfo } from '../ledger/info.js';
 import type { ReadResult } from '../model/read-result.js';
-import { exchangeOf } from '../edge/exchange.js';
-import type { PublicReply } from '../edge/message.js';
+import { type Exchange, exchangeOf } from '../edge/exchange.js';
+import type { HeadBlock, PublicReply } from '../edge/message.js';
+import { cacheBlock, contentTypeBlock, flatten, keptBlock, NO_LINES } from './head-blocks.js';
 
 /** How an error reply ends. */
 export interface ReplyOptions {
@@ -17,10 +18,10 @@ export interface ReplyOptions {
 }
 
 export class ReplyWriter {
-  /** the encoded headers of the snapshot sent last, and the names they were encoded with: hits repeat them, so encode once */
+  /** the ledger block of the snapshot sent last, and the name it was encoded with: hits repeat it, so serialise once */
   private lastLedger: LedgerInfo | null = null;
   private lastName = '';
-  private lastEncoded: HeaderPairs = [];
+  private lastBlock: HeadBlock = NO_LINES;
 
   constructor(
     private readonly names: LedgerHeaderNames,
@@ -30,51 +31,50 @@ export class ReplyWriter {
     private readonly onInternalError: (cause: unknown, requestId: string | undefined) => void = () => undefined,
   ) {}
 
-  private pushLedger(headers: string[], ledger: LedgerInfo | null): void {
-    if (ledger === null) return;
+  /** The ledger headers of `ledger`, serialised once per snapshot. */
+  private ledgerBlock(ledger: LedgerInfo): HeadBlock {
     // The names too: with vendor: auto they are the nodes', once a probe says them.
     const name = this.names.ledgerVersion;
     if (ledger !== this.lastLedger || name !== this.lastName) {
-      this.lastEncoded = encodeLedgerHeaders(this.names, ledger);
+      this.lastBlock = keptBlock(encodeLedgerHeaders(this.names, ledger).flat());
       this.lastLedger = ledger;
       this.lastName = name;
     }
-    for (const [name, value] of this.lastEncoded) headers.push(name, value);
+    return this.lastBlock;
   }
 
   /**
    * A read's reply. `gzip`: the client accepts gzip, so an entry's compressed
    * copy may be sent. The exchange learns how the read was served.
    */
-  result(res: PublicReply, result: ReadResult, { gzip = false }: { gzip?: boolean } = {}): void {
-    const headers: string[] = ['content-type', result.contentType];
-    this.pushLedger(headers, result.ledger);
-    if (result.gasUsed !== undefined) headers.push(this.names.gasUsed, result.gasUsed);
-    if (result.cursor !== undefined) headers.push(this.names.cursor, result.cursor);
-    headers.push('x-cache', result.cache);
-    if (result.tier !== undefined) headers.push('x-cache-tier', result.tier);
-    const body = gzip && result.gzip !== undefined ? result.gzip : result.body;
-    const exchange = exchangeOf(res.req);
-    // One Vary line: the encoding chosen, and the edge's Origin.
-    const vary = exchange?.vary;
-    if (body !== result.body)
-      headers.push(
-        'content-encoding',
-        'gzip',
-        'vary',
-        vary === undefined ? 'accept-encoding' : `accept-encoding, ${vary}`,
-      );
-    else if (vary !== undefined) headers.push('vary', vary);
-    headers.push('content-length', String(body.length));
-    if (exchange !== undefined) {
-      headers.push('x-request-id', exchange.requestId);
-      exchange.cache = result.cache;
-      exchange.tier = result.tier;
-      exchange.upstream = result.upstream;
-      exchange.bytes = body.length;
-      if (exchange.edgeHeaders !== undefined) headers.push(...exchange.edgeHeaders);
+  result(exchange: Exchange, result: ReadResult, { gzip = false }: { gzip?: boolean } = {}): void {
+    const blocks: HeadBlock[] = [contentTypeBlock(result.contentType)];
+    if (result.ledger !== null) blocks.push(this.ledgerBlock(result.ledger));
+    if (result.gasUsed !== undefined || result.cursor !== undefined) {
+      const answer: string[] = [];
+      if (result.gasUsed !== undefined) answer.push(this.names.gasUsed, result.gasUsed);
+      if (result.cursor !== undefined) answer.push(this.names.cursor, result.cursor);
+      blocks.push({ pairs: answer });
     }
-    res.writeHead(result.status, headers);
+    blocks.push(cacheBlock(result.cache, result.tier));
+    const body = gzip && result.gzip !== undefined ? result.gzip : result.body;
+    const own: string[] = [];
+    // One Vary line: the encoding chosen, and the edge's Origin.
+    const vary = exchange.vary;
+    if (body !== result.body)
+      own.push('content-encoding', 'gzip', 'vary', vary === undefined ? 'accept-encoding' : `accept-encoding, ${vary}`);
+    else if (vary !== undefined) own.push('vary', vary);
+    own.push('content-length', String(body.length), 'x-request-id', exchange.requestId);
+    const edge = exchange.edgeHeaders;
+    if (edge !== undefined) for (let i = 0; i < edge.length; i++) own.push(edge[i]!);
+    blocks.push({ pairs: own });
+    exchange.cache = result.cache;
+    exchange.tier = result.tier;
+    exchange.upstream = result.upstream;
+    exchange.bytes = body.length;
+    const res = exchange.res;
+    if (res.writeBlocks !== undefined) res.writeBlocks(result.status, blocks);
+    else res.writeHead(result.status, flatten(blocks));
     res.end(body);
   }
 
@@ -83,13 +83,21 @@ export class ReplyWriter {
    * node's don't (it never got as far as its ledger); every other error the proxy
    * makes carries the freshest snapshot it knows (api.md §8). `close` ends the
    * connection after the reply (the rest of the request was not read).
+   * `exchange`: the request's, when the caller holds it; else the one the entry opened for `res`'s request.
    */
-  error(res: PublicReply, err: NodeError, { close = false }: ReplyOptions = {}): void {
-    const exchange = exchangeOf(res.req);
+  error(
+    res: PublicReply,
+    err: NodeError,
+    { close = false }: ReplyOptions = {},
+    exchange: Exchange | undefined = exchangeOf(res.req),
+  ): void {
     if (err.cause !== undefined) this.onInternalError(err.cause, exchange?.requestId);
     const body = errorBody(err);
     const headers: string[] = ['content-type', ERROR_CONTENT_TYPE];
-    if (err.reason !== 'bad_input' && err.reason !== 'not_implemented') this.pushLedger(headers, this.snapshot());
+    if (err.reason !== 'bad_input' && err.reason !== 'not_implemented') {
+      const ledger = this.snapshot();
+      if (ledger !== null) for (const item of this.ledgerBlock(ledger).pairs) headers.push(item);
+    }
     headers.push('x-cache', 'BYPASS');
     for (const name in err.headers) headers.push(name, err.headers[name]!);
     headers.push('content-length', String(body.length));

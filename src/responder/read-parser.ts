@@ -10,9 +10,10 @@
 // it was a hit (memory or Redis): refused input and misses cost no memory here.
 import { memoryShares } from '../config/memory-shares.js';
 import { NodeError } from '../errors.js';
-import type { RouteMatcher } from '../routes/table.js';
+import type { RouteMatch, RouteMatcher } from '../routes/table.js';
 import type { ReadRequest } from '../model/read.js';
 import { Spellings } from './spellings.js';
+import { latin1 } from '../wire/latin1.js';
 import type { PublicRequest } from '../edge/message.js';
 
 /**
@@ -41,6 +42,13 @@ export interface Parsed {
   spelling: string | undefined;
 }
 
+/** A cached route's request refused as a node would refuse it, with the route's family (metrics label). */
+export interface RefusedRead {
+  read: undefined;
+  error: NodeError;
+  family: string;
+}
+
 /** The two headers a cached route's request is read by. */
 export interface ReadHeaders {
   'content-type'?: string;
@@ -61,7 +69,16 @@ export function parseRead(
   body: Buffer,
 ): ReadRequest | NodeError | undefined {
   const matched = routes.match(method, url);
-  if (matched === undefined) return undefined;
+  return matched === undefined ? undefined : parseMatched(matched, url, headers, body);
+}
+
+/** A request whose line is matched to its cached route, parsed by the route's descriptor. */
+function parseMatched(
+  matched: RouteMatch | 'undecodable',
+  url: string,
+  headers: ReadHeaders,
+  body: Buffer,
+): ReadRequest | NodeError {
   if (matched === 'undecodable')
     return NodeError.badRequest(
       `malformed request URL: ${JSON.stringify(url.split('?', 1)[0])} is not valid percent-encoding`,
@@ -107,13 +124,16 @@ export class ReadParser {
   }
 
   /** The canonical request, or the error a node would answer; undefined when the line names no cached route. */
-  parse(req: PublicRequest, method: string, url: string, body: Buffer): Parsed | NodeError | undefined {
+  parse(req: PublicRequest, method: string, url: string, body: Buffer): Parsed | RefusedRead | undefined {
     const headers = req.headers;
-    const spelling = `${method} ${url}\n${headers['content-type'] ?? ''}\n${headers.accept ?? ''}\n${body.toString('latin1')}`;
+    const spelling = `${method} ${url}\n${headers['content-type'] ?? ''}\n${headers.accept ?? ''}\n${latin1(body)}`;
     const known = this.spellings.get(spelling);
     if (known !== undefined) return { read: known, spelling: undefined };
-    const read = parseRead(this.routes, method, url, headers, body);
-    return read === undefined || read instanceof NodeError ? read : { read, spelling };
+    const matched = this.routes.match(method, url);
+    if (matched === undefined) return undefined;
+    const read = parseMatched(matched, url, headers, body);
+    if (!(read instanceof NodeError)) return { read, spelling };
+    return { read: undefined, error: read, family: matched === 'undecodable' ? 'other' : matched.route.family };
   }
 
   /** Keeps a parsed request under its spelling: it was a hit, so it will be asked again. */

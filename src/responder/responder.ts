@@ -52,14 +52,14 @@ export class ReadResponder {
 
   /** Answers with the proxy's own error (refused input, a limit, not ready, no node could answer) and accounts for it. */
   refuse(exchange: Exchange, err: NodeError, options: ReplyOptions = {}): void {
-    this.deps.writer.error(exchange.res, err, options);
+    this.deps.writer.error(exchange.res, err, options, exchange);
     this.deps.account(exchange, err.status);
   }
 
   private served(exchange: Exchange, parsed: Parsed, result: ReadResult): void {
     // A hit, from memory or Redis, will be asked again: its spelling is kept.
     if (result.cache === 'HIT') this.deps.parser.remember(parsed);
-    this.deps.writer.result(exchange.res, result, {
+    this.deps.writer.result(exchange, result, {
       gzip: result.gzip !== undefined && acceptsGzip(exchange.req.headers['accept-encoding']),
     });
     this.deps.account(exchange, result.status);

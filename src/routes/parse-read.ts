@@ -44,7 +44,30 @@ export const VIEW_ROUTE: ReadRoute = {
 // A BOM is kept, so it fails as JSON, as on a node.
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
-export function parseJsonObject(body: Buffer): { parsed: Record<string, unknown>; members: Map<string, string> } {
+/**
+ * A JSON object body, parsed once (by the canonical parser): each member's
+ * canonical text, and its value read from that text alone.
+ */
+export class JsonObjectBody {
+  constructor(
+    private readonly text: string,
+    /** each member's canonical JSON text */
+    readonly members: Map<string, string>,
+  ) {}
+
+  /** A member's value, read from its canonical text (undefined when it is absent): the body is not parsed again. */
+  member(name: string): unknown {
+    const text = this.members.get(name);
+    return text === undefined ? undefined : JSON.parse(text);
+  }
+
+  /** A member as the client wrote it (its object members in their order), for a refusal that quotes it. */
+  written(name: string): unknown {
+    return (JSON.parse(this.text) as Record<string, unknown>)[name];
+  }
+}
+
+export function parseJsonObject(body: Buffer): JsonObjectBody {
   let text: string;
   try {
     text = UTF8.decode(body);
@@ -59,7 +82,7 @@ export function parseJsonObject(body: Buffer): { parsed: Record<string, unknown>
     throw NodeError.badRequest(`parse request payload error: malformed JSON body (${reason})`);
   }
   if (members === null) throw NodeError.badRequest('parse request payload error: the JSON body must be an object');
-  return { parsed: JSON.parse(text) as Record<string, unknown>, members };
+  return new JsonObjectBody(text, members);
 }
 
 /**
@@ -74,17 +97,17 @@ const SIMPLE_KEY_BODY = new RegExp(`^${WS}\\{${WS}"key"${WS}:${WS}"((?:0x)?(?:[0
 function rawItemKey(body: Buffer): Buffer {
   const simple = SIMPLE_KEY_BODY.exec(body.toString('latin1'));
   if (simple !== null) return parseHexBytes(simple[1])!;
-  const { parsed } = parseJsonObject(body);
-  if (typeof parsed.key !== 'string') {
+  const key = parseJsonObject(body).member('key');
+  if (typeof key !== 'string') {
     throw NodeError.badRequest(
       'parse request payload error: missing string member "key" (the BCS-serialized key as hex)',
     );
   }
-  const key = parseHexBytes(parsed.key);
-  if (key === null) {
-    throw NodeError.badRequest(`parse request payload error: "key" is not hex bytes: ${JSON.stringify(parsed.key)}`);
+  const bytes = parseHexBytes(key);
+  if (bytes === null) {
+    throw NodeError.badRequest(`parse request payload error: "key" is not hex bytes: ${JSON.stringify(key)}`);
   }
-  return key;
+  return bytes;
 }
 
 export function parseRawItem(raw: RawRead): ReadRequest {
@@ -137,24 +160,29 @@ export function parseView(raw: RawRead, vendor: VendorNames): ReadRequest {
       `unsupported content type '${raw.contentType ?? 'none'}': view takes ${JSON_TYPE} or ${vendor.viewBcsMediaType}`,
     );
   }
-  const { parsed, members } = parseJsonObject(raw.body);
-  const fn = typeof parsed.function === 'string' ? parseEntryFunctionId(parsed.function) : null;
+  const json = parseJsonObject(raw.body);
+  const members = json.members;
+  const named = json.member('function');
+  const fn = typeof named === 'string' ? parseEntryFunctionId(named) : null;
   if (fn === null) {
     throw NodeError.badRequest(
-      `parse request payload error: "function" must be an entry function id {address}::{module}::{function}, got ${JSON.stringify(parsed.function)}`,
+      `parse request payload error: "function" must be an entry function id {address}::{module}::{function}, got ${JSON.stringify(json.written('function'))}`,
     );
   }
-  if (!Array.isArray(parsed.type_arguments)) {
+  const types = json.member('type_arguments');
+  if (!Array.isArray(types)) {
     throw NodeError.badRequest('parse request payload error: "type_arguments" must be an array of Move types');
   }
-  const typeArgs = parsed.type_arguments.map((t) => (typeof t === 'string' ? parseTypeTag(t) : null));
+  const typeArgs = types.map((t) => (typeof t === 'string' ? parseTypeTag(t) : null));
   const badType = typeArgs.indexOf(null);
   if (badType >= 0) {
+    const written = json.written('type_arguments') as unknown[];
     throw NodeError.badRequest(
-      `parse request payload error: type_arguments[${badType}] is not a Move type: ${JSON.stringify(parsed.type_arguments[badType])}`,
+      `parse request payload error: type_arguments[${badType}] is not a Move type: ${JSON.stringify(written[badType])}`,
     );
   }
-  if (!Array.isArray(parsed.arguments)) {
+  // Only its kind matters here: the canonical text of an array starts with its bracket.
+  if (members.get('arguments')?.[0] !== '[') {
     throw NodeError.badRequest('parse request payload error: "arguments" must be an array');
   }
   // Canonical: the function and types in their long forms, the arguments with

@@ -15,24 +15,24 @@ import {
   requireJsonBody,
   withQuery,
 } from './params.js';
-import { parseJsonObject } from './parse-read.js';
+import { type JsonObjectBody, parseJsonObject } from './parse-read.js';
 import { BY_LEDGER_VERSION, type RawRead, type RouteDescriptor } from './route.js';
 import { stateReadOf } from './state-reads.js';
 
 const FAMILY = 'tables';
 
-function jsonBody(raw: RawRead, route: string): ReturnType<typeof parseJsonObject> {
+function jsonBody(raw: RawRead, route: string): JsonObjectBody {
   requireJsonBody(raw, route);
   return parseJsonObject(raw.body);
 }
 
 /** A member that must be a Move type string, in its canonical form. */
-function typeMember(parsed: Record<string, unknown>, name: string): string {
-  const text = parsed[name];
+function typeMember(json: JsonObjectBody, name: string): string {
+  const text = json.member(name);
   const tag = typeof text === 'string' ? parseTypeTag(text) : null;
   if (tag === null)
     throw NodeError.badRequest(
-      `parse request payload error: "${name}" must be a Move type, got ${JSON.stringify(text)}`,
+      `parse request payload error: "${name}" must be a Move type, got ${JSON.stringify(json.written(name))}`,
     );
   return formatTypeTag(tag);
 }
@@ -47,11 +47,11 @@ const tableItem: RouteDescriptor = {
   parse(raw: RawRead): ReadRequest {
     const handle = addressParam(raw, 'table_handle');
     const version = ledgerVersion(raw);
-    const { parsed, members } = jsonBody(raw, 'tables/item');
-    const keyType = typeMember(parsed, 'key_type');
-    const valueType = typeMember(parsed, 'value_type');
+    const json = jsonBody(raw, 'tables/item');
+    const keyType = typeMember(json, 'key_type');
+    const valueType = typeMember(json, 'value_type');
     // The key is any JSON value; a node checks it against key_type after its version check.
-    const key = members.get('key');
+    const key = json.members.get('key');
     if (key === undefined) throw NodeError.badRequest('parse request payload error: missing member "key"');
     const { format, accept } = answerFormat(raw);
     return {
@@ -79,11 +79,12 @@ const stateValue: RouteDescriptor = {
   url: '/v1/experimental/state_values/raw',
   parse(raw: RawRead): ReadRequest {
     const version = ledgerVersion(raw);
-    const { parsed } = jsonBody(raw, 'state_values/raw');
-    const key = typeof parsed.key === 'string' ? parseHexBytes(parsed.key) : null;
+    const json = jsonBody(raw, 'state_values/raw');
+    const asked = json.member('key');
+    const key = typeof asked === 'string' ? parseHexBytes(asked) : null;
     if (key === null) {
       throw NodeError.badRequest(
-        `parse request payload error: "key" must be the BCS-serialized state key as hex, got ${JSON.stringify(parsed.key)}`,
+        `parse request payload error: "key" must be the BCS-serialized state key as hex, got ${JSON.stringify(json.written('key'))}`,
       );
     }
     // BCS only, as raw_item.

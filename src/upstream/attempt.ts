@@ -115,12 +115,13 @@ export class NodeAttempts {
       throw call.signal?.aborted || isShed(err) ? err : new CountedFailure(err);
     }
     if (isOverloaded(got)) throw new NodeShedding(got.retryAfterMs);
-    const verdict = await this.deps.nodes.judge(node, got, {
+    const judging = this.deps.nodes.judge(node, got, {
       latest: plan.latest,
       probedAtSend,
       receivedAt: node.clock(),
       timeoutMs: call.timeoutMs,
     });
+    const verdict = judging instanceof Promise ? await judging : judging;
     if (verdict !== null) throw new CountedFailure(new ImplausibleAnswer(verdict));
     if (got.status >= 500) throw new CountedFailure(null, got);
     return got;
@@ -165,9 +166,8 @@ export class NodeAttempts {
   private unfinished(node: NodeState, err: Error, call: NodeCall): void {
     if (!(err instanceof NodeError && err.reason === 'deadline')) return;
     this.deps.onUnfinished?.(node.name);
-    const reqId = call.headers?.['x-request-id'];
     this.deps.logger.warn(
-      { reqId, upstream: node.name },
+      { reqId: call.requestId, upstream: node.name },
       "upstream misbehaving: it did not deliver a passthrough answer whole by the deadline (routing.deadlineMs); the answer is cut off and the node's call ended",
     );
   }
@@ -176,9 +176,8 @@ export class NodeAttempts {
   private logUnexpected(node: NodeState, cause: unknown, call: NodeCall): void {
     const inner = cause instanceof NodeError ? cause.cause : cause;
     if (inner === undefined) return;
-    const reqId = call.headers?.['x-request-id'];
     this.deps.logger.warn(
-      { reqId, upstream: node.name, err: loggedError(inner, this.deps.logger) },
+      { reqId: call.requestId, upstream: node.name, err: loggedError(inner, this.deps.logger) },
       'node call failed unexpectedly',
     );
   }

@@ -229,8 +229,9 @@ export class UpstreamPool {
 function readCall(req: ReadRequest, context: ReadContext | undefined): Call {
   const headers: Record<string, string> = { accept: req.accept };
   if (req.contentType !== undefined) headers['content-type'] = req.contentType;
-  if (context?.requestId !== undefined) headers['x-request-id'] = context.requestId;
+  const requestId = context?.requestId;
+  if (requestId !== undefined) headers['x-request-id'] = requestId;
   const sdk = context?.sdkClient;
   if (sdk !== undefined) headers[sdk.name] = sdk.value;
-  return { method: req.method, path: req.path, headers, body: req.method === 'POST' ? req.body : undefined };
+  return { method: req.method, path: req.path, headers, requestId, body: req.method === 'POST' ? req.body : undefined };
 }

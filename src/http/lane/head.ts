@@ -8,6 +8,8 @@
 // So the lane never answers a request node:http would frame differently, or
 // refuse.
 
+import { latin1 } from '../../wire/latin1.js';
+
 export interface LaneHead {
   method: 'GET' | 'HEAD' | 'POST';
   /** the request target, origin-form */
@@ -86,6 +88,38 @@ function oneOf(buf: Buffer, at: number, end: number, words: readonly Buffer[]): 
   return NONE;
 }
 
+/**
+ * Field names most requests carry, by length: found in place, case-insensitively,
+ * they are these (interned) strings, and no string is made and lower-cased for them.
+ */
+const KNOWN_NAMES: Array<Array<[string, Buffer]>> = [];
+for (const name of [
+  'host',
+  'accept',
+  'origin',
+  'connection',
+  'user-agent',
+  'content-type',
+  'x-request-id',
+  'content-length',
+  'accept-encoding',
+  'accept-language',
+]) {
+  (KNOWN_NAMES[name.length] ??= []).push([name, Buffer.from(name, 'latin1')]);
+}
+
+/** The known name of the tchar bytes `buf[start..end)`, if it is one (tchar `| 0x20` is lower case only for letters). */
+function knownName(buf: Buffer, start: number, end: number): string | undefined {
+  const known = KNOWN_NAMES[end - start];
+  if (known === undefined) return undefined;
+  for (const [name, bytes] of known) {
+    let i = 0;
+    while (i < bytes.length && (buf[start + i]! | 0x20) === bytes[i]) i++;
+    if (i === bytes.length) return name;
+  }
+  return undefined;
+}
+
 /** The head of the request at `start` in `buf`. */
 export function parseHead(buf: Buffer, start: number, limits: HeadLimits): HeadOutcome {
   const end = Math.min(buf.length, start + limits.maxHeadBytes);
@@ -104,7 +138,7 @@ export function parseHead(buf: Buffer, start: number, limits: HeadLimits): HeadO
   while (TARGET[buf[at]!] === 1) at++;
   if (at >= end) return more();
   if (buf[at] !== SP) return HAND_OFF;
-  const url = buf.toString('latin1', targetStart, at);
+  const url = latin1(buf, targetStart, at);
   at++;
   // The version.
   const minor = oneOf(buf, at, end, VERSIONS) as 0 | 1 | typeof CUT | typeof NONE;
@@ -127,7 +161,7 @@ export function parseHead(buf: Buffer, start: number, limits: HeadLimits): HeadO
     while (TCHAR[buf[at]!] === 1) at++;
     if (at >= end) return more();
     if (buf[at] !== COLON || at === nameStart) return HAND_OFF;
-    const name = buf.toString('latin1', nameStart, at).toLowerCase();
+    const name = knownName(buf, nameStart, at) ?? latin1(buf, nameStart, at).toLowerCase();
     at++;
     while (buf[at] === SP || buf[at] === HTAB) at++;
     const valueStart = at;
@@ -145,7 +179,7 @@ export function parseHead(buf: Buffer, start: number, limits: HeadLimits): HeadO
     if (name in headers || HANDED_OFF_FIELDS.has(name)) return HAND_OFF;
     // Whitespace after a Content-Length's digits llhttp refuses, and after a Connection option it reads otherwise.
     if (valueEnd !== at - 2 && (name === 'content-length' || name === 'connection')) return HAND_OFF;
-    headers[name] = buf.toString('latin1', valueStart, valueEnd);
+    headers[name] = latin1(buf, valueStart, valueEnd);
   }
   return framed(method, url, minor, headers, at - start, limits);
 }

@@ -6,7 +6,7 @@
 // to the connection as one buffer.
 import { type IncomingHttpHeaders, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import type { PublicReply, PublicRequest } from '../../edge/message.js';
+import type { HeadBlock, PublicReply, PublicRequest } from '../../edge/message.js';
 import type { LaneHead } from './head.js';
 
 export class LaneRequest implements PublicRequest {
@@ -16,6 +16,8 @@ export class LaneRequest implements PublicRequest {
   readonly httpVersionMajor = 1;
   readonly httpVersionMinor: number;
   readonly complete = true;
+  /** the lane takes only requests for a cached route (lane.ts) */
+  readonly servedByEntry = true;
 
   constructor(
     head: LaneHead,
@@ -56,8 +58,14 @@ export class LaneReply implements PublicReply {
   last: boolean;
   /** headers set before writeHead (the drain's Connection: close): [lower-case name, name, value] */
   private preset: Array<[string, string, string]> | undefined;
-  private head = '';
+  /** the head in order: kept bytes, and text serialised for this reply */
+  private head: Array<Buffer | string> = [];
   private listeners: Array<[string, () => void]> | undefined;
+  /** what the head's own lines say of the lines node:http adds */
+  private date = false;
+  private connection: string | undefined = undefined;
+  private length = false;
+  private defaultKeepAlive = true;
 
   constructor(
     readonly req: LaneRequest,
@@ -78,49 +86,77 @@ export class LaneReply implements PublicReply {
   }
 
   writeHead(status: number, headers: string[]): this {
-    this.statusCode = status;
-    let head = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'unknown'}\r\n`;
-    let date = false;
-    let connection: string | undefined;
-    let length = false;
-    let defaultKeepAlive = true;
-    const take = (name: string, value: string): void => {
-      head += `${name}: ${value}\r\n`;
-      if (name.length < 4 || name.length > 17) return;
-      switch (name.toLowerCase()) {
-        case 'date':
-          date = true;
-          break;
-        case 'connection':
-          connection = value;
-          break;
-        case 'content-length':
-          length = true;
-          break;
-        case 'keep-alive':
-          defaultKeepAlive = false;
-          break;
-      }
-    };
+    let lines = '';
     if (this.preset === undefined) {
-      for (let i = 0; i < headers.length; i += 2) take(headers[i]!, headers[i + 1]!);
+      for (let i = 0; i < headers.length; i += 2) lines += this.line(headers[i]!, headers[i + 1]!);
     } else {
       // As node:http does when headers were set before writeHead: each name of `headers` replaces its entry.
       for (let i = 0; i < headers.length; i += 2) this.setHeader(headers[i]!, headers[i + 1]!);
-      for (const [, name, value] of this.preset) take(name, value);
+      for (const [, name, value] of this.preset) lines += this.line(name, value);
     }
-    if (!length) throw new Error('a lane reply states its Content-Length');
-    if (!date) head += `Date: ${utcDate()}\r\n`;
+    return this.headed(status, [statusLine(status), lines]);
+  }
+
+  /** The head as blocks: kept bytes go as they are, the other lines are serialised here. */
+  writeBlocks(status: number, blocks: readonly HeadBlock[]): this {
+    if (this.preset !== undefined) {
+      const flat: string[] = [];
+      for (const block of blocks) for (const item of block.pairs) flat.push(item);
+      return this.writeHead(status, flat);
+    }
+    const head: Array<Buffer | string> = [statusLine(status)];
+    let lines = '';
+    for (const block of blocks) {
+      const bytes = block.bytes;
+      if (bytes !== undefined) {
+        if (lines !== '') head.push(lines);
+        lines = '';
+        head.push(bytes);
+        continue;
+      }
+      const pairs = block.pairs;
+      for (let i = 0; i < pairs.length; i += 2) lines += this.line(pairs[i]!, pairs[i + 1]!);
+    }
+    if (lines !== '') head.push(lines);
+    return this.headed(status, head);
+  }
+
+  /** One header line, noting what it says of the lines node:http adds. */
+  private line(name: string, value: string): string {
+    if (name.length >= 4 && name.length <= 17) {
+      switch (name.toLowerCase()) {
+        case 'date':
+          this.date = true;
+          break;
+        case 'connection':
+          this.connection = value;
+          break;
+        case 'content-length':
+          this.length = true;
+          break;
+        case 'keep-alive':
+          this.defaultKeepAlive = false;
+          break;
+      }
+    }
+    return `${name}: ${value}\r\n`;
+  }
+
+  /** The head's own lines are in `head`: node:http's Date and Connection lines, and the blank line, follow. */
+  private headed(status: number, head: Array<Buffer | string>): this {
+    this.statusCode = status;
+    if (!this.length) throw new Error('a lane reply states its Content-Length');
+    if (!this.date) head.push(dateLine());
+    const connection = this.connection;
     if (connection !== undefined) {
       if (CONNECTION_CLOSE.test(connection)) this.last = true;
+      head.push(CRLF);
     } else if (this.keepAlive) {
-      head += 'Connection: keep-alive\r\n';
-      const timeout = this.sink.keepAliveTimeout;
-      if (timeout && defaultKeepAlive) head += `Keep-Alive: timeout=${Math.floor(timeout / 1000)}\r\n`;
+      head.push(keepAliveLines(this.defaultKeepAlive ? this.sink.keepAliveTimeout : 0));
     } else {
-      head += 'Connection: close\r\n';
+      head.push(CLOSE_LINES);
     }
-    this.head = head + '\r\n';
+    this.head = head;
     this.headersSent = true;
     return this;
   }
@@ -130,10 +166,21 @@ export class LaneReply implements PublicReply {
     const status = this.statusCode;
     const hasBody =
       chunk !== undefined && this.req.method !== 'HEAD' && status !== 204 && status !== 304 && status >= 200;
-    const headLength = Buffer.byteLength(this.head, 'latin1');
+    const head = this.head;
+    let headLength = 0;
+    for (let i = 0; i < head.length; i++) headLength += head[i]!.length;
+    // One buffer, one write: a reply's head and body are copied once, into it.
     const bytes = Buffer.allocUnsafe(headLength + (hasBody ? chunk.length : 0));
-    bytes.write(this.head, 0, headLength, 'latin1');
-    if (hasBody) chunk.copy(bytes, headLength);
+    let at = 0;
+    for (let i = 0; i < head.length; i++) {
+      const part = head[i]!;
+      if (typeof part === 'string') at += bytes.write(part, at, 'latin1');
+      else {
+        bytes.set(part, at);
+        at += part.length;
+      }
+    }
+    if (hasBody) bytes.set(chunk, at);
     this.bytes = bytes;
     this.sink.ready(this);
     return this;
@@ -159,12 +206,38 @@ export class LaneReply implements PublicReply {
   }
 }
 
-/** node:http's Date value: one string a second. */
-let dateCache: string | undefined;
-function utcDate(): string {
+const CRLF = Buffer.from('\r\n', 'latin1');
+const CLOSE_LINES = Buffer.from('Connection: close\r\n\r\n', 'latin1');
+
+/** Status lines by status, serialised once. */
+const statusLines = new Map<number, Buffer>();
+function statusLine(status: number): Buffer {
+  let line = statusLines.get(status);
+  if (line === undefined) {
+    line = Buffer.from(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'unknown'}\r\n`, 'latin1');
+    statusLines.set(status, line);
+  }
+  return line;
+}
+
+/** node:http's lines of a kept-alive connection and the blank line, for the last keepAliveTimeout seen (0: no Keep-Alive line). */
+let keepAliveMs = -1;
+let keepAliveBytes = CRLF;
+function keepAliveLines(timeoutMs: number): Buffer {
+  if (timeoutMs !== keepAliveMs) {
+    keepAliveMs = timeoutMs;
+    const keepAlive = timeoutMs ? `Keep-Alive: timeout=${Math.floor(timeoutMs / 1000)}\r\n` : '';
+    keepAliveBytes = Buffer.from(`Connection: keep-alive\r\n${keepAlive}\r\n`, 'latin1');
+  }
+  return keepAliveBytes;
+}
+
+/** node:http's Date line: serialised once a second. */
+let dateCache: Buffer | undefined;
+function dateLine(): Buffer {
   if (dateCache === undefined) {
     const now = new Date();
-    dateCache = now.toUTCString();
+    dateCache = Buffer.from(`Date: ${now.toUTCString()}\r\n`, 'latin1');
     setTimeout(() => (dateCache = undefined), 1000 - now.getMilliseconds()).unref();
   }
   return dateCache;

@@ -98,25 +98,32 @@ export class NodeSet {
 
   /**
    * Judges the snapshot of `node`'s answer (plausibility.ts), asking the node
-   * again when it is beyond what the rate allows. An offence is counted here.
+   * again (then asynchronously) when it is beyond what the rate allows. An offence is counted here.
    */
-  async judge(
+  judge(
     node: NodeState,
     answer: NodeAnswer,
     how: { latest: boolean; probedAtSend: ProbeRecord | null; receivedAt: number; timeoutMs: number },
-  ): Promise<SnapshotVerdict> {
+  ): SnapshotVerdict | Promise<SnapshotVerdict> {
     const info = answer.ledger;
     if (info === null || info.chainId !== this.chain.current()) return null;
-    const fallback = this.topProbe();
-    let verdict = judgeSnapshot(node, info, { ...how, versionsPerSecond: this.fastestRate(), fallback });
+    // The most advanced probe of the chain: what a node with no probe of its own is judged against.
+    const fallback = this.topOf((n) => n.probed);
+    const verdict = judgeSnapshot(node, info, { ...how, versionsPerSecond: this.fastestRate(), fallback });
     if (verdict === 'unsure') {
-      const probe = await withinMs(this.prober.probe(node, how.receivedAt), how.timeoutMs);
-      if (probe === null) return 'unconfirmed';
-      if (confirmedBy(node, info, probe)) return null;
-      verdict = 'ahead';
+      const probe = withinMs(this.prober.probe(node, how.receivedAt), how.timeoutMs);
+      return probe.then((fresh) => this.confirmed(node, info, fresh));
     }
     if (verdict !== null) this.misbehaving.offence(node, verdict, info);
     return verdict;
+  }
+
+  /** An answer ahead of what the rate allows: borne out by a fresh probe of its node, or an offence. */
+  private confirmed(node: NodeState, info: LedgerInfo, probe: LedgerInfo | null): SnapshotVerdict {
+    if (probe === null) return 'unconfirmed';
+    if (confirmedBy(node, info, probe)) return null;
+    this.misbehaving.offence(node, 'ahead', info);
+    return 'ahead';
   }
 
   /** An answer's snapshot, judged plausible: the node's, and (once it counts) the watermark's. */
@@ -272,11 +279,6 @@ export class NodeSet {
       if (top === null || version(t) > version(top)) top = t;
     }
     return top;
-  }
-
-  /** The most advanced probe of the chain: what a node with no probe of its own is judged against. */
-  private topProbe(): ProbeRecord | null {
-    return this.topOf((n) => n.probed);
   }
 
   /** The fastest advance of any node of the chain lately. */

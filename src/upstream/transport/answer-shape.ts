@@ -2,7 +2,7 @@
 // relays nothing else), and what its headers say (the ledger snapshot, gas used,
 // the cursor, Retry-After, an error body's codes).
 import { ERROR_STATUSES, isErrorCode, NodeError } from '../../errors.js';
-import { decodeGasUsed, decodeLedgerHeaders, type LedgerHeaderNames } from '../../ledger/headers.js';
+import { decodeGasUsed, type LedgerHeaderDecoder, type LedgerHeaderNames } from '../../ledger/headers.js';
 import type { NodeAnswer } from '../../model/node-answer.js';
 import { mediaType } from '../../wire/media-type.js';
 import { firstHeader, type RawAnswer } from './node-call.js';
@@ -16,10 +16,10 @@ import { firstHeader, type RawAnswer } from './node-call.js';
  */
 export function shapeAnswer(
   raw: RawAnswer,
-  how: { node: string; names: LedgerHeaderNames; passthrough: boolean },
+  how: { node: string; names: LedgerHeaderNames; ledger: LedgerHeaderDecoder; passthrough: boolean },
 ): NodeAnswer {
   const { status, headers, body } = raw;
-  const { node, names, passthrough } = how;
+  const { node, names, ledger, passthrough } = how;
   const contentType = firstHeader(headers['content-type']) ?? '';
   const type = mediaType(contentType);
   const answer: NodeAnswer = {
@@ -28,7 +28,7 @@ export function shapeAnswer(
     contentType,
     body,
     gasUsed: decodeGasUsed(names, headers),
-    ledger: decodeLedgerHeaders(names, headers),
+    ledger: ledger.decode(names, headers),
   };
   // A page's pointer to the next one (resources, modules): part of the answer.
   const cursor = firstHeader(headers[names.cursor]);

@@ -5,7 +5,7 @@
 import { Pool } from 'undici';
 import { redactUrl } from '../../config/index.js';
 import { NodeError } from '../../errors.js';
-import { type LedgerHeaderNames, vendorOfHeaders } from '../../ledger/headers.js';
+import { LedgerHeaderDecoder, type LedgerHeaderNames, vendorOfHeaders } from '../../ledger/headers.js';
 import type { NodeAnswer } from '../../model/node-answer.js';
 import type { AnswerBytes } from './answer-bytes.js';
 import { retryAfterMs, shapeAnswer } from './answer-shape.js';
@@ -17,6 +17,8 @@ export interface NodeCall {
   /** path and query under the node's base url, starting with /v1 */
   path: string;
   headers?: Record<string, string>;
+  /** the id of the client request the call is made for (in `headers` too, as X-Request-Id), for log lines */
+  requestId?: string;
   body?: Buffer;
   timeoutMs: number;
   signal?: AbortSignal;
@@ -84,6 +86,8 @@ export class NodeClient {
   readonly headers: Readonly<Record<string, string>>;
   private readonly pool: Pool;
   private readonly names: LedgerHeaderNames;
+  /** this node's answers repeat their snapshot until its ledger moves: decoded once per snapshot */
+  private readonly ledger = new LedgerHeaderDecoder();
   private readonly basePath: string;
 
   constructor(options: NodeClientOptions) {
@@ -110,7 +114,12 @@ export class NodeClient {
     } catch (err) {
       throw this.failure(err, call.timeoutMs);
     }
-    const answer = shapeAnswer(got, { node: this.name, names: this.names, passthrough: call.passthrough === true });
+    const answer = shapeAnswer(got, {
+      node: this.name,
+      names: this.names,
+      ledger: this.ledger,
+      passthrough: call.passthrough === true,
+    });
     if (got.stream !== undefined) answer.stream = got.stream;
     return answer;
   }
@@ -154,14 +163,7 @@ export class NodeClient {
       {
         method: call.method,
         path: this.basePath + call.path,
-        headers: {
-          // The node's own headers (an API key) win over a passthrough client's.
-          ...call.headers,
-          ...this.headers,
-          // Nodes gzip by default; we keep raw bytes so answers stay byte-identical.
-          'accept-encoding': 'identity',
-          ...(call.body ? { 'content-length': String(call.body.length) } : {}),
-        },
+        headers: this.headersOf(call),
         body: call.body,
       },
       {
@@ -178,6 +180,20 @@ export class NodeClient {
             : { withinMs: call.deliverBy - Date.now(), error: () => this.unfinished() },
       },
     );
+  }
+
+  /** The headers a call is sent with, in one object built in one pass. */
+  private headersOf(call: NodeCall): Record<string, string> {
+    const headers: Record<string, string> = {};
+    const own = call.headers;
+    for (const name in own) headers[name] = own[name]!;
+    // The node's own headers (an API key) win over a passthrough client's.
+    const node = this.headers;
+    for (const name in node) headers[name] = node[name]!;
+    // Nodes gzip by default; we keep raw bytes so answers stay byte-identical.
+    headers['accept-encoding'] = 'identity';
+    if (call.body) headers['content-length'] = String(call.body.length);
+    return headers;
   }
 
   /** Why the call gave no answer, in the proxy's own words; the transport's error is kept as the cause, for the log. */
