@@ -3,7 +3,7 @@
 import type { LedgerInfo } from '../ledger/info.js';
 import type { ReplayedAnswer } from './read.js';
 
-type CacheStatus = 'HIT' | 'MISS' | 'COALESCED' | 'BYPASS' | 'STALE';
+export type CacheStatus = 'HIT' | 'MISS' | 'COALESCED' | 'BYPASS' | 'STALE';
 export type CacheTier = 'memory' | 'redis';
 
 /** How a reply was served. */
