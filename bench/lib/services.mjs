@@ -32,17 +32,17 @@ export class Services {
    * A proxy in front of `simUrl`; `config` is merged over the bench base config. It
    * logs at `logLevel` (default: the proxy's default, info) to its stdout, a pipe
    * this process drains as a container's log collector would; handle.logLines()
-   * counts the lines so far.
+   * counts the lines so far. `plantMicros`: the speed guard's planted cost per memory hit (proc/proxy.mjs).
    */
   async proxy(
     simUrl,
     config = {},
-    { nodeArgs = ['--expose-gc'], name = 'proxy', logLevel = 'info', script = proc('proxy') } = {},
+    { nodeArgs = ['--expose-gc'], name = 'proxy', logLevel = 'info', script = proc('proxy'), plantMicros = 0 } = {},
   ) {
     const full = { upstreams: [{ url: simUrl, name: 'sim' }], ...config };
     const handle = await spawnChild(script, {
       cpu: SERVER_CPU,
-      params: { config: full, logLevel },
+      params: { config: full, logLevel, ...(plantMicros > 0 ? { plantMicros } : {}) },
       nodeArgs,
       name,
       stdout: 'count',

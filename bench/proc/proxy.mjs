@@ -1,5 +1,8 @@
 // The proxy in its own process, built with buildApp from dist/ as main.ts does.
-// BENCH_PARAMS: { config, logLevel } merged over a bench base (127.0.0.1:0, admin off).
+// BENCH_PARAMS: { config, logLevel, plantMicros } merged over a bench base (127.0.0.1:0, admin off).
+// plantMicros (the speed guard's --plant): every memory-tier hit first spins this many
+// µs of CPU, a costlier build made to order, to prove the guard catches it. The
+// proxy's own code never reads it: this process wraps the tier's get from outside.
 // The log level is the proxy's default, info, unless a scenario says otherwise; the
 // log lines go to stdout as main.ts writes them, through the same buffered destination
 // (the bench drains that pipe and counts the lines).
@@ -10,11 +13,13 @@ import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import pino from 'pino';
 import { buildApp } from '../../dist/app.js';
+import { MemoryStore } from '../../dist/cache/memory.js';
 import { parseConfig } from '../../dist/config/index.js';
 import { bufferedLogDestination } from '../../dist/process/log.js';
 import { childParams, cpuMicros, serveRpc } from '../lib/child.mjs';
 
-const { config: overrides = {}, logLevel = 'info' } = childParams();
+const { config: overrides = {}, logLevel = 'info', plantMicros = 0 } = childParams();
+if (plantMicros > 0) plantOnHits(plantMicros);
 const config = parseConfig({
   server: { host: '127.0.0.1', port: 0 },
   admin: { port: 0 },
@@ -66,3 +71,35 @@ serveRpc(
   },
   { url, pid: process.pid },
 );
+
+/**
+ * Every hit of the memory tier first does `micros` µs of work: a loop whose speed is
+ * measured in CPU time when the process starts, so the work costs what code of that
+ * cost would, on a busy machine too (a spin on the wall clock costs less CPU there).
+ * The speed is the fastest of twenty short trials: another process sharing the CPU
+ * slows a trial, and two proxies calibrated in different moments would otherwise
+ * plant different work.
+ */
+function plantOnHits(micros) {
+  let sink = 0;
+  const work = (loops) => {
+    for (let i = 0; i < loops; i++) sink = (sink + i * 31) ^ (sink >>> 3);
+    return sink;
+  };
+  work(1e6);
+  const trial = 5e6;
+  let fastest = Infinity;
+  for (let i = 0; i < 20; i++) {
+    const started = process.cpuUsage();
+    work(trial);
+    const { user, system } = process.cpuUsage(started);
+    fastest = Math.min(fastest, user + system);
+  }
+  const loops = Math.max(1, Math.round((trial / fastest) * micros));
+  const get = MemoryStore.prototype.get;
+  MemoryStore.prototype.get = function plantedGet(key) {
+    const found = get.call(this, key);
+    if (found !== undefined) work(loops);
+    return found;
+  };
+}

@@ -18,6 +18,9 @@ export interface LimitsSettings {
   now?: () => number;
 }
 
+/** Client addresses whose scopes are kept per tenant: clients cycling addresses cannot grow it without bound. */
+const SCOPES_KEPT = 10_000;
+
 /** The counters a request of `tenant` from `address` counts in, with the limits that apply to each. */
 interface Scope {
   key: string;
@@ -28,6 +31,12 @@ interface Scope {
 export class Limits {
   private readonly requests: WindowCounters;
   private readonly units: WindowCounters;
+  /**
+   * Each tenant's scopes by client address, made once: a request then builds no
+   * counter key, and its counters' maps find a string whose hash is known. A
+   * reload's tenants are new objects, so the old ones' scopes go with them.
+   */
+  private readonly scopesKept = new WeakMap<Tenant, Map<string, readonly Scope[]>>();
 
   constructor(settings: LimitsSettings) {
     const { keyPrefix, redis, now } = settings;
@@ -37,7 +46,7 @@ export class Limits {
 
   /** Counts one request; the 429 to answer with when it is over a requestsPerSecond. */
   admit(tenant: Tenant, address: string): NodeError | null {
-    for (const scope of scopes(tenant, address)) {
+    for (const scope of this.scopes(tenant, address)) {
       const limit = scope.limits?.requestsPerSecond;
       if (limit === undefined) continue;
       if (this.requests.add(scope.key, 1) > limit)
@@ -48,7 +57,7 @@ export class Limits {
 
   /** The 429 a request that needs a node gets once node units are spent; null while some are left. */
   nodeWorkRefusal(tenant: Tenant, address: string): NodeError | null {
-    for (const scope of scopes(tenant, address)) {
+    for (const scope of this.scopes(tenant, address)) {
       const limit = scope.limits?.nodeUnitsPerMinute;
       if (limit !== undefined && this.units.total(scope.key) >= limit)
         return tooMany(`${scope.what} has spent its nodeUnitsPerMinute (${limit})`, limit, this.units);
@@ -58,8 +67,23 @@ export class Limits {
 
   /** Charges node units, once it is known that a node answered. */
   charge(tenant: Tenant, address: string, units: number): void {
-    for (const scope of scopes(tenant, address))
+    for (const scope of this.scopes(tenant, address))
       if (scope.limits?.nodeUnitsPerMinute !== undefined) this.units.add(scope.key, units);
+  }
+
+  private scopes(tenant: Tenant, address: string): readonly Scope[] {
+    let byAddress = this.scopesKept.get(tenant);
+    if (byAddress === undefined) {
+      byAddress = new Map();
+      this.scopesKept.set(tenant, byAddress);
+    }
+    let found = byAddress.get(address);
+    if (found === undefined) {
+      if (byAddress.size >= SCOPES_KEPT) byAddress.clear();
+      found = scopesOf(tenant, address);
+      byAddress.set(address, found);
+    }
+    return found;
   }
 
   /** Shares the counts not shared yet (at shutdown). */
@@ -69,7 +93,7 @@ export class Limits {
   }
 }
 
-function scopes(tenant: Tenant, address: string): Scope[] {
+function scopesOf(tenant: Tenant, address: string): Scope[] {
   if (tenant.byAddress)
     return [{ key: `address:${tenant.name}:${address}`, limits: tenant, what: `client ${address}` }];
   const out: Scope[] = [{ key: `tenant:${tenant.name}`, limits: tenant, what: `tenant ${tenant.name}` }];

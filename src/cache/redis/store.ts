@@ -7,6 +7,7 @@
 import { LRUCache } from 'lru-cache';
 import type { StoredAnswer } from '../../model/read.js';
 import { type EntryFault, encodeAnswer, entryFamily, entryPurges, readEntry } from './codec.js';
+import { BatchedGets } from './batched-gets.js';
 import { FillChannel } from './fill-channel.js';
 import { tryFillLock } from './fill-lock.js';
 import { CacheGeneration } from '../generation.js';
@@ -38,6 +39,7 @@ const LOGGED_CORRUPT_KEYS = 1024;
 export class RedisStore implements AnswerStore {
   readonly tier = 'redis' as const;
   readonly #commands: RedisCommands;
+  readonly #gets: BatchedGets;
   readonly #fills: FillChannel;
   readonly #purges: PurgeChannel;
   readonly #index: PurgeIndex | undefined;
@@ -49,6 +51,7 @@ export class RedisStore implements AnswerStore {
     checkRedisClientOptions(options);
     this.#options = options;
     this.#commands = new RedisCommands(redisClient(options, 'cache'), options.keyPrefix, options.commandTimeoutMs);
+    this.#gets = new BatchedGets(this.#commands);
     const subscriber = redisClient(options, 'fill-channel');
     this.#fills = new FillChannel(this.#commands, subscriber);
     this.generation = options.generation ?? new CacheGeneration();
@@ -88,7 +91,7 @@ export class RedisStore implements AnswerStore {
     const redisKey = commands.prefix + key;
     let raw: Buffer | null;
     try {
-      raw = await commands.bounded(commands.redis.getBuffer(redisKey));
+      raw = await this.#gets.get(redisKey);
     } catch (err) {
       commands.fail('get', err, redisKey);
       return undefined;
