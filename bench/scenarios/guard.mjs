@@ -52,7 +52,7 @@ const KINDS = ['hit', 'miss'];
  * so planting several in one run proves each as a run of its own would. The proxy's
  * code never reads it. Returns µs by route id, or null.
  */
-export function plantOf(argv = process.argv) {
+function plantOf(argv = process.argv) {
   const arg = argv.find((a) => a.startsWith('--plant='));
   if (arg === undefined) return null;
   const planted = {};
