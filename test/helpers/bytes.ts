@@ -11,5 +11,9 @@ export function u64le(n: bigint): Buffer {
   return b;
 }
 
+/** Byte arrays one after another, as one. */
+export const concatBytes = (...parts: Array<ArrayLike<number>>): Uint8Array =>
+  Uint8Array.from(parts.flatMap((p) => Array.from(p)));
+
 /** sha256 of a text, in hex (how tenant keys are listed in a config). */
 export const sha256Hex = (text: string): string => createHash('sha256').update(text).digest('hex');

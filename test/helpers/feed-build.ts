@@ -113,7 +113,8 @@ export function onChain(spec: OnChainSpec): OnChainParts {
   };
 }
 
-function uleb(n: number): Uint8Array {
+/** A length or variant index in BCS: ULEB128. */
+export function uleb(n: number): Uint8Array {
   const out: number[] = [];
   let v = n;
   while (v >= 0x80) {

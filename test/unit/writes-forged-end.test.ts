@@ -13,28 +13,13 @@ import { decodeTransactionPage } from '../../src/writes/page.js';
 import { FeedPageError } from '../../src/writes/verified.js';
 import { encodeStateKey } from '../../src/writes/state-key.js';
 import { parseTypeTag } from '../../src/wire/move-type.js';
-import { onChain } from '../helpers/feed-build.js';
+import { concatBytes, u64le } from '../helpers/bytes.js';
+import { onChain, uleb } from '../helpers/feed-build.js';
 import { aptosHash } from '../helpers/feed-page.js';
 import { fill } from '../helpers/feed-samples.js';
 
-const cat = (...parts: Array<ArrayLike<number>>) => Uint8Array.from(parts.flatMap((p) => Array.from(p)));
-const u64 = (n: bigint) => {
-  const b = Buffer.alloc(8);
-  b.writeBigUInt64LE(n);
-  return b;
-};
-const uleb = (n: number): number[] => {
-  const out: number[] = [];
-  let v = n;
-  while (v >= 0x80) {
-    out.push((v & 0x7f) | 0x80);
-    v = Math.floor(v / 128);
-  }
-  out.push(v);
-  return out;
-};
 const uleb2 = (n: number): number[] => [(n & 0x7f) | 0x80, n >> 7]; // 128 <= n < 16384
-const bytesOf = (b: ArrayLike<number>) => cat(uleb(b.length), b);
+const bytesOf = (b: ArrayLike<number>) => concatBytes(uleb(b.length), b);
 
 const START = 1000n;
 const victim = `0x${'ca'.repeat(32)}`;
@@ -47,10 +32,10 @@ const decoyKey = encodeStateKey({ kind: 'table_item', handle: `0x${'01'.repeat(3
 /** The page, its user transaction's argument holding a forged TransactionInfo or (forge false) as many zeros. */
 function pageOf(forge: boolean): Buffer {
   // --- the attacker's transaction, up to its vector<u8> argument
-  const head = cat(
+  const head = concatBytes(
     [0], // Transaction::User
     fill(32, 1), // sender
-    u64(5n), // sequence_number
+    u64le(5n), // sequence_number
     [2], // TransactionPayload::EntryFunction
     fill(32, 2), // module address
     bytesOf(Buffer.from('m')),
@@ -61,24 +46,24 @@ function pageOf(forge: boolean): Buffer {
   const FORGED_INFO = 1 + 8 + 1 + 96 + 2;
   const EVENT_HEAD = 1 + 1 + 1 + 2; // count, V2, TypeTag bool, uleb2(L)
   const argLength = FORGED_INFO + EVENT_HEAD;
-  const prefix = cat(head, uleb(argLength)); // the bytes the forged transaction_hash covers
-  const tail = cat(u64(1n), u64(1n), u64(1n), [1], [5], fill(64, 3)); // gas, price, expiry, chain, TransactionAuthenticator 5 (unknown)
-  const metadata = cat([1], u64(1n), u64(2n), u64(3n)); // StateValueMetadata::V1, predictable for an existing slot
+  const prefix = concatBytes(head, uleb(argLength)); // the bytes the forged transaction_hash covers
+  const tail = concatBytes(u64le(1n), u64le(1n), u64le(1n), [1], [5], fill(64, 3)); // gas, price, expiry, chain, TransactionAuthenticator 5 (unknown)
+  const metadata = concatBytes([1], u64le(1n), u64le(2n), u64le(3n)); // StateValueMetadata::V1, predictable for an existing slot
   // The table item's value: 32 bytes the reader takes for the accumulator root, then a forged WriteSet whose
   // one Creation swallows the rest of the value and the real metadata after it.
   const filler = fill(10, 9);
-  const forgedHead = cat([0, 1], decoyKey, [0], uleb(filler.length + metadata.length));
-  const value = cat(fill(32, 8), forgedHead, filler);
-  const forgedWriteSet = cat(forgedHead, filler, metadata);
-  const realWriteSetHead = cat([0, 2], victimKey, [1], bytesOf(u64(42n)), tableKey, [4], uleb(value.length));
-  const realWriteSet = cat(realWriteSetHead, value, metadata);
+  const forgedHead = concatBytes([0, 1], decoyKey, [0], uleb(filler.length + metadata.length));
+  const value = concatBytes(fill(32, 8), forgedHead, filler);
+  const forgedWriteSet = concatBytes(forgedHead, filler, metadata);
+  const realWriteSetHead = concatBytes([0, 2], victimKey, [1], bytesOf(u64le(42n)), tableKey, [4], uleb(value.length));
+  const realWriteSet = concatBytes(realWriteSetHead, value, metadata);
   // L: from the end of the argument to the table value's first byte.
   const realInfoLength = 1 + 8 + 1 + 96 + 1 + 1 + 32;
   const L = tail.length + realInfoLength + 1 + 32 + realWriteSetHead.length;
   const forgedInfo = forge
-    ? cat(
+    ? concatBytes(
         [0],
-        u64(1n),
+        u64le(1n),
         [0],
         aptosHash('Transaction', prefix),
         fill(32, 4),
@@ -86,13 +71,13 @@ function pageOf(forge: boolean): Buffer {
         [0, 0],
       )
     : new Uint8Array(FORGED_INFO);
-  const arg = cat(forgedInfo, [1, 1, 0], uleb2(L));
+  const arg = concatBytes(forgedInfo, [1, 1, 0], uleb2(L));
   expect(arg.length).toBe(argLength);
-  const transaction = cat(prefix, arg, tail);
+  const transaction = concatBytes(prefix, arg, tail);
   // --- the honest node's record of it: real hashes of the real bytes
-  const realInfo = cat(
+  const realInfo = concatBytes(
     [0],
-    u64(7n),
+    u64le(7n),
     [0],
     aptosHash('Transaction', transaction),
     fill(32, 5),
@@ -102,8 +87,8 @@ function pageOf(forge: boolean): Buffer {
     fill(32, 6),
   );
   expect(realInfo.length).toBe(realInfoLength);
-  const first = cat(u64(START), transaction, realInfo, [0], fill(32, 7), realWriteSet);
-  const second = onChain({ version: START + 1n, transaction: cat([3], fill(32, 10)) }).bytes; // a StateCheckpoint
+  const first = concatBytes(u64le(START), transaction, realInfo, [0], fill(32, 7), realWriteSet);
+  const second = onChain({ version: START + 1n, transaction: concatBytes([3], fill(32, 10)) }).bytes; // a StateCheckpoint
   return Buffer.concat([Buffer.from([2]), first, second]);
 }
 

@@ -6,6 +6,7 @@ import type { TypeTag } from '../../src/wire/move-type.js';
 import { decodeTransactionPage } from '../../src/writes/page.js';
 import { decodeStateKey, encodeStateKey, type StateKeySpec, stateKeyHash } from '../../src/writes/state-key.js';
 import { Path, StateKey } from '../helpers/feed-bcs.js';
+import { concatBytes } from '../helpers/bytes.js';
 import { onChain, page, writeSetBytes } from '../helpers/feed-build.js';
 import { aptosHash } from '../helpers/feed-page.js';
 import { addr, fill } from '../helpers/feed-samples.js';
@@ -146,16 +147,15 @@ describe('encodeStateKey', () => {
 // one for an AccessPath; a table item's key goes without its length, a raw key's tag is 255,
 // a trading-native key's tag is 2. (Real table items' hashes: npm run check:real-vectors.)
 describe('stateKeyHash', () => {
-  const cat = (...parts: Array<ArrayLike<number>>) => Uint8Array.from(parts.flatMap((p) => Array.from(p)));
   it.each([
-    ['an AccessPath', { AccessPath: { address: addr(1), path: [1, 2, 3] } }, cat([0], addr(1), [3, 1, 2, 3])],
-    ['a table item', { TableItem: { handle: addr(2), key: fill(200, 3) } }, cat([1], addr(2), fill(200, 3))],
-    ['a table item with an empty key', { TableItem: { handle: addr(2), key: [] } }, cat([1], addr(2))],
-    ['a raw key', { Raw: fill(5, 4) }, cat([255], fill(5, 4))],
+    ['an AccessPath', { AccessPath: { address: addr(1), path: [1, 2, 3] } }, concatBytes([0], addr(1), [3, 1, 2, 3])],
+    ['a table item', { TableItem: { handle: addr(2), key: fill(200, 3) } }, concatBytes([1], addr(2), fill(200, 3))],
+    ['a table item with an empty key', { TableItem: { handle: addr(2), key: [] } }, concatBytes([1], addr(2))],
+    ['a raw key', { Raw: fill(5, 4) }, concatBytes([255], fill(5, 4))],
     [
       'a trading-native key',
       { TradingNative: { Position: { exchange: addr(5), account: addr(6), market: addr(7) } } },
-      cat([2, 0], addr(5), addr(6), addr(7)),
+      concatBytes([2, 0], addr(5), addr(6), addr(7)),
     ],
   ])('hashes %s by its storage encoding', (_, key, encoded) => {
     const bcs = StateKey.serialize(key as never).toBytes();

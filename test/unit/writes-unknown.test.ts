@@ -4,6 +4,7 @@
 // bounded, and the bound holds.
 import { describe, expect, it } from 'vitest';
 import { MAX_CANDIDATES } from '../../src/writes/delimit.js';
+import { concatBytes } from '../helpers/bytes.js';
 import { decodeTransactionPage } from '../../src/writes/page.js';
 import { FeedPageError } from '../../src/writes/verified.js';
 import { Events, StateKey, WriteOp } from '../helpers/feed-bcs.js';
@@ -32,17 +33,16 @@ const raw = RawTransaction.serialize({
   expiration_timestamp_secs: 1n,
   chain_id: 1,
 }).toBytes();
-const bytes = (...parts: Array<ArrayLike<number>>) => Uint8Array.from(parts.flatMap((p) => Array.from(p)));
 
 /** Transactions with something the reader does not know, or walks to another end than their hash's. */
 const UNDELIMITED: Array<[string, Uint8Array]> = [
   // User, SingleSender, SingleKey, AnyPublicKey::Ed25519, then an AnySignature variant after SlhDsa.
-  ['an AnySignature variant', bytes([0], raw, [4, 2, 0, 32], fill(32, 1), [9], fill(90, 2))],
-  ['an AccountAuthenticator variant', bytes([0], raw, [4, 6], fill(50, 3))],
-  ['a TransactionAuthenticator variant', bytes([0], raw, [5], fill(120, 4))],
-  ['a TransactionPayload variant (EncryptedPayload)', bytes([0], addr(1), fill(8, 5), [5], fill(300, 6))],
-  ['a Transaction variant', bytes([7], fill(64, 7))],
-  ['a value the walk ends before (a field it does not know)', bytes(known, [1, 2, 3])],
+  ['an AnySignature variant', concatBytes([0], raw, [4, 2, 0, 32], fill(32, 1), [9], fill(90, 2))],
+  ['an AccountAuthenticator variant', concatBytes([0], raw, [4, 6], fill(50, 3))],
+  ['a TransactionAuthenticator variant', concatBytes([0], raw, [5], fill(120, 4))],
+  ['a TransactionPayload variant (EncryptedPayload)', concatBytes([0], addr(1), fill(8, 5), [5], fill(300, 6))],
+  ['a Transaction variant', concatBytes([7], fill(64, 7))],
+  ['a value the walk ends before (a field it does not know)', concatBytes(known, [1, 2, 3])],
 ];
 
 /** A page of a known transaction, the one under test, and another known one. */
@@ -94,13 +94,13 @@ describe('a transaction the reader cannot walk', () => {
   it(`hashes no more than ${MAX_CANDIDATES} candidate ends in a page`, () => {
     // Bytes of 0 and 1 read as a TransactionInfo at nearly every offset (variant, gas, Success or OutOfGas, hashes, options).
     const noise = (n: number) => Uint8Array.from({ length: n }, (_, i) => (i * 2654435761) >>> 31);
-    const withNoise = (n: number) => bytes([0], raw, [4, 6], noise(n), fill(20, 1));
+    const withNoise = (n: number) => concatBytes([0], raw, [4, 6], noise(n), fill(20, 1));
     expect(writesOf(threeWith({ transaction: withNoise(MAX_CANDIDATES - 1000) }).body)[1]!.sort()).toEqual(keys);
     expect(failure(threeWith({ transaction: withNoise(MAX_CANDIDATES + 1000) }).body).reason).toBe('unknown_variant');
   });
 
   it('does not hash a candidate whose transaction_hash holds a run no digest holds: zeros cost a read each', () => {
-    const withZeros = bytes([0], raw, [4, 6], new Uint8Array(4 * MAX_CANDIDATES), fill(20, 1));
+    const withZeros = concatBytes([0], raw, [4, 6], new Uint8Array(4 * MAX_CANDIDATES), fill(20, 1));
     expect(writesOf(threeWith({ transaction: withZeros }).body)[1]!.sort()).toEqual(keys);
   });
 });
@@ -111,12 +111,12 @@ describe('events the reader cannot walk', () => {
     .slice(1);
   // Two events: a V1 { key: { creation_number, account_address }, sequence_number, type_tag, event_data }, then a V2.
   const event = (typeTag: ArrayLike<number>) =>
-    bytes([2, 0], fill(8, 1), addr(1), fill(8, 2), typeTag, [3, 1, 2, 3], second);
+    concatBytes([2, 0], fill(8, 1), addr(1), fill(8, 2), typeTag, [3, 1, 2, 3], second);
   const EVENTS: Array<[string, Uint8Array]> = [
     ['a TypeTag variant', event([0x30])],
     ['a TypeTag variant inside a vector', event([6, 6, 0x12 + 1])],
     ['a FunctionParamOrReturnTag variant', event([11, 1, 3, 2])],
-    ['a ContractEvent variant', bytes([1, 2], fill(40, 4))],
+    ['a ContractEvent variant', concatBytes([1, 2], fill(40, 4))],
   ];
 
   it.each(EVENTS)('with %s are delimited by the write set after them', (_, events) => {
@@ -138,13 +138,13 @@ describe('what nothing else vouches for', () => {
   });
 
   it.each([
-    ['a WriteOp variant', bytes([0, 1], StateKey.serialize(STATE_KEYS[0]!.key).toBytes(), [6, 1, 9])],
-    ['a StateKey variant', bytes([0, 1], [3, 2, 1, 1], WriteOp.serialize({ Deletion: true }).toBytes())],
+    ['a WriteOp variant', concatBytes([0, 1], StateKey.serialize(STATE_KEYS[0]!.key).toBytes(), [6, 1, 9])],
+    ['a StateKey variant', concatBytes([0, 1], [3, 2, 1, 1], WriteOp.serialize({ Deletion: true }).toBytes())],
     [
       'a StateValueMetadata variant',
-      bytes([0, 1], StateKey.serialize(STATE_KEYS[0]!.key).toBytes(), [5, 2], fill(16, 1)),
+      concatBytes([0, 1], StateKey.serialize(STATE_KEYS[0]!.key).toBytes(), [5, 2], fill(16, 1)),
     ],
-    ['a WriteSet variant', bytes([1, 0])],
+    ['a WriteSet variant', concatBytes([1, 0])],
   ])('in the write set, %s with its hash: unknown_variant', (_, writes) => {
     const err = failure(threeWith({ transaction: known, writeSet: writes }).body);
     expect({ reason: err.reason, version: err.version }).toEqual({ reason: 'unknown_variant', version: START + 1n });
