@@ -31,8 +31,11 @@ export async function feedWorkload(ctx) {
   const on = await feedRun(ctx, universe, true);
   const ratio = on.nodeCalls / on.clientCalls / (off.nodeCalls / off.clientCalls);
   const answered = on.feedAnswers / on.generated.latestCovered;
+  const forwards = Object.entries(on.feedForwards)
+    .map(([reason, n]) => `${reason} ${n}`)
+    .join(', ');
   log(
-    `  feed off: ${off.nodeCalls} node calls for ${off.clientCalls} client calls; on: ${on.nodeCalls} (${on.pages} of them feed pages) for ${on.clientCalls}; ${on.feedAnswers} of ${on.generated.latestCovered} covered latest reads answered from the feed`,
+    `  feed off: ${off.nodeCalls} node calls for ${off.clientCalls} client calls; on: ${on.nodeCalls} (${on.pages} of them feed pages) for ${on.clientCalls}; ${on.feedAnswers} of ${on.generated.latestCovered} covered latest reads answered from the feed; the rest went to a node: ${forwards}`,
   );
   const hitCost = await feedHitCost(ctx);
   const raw = { mix: WALLET_WRITES_MIX, pinnedShare: PINNED_SHARE, zipfS: ZIPF_S, sim: FEED_SIM_PARAMS, off, on };
@@ -54,7 +57,7 @@ export async function feedWorkload(ctx) {
       unit: 'share',
       target: ANSWERED_TARGET,
       pass: meets(answered, ANSWERED_TARGET),
-      display: `${answered.toFixed(3)} (${on.feedAnswers} of ${on.generated.latestCovered} latest reads of an account, a coin store or a raw_item)`,
+      display: `${answered.toFixed(3)} (${on.feedAnswers} of ${on.generated.latestCovered} latest reads of an account, a coin store or a raw_item; the rest went to a node: ${forwards})`,
       raw,
     },
     hitCost,
@@ -88,12 +91,12 @@ async function feedRun(ctx, universe, enabled) {
   await load.call('run', spec(mode.walletWarmS, 1));
   await ctx.quiet(name);
   const c1 = await sim.call('counters');
-  const answers1 = feedAnswers(await proxy.call('metrics'));
+  const counts1 = feedCounts(await proxy.call('metrics'));
   const meter = cpuMeter({ proxy: proxy.info.pid, sim: sim.info.pid, load: load.info.pid });
   const measured = await load.call('run', spec(mode.walletMeasureS, 2));
   const cpu = meter();
   const c2 = await sim.call('counters');
-  const answers2 = feedAnswers(await proxy.call('metrics'));
+  const counts2 = feedCounts(await proxy.call('metrics'));
   await services.stop(proxy);
   if (measured.errors + measured.timeouts > 0)
     throw new Error(`${name}: ${measured.errors} errors, ${measured.timeouts} timeouts`);
@@ -101,7 +104,8 @@ async function feedRun(ctx, universe, enabled) {
     clientCalls: measured.sent,
     nodeCalls: nodeCalls(c2) - nodeCalls(c1),
     pages: (c2.byRoute.feed ?? 0) - (c1.byRoute.feed ?? 0),
-    feedAnswers: answers2 - answers1,
+    feedAnswers: counts2.answers - counts1.answers,
+    feedForwards: forwardsBetween(counts1, counts2),
     generated: measured.workloadStats,
     xCache: measured.headerCounts,
     statusCodes: measured.statusCodes,
@@ -109,10 +113,26 @@ async function feedRun(ctx, universe, enabled) {
   };
 }
 
-/** The sum of ledger_proxy_feed_answers_total over its routes, from a /metrics text. */
-function feedAnswers(text) {
-  let sum = 0;
-  for (const line of text.split('\n'))
-    if (line.startsWith('ledger_proxy_feed_answers_total{')) sum += Number(line.split(' ').at(-1));
-  return sum;
+/**
+ * From a /metrics text: ledger_proxy_feed_answers_total summed over its routes, and
+ * ledger_proxy_feed_forwards_total summed by reason.
+ */
+function feedCounts(text) {
+  const counts = { answers: 0, forwards: {} };
+  for (const line of text.split('\n')) {
+    const value = Number(line.split(' ').at(-1));
+    if (line.startsWith('ledger_proxy_feed_answers_total{')) counts.answers += value;
+    else if (line.startsWith('ledger_proxy_feed_forwards_total{')) {
+      const reason = /reason="([^"]+)"/.exec(line)?.[1] ?? '?';
+      counts.forwards[reason] = (counts.forwards[reason] ?? 0) + value;
+    }
+  }
+  return counts;
+}
+
+/** What `after` counts more than `before`, reason by reason. */
+function forwardsBetween(before, after) {
+  const out = {};
+  for (const [reason, n] of Object.entries(after.forwards)) out[reason] = n - (before.forwards[reason] ?? 0);
+  return out;
 }

@@ -8,6 +8,7 @@
 // node itself: the page costs about what its own node call would, once for all. It
 // waits only while a page is on its way: a feed that nodes refuse, or one paced by
 // intervalMs, is not waited for.
+import type { FeedVerdict } from '../model/feed-verdict.js';
 import type { ReadRequest, StoredAnswer } from '../model/read.js';
 import { idsReadBy } from './dependencies.js';
 import type { WriteIndex } from './write-index.js';
@@ -45,23 +46,32 @@ export class FeedJudge {
     return covered !== null && covered.to >= latest;
   }
 
-  /** Is `answer`, stored for `req` at its version, the answer a node gives at `latest`? */
-  unchanged(req: ReadRequest, answer: StoredAnswer, latest: bigint): boolean {
-    if (!this.covers(latest)) return false;
+  /** Is `answer`, stored for `req` at its version, the answer a node gives at `latest`, and if not, why? */
+  verdict(req: ReadRequest, answer: StoredAnswer, latest: bigint): FeedVerdict {
+    if (!this.covers(latest)) return this.uncovered();
     const ids = this.#idsOf(req, answer);
-    return ids !== null && this.index.unchanged(ids, answer.version, latest);
+    if (ids === null) return 'unjudged';
+    return this.index.unchanged(ids, answer.version, latest) ? 'unchanged' : 'written';
+  }
+
+  /** Why the feed does not cover the newest version: it covers nothing, or not that far yet. */
+  uncovered(): 'stopped' | 'behind' {
+    return this.enabled && this.index.covered !== null ? 'behind' : 'stopped';
   }
 
   /**
-   * Could the feed still judge `answer` unchanged once it covers more: nothing it
-   * reads written as far as the feed has verified (or the answer newer than that)?
+   * The verdict on `answer` as far as the feed has verified: unchanged when nothing
+   * it reads was written up to there (or the answer is newer), so it may still be
+   * judged unchanged once the feed covers more.
    */
-  mayStayUnchanged(req: ReadRequest, answer: StoredAnswer): boolean {
+  verdictSoFar(req: ReadRequest, answer: StoredAnswer): FeedVerdict {
     const covered = this.enabled ? this.index.covered : null;
-    if (covered === null) return false;
+    if (covered === null) return 'stopped';
     const ids = this.#idsOf(req, answer);
-    if (ids === null) return false;
-    return answer.version >= covered.to || this.index.unchanged(ids, answer.version, covered.to);
+    if (ids === null) return 'unjudged';
+    return answer.version >= covered.to || this.index.unchanged(ids, answer.version, covered.to)
+      ? 'unchanged'
+      : 'written';
   }
 
   /**

@@ -1,8 +1,9 @@
 // The change feed's metrics (SPEC-feed rule 9): whether it is on and covering,
 // the last version it verified and how far that is behind the newest version
-// known, the pages and bytes it took, the latest reads it answered by route, and
-// its stops by reason.
+// known, the pages and bytes it took, the latest reads it answered by route (and
+// why the others went to a node), and its stops by reason.
 import { Counter, Gauge, type Registry } from 'prom-client';
+import type { FeedForwardReason } from '../model/feed-verdict.js';
 
 /** What the feed is now, read at scrape time. */
 export interface FeedState {
@@ -24,6 +25,7 @@ export class FeedMetrics {
   private readonly versions: Counter;
   private readonly answers: Counter<'route'>;
   private readonly stops: Counter<'reason'>;
+  private readonly forwards: Counter<'route' | 'reason'>;
 
   constructor(registers: Registry[], state: () => FeedState) {
     this.pages = new Counter({
@@ -45,6 +47,12 @@ export class FeedMetrics {
       name: 'ledger_proxy_feed_answers_total',
       help: 'Latest reads answered from the cache because the change feed showed nothing they read was written since (X-Cache: HIT), by route',
       labelNames: ['route'],
+      registers,
+    });
+    this.forwards = new Counter({
+      name: 'ledger_proxy_feed_forwards_total',
+      help: 'Latest reads of a route the change feed covers that went to a node while it is on, by route and reason (written: the stored answer was written since; not_stored: no answer to judge; behind: the feed had not verified the newest version; stopped: it covers nothing; unjudged: the answer does not say what it reads)',
+      labelNames: ['route', 'reason'],
       registers,
     });
     this.stops = new Counter({
@@ -115,6 +123,10 @@ export class FeedMetrics {
 
   answer(route: string): void {
     this.answers.labels(route).inc();
+  }
+
+  forward(route: string, reason: FeedForwardReason): void {
+    this.forwards.labels(route, reason).inc();
   }
 
   stop(reason: string): void {

@@ -13,6 +13,7 @@ import { cacheKeyText, latestKeyText } from '../cache/key.js';
 import type { LedgerInfo } from '../ledger/info.js';
 import type { Watermark } from '../ledger/watermark.js';
 import { asError } from '../process/log-error.js';
+import type { FeedForwardReason } from '../model/feed-verdict.js';
 import type { NodeAnswer } from '../model/node-answer.js';
 import type { ReadRequest, StoredAnswer } from '../model/read.js';
 import type { LatestAnswer, LatestAnswers } from './latest-answers.js';
@@ -45,6 +46,8 @@ export interface LatestReadsDeps {
   feed?: LatestFeed;
   /** told of every latest read the feed answered, by route */
   onFeedAnswer?: (route: string) => void;
+  /** told of every latest read of a route the feed covers that went to a node while the feed is on, by route and why */
+  onFeedForward?: (route: string, reason: FeedForwardReason) => void;
 }
 
 export class LatestReads {
@@ -69,21 +72,32 @@ export class LatestReads {
     mayWait: boolean,
   ): Promise<ReadResult> | ReadResult | undefined {
     const feed = this.deps.feed;
-    if (feed === undefined || req.route.stateRead === undefined) return undefined;
+    if (feed === undefined || !feed.enabled || req.route.stateRead === undefined) return undefined;
     const latest = this.deps.watermark.current();
-    if (latest === null || latest.chainId !== chain) return undefined;
+    if (latest === null || latest.chainId !== chain) return this.forwardedBecause(req, 'stopped');
     const { tiers } = this.deps;
     const key = latestKeyText(this.deps.vendor.vendor, chain, req, this.deps.generation.current);
     const stored = tiers.memory.get(key);
     if (feed.covers(latest.ledgerVersion)) {
-      if (stored !== undefined && feed.unchanged(req, stored, latest.ledgerVersion))
-        return this.feedHit(req, stored, latest, 'memory');
+      const verdict = stored === undefined ? 'not_stored' : feed.verdict(req, stored, latest.ledgerVersion);
+      if (verdict === 'unchanged') return this.feedHit(req, stored!, latest, 'memory');
       // Another instance may have stored a newer answer.
-      return tiers.hasShared ? this.fromShared(req, chain, key, stored, latest, context) : undefined;
+      if (tiers.hasShared) return this.fromShared(req, chain, key, stored, verdict, latest, context);
+      return this.forwardedBecause(req, verdict);
     }
-    if (!mayWait || (stored === undefined ? !tiers.hasShared : !feed.mayStayUnchanged(req, stored))) return undefined;
+    if (!mayWait) return this.forwardedBecause(req, feed.uncovered());
+    const soFar =
+      stored === undefined ? (tiers.hasShared ? 'unchanged' : 'not_stored') : feed.verdictSoFar(req, stored);
+    if (soFar !== 'unchanged') return this.forwardedBecause(req, soFar);
     const covered = feed.whenCovers(latest.ledgerVersion);
-    return covered?.then(() => this.fromFeed(req, chain, context, false) ?? this.forwarded(req, chain, context));
+    if (covered === undefined) return this.forwardedBecause(req, feed.uncovered());
+    return covered.then(() => this.fromFeed(req, chain, context, false) ?? this.forwarded(req, chain, context));
+  }
+
+  /** Counts why a covered read goes to a node; undefined, for fromFeed to say so. */
+  private forwardedBecause(req: ReadRequest, reason: FeedForwardReason): undefined {
+    this.deps.onFeedForward?.(req.route.name, reason);
+    return undefined;
   }
 
   private forwarded(req: ReadRequest, chain: number, context?: ReadContext): Promise<ReadResult> {
@@ -132,24 +146,33 @@ export class LatestReads {
     });
   }
 
-  /** The shared tier's newest answer, when the feed proves it still the latest; else the read goes on as usual. */
+  /**
+   * The shared tier's newest answer, when the feed proves it still the latest;
+   * else the read goes on as usual, for the reason `local` (the memory tier's
+   * answer, if any) was judged by, unless the shared one was judged.
+   */
   private async fromShared(
     req: ReadRequest,
     chain: number,
     key: string,
     local: StoredAnswer | undefined,
+    localVerdict: FeedForwardReason,
     latest: LedgerInfo,
     context?: ReadContext,
   ): Promise<ReadResult> {
     const { tiers, feed } = this.deps;
     const since = tiers.purges;
     const shared = await tiers.fromShared(key);
+    let reason = localVerdict;
     if (shared !== undefined && (local === undefined || shared.version > local.version)) {
-      if (feed!.unchanged(req, shared, latest.ledgerVersion)) {
+      const verdict = feed!.verdict(req, shared, latest.ledgerVersion);
+      if (verdict === 'unchanged') {
         tiers.remember(key, shared, since);
         return this.feedHit(req, shared, latest, 'redis');
       }
+      reason = verdict;
     }
+    this.forwardedBecause(req, reason);
     return this.forwarded(req, chain, context);
   }
 

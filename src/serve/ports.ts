@@ -1,6 +1,7 @@
 // What the read path needs of the nodes and of the shared tier: the upstream pool
 // and the Redis store implement these, and serve/ knows them only by these.
 import type { Announcement, AnswerStore, FillLock, FillOutcome, PurgeListener } from '../cache/store.js';
+import type { FeedVerdict } from '../model/feed-verdict.js';
 import type { NodeAnswer } from '../model/node-answer.js';
 import type { ReadContext } from '../model/read-context.js';
 import type { ReadRequest, StoredAnswer } from '../model/read.js';
@@ -11,10 +12,12 @@ export interface LatestFeed {
   readonly enabled: boolean;
   /** Can it judge any answer at `latest` now? When not, nothing is looked up for it. */
   covers(latest: bigint): boolean;
-  /** Is `answer`, stored for `req` at its version, what a node answers at `latest`? */
-  unchanged(req: ReadRequest, answer: StoredAnswer, latest: bigint): boolean;
-  /** Could `answer` still be judged unchanged once the feed covers more? */
-  mayStayUnchanged(req: ReadRequest, answer: StoredAnswer): boolean;
+  /** Is `answer`, stored for `req` at its version, what a node answers at `latest`, and if not, why? */
+  verdict(req: ReadRequest, answer: StoredAnswer, latest: bigint): FeedVerdict;
+  /** The verdict as far as the feed has verified: 'unchanged' when `answer` may still be judged unchanged once it covers more. */
+  verdictSoFar(req: ReadRequest, answer: StoredAnswer): FeedVerdict;
+  /** Why the feed does not cover the newest version now. */
+  uncovered(): 'stopped' | 'behind';
   /** Settles once the feed covers `latest` (or gives up); undefined when a read should not wait for it. */
   whenCovers(latest: bigint): Promise<void> | undefined;
 }

@@ -6,6 +6,7 @@ import { CacheGeneration } from '../cache/generation.js';
 import type { MemoryStore } from '../cache/memory.js';
 import type { PruneClock } from '../ledger/prune-clock.js';
 import type { Watermark } from '../ledger/watermark.js';
+import type { FeedForwardReason } from '../model/feed-verdict.js';
 import { FillCoordinator, type FillSettings } from '../serve/fill.js';
 import { LatestReads } from '../serve/latest.js';
 import type { LatestAnswers } from '../serve/latest-answers.js';
@@ -45,6 +46,8 @@ export interface ReadPathDeps {
   feed?: LatestFeed;
   /** told of every latest read the feed answered, by route */
   onFeedAnswer?: (route: string) => void;
+  /** told of every covered latest read that went to a node while the feed is on, by route and why */
+  onFeedForward?: (route: string, reason: FeedForwardReason) => void;
 }
 
 const VERIFY_OFF: VerifySettings = { mode: 'off', sampleRatio: 0 };
@@ -76,6 +79,7 @@ export function readThroughOf(deps: ReadPathDeps): ReadThrough {
     onStale: deps.onStale,
     feed: deps.feed,
     onFeedAnswer: deps.onFeedAnswer,
+    onFeedForward: deps.onFeedForward,
   });
   const purge = new CachePurge({
     ...{ vendor, nodes, tiers, generation, logger },

@@ -89,6 +89,7 @@ export function buildReads(config: Config, deps: ReadsDeps): Reads {
     onVerify: (outcome) => metrics.verify(outcome),
     feed: deps.feed,
     onFeedAnswer: (route) => metrics.feed.answer(route),
+    onFeedForward: (route, reason) => metrics.feed.forward(route, reason),
   });
   warnIfUnverifiable(config, logger);
   const redisStates = () => clients.map((client) => ({ client: client.name, state: client.state() }));

@@ -144,4 +144,32 @@ describe('latest.changeFeed', () => {
     expect((await readLatest(p.url, read)).headers['x-cache']).toBe('MISS');
     await untilAnswered(p, read);
   });
+
+  it('tells why a covered latest read went to a node: nothing stored to judge, then written since', async () => {
+    const node = await sparseSim(UNIVERSE, { startVersion: 2000n });
+    const p = await proxy([node], { routing: { probeIntervalMs: 50 }, ...FEED });
+    const forwards = (reason: string) =>
+      metricValue(p.app, 'ledger_proxy_feed_forwards_total', { route: 'account', reason });
+    await until(async () => (await metricValue(p.app, 'ledger_proxy_feed_covering')) === 1, 5000, 'the feed covering');
+    const read = accountRead(node, 'application/x-bcs');
+    expect((await readLatest(p.url, read)).headers['x-cache']).toBe('MISS');
+    expect(await forwards('not_stored')).toBe(1);
+    await untilAnswered(p, read);
+    // The ledger moves to the next version that writes the account's Account resource.
+    const model = node.writes!;
+    const key = model.universe.keys.find((k) => k.kind === 'account' && read.path.endsWith(k.owner))!;
+    const now = node.ledger.info().ledgerVersion;
+    let written = now + 1n;
+    while (model.lastWriteAt(key, written) !== written) written++;
+    node.ledger.advance(Number(written - now));
+    await until(
+      async () => (await metricValue(p.app, 'ledger_proxy_feed_version')) >= Number(written),
+      5000,
+      `the feed past version ${written}`,
+    );
+    const reply = await readLatest(p.url, read);
+    expect(reply.headers['x-cache']).toBe('MISS');
+    expect(await forwards('written')).toBe(1);
+    expect(await forwards('behind')).toBe(0);
+  });
 });
