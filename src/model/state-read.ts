@@ -15,6 +15,11 @@ export type AccountWrites =
 export interface StateRead {
   /** the StateKeys (their BCS bytes, as a write set holds them) the answer is read from */
   readonly keys: readonly Uint8Array[];
+  /**
+   * StateKeys the answer needs to exist without reading their value (an account an
+   * older node checks before it answers): only their removal changes the answer
+   */
+  readonly existing?: readonly Uint8Array[];
   /** accounts (0x + 64 lower-case hex digits) and which of their writes change the answer too */
   readonly accounts: ReadonlyArray<{ readonly address: string; readonly writes: AccountWrites }>;
   /** A module published or upgraded anywhere changes the answer. */

@@ -10,7 +10,9 @@
 //   expanded by their modules' metadata); the Features resource;
 // - a list of modules: any Code write at a.
 // Older nodes answer account_not_found for a resource, a module or a list of an
-// account that does not exist: every account route reads the Account resource too.
+// account that does not exist: their answers need the Account resource to exist.
+// A 200 says it did (or the node does not check), so only its removal changes them;
+// its value does not.
 // Only a 200 is ever judged: a node's 404 names the ledger version it read at in
 // its message ("… and Ledger version(N)"), so the same absence reads differently
 // at another version.
@@ -66,7 +68,8 @@ export function stateReadOf(req: ReadRequest, answer: ReplayedAnswer): StateRead
       const accounts: StateRead['accounts'][number][] = [{ address: target.address, writes: 'group' }];
       if (json) for (const address of addressesOf(tag)) accounts.push({ address, writes: 'code' });
       return {
-        keys: [resourceKey(target.address, tag), module, resourceKey(target.address, ACCOUNT), FEATURES_KEY],
+        keys: [resourceKey(target.address, tag), module, FEATURES_KEY],
+        existing: [resourceKey(target.address, ACCOUNT)],
         accounts,
         frameworkModules: json,
       };
@@ -75,9 +78,13 @@ export function stateReadOf(req: ReadRequest, answer: ReplayedAnswer): StateRead
       return { keys: [FEATURES_KEY], accounts: [{ address: target.address, writes: 'any' }], anyModule: true };
     case 'module': {
       const module = encodeStateKey({ kind: 'code', address: target.address, module: target.name });
-      return { keys: [module, resourceKey(target.address, ACCOUNT)], accounts: [] };
+      return { keys: [module], existing: [resourceKey(target.address, ACCOUNT)], accounts: [] };
     }
     case 'modules':
-      return { keys: [resourceKey(target.address, ACCOUNT)], accounts: [{ address: target.address, writes: 'code' }] };
+      return {
+        keys: [],
+        existing: [resourceKey(target.address, ACCOUNT)],
+        accounts: [{ address: target.address, writes: 'code' }],
+      };
   }
 }

@@ -27,6 +27,8 @@ export interface StateKeyWrite {
   kind: StateKeyKind;
   /** AccessPath keys: the account address, '0x' + 64 lower-case hex digits */
   address?: string;
+  /** the write removes the key (a Deletion or DeletionWithMetadata op); the write set sets it */
+  deleted?: boolean;
 }
 
 type StateKeyKind = 'code' | 'resource' | 'resource_group' | 'access_path' | 'table_item' | 'raw' | 'trading_native';

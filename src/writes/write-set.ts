@@ -14,8 +14,9 @@ export function readWriteSet(c: BcsCursor): StateKeyWrite[] {
   const n = c.length();
   const writes: StateKeyWrite[] = [];
   for (let i = 0; i < n; i++) {
-    writes.push(readStateKeyWrite(c));
-    skipWriteOp(c);
+    const write = readStateKeyWrite(c);
+    if (skipWriteOp(c)) write.deleted = true;
+    writes.push(write);
   }
   return writes;
 }
@@ -25,22 +26,23 @@ export function skipWriteSet(c: BcsCursor): void {
   readWriteSet(c);
 }
 
-function skipWriteOp(c: BcsCursor): void {
+/** Moves past a WriteOp; true when it is a deletion. */
+function skipWriteOp(c: BcsCursor): boolean {
   switch (c.uleb()) {
     case 0:
     case 1:
       c.skipBytes();
-      return;
+      return false;
     case 2:
-      return;
+      return true;
     case 3:
     case 4:
       c.skipBytes();
       skipMetadata(c);
-      return;
+      return false;
     case 5:
       skipMetadata(c);
-      return;
+      return true;
     default:
       throw UNKNOWN_VARIANT;
   }

@@ -23,6 +23,9 @@ function stateRead(req: ReadRequest): StateRead | null {
 }
 
 const ACCOUNT = vectors.stateKeys.find((k) => k.struct === '0x1::account::Account')!;
+/** The hash of the Account resource's StateKey at `address`, as the account route names it. */
+const accountKeyHash = (address: string): string =>
+  hashOf(stateRead(parse('GET', `/v1/accounts/${address}`))!.keys[0]!);
 const RESOURCES = vectors.stateKeys.filter(
   (k) => k.kind.startsWith('AccessPath, Path::Resource') && !k.kind.includes('Group'),
 );
@@ -35,12 +38,15 @@ describe('what a latest answer reads', () => {
     expect(read.accounts).toEqual([]);
   });
 
-  it('a resource reads its own key, its module, the account, and any group at the address', () => {
+  it("a resource reads its own key, its module, and any group at the address, and needs the account's to exist", () => {
     expect(RESOURCES.length).toBeGreaterThan(1);
     for (const vector of RESOURCES) {
       const path = `/v1/accounts/${vector.address}/resource/${encodeURIComponent(vector.struct)}`;
       const bcs = stateRead(parse('GET', path, { accept: 'application/x-bcs' }))!;
       expect(hashOf(bcs.keys[0]!), vector.struct).toBe(vector.state_key_hash);
+      // An older node answers account_not_found without it; the Account's value is not read.
+      expect(bcs.existing?.map(hashOf)).toEqual([accountKeyHash(vector.address)]);
+      expect(bcs.keys).toHaveLength(3);
       expect(bcs.accounts).toEqual([{ address: long(vector.address), writes: 'group' }]);
       expect(bcs.frameworkModules).toBe(false);
       // JSON reads the definitions of the types it shows: the modules at the tag's addresses, and the framework's.
@@ -69,6 +75,11 @@ describe('what a latest answer reads', () => {
     expect(resources.anyModule).toBe(true);
     const modules = stateRead(parse('GET', '/v1/accounts/0x1/modules'))!;
     expect(modules.accounts).toEqual([{ address: long('0x1'), writes: 'code' }]);
+    expect(modules.keys).toEqual([]);
+    expect(modules.existing?.map(hashOf)).toEqual([accountKeyHash('0x1')]);
+    const module = stateRead(parse('GET', '/v1/accounts/0x1/module/coin'))!;
+    expect(module.keys).toHaveLength(1);
+    expect(module.existing?.map(hashOf)).toEqual([accountKeyHash('0x1')]);
   });
 
   it('raw_item reads its table item; state_values/raw the StateKey it names', () => {

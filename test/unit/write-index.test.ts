@@ -169,6 +169,20 @@ describe('write index', () => {
     expect(index.unchanged(reads, 2n, 2n)).toBe(true);
   });
 
+  it("judges an answer that needs a key to exist by the key's removal alone", () => {
+    const index = new WriteIndex(settings);
+    index.restart(1n);
+    const needsOne = idsReadBy({ keys: [], existing: [key(1)], accounts: [] });
+    index.apply([{ version: 1n, writes: [tableItem(1)] }]);
+    expect(index.unchanged(needsOne, 0n, 1n)).toBe(true);
+    // Its value is read by another answer: every write changes that one.
+    expect(index.unchanged(reads([1]), 0n, 1n)).toBe(false);
+    index.apply([{ version: 2n, writes: [{ ...tableItem(1), deleted: true }] }]);
+    expect(index.unchanged(needsOne, 1n, 2n)).toBe(false);
+    index.apply([{ version: 3n, writes: [tableItem(1)] }]);
+    expect(index.unchanged(needsOne, 2n, 3n)).toBe(true);
+  });
+
   it('names a key by its bytes alone, and a class apart from any key', () => {
     expect(idsWrittenBy(tableItem(1))).toEqual(reads([1]));
     const classes = reads([], [{ address: A, writes: 'any' }]);

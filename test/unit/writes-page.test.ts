@@ -235,6 +235,17 @@ describe('decodeTransactionPage', () => {
     expect(decoded!.writes.map((w) => w.key[0])).toEqual([0, 0, 0, 0, 0, 1, 1, 2, 3]);
   });
 
+  it('marks the writes that delete their key, with metadata or without, and no other', () => {
+    for (const [op, deletes] of WRITE_OPS.map(
+      (op) => [op, 'Deletion' in op || 'DeletionWithMetadata' in op] as const,
+    )) {
+      const { body } = page([
+        onChain({ version: 1n, transaction: TRANSACTIONS[0]![1], writeSet: writeSetBytes([[STATE_KEYS[0]!.key, op]]) }),
+      ]);
+      expect(decodeTransactionPage(body, 1n)[0]!.writes[0]!.deleted === true, Object.keys(op)[0]).toBe(deletes);
+    }
+  });
+
   it('reads an empty page as no transactions', () => {
     expect(decodeTransactionPage(Uint8Array.of(0), 5n)).toEqual([]);
   });
@@ -256,7 +267,7 @@ describe('decodeTransactionPage', () => {
       onChain({ version: 0n, transaction: TRANSACTIONS[0]![1], writeSet: writeSetBytes([[key, { Deletion: true }]]) }),
     ]);
     expect(decodeTransactionPage(body, 0n)[0]!.writes).toEqual([
-      { key: Buffer.from(stateKeyBytes(key)), kind: 'resource', address: '0x' + hex(addr(3)) },
+      { key: Buffer.from(stateKeyBytes(key)), kind: 'resource', address: '0x' + hex(addr(3)), deleted: true },
     ]);
   });
 });
