@@ -113,14 +113,21 @@ export function makeWorkload(spec) {
 export const WALLET_WRITES_MIX = { account: 0.25, coin_store: 0.25, raw_item: 0.15, view_json: 0.2, view_bcs: 0.15 };
 const FEED_FORMS = new Set(['account', 'coin_store', 'raw_item']);
 
-/** walletWrites: Zipf over the universe's accounts (and a table key of the same rank). */
+/**
+ * walletWrites: Zipf over the universe's accounts (and a table key of the same rank).
+ * With spec.observeCovered, setup.observe (called by the load process with each
+ * response, its header names in lower case) keeps [form, rank, ledger version,
+ * status] of every covered latest read, for the bench's exact oracle
+ * (lib/feed-oracle.mjs).
+ */
 function walletWrites(spec) {
   const random = prng(spec.seed ?? 1);
   const rank = zipf(spec.accounts.length, spec.s, random);
   const forms = Object.entries(WALLET_WRITES_MIX);
   const stats = { pinned: 0, latest: 0, latestCovered: 0 };
   for (const [form] of forms) stats[form] = 0;
-  const setup = (req) => {
+  const observed = [];
+  const setup = (req, context) => {
     const item = rank();
     const owner = spec.accounts[item];
     const version = random() < spec.pinnedShare ? spec.version : null;
@@ -128,7 +135,9 @@ function walletWrites(spec) {
     let u = random();
     const [form] = forms.find(([, share]) => (u -= share) < 0) ?? forms[forms.length - 1];
     stats[form]++;
-    if (version === null && FEED_FORMS.has(form)) stats.latestCovered++;
+    const covered = version === null && FEED_FORMS.has(form);
+    if (covered) stats.latestCovered++;
+    if (context !== undefined) context.covered = covered ? [form, item] : undefined;
     switch (form) {
       case 'account':
         return apply(req, account(owner, version));
@@ -147,5 +156,13 @@ function walletWrites(spec) {
     }
   };
   setup.stats = stats;
+  if (spec.observeCovered)
+    setup.observe = (status, context, headers) => {
+      if (context.covered === undefined) return;
+      // The vendor names the header (X-Aptos-…, X-Node-… from a generic node).
+      const name = Object.keys(headers).find((h) => /^x-[a-z]+-ledger-version$/.test(h));
+      observed.push([...context.covered, name === undefined ? null : headers[name], status]);
+    };
+  setup.observed = observed;
   return setup;
 }

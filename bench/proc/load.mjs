@@ -36,17 +36,23 @@ async function run(spec) {
   };
   let requests;
   let workloadStats;
+  let observe;
+  let observed;
   if (spec.workload) {
     const setupRequest = makeWorkload(spec.workload);
     workloadStats = setupRequest.stats;
+    observe = setupRequest.observe;
+    observed = setupRequest.observed;
     if (spec.traceId && setupRequest.trace) traces.set(spec.traceId, setupRequest.trace);
     requests = [{ ...base, setupRequest }];
   } else {
     requests = [{ ...base }];
   }
-  if (countHeader) {
-    requests[0].onResponse = (_status, _body, _context, headers) => {
+  if (countHeader || observe) {
+    requests[0].onResponse = (status, _body, context, headers) => {
       const lower = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
+      observe?.(status, context, lower);
+      if (!countHeader) return;
       const value = countHeaders.map((h) => (lower[h] === undefined ? '(none)' : String(lower[h]))).join('/');
       headerCounts[value] = (headerCounts[value] ?? 0) + 1;
     };
@@ -80,6 +86,8 @@ async function run(spec) {
     ...(countHeader ? { headerCounts } : {}),
     // counts of generated requests by kind (includes the first, built before the run starts)
     ...(workloadStats ? { workloadStats } : {}),
+    // what the workload kept of each response it observes (walletWrites' covered reads)
+    ...(observe ? { observed } : {}),
   };
 }
 
