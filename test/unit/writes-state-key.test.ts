@@ -95,6 +95,7 @@ describe('encodeStateKey', () => {
             key: encodeStateKey(s),
             kind: s.kind,
             ...(s.kind === 'table_item' ? {} : { address: s.address }),
+            deleted: true,
           });
         }
       }),
