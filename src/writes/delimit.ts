@@ -51,11 +51,14 @@ export function transactionEndByHash(bytes: Uint8Array, start: number, search = 
 }
 
 /**
- * The end of the events that start at `start`: the offset of the accumulator root hash,
- * the first offset after which 32 bytes and then a WriteSet read whose hash is the
- * state_change_hash at bytes[stateChangeHashAt], and after which comes the version
- * `next` (or, for the page's last transaction, nothing). -1 when there is none (or the
- * search reached its bound).
+ * The end of the events that start at `start`: the one offset of an accumulator root
+ * hash after which a WriteSet reads whose hash is the state_change_hash at
+ * bytes[stateChangeHashAt], and after which comes the version `next` (or, for the
+ * page's last transaction, nothing). The whole rest of the page is searched: event
+ * data is the sender's to choose, and can hold a copy of the real write set followed
+ * by a forged tail of transactions that hides the real ones, so an end is claimed only
+ * when no other offset verifies too. -1 when there is none, more than one, or the
+ * search reached its bound.
  */
 export function eventsEndByWriteSet(
   bytes: Uint8Array,
@@ -67,6 +70,7 @@ export function eventsEndByWriteSet(
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const followed = (end: number): boolean =>
     next === null ? end === bytes.length : end + 8 <= bytes.length && view.getBigUint64(end, true) === next;
+  let found = -1;
   // A WriteSet starts with its variant, 0 (V0).
   for (let at = start; at + 34 <= bytes.length; at++) {
     if (bytes[at + 32] !== 0) continue;
@@ -77,9 +81,11 @@ export function eventsEndByWriteSet(
     if (writeSetEnd === undefined) return -1;
     if (writeSetEnd === null || !followed(writeSetEnd)) continue;
     if (!search.candidate() || !search.spend(writeSetEnd - at - 32)) return -1;
-    if (hashAt(writeSetHash(bytes, at + 32, writeSetEnd), bytes, stateChangeHashAt)) return at;
+    if (!hashAt(writeSetHash(bytes, at + 32, writeSetEnd), bytes, stateChangeHashAt)) continue;
+    if (found >= 0) return -1;
+    found = at;
   }
-  return -1;
+  return found;
 }
 
 /** Whether the 32 bytes at `at` hold a run of one value no digest holds. */

@@ -3,8 +3,8 @@
 // the write set's; where neither can be found, the page is not claimed. The search is
 // bounded, and the bound holds.
 import { describe, expect, it } from 'vitest';
-import { MAX_CANDIDATES } from '../../src/writes/delimit.js';
-import { concatBytes } from '../helpers/bytes.js';
+import { eventsEndByWriteSet, MAX_CANDIDATES } from '../../src/writes/delimit.js';
+import { concatBytes, u64le } from '../helpers/bytes.js';
 import { decodeTransactionPage } from '../../src/writes/page.js';
 import { FeedPageError } from '../../src/writes/verified.js';
 import { Events, StateKey, WriteOp } from '../helpers/feed-bcs.js';
@@ -122,6 +122,19 @@ describe('events the reader cannot walk', () => {
   it.each(EVENTS)('with %s are delimited by the write set after them', (_, events) => {
     const read = writesOf(threeWith({ transaction: known, events }).body);
     expect(read.map((w) => [...w].sort())).toEqual([keys, keys, []]);
+  });
+
+  it('claim no end when a second offset verifies too: event data can hold a copy of the real write set', () => {
+    const next = START + 2n;
+    const hash = aptosHash('WriteSet', writeSet);
+    const end = (root: number) => concatBytes(fill(32, root), writeSet, u64le(next));
+    // The state_change_hash, then events the reader cannot walk, then the real root, write set and next version.
+    const honest = concatBytes(hash, [1, 2, 0x30], fill(40, 3), end(4), known);
+    const realAt = 32 + 3 + 40;
+    expect(eventsEndByWriteSet(honest, 32, 0, next)).toBe(realAt);
+    // The same, with the sender's event data holding a root, a copy of the write set and the next version.
+    const copied = concatBytes(hash, [1, 2, 0x30], end(5), fill(40, 3), end(4), known);
+    expect(eventsEndByWriteSet(copied, 32, 0, next)).toBe(-1);
   });
 
   it.each(EVENTS)('with %s and no write set after them its hash owns is not claimed: unknown_variant', (_, events) => {
