@@ -23,6 +23,7 @@ export class FeedMetrics {
   private readonly pages: Counter;
   private readonly bytes: Counter;
   private readonly versions: Counter;
+  private readonly delimited: Counter;
   private readonly answers: Counter<'route'>;
   private readonly stops: Counter<'reason'>;
   private readonly forwards: Counter<'route' | 'reason'>;
@@ -41,6 +42,11 @@ export class FeedMetrics {
     this.versions = new Counter({
       name: 'ledger_proxy_feed_versions_total',
       help: 'Versions the change feed decoded and verified',
+      registers,
+    });
+    this.delimited = new Counter({
+      name: 'ledger_proxy_feed_delimited_total',
+      help: "Versions the change feed verified whose end (or their events' end) it found by hash: they hold a variant this reader does not know, which a newer ledger-proxy walks",
       registers,
     });
     this.answers = new Counter({
@@ -115,10 +121,12 @@ export class FeedMetrics {
     });
   }
 
-  page(versions: number, bytes: number): void {
+  /** A page taken: its versions, its bytes, and how many of its versions were delimited by hash. */
+  page(versions: number, bytes: number, delimited: number): void {
     this.pages.inc();
     this.bytes.inc(bytes);
     this.versions.inc(versions);
+    this.delimited.inc(delimited);
   }
 
   answer(route: string): void {

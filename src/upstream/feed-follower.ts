@@ -58,8 +58,8 @@ export interface FeedFollowerDeps<V extends { readonly version: bigint }> {
   watermark: Watermark;
   logger: Logger;
   settings: FeedFollowerSettings;
-  /** told of every page taken: its versions and bytes */
-  onPage?(versions: number, bytes: number): void;
+  /** told of every page taken: its versions and its bytes */
+  onPage?(versions: readonly V[], bytes: number): void;
   /** told of every stop, by reason */
   onStop?(reason: FeedStopReason): void;
 }
@@ -190,7 +190,7 @@ export class FeedFollower<V extends { readonly version: bigint }> {
     this.deps.sink.apply(versions);
     this.#lastRefusal = undefined;
     this.#next = versions[versions.length - 1]!.version + 1n;
-    this.deps.onPage?.(versions.length, answer.body.length);
+    this.deps.onPage?.(versions, answer.body.length);
   }
 
   /** A node's error answer for a page: not there yet, or pruned (then start afresh). */

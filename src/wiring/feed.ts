@@ -56,7 +56,8 @@ export function buildChangeFeed(
     watermark,
     logger,
     settings: followerSettings(config),
-    onPage: (versions, bytes) => metrics.feed.page(versions, bytes),
+    onPage: (versions, bytes) =>
+      metrics.feed.page(versions.length, bytes, versions.filter((v) => v.delimited === true).length),
     onStop: (reason) => metrics.feed.stop(reason),
   });
   const apply = async (next: Config): Promise<void> => {

@@ -103,6 +103,11 @@ export class SearchBudget {
   private candidates = 0;
   private work = 0;
 
+  /** Candidates hashed so far. */
+  get hashed(): number {
+    return this.candidates;
+  }
+
   /** Whether one more candidate may be hashed. */
   candidate(): boolean {
     return ++this.candidates <= MAX_CANDIDATES;

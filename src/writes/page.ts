@@ -51,10 +51,12 @@ export function decodeTransactionPage(body: Uint8Array, start: bigint): Verified
     if (c.left < 8) throw fail('truncated');
     if (view.getBigUint64(c.pos, true) !== version) throw fail('not_contiguous');
     c.pos += 8;
+    const searched = search.hashed;
     const transactionHashAt = readTransaction(c, search, fail);
     const next = i + 1 < count ? version + 1n : null;
     const writes = readChanges(c, transactionHashAt + STATE_CHANGE_HASH_AFTER, next, search, fail);
-    verified.push({ version, writes });
+    // Only a search by hash hashes candidates: the walk never does.
+    verified.push(search.hashed === searched ? { version, writes } : { version, writes, delimited: true });
   }
   if (c.left > 0) throw fail('trailing_bytes');
   return verified;

@@ -7,6 +7,12 @@ export interface VerifiedTransaction {
   version: bigint;
   /** every StateKey the version wrote, in its write set's order */
   writes: StateKeyWrite[];
+  /**
+   * true when its end, or its events' end, was found by hash (SPEC-feed rule 7): it
+   * holds a variant this reader does not know, a sign the ledger has a new kind of
+   * transaction, authenticator or event that a newer reader walks
+   */
+  delimited?: true;
 }
 
 /**

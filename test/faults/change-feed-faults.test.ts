@@ -100,6 +100,7 @@ describe('the change feed fails closed', () => {
       const during = await rounds(node, url, reads, 6);
       expect(during.differences).toEqual([]);
       expect(await metricValue(app, 'ledger_proxy_feed_stops_total')).toBe(0);
+      expect(await metricValue(app, 'ledger_proxy_feed_delimited_total')).toBeGreaterThan(0);
       expect(hitShare(during, COVERED)).toBeGreaterThan(0.3);
     });
   }

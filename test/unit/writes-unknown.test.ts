@@ -70,12 +70,15 @@ function failure(body: Uint8Array): FeedPageError {
 
 const writesOf = (body: Uint8Array) =>
   decodeTransactionPage(body, START).map((t) => t.writes.map((w) => w.key.toString('hex')));
+/** Which of a page's transactions were delimited by hash. */
+const delimitedOf = (body: Uint8Array) => decodeTransactionPage(body, START).map((t) => t.delimited === true);
 const keys = STATE_KEYS.map((s) => Buffer.from(StateKey.serialize(s.key).toBytes()).toString('hex')).sort();
 
 describe('a transaction the reader cannot walk', () => {
-  it.each(UNDELIMITED)('with %s is delimited by its hash', (_, transaction) => {
-    const read = writesOf(threeWith({ transaction }).body);
-    expect(read.map((w) => [...w].sort())).toEqual([keys, keys, []]);
+  it.each(UNDELIMITED)('with %s is delimited by its hash, and says so', (_, transaction) => {
+    const { body } = threeWith({ transaction });
+    expect(writesOf(body).map((w) => [...w].sort())).toEqual([keys, keys, []]);
+    expect(delimitedOf(body)).toEqual([false, true, false]);
   });
 
   it.each(UNDELIMITED)('with %s and no end its hash owns is not claimed', (_, transaction) => {
@@ -119,9 +122,10 @@ describe('events the reader cannot walk', () => {
     ['a ContractEvent variant', concatBytes([1, 2], fill(40, 4))],
   ];
 
-  it.each(EVENTS)('with %s are delimited by the write set after them', (_, events) => {
-    const read = writesOf(threeWith({ transaction: known, events }).body);
-    expect(read.map((w) => [...w].sort())).toEqual([keys, keys, []]);
+  it.each(EVENTS)('with %s are delimited by the write set after them, and say so', (_, events) => {
+    const { body } = threeWith({ transaction: known, events });
+    expect(writesOf(body).map((w) => [...w].sort())).toEqual([keys, keys, []]);
+    expect(delimitedOf(body)).toEqual([false, true, false]);
   });
 
   it('claim no end when a second offset verifies too: event data can hold a copy of the real write set', () => {
