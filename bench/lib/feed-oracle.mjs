@@ -1,8 +1,8 @@
 // Scenario 4d's exact oracle: how many of the covered latest reads any exact proxy
 // could have answered without a node, given the same reads, the versions their
 // replies carry and the sim's writes. A read of key K answered at version L could
-// be when an earlier read of K was at a version A ≤ L, no version in (A, L] wrote K,
-// and K exists at L (a node's 404 names its version, so it is never answered).
+// be when an earlier read of K was at a version A ≤ L and no version in (A, L] wrote K
+// (its answer then is the same 200, or the same 404 with L in its message).
 // An answer served from the feed is exactly such a read, so what the proxy answered
 // divided by this is how close it comes to what exactness allows.
 import { SimSparseModel } from '../../dist/sim/index.js';
@@ -28,7 +28,7 @@ export function exactlyAnswerable(simWrites, history, observed) {
     const version = BigInt(versionText);
     const read = newest.get(key.index);
     if (read === undefined || version > read) newest.set(key.index, version);
-    if (status !== 200 || read === undefined || read > version) return false;
+    if ((status !== 200 && status !== 404) || read === undefined || read > version) return false;
     const written = model.lastWriteAt(key, version);
     return written === null || written <= read;
   };

@@ -9,8 +9,9 @@
 // waits only while a page is on its way: a feed that nodes refuse, or one paced by
 // intervalMs, is not waited for.
 import type { FeedVerdict } from '../model/feed-verdict.js';
-import type { ReadRequest, StoredAnswer } from '../model/read.js';
+import type { ReadRequest, ReplayedAnswer, StoredAnswer } from '../model/read.js';
 import { idsReadBy } from './dependencies.js';
+import { restatable, restatedAt } from './not-found.js';
 import type { WriteIndex } from './write-index.js';
 
 /** The reads waiting for the feed to cover one version. */
@@ -32,6 +33,8 @@ export class FeedJudge {
    */
   readonly #ids = new WeakMap<StoredAnswer, readonly string[] | null>();
   readonly #waits = new Map<bigint, Wait>();
+  /** each restated answer's bytes at the newest version it was answered at, made once per version */
+  readonly #restated = new WeakMap<StoredAnswer, { at: bigint; answer: ReplayedAnswer }>();
 
   constructor(
     private readonly index: WriteIndex,
@@ -110,10 +113,20 @@ export class FeedJudge {
     wait.resolve();
   }
 
+  /** The bytes a node answers at `latest` for `answer` judged unchanged there (a 404 names the version it read at). */
+  answerAt(answer: StoredAnswer, latest: bigint): ReplayedAnswer {
+    if (answer.status === 200) return answer;
+    const last = this.#restated.get(answer);
+    if (last?.at === latest) return last.answer;
+    const restated = restatedAt(answer, latest);
+    this.#restated.set(answer, { at: latest, answer: restated });
+    return restated;
+  }
+
   #idsOf(req: ReadRequest, answer: StoredAnswer): readonly string[] | null {
     let ids = this.#ids.get(answer);
     if (ids === undefined) {
-      const read = req.route.stateRead?.(req, answer) ?? null;
+      const read = restatable(answer) ? (req.route.stateRead?.(req, answer) ?? null) : null;
       ids = read === null ? null : idsReadBy(read);
       this.#ids.set(answer, ids);
     }

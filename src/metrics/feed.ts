@@ -57,7 +57,7 @@ export class FeedMetrics {
     });
     this.forwards = new Counter({
       name: 'ledger_proxy_feed_forwards_total',
-      help: 'Latest reads of a route the change feed covers that went to a node while it is on, by route and reason (written: the stored answer was written since; not_stored: no answer to judge; behind: the feed had not verified the newest version; stopped: it covers nothing; unjudged: the answer does not say what it reads)',
+      help: 'Latest reads of a route the change feed covers that went to a node while it is on, by route and reason (written: the stored answer was written since; not_stored: no answer to judge; behind: the feed had not verified the newest version; stopped: it covers nothing; unjudged: the stored answer cannot be judged, neither a 200 nor a 404 that names its version once)',
       labelNames: ['route', 'reason'],
       registers,
     });

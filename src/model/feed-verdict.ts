@@ -6,7 +6,7 @@
  * not (the same words name why a covered read was forwarded; not_stored: there was
  * no answer to judge).
  * - written: a version since the answer wrote what it reads
- * - unjudged: the answer's body does not say what it reads (the route cannot tell)
+ * - unjudged: the answer cannot be judged (neither a 200 nor a 404 that names its version once, or the route cannot tell what it reads)
  * - behind: the feed has not verified the newest version yet
  * - stopped: the feed covers nothing (stopped, or not yet started)
  */

@@ -13,9 +13,10 @@
 // account that does not exist: their answers need the Account resource to exist.
 // A 200 says it did (or the node does not check), so only its removal changes them;
 // its value does not.
-// Only a 200 is ever judged: a node's 404 names the ledger version it read at in
-// its message ("… and Ledger version(N)"), so the same absence reads differently
-// at another version.
+// A 404 (the route's deterministic not-found: the state is absent) reads the same
+// state, and the keys a 200 needs to exist are read whole: their creation changes it
+// too. Its message names the version it read at ("… and Ledger version(N)"), which
+// the judge restates at L (freshness/not-found.ts). Nothing else is judged.
 // A JSON rendering reads the definition of every type it shows (its field names),
 // nested field types included. A published struct's fields never change (an
 // upgrade must keep every field's name and type, in order: move-binary-format's
@@ -24,7 +25,7 @@
 // a framework module (0x0 to 0xf: the nested types of most resources, changed only
 // by governance, whose write sets bypass the check).
 import type { ReplayedAnswer, ReadRequest } from '../model/read.js';
-import type { StateRead } from '../model/state-read.js';
+import type { StateRead, StateTarget } from '../model/state-read.js';
 import { parseTypeTag, type TypeTag } from '../wire/move-type.js';
 import { encodeStateKey } from '../writes/state-key.js';
 
@@ -52,8 +53,14 @@ function addressesOf(tag: TypeTag, into = new Set<string>()): Set<string> {
 /** The route descriptors' stateRead: what the answer to `req` reads, from what its parse named. */
 export function stateReadOf(req: ReadRequest, answer: ReplayedAnswer): StateRead | null {
   const target = req.target;
-  if (target === undefined || answer.status !== 200) return null;
-  const json = req.format === 'json';
+  if (target === undefined || (answer.status !== 200 && answer.status !== 404)) return null;
+  const read = readOf(target, req.format === 'json');
+  if (read === null || answer.status === 200 || read.existing === undefined) return read;
+  return { ...read, keys: [...read.keys, ...read.existing], existing: undefined };
+}
+
+/** What a 200 to a request for `target` reads. */
+function readOf(target: StateTarget, json: boolean): StateRead | null {
   switch (target.kind) {
     case 'table_item':
       return { keys: [encodeStateKey({ kind: 'table_item', handle: target.handle, key: target.key })], accounts: [] };

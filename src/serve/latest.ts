@@ -176,10 +176,11 @@ export class LatestReads {
     return this.forwarded(req, chain, context);
   }
 
-  /** A hit: the stored bytes, with the headers of the freshest version known, at which they are the latest. */
+  /** A hit: the stored bytes (a 404's restated at L), with the headers of the freshest version known, L, at which they are the latest. */
   private feedHit(req: ReadRequest, stored: StoredAnswer, latest: LedgerInfo, tier: CacheTier): ReadResult {
     this.deps.onFeedAnswer?.(req.route.name);
-    return readResult(stored, { ledger: latest, cache: 'HIT', tier });
+    const answer = this.deps.feed!.answerAt(stored, latest.ledgerVersion);
+    return readResult(answer, { ledger: latest, cache: 'HIT', tier });
   }
 
   /** A stale reply carries its own snapshot, never the watermark, so its age is visible. */

@@ -4,7 +4,7 @@ import type { Announcement, AnswerStore, FillLock, FillOutcome, PurgeListener } 
 import type { FeedVerdict } from '../model/feed-verdict.js';
 import type { NodeAnswer } from '../model/node-answer.js';
 import type { ReadContext } from '../model/read-context.js';
-import type { ReadRequest, StoredAnswer } from '../model/read.js';
+import type { ReadRequest, ReplayedAnswer, StoredAnswer } from '../model/read.js';
 
 /** The change feed, as the latest read path asks it (freshness/judge.ts implements it). */
 export interface LatestFeed {
@@ -18,6 +18,8 @@ export interface LatestFeed {
   verdictSoFar(req: ReadRequest, answer: StoredAnswer): FeedVerdict;
   /** Why the feed does not cover the newest version now. */
   uncovered(): 'stopped' | 'behind';
+  /** The bytes a node answers at `latest` for an answer judged unchanged there. */
+  answerAt(answer: StoredAnswer, latest: bigint): ReplayedAnswer;
   /** Settles once the feed covers `latest` (or gives up); undefined when a read should not wait for it. */
   whenCovers(latest: bigint): Promise<void> | undefined;
 }

@@ -3,7 +3,7 @@
 // of every covered route (and the routes it does not cover) from several clients
 // through two proxy instances sharing Redis; every reply compared with the sim's
 // answer pinned at the version in its headers. Not one may differ. Most covered
-// reads must be answered without a node.
+// reads must be answered without a node, absent state (a 404) among them.
 import { describe, expect, it } from 'vitest';
 import { COVERED, hitShare, latestReads, newTally, readAndCompare } from '../helpers/change-feed.js';
 import { metricValue } from '../helpers/metrics.js';
@@ -45,6 +45,8 @@ describe('latest reads answered from the change feed', () => {
     expect(tally.differences).toHaveLength(0);
     const share = hitShare(tally, COVERED);
     expect(share, JSON.stringify([...tally.byRoute])).toBeGreaterThan(0.5);
+    // Absent state too: a 404 restated at the version of its reply.
+    expect(tally.notFoundHits).toBeGreaterThan(0);
     // Each instance answered some from the other's answers in Redis.
     expect(tally.byTier.get('redis') ?? 0, JSON.stringify([...tally.byTier])).toBeGreaterThan(0);
     // Views, balances and JSON table items are never answered from the feed.

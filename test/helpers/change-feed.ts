@@ -94,10 +94,12 @@ export interface Tally {
   byRoute: Map<string, { hit: number; other: number }>;
   /** hits by X-Cache-Tier */
   byTier: Map<string, number>;
+  /** hits that were a 404: absent state, its message restated at the reply's version */
+  notFoundHits: number;
 }
 
 export function newTally(): Tally {
-  return { differences: [], byRoute: new Map(), byTier: new Map() };
+  return { differences: [], byRoute: new Map(), byTier: new Map(), notFoundHits: 0 };
 }
 
 /** Reads `reads` through the proxies at `bases`, `clients` at a time, each reply held to the node. */
@@ -120,6 +122,7 @@ export async function readAndCompare(
         counts.hit++;
         const tier = reply.headers['x-cache-tier'] ?? '-';
         tally.byTier.set(tier, (tally.byTier.get(tier) ?? 0) + 1);
+        if (reply.status === 404) tally.notFoundHits++;
       } else counts.other++;
       tally.byRoute.set(read.label, counts);
     }

@@ -2,7 +2,7 @@
 // forwarded), on and off live on a reload, a hit like any other for tenants,
 // ahead of bounded staleness, never a view, and gone with a purge.
 import { describe, expect, it } from 'vitest';
-import type { SimNode } from '../../src/sim/index.js';
+import { simKeyRequests, type SimNode, type SimUniverseKey } from '../../src/sim/index.js';
 import { latestReads, readLatest, type LatestRead } from '../helpers/change-feed.js';
 import { metricValue } from '../helpers/metrics.js';
 import { call, freePort, proxy, sparseSim, versionOf, viewJson, type ProxyHandle } from '../helpers/proxy.js';
@@ -171,5 +171,45 @@ describe('latest.changeFeed', () => {
     expect(reply.headers['x-cache']).toBe('MISS');
     expect(await forwards('written')).toBe(1);
     expect(await forwards('behind')).toBe(0);
+  });
+
+  it('answers a 404 of absent state as a hit at the newest version, the bytes a node gives pinned there', async () => {
+    const node = await sparseSim(UNIVERSE, { startVersion: 2000n });
+    const model = node.writes!;
+    // The ledger moves to a version where a table item is absent, and stays absent for 20 versions.
+    const items = model.universe.keys.filter((k) => k.kind === 'table_item');
+    const absentFor20 = (k: SimUniverseKey, v: bigint) =>
+      model.stateAt(k, v) === null && (model.lastWriteAt(k, v + 20n) ?? -1n) <= v;
+    let from = node.ledger.info().ledgerVersion;
+    while (!items.some((k) => absentFor20(k, from))) from++;
+    node.ledger.advance(Number(from - node.ledger.info().ledgerVersion));
+    const request = simKeyRequests(items.find((k) => absentFor20(k, from))!).find((r) => r.path.endsWith('/raw_item'))!;
+    const absent = {
+      label: 'raw_item',
+      ...request,
+      body: JSON.stringify(request.body),
+      accept: 'application/x-bcs' as const,
+    };
+    const p = await proxy([node], { routing: { probeIntervalMs: 50 }, ...FEED });
+    await until(async () => (await metricValue(p.app, 'ledger_proxy_feed_covering')) === 1, 5000, 'the feed covering');
+    const first = await readLatest(p.url, absent);
+    expect([first.status, first.headers['x-cache']]).toEqual([404, 'MISS']);
+    node.ledger.advance(10);
+    const moved = versionOf(first) + 10n;
+    await until(
+      async () => (await metricValue(p.app, 'ledger_proxy_feed_version')) >= Number(moved),
+      5000,
+      `the feed at version ${moved}`,
+    );
+    const hit = await untilAnswered(p, absent);
+    const at = versionOf(hit);
+    expect(at).toBeGreaterThan(versionOf(first));
+    expect(hit.body.toString()).toContain(`Ledger version(${at})`);
+    const pinned = await call(node.url, `${absent.path}?ledger_version=${at}`, {
+      method: 'POST',
+      headers: { accept: absent.accept, 'content-type': 'application/json' },
+      body: absent.body,
+    });
+    expect([hit.status, hit.body]).toEqual([pinned.status, pinned.body]);
   });
 });

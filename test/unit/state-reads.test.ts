@@ -95,10 +95,18 @@ describe('what a latest answer reads', () => {
     expect(Buffer.from(state.keys[0]!).toString('hex')).toBe(key.slice(2));
   });
 
-  it("never judges an error answer: a node's 404 names the version it read at", () => {
-    const req = parse('GET', `/v1/accounts/${ACCOUNT.address}`);
+  it('judges a 404 by the same state, with the keys a 200 needs to exist read whole; no other error', () => {
+    const path = `/v1/accounts/${ACCOUNT.address}/resource/0x1::coin::CoinStore%3C0x1::aptos_coin::AptosCoin%3E`;
+    const req = parse('GET', path);
     const notFound = { status: 404, contentType: 'application/json', body: Buffer.from('{}') };
-    expect(req.route.stateRead?.(req, notFound)).toBeNull();
+    const absent = req.route.stateRead?.(req, notFound);
+    const present = stateRead(req)!;
+    // An account created since changes an older node's account_not_found.
+    expect(absent?.keys.map(hashOf)).toEqual([...present.keys, ...present.existing!].map(hashOf));
+    expect(absent?.existing).toBeUndefined();
+    expect(absent?.accounts).toEqual(present.accounts);
+    for (const status of [400, 403, 410, 500, 503])
+      expect(req.route.stateRead?.(req, { ...notFound, status }), String(status)).toBeNull();
   });
 
   it('views, balances and JSON table items are never answered from the feed', () => {
