@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [-- --only=hit,guard,latency,wallet,feed,burst,memory,scaling,tenants,feed-decode,profile] [-- --routes=raw_item,view_bcs] [-- --no-profile] [-- --no-write] [-- --update-budget]
+// npm run bench [-- --quick] [-- --only=hit,guard,latency,wallet,feed,feed-hits,burst,memory,scaling,tenants,feed-decode,profile] [-- --routes=raw_item,view_bcs] [-- --no-profile] [-- --no-write] [-- --update-budget]
 // Runs every scenario against real processes on 127.0.0.1 (see bench/README.md),
 // then writes bench/results/latest.json, bench/results/latest.svg and the latest
 // results of bench/README.md (quick or --only runs write quick.* / partial.* instead).
@@ -22,6 +22,7 @@ import { PROFILE_PATHS, profilePath } from './scenarios/profile.mjs';
 import { tenantShedding } from './scenarios/tenants.mjs';
 import { walletWorkload } from './scenarios/wallet.mjs';
 import { FEED_SIM_PARAMS, feedWorkload } from './scenarios/feed.mjs';
+import { feedHitCost } from './scenarios/feed-hits.mjs';
 import { workerScaling } from './scenarios/scaling.mjs';
 
 const argv = process.argv.slice(2);
@@ -96,6 +97,7 @@ const SCENARIOS = [
   { id: 'wallet', run: walletWorkload },
   // A ledger that moves on and writes: the change feed's scenario.
   { id: 'feed', run: feedWorkload, simParams: FEED_SIM_PARAMS },
+  { id: 'feed-hits', run: feedHitCost, simParams: FEED_SIM_PARAMS },
   { id: 'burst', run: burstCoalescing },
   { id: 'memory', run: memoryFootprint },
   { id: 'scaling', run: workerScaling },

@@ -106,3 +106,34 @@ export function summarizeProfile(file, { root, top = 20 } = {}) {
     ownInclusive,
   };
 }
+
+/**
+ * The share of a profile's busy time spent in samples whose stack holds a frame of a
+ * script whose path (relative to `root`) `isPart` accepts: a part's inclusive cost.
+ */
+export function busyShareUnder(file, { root, isPart }) {
+  const profile = JSON.parse(readFileSync(file, 'utf8'));
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const under = new Map();
+  const isUnder = (id) => {
+    if (!under.has(id)) {
+      const { callFrame } = byId.get(id);
+      const own = callFrame.url.startsWith(`file://${root}/`) && isPart(callFrame.url.slice(`file://${root}/`.length));
+      const up = parent.get(id);
+      under.set(id, own || (up !== undefined && isUnder(up)));
+    }
+    return under.get(id);
+  };
+  let busyUs = 0;
+  let partUs = 0;
+  for (let i = 0; i < profile.samples.length; i++) {
+    const dt = profile.timeDeltas[i] ?? 0;
+    const id = profile.samples[i];
+    if (dt <= 0 || byId.get(id).callFrame.functionName === '(idle)') continue;
+    busyUs += dt;
+    if (isUnder(id)) partUs += dt;
+  }
+  return busyUs === 0 ? 0 : partUs / busyUs;
+}

@@ -3,12 +3,11 @@
 // proxies: latest.changeFeed off, then on. Reports node calls with the feed ÷ node
 // calls without it (its own page calls included), and the share of the latest reads
 // of covered routes (an account, its coin store, a raw_item) answered without a
-// node. Views, a fifth and more of the reads, are always forwarded. Then 4e
-// (feed-hits.mjs): what following the feed costs a hit.
+// node. Views, a fifth and more of the reads, are always forwarded. 4e, what
+// following the feed costs a hit, is feed-hits.mjs.
 import { cpuMeter, round } from '../lib/procstat.mjs';
 import { WALLET_WRITES_MIX } from '../lib/workloads.mjs';
 import { meets } from '../lib/report.mjs';
-import { feedHitCost } from './feed-hits.mjs';
 import { exactlyAnswerable } from '../lib/feed-oracle.mjs';
 
 /** A sim whose ledger moves on and writes as it goes. */
@@ -39,7 +38,6 @@ export async function feedWorkload(ctx) {
   log(
     `  feed off: ${off.nodeCalls} node calls for ${off.clientCalls} client calls; on: ${on.nodeCalls} (${on.pages} of them feed pages) for ${on.clientCalls}; ${on.feedAnswers} of ${on.generated.latestCovered} covered latest reads answered from the feed, of ${on.exactlyAnswerable} an exact proxy could answer (lib/feed-oracle.mjs); the rest went to a node: ${forwards}`,
   );
-  const hitCost = await feedHitCost(ctx);
   const raw = { mix: WALLET_WRITES_MIX, pinnedShare: PINNED_SHARE, zipfS: ZIPF_S, sim: FEED_SIM_PARAMS, off, on };
   return [
     {
@@ -62,7 +60,6 @@ export async function feedWorkload(ctx) {
       display: `${answered.toFixed(3)} (${on.feedAnswers} of ${on.generated.latestCovered} latest reads of an account, a coin store or a raw_item; an exact oracle could answer ${ceiling.toFixed(3)} of the same reads, so ${(on.feedAnswers / on.exactlyAnswerable).toFixed(3)} of what exactness allows; the rest went to a node: ${forwards})`,
       raw,
     },
-    hitCost,
   ];
 }
 
