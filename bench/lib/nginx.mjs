@@ -26,7 +26,8 @@ export function nginxVersion(bin) {
 }
 
 /**
- * nginx.conf for a cache in front of `upstream` (http://host:port), listening on
+ * nginx.conf for a cache in front of `upstream` (http://host:port) or, with `cache`
+ * false, a plain `proxy_pass` (what the miss scenario compares against), listening on
  * 127.0.0.1:`port`, everything under `dir`. POST answers are cached by
  * `$request_uri|$request_body` (`proxy_cache_methods POST`; the body buffer is
  * large enough that every body is in memory, where $request_body can read it),
@@ -34,8 +35,17 @@ export function nginxVersion(bin) {
  * default closes a connection after 1,000 requests). The upstream's caching headers are
  * ignored: the sim's answers at a pinned version never change, as the proxy knows.
  */
-export function nginxConf({ port, upstream, dir, runAsRoot = false }) {
+export function nginxConf({ port, upstream, dir, runAsRoot = false, cache = true }) {
   const node = new URL(upstream);
+  const caching = cache
+    ? `
+      proxy_cache ledger;
+      proxy_cache_methods GET HEAD POST;
+      proxy_cache_key $ledger_cache_key;
+      proxy_cache_valid 200 1d;
+      proxy_ignore_headers Cache-Control Expires Set-Cookie Vary X-Accel-Expires;
+      add_header X-Cache $upstream_cache_status;`
+    : '';
   return `# written by bench/lib/nginx.mjs
 ${runAsRoot ? 'user root;\n' : ''}worker_processes 1;
 error_log ${dir}/error.log warn;
@@ -68,13 +78,7 @@ http {
     location / {
       proxy_pass http://node;
       proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_cache ledger;
-      proxy_cache_methods GET HEAD POST;
-      proxy_cache_key $ledger_cache_key;
-      proxy_cache_valid 200 1d;
-      proxy_ignore_headers Cache-Control Expires Set-Cookie Vary X-Accel-Expires;
-      add_header X-Cache $upstream_cache_status;
+      proxy_set_header Connection "";${caching}
     }
   }
 }

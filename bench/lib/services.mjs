@@ -80,13 +80,18 @@ export class Services {
   }
 
   /**
-   * nginx with proxy_cache in front of `upstream` (proc/nginx.mjs, lib/nginx.mjs), its
-   * worker pinned to the servers' CPU; `bin` from findNginx(). info.pid is the worker's.
+   * nginx with proxy_cache in front of `upstream` (proc/nginx.mjs, lib/nginx.mjs), or
+   * with `cache` false a plain proxy_pass, its worker pinned to the servers' CPU; `bin`
+   * from findNginx(). info.pid is the worker's.
    */
-  async nginx({ bin, upstream }) {
+  async nginx({ bin, upstream, cache = true }) {
     return this.#track(
       'nginx',
-      await spawnChild(proc('nginx'), { cpu: CLIENT_CPU, params: { bin, upstream, cpu: SERVER_CPU }, name: 'nginx' }),
+      await spawnChild(proc('nginx'), {
+        cpu: CLIENT_CPU,
+        params: { bin, upstream, cpu: SERVER_CPU, cache },
+        name: 'nginx',
+      }),
     );
   }
 

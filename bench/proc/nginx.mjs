@@ -4,7 +4,7 @@
 // outlive it). nginx runs in the foreground (`daemon off`) with its own temporary
 // prefix, one worker, pinned to the servers' CPU; the temporary prefix (config,
 // cache, error log) is removed when it stops.
-// BENCH_PARAMS: { bin, upstream, cpu }. info: { url, pid (the worker: it does the work), masterPid, dir }.
+// BENCH_PARAMS: { bin, upstream, cpu, cache (default true; false: a plain proxy_pass) }. info: { url, pid (the worker: it does the work), masterPid, dir }.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
@@ -14,7 +14,7 @@ import { childParams, pinned, serveRpc } from '../lib/child.mjs';
 import { nginxConf } from '../lib/nginx.mjs';
 import { freePort } from '../lib/redis.mjs';
 
-const { bin, upstream, cpu } = childParams();
+const { bin, upstream, cpu, cache = true } = childParams();
 const dir = mkdtempSync(join(tmpdir(), 'bench-nginx-'));
 let nginx = null;
 let workerPid = null;
@@ -56,7 +56,7 @@ async function start() {
     const port = await freePort();
     const conf = join(dir, 'nginx.conf');
     const runAsRoot = process.getuid?.() === 0;
-    writeFileSync(conf, nginxConf({ port, upstream, dir, runAsRoot }));
+    writeFileSync(conf, nginxConf({ port, upstream, dir, runAsRoot, cache }));
     const [cmd, ...args] = pinned(cpu, [
       bin,
       '-p',

@@ -1,15 +1,20 @@
 // Scenario 3: what the proxy adds to a forwarded read. Latest raw_item reads of a
 // new key each time (so every one is forwarded, never coalesced) at a fixed
-// moderate rate, straight to the sim and through the proxy, in alternating rounds.
+// moderate rate, straight to the sim and through the proxy, in alternating rounds,
+// beside a bare node:http + undici forwarder and (where it is installed) nginx with a
+// plain proxy_pass, what an operator would put in front of a node otherwise.
 // Latencies are each response's own time (sub-millisecond), not autocannon's 1 ms histogram.
 import { cpuMeter, round } from '../lib/procstat.mjs';
 import { itemKey, rawItem } from '../lib/requests.mjs';
 import { percentiles } from '../lib/stats.mjs';
 import { meets } from '../lib/report.mjs';
+import { anchorAvailable } from './anchor.mjs';
 
 // The targets: a forwarded read adds at most 0.10 ms at p50 and 1 ms at p99.
 const P50_TARGET = { op: '<=', value: 0.1 };
 const P99_TARGET = { op: '<=', value: 1 };
+/** The proxy's added p50 at most nginx proxy_pass's + 0.05 ms. */
+const VS_NGINX_TARGET = { op: '<=', value: 0.05 };
 const WARM_CONNECTIONS = 8;
 /** keys set aside for a warm-up: more than any server here answers in mode.warmS at full speed */
 const WARM_KEYS = 1_000_000;
@@ -18,11 +23,14 @@ export async function missOverhead(ctx) {
   const { services, load, sim, mode, log } = ctx;
   const proxy = await services.proxy(sim.info.url, {}, { name: 'proxy-memory' });
   const forwarder = await services.forwarder(sim.info.url);
+  const anchor = anchorAvailable();
+  const nginx = anchor.skipped ? null : await services.nginx({ bin: anchor.bin, upstream: sim.info.url, cache: false });
   // The forwarder is the floor: what a bare Node server with undici adds, beside the proxy.
   const targets = [
     { name: 'direct', url: sim.info.url },
     { name: 'forwarder', url: forwarder.info.url },
     { name: 'proxy', url: proxy.info.url },
+    ...(nginx === null ? [] : [{ name: 'nginx', url: nginx.info.url }]),
   ];
   const sample = rawItem(itemKey(0), null);
   let nextKey = 1_000_000;
@@ -53,8 +61,8 @@ export async function missOverhead(ctx) {
     nextKey += WARM_KEYS;
     await load.call('run', { ...unthrottled, connections: WARM_CONNECTIONS });
   }
-  const samples = { direct: [], forwarder: [], proxy: [] };
-  const runs = { direct: [], forwarder: [], proxy: [] };
+  const samples = Object.fromEntries(targets.map((t) => [t.name, []]));
+  const runs = Object.fromEntries(targets.map((t) => [t.name, []]));
   let forwarded = 0;
   let proxiedSent = 0;
   for (let i = 0; i < mode.rounds; i++) {
@@ -66,6 +74,7 @@ export async function missOverhead(ctx) {
         sim: sim.info.pid,
         proxy: proxy.info.pid,
         forwarder: forwarder.info.pid,
+        ...(nginx === null ? {} : { nginx: nginx.info.pid }),
         load: load.info.pid,
       });
       const r = await load.call('run', spec(t.url, mode.measureS, true));
@@ -94,6 +103,7 @@ export async function missOverhead(ctx) {
   }
   await services.stop(proxy);
   await services.stop(forwarder);
+  if (nginx !== null) await services.stop(nginx);
 
   const direct = percentiles(samples.direct);
   const proxied = percentiles(samples.proxy);
@@ -102,6 +112,8 @@ export async function missOverhead(ctx) {
   const addedP99 = proxied.p99 - direct.p99;
   const floorP50 = floor.p50 - direct.p50;
   const floorP99 = floor.p99 - direct.p99;
+  const viaNginx = nginx === null ? null : percentiles(samples.nginx);
+  const nginxP50 = viaNginx === null ? null : viaNginx.p50 - direct.p50;
   const raw = {
     rate: mode.latencyRate,
     connections: mode.latencyConnections,
@@ -113,6 +125,13 @@ export async function missOverhead(ctx) {
     forwarderMs: roundAll(floor),
     addedMs: { p50: round(addedP50, 4), p99: round(addedP99, 4), mean: round(proxied.mean - direct.mean, 4) },
     forwarderAddedMs: { p50: round(floorP50, 4), p99: round(floorP99, 4), mean: round(floor.mean - direct.mean, 4) },
+    ...(viaNginx === null
+      ? { nginx: anchor.skipped }
+      : {
+          nginx: anchor.version,
+          nginxMs: roundAll(viaNginx),
+          nginxAddedMs: { p50: round(nginxP50, 4), p99: round(viaNginx.p99 - direct.p99, 4) },
+        }),
     forwardedPerProxiedRequest: round(proxiedSent ? forwarded / proxiedSent : null, 4),
     runs,
   };
@@ -137,7 +156,32 @@ export async function missOverhead(ctx) {
       display: `${signed(addedP99)} ms (${proxied.p99.toFixed(3)} vs ${direct.p99.toFixed(3)}; bare forwarder ${signed(floorP99)})`,
       raw: { see: 'miss-added-p50' },
     },
+    vsNginxRow(addedP50, nginxP50, anchor),
   ];
+}
+
+/** 3c: the proxy's added p50 less nginx proxy_pass's, in the same rounds; skipped without nginx. */
+function vsNginxRow(addedP50, nginxP50, anchor) {
+  const row = { id: 'miss-added-p50-vs-nginx', title: '3c. Miss path: added p50 beyond nginx proxy_pass', unit: 'ms' };
+  if (nginxP50 === null)
+    return {
+      ...row,
+      measured: null,
+      target: VS_NGINX_TARGET,
+      pass: null,
+      skipped: anchor.skipped,
+      display: `skipped: ${anchor.skipped}`,
+      raw: { skipped: anchor.skipped },
+    };
+  const beyond = addedP50 - nginxP50;
+  return {
+    ...row,
+    measured: round(beyond, 3),
+    target: VS_NGINX_TARGET,
+    pass: meets(beyond, VS_NGINX_TARGET),
+    display: `${signed(beyond)} ms (the proxy adds ${signed(addedP50)}, nginx ${anchor.version} proxy_pass ${signed(nginxP50)})`,
+    raw: { see: 'miss-added-p50' },
+  };
 }
 
 /** A difference with its sign: a quick run's few samples can put the proxy below direct. */
