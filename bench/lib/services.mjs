@@ -71,6 +71,14 @@ export class Services {
     );
   }
 
+  /** A plain net.Server writing one prepared reply per request (proc/socket-limit.mjs). */
+  async socketLimit(params) {
+    return this.#track(
+      'socket-limit',
+      await spawnChild(proc('socket-limit'), { cpu: SERVER_CPU, params, name: 'socket-limit' }),
+    );
+  }
+
   /** A bare node:http + undici forwarder to `target` (proc/forwarder.mjs): the least a Node proxy adds to a miss. */
   async forwarder(target) {
     return this.#track(

@@ -14,6 +14,9 @@
 //     ratio to the ceiling is what a cache on node:http can reach at best.
 //   1n (scenarios/anchor.mjs, where nginx is installed): nginx with proxy_cache in
 //     front of the same sim, one per route holding the route's keys, in the same rounds.
+//   1s: the socket limit (proc/socket-limit.mjs), a plain net.Server writing the same
+//     reply as one prepared buffer per request, in the same rounds: per server
+//     CPU-second, the proxy's hits ÷ it.
 //   2: a proxy whose memory tier is off (maxBytes 1) answering the same raw_item
 //     keys from Redis ÷ the memory proxy, both cycling through the keys in order:
 //     identical concurrent Redis lookups would share one GET (single-flight) and
@@ -27,6 +30,8 @@ import { zipfTopShare } from '../lib/workloads.mjs';
 import { anchorAvailable, anchorRows, startAnchor } from './anchor.mjs';
 
 const CEILING_TARGET = { op: '>=', value: 0.9 };
+/** Memory hits per server CPU-second at least 0.7 of a plain net.Server writing the same prepared reply. */
+const SOCKET_LIMIT_TARGET = { op: '>=', value: 0.7 };
 const REDIS_TARGET = { op: '>=', value: 0.6 };
 /** Hits with tenants on (every request counted, shared through Redis) within 5% of the same hits without. */
 const RATE_LIMITED_TARGET = { op: '>=', value: 0.95 };
@@ -214,6 +219,8 @@ export async function hitThroughput(ctx) {
   if (anchor.skipped) log(`  nginx anchor (1n) skipped: ${anchor.skipped}`);
   /** Per route, the load targets scenario 1n compares: { proxy, keyed, nginx }. */
   const anchored = {};
+  /** Per route, the load targets scenario 1s compares: { proxy, limit }. */
+  const socketLimits = {};
   for (const route of hitRoutes) {
     const items = routeItems(route, keys, version);
     const proxy = (memProxies[route.id] = await memProxy(route.id));
@@ -270,7 +277,21 @@ export async function hitThroughput(ctx) {
       url: keyed.info.url,
       pid: keyed.info.pid,
     };
-    const group = [proxyT, ceilingT, keyedT];
+    const limit = await services.socketLimit({ status: hit.status, headers, bodyBase64: hit.body.toString('base64') });
+    ceilings.push(limit);
+    const limitAgain = await call(limit.info.url, route.request(items[0], version));
+    if (limitAgain.status !== hit.status || !limitAgain.body.equals(hit.body))
+      throw new Error(`${route.id}: the socket limit's reply differs from the proxy's hit`);
+    const limitT = {
+      name: `socket limit ${route.id}`,
+      route: route.id,
+      items,
+      version: v,
+      url: limit.info.url,
+      pid: limit.info.pid,
+    };
+    socketLimits[route.id] = { proxy: proxyT, limit: limitT };
+    const group = [proxyT, ceilingT, keyedT, limitT];
     if (!anchor.skipped) {
       const nginx = await startAnchor(ctx, { anchor, route, items, version, prime });
       ceilings.push(nginx.handle);
@@ -374,7 +395,8 @@ export async function hitThroughput(ctx) {
     warmupSeconds: mode.warmS,
   };
   const results = hitRoutes.map((route, i) => {
-    const [p, c, k, n] = pairs[i];
+    const [p, c, k] = pairs[i];
+    const n = anchored[route.id]?.nginx;
     const cmp = compare(runs, p.name, c.name);
     const keyedCmp = compare(runs, k.name, c.name);
     const proxyVsKeyed = compare(runs, p.name, k.name);
@@ -411,6 +433,7 @@ export async function hitThroughput(ctx) {
     };
   });
   results.push(...anchorRows({ anchor, hitRoutes, measured: anchored, runs, compare, common }));
+  for (const route of hitRoutes) results.push(socketLimitRow(route, socketLimits[route.id], runs, common));
   const limitedCmp = compare(runs, limited.name, unlimited.name);
   const limitedNodeCalls = runs[limited.name].reduce((n, x) => n + x.nodeCalls, 0);
   results.push({
@@ -452,4 +475,26 @@ export async function hitThroughput(ctx) {
     },
   });
   return results;
+}
+
+/** 1s: a route's memory hits ÷ the socket limit (proc/socket-limit.mjs), per server CPU-second. */
+function socketLimitRow(route, { proxy, limit }, runs, common) {
+  const cmp = compare(runs, proxy.name, limit.name);
+  const ratio = cmp.perServerCpuSecondRatio ?? cmp.ratio;
+  const micros = cmp.serverCpuMicrosPerRequest;
+  return {
+    id: `memory-hit-vs-socket-limit-${route.id}`,
+    title: `1s. Memory hit vs the socket limit (a plain net.Server writing the prepared reply), per server CPU-second: ${route.title}`,
+    measured: round(ratio, 3),
+    unit: 'ratio',
+    target: SOCKET_LIMIT_TARGET,
+    pass: meets(ratio, SOCKET_LIMIT_TARGET),
+    display: `${round(ratio, 3)} (${micros[proxy.name]} vs ${micros[limit.name]} CPU µs per reply; req/s ratio ${round(cmp.ratio, 3)}, ${cmp.headlineFrom})`,
+    raw: {
+      ...common,
+      route: route.id,
+      ...cmp,
+      runs: { [proxy.name]: runs[proxy.name], [limit.name]: runs[limit.name] },
+    },
+  };
 }
