@@ -9,7 +9,9 @@ import { SimSparseModel } from '../../dist/sim/index.js';
 
 /**
  * `history` (reads before the measured ones, counted for what they store) and
- * `observed` (the measured ones): walletWrites' [form, rank, ledger version, status].
+ * `observed` (the measured ones): walletWrites' [form, rank, ledger version, status,
+ * X-Cache]. Returns, of the observed reads, how many the oracle could answer and how
+ * many the proxy answered (X-Cache: HIT), counted over the same replies.
  */
 export function exactlyAnswerable(simWrites, history, observed) {
   const model = new SimSparseModel(simWrites);
@@ -34,6 +36,10 @@ export function exactlyAnswerable(simWrites, history, observed) {
   };
   for (const read of history) judge(read);
   let answerable = 0;
-  for (const read of observed) if (judge(read)) answerable++;
-  return answerable;
+  let answered = 0;
+  for (const read of observed) {
+    if (judge(read)) answerable++;
+    if (read[4] === 'HIT') answered++;
+  }
+  return { reads: observed.length, answerable, answered };
 }

@@ -117,7 +117,7 @@ const FEED_FORMS = new Set(['account', 'coin_store', 'raw_item']);
  * walletWrites: Zipf over the universe's accounts (and a table key of the same rank).
  * With spec.observeCovered, setup.observe (called by the load process with each
  * response, its header names in lower case) keeps [form, rank, ledger version,
- * status] of every covered latest read, for the bench's exact oracle
+ * status, X-Cache] of every covered latest read, for the bench's exact oracle
  * (lib/feed-oracle.mjs).
  */
 function walletWrites(spec) {
@@ -161,7 +161,7 @@ function walletWrites(spec) {
       if (context.covered === undefined) return;
       // The vendor names the header (X-Aptos-…, X-Node-… from a generic node).
       const name = Object.keys(headers).find((h) => /^x-[a-z]+-ledger-version$/.test(h));
-      observed.push([...context.covered, name === undefined ? null : headers[name], status]);
+      observed.push([...context.covered, name === undefined ? null : headers[name], status, headers['x-cache']]);
     };
   setup.observed = observed;
   return setup;
