@@ -5,10 +5,13 @@
 // versions covered without a gap. A page is asked as soon as the freshest ledger
 // version known (the watermark, moved by every node answer and probe) is past the
 // last version covered, one page at a time, no sooner than `intervalMs` after the
-// last. Anything that breaks the chain of verified versions (a page that does not
-// decode or verify, a gap, a pruned start, another chain, falling too far behind)
-// stops the sink, and the feed resumes from the newest version a moment later:
-// answers read before it are not judged again until a node refreshes them.
+// last. A page refused by the codec gives up the versions it verified before the
+// fault, each by its own hashes, and the next page starts at the fault; one refused
+// at its first version is asked again at half the size. Anything that breaks the
+// chain of verified versions (one version that does not decode or verify alone, a
+// gap, a pruned start, another chain, falling too far behind) stops the sink, and
+// the feed resumes from the newest version a moment later: answers read before it
+// are not judged again until a node refreshes them.
 import type { Logger } from 'pino';
 import { NodeError } from '../errors.js';
 import type { LedgerInfo } from '../ledger/info.js';
@@ -44,10 +47,11 @@ export interface FeedSink<V extends { readonly version: bigint }> {
   apply(versions: readonly V[]): void;
 }
 
-/** A page the codec refused, with its stable reason. */
-interface FeedPageFault {
+/** A page the codec refused, with its stable reason, and the versions it verified before the fault. */
+interface FeedPageFault<V> {
   reason: string;
   version?: bigint;
+  verifiedPrefix?: readonly V[];
 }
 
 export interface FeedFollowerDeps<V extends { readonly version: bigint }> {
@@ -64,7 +68,7 @@ export interface FeedFollowerDeps<V extends { readonly version: bigint }> {
   onStop?(reason: FeedStopReason): void;
 }
 
-const isFault = (err: unknown): err is FeedPageFault =>
+const isFault = <V>(err: unknown): err is FeedPageFault<V> =>
   typeof err === 'object' && err !== null && typeof (err as { reason?: unknown }).reason === 'string';
 
 export class FeedFollower<V extends { readonly version: bigint }> {
@@ -79,9 +83,15 @@ export class FeedFollower<V extends { readonly version: bigint }> {
   #wake: (() => void) | undefined;
   #paging = false;
   #loop: Promise<void> | undefined;
+  /**
+   * Versions per page now: halved after a page refused at its first version (a page of many
+   * transactions the reader cannot walk spends its search budget), doubled after one taken.
+   */
+  #limit: number;
 
   constructor(private readonly deps: FeedFollowerDeps<V>) {
     this.#settings = deps.settings;
+    this.#limit = deps.settings.pageSize;
     deps.watermark.onAdvance(() => this.#wake?.());
   }
 
@@ -124,6 +134,7 @@ export class FeedFollower<V extends { readonly version: bigint }> {
   /** New settings (a reload): taken at the next page. */
   configure(settings: FeedFollowerSettings): void {
     this.#settings = settings;
+    this.#limit = settings.pageSize;
   }
 
   async #follow(): Promise<void> {
@@ -159,9 +170,10 @@ export class FeedFollower<V extends { readonly version: bigint }> {
   /** Asks for one page from `start`, and takes what it holds. */
   async #page(start: bigint, chain: number): Promise<void> {
     let answer: NodeAnswer;
+    const limit = Math.min(this.#limit, this.#settings.pageSize);
     this.#paging = true;
     try {
-      answer = await this.deps.source.feedPage(start, this.#settings.pageSize);
+      answer = await this.deps.source.feedPage(start, limit);
     } catch (err) {
       this.#paging = false;
       // Every node that could serve the start has pruned it (their headers say so).
@@ -180,17 +192,45 @@ export class FeedFollower<V extends { readonly version: bigint }> {
     try {
       versions = this.deps.decode(answer.body, start);
     } catch (err) {
-      if (!isFault(err)) throw err;
-      return this.#stopCovering(err.reason, { upstream: answer.upstream, version: String(err.version ?? start) });
+      if (!isFault<V>(err)) throw err;
+      return this.#refusedPage(err, start, limit, answer);
     }
     if (versions.length === 0) {
+      // A node that has the start answers it: an empty page from one is a gap.
+      if (answer.ledger !== null && answer.ledger.ledgerVersion >= start)
+        return this.#refusedPage({ reason: 'not_contiguous', version: start }, start, limit, answer);
       await this.#sleep(this.#settings.retryMs);
       return;
     }
+    this.#take(versions, answer.body.length);
+    this.#limit = Math.min(this.#settings.pageSize, limit * 2);
+  }
+
+  /** A page the codec refused: the versions verified before the fault are taken, or it is asked again smaller, or the feed stops. */
+  async #refusedPage(fault: FeedPageFault<V>, start: bigint, limit: number, answer: NodeAnswer): Promise<void> {
+    // The versions before the fault are each verified by their own hashes: a smaller page would have held them.
+    const prefix = fault.verifiedPrefix ?? [];
+    if (prefix.length > 0) {
+      this.#take(prefix, answer.body.length);
+      return;
+    }
+    if (limit > 1) {
+      this.#limit = Math.ceil(limit / 2);
+      this.deps.logger.debug(
+        { reason: fault.reason, start: String(start), limit: this.#limit },
+        'change feed: a page refused at its first version; asked again, smaller',
+      );
+      return;
+    }
+    return this.#stopCovering(fault.reason, { upstream: answer.upstream, version: String(fault.version ?? start) });
+  }
+
+  /** Verified versions from the next one on: into the sink, and the feed moves past them. */
+  #take(versions: readonly V[], bytes: number): void {
     this.deps.sink.apply(versions);
     this.#lastRefusal = undefined;
     this.#next = versions[versions.length - 1]!.version + 1n;
-    this.deps.onPage?.(versions, answer.body.length);
+    this.deps.onPage?.(versions, bytes);
   }
 
   /** A node's error answer for a page: not there yet, or pruned (then start afresh). */

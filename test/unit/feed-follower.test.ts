@@ -31,11 +31,11 @@ class ScriptedNodes {
   tip = 100;
   chain = CHAIN;
   asked: Array<{ start: bigint; limit: number }> = [];
-  answer: (start: bigint) => Partial<NodeAnswer> | 'throw' | undefined = () => undefined;
+  answer: (start: bigint, limit: number) => Partial<NodeAnswer> | 'throw' | undefined = () => undefined;
 
   async feedPage(start: bigint, limit: number): Promise<NodeAnswer> {
     this.asked.push({ start, limit });
-    const scripted = this.answer(start);
+    const scripted = this.answer(start, limit);
     if (scripted === 'throw') throw new Error('no node answered');
     const versions: number[] = [];
     for (let v = Number(start); v <= this.tip && versions.length < limit; v++) versions.push(v);
@@ -75,11 +75,15 @@ class RecordingSink implements FeedSink<Version> {
   }
 }
 
-/** The fake codec: versions from the JSON list; a body that says so fails with that reason. */
+/** The fake codec: versions from the JSON list; a body that says so fails with that reason, after the versions it verified. */
 function decode(body: Buffer, start: bigint): Version[] {
-  const parsed = JSON.parse(body.toString()) as number[] | { fault: string };
-  if (!Array.isArray(parsed)) throw { reason: parsed.fault, version: start };
-  return parsed.map((v) => ({ version: BigInt(v) }));
+  const parsed = JSON.parse(body.toString()) as number[] | { fault: string; verified?: number[] };
+  const versions = (list: number[]) => list.map((v) => ({ version: BigInt(v) }));
+  if (!Array.isArray(parsed)) {
+    const verifiedPrefix = versions(parsed.verified ?? []);
+    throw { reason: parsed.fault, version: start + BigInt(verifiedPrefix.length), verifiedPrefix };
+  }
+  return versions(parsed);
 }
 
 const settings = { pageSize: 10, intervalMs: 0, maxLagVersions: 1000, retryMs: 20 };
@@ -151,6 +155,9 @@ describe('the change feed follower', () => {
       expect(stops).toEqual([reason]);
       expect(sink.events[1]).toBe('stop');
       expect(sink.applied).toEqual([]);
+      // A page the codec refused at its first version is asked again, smaller, down to that version alone.
+      const limits = nodes.asked.filter((a) => a.start === 101n).map((a) => a.limit);
+      expect(limits).toEqual(reason === 'transaction_hash' ? [10, 5, 3, 2, 1] : [10]);
       await until(
         () => sink.events[2] === 'restart 131',
         2000,
@@ -162,6 +169,56 @@ describe('the change feed follower', () => {
       expect(sink.applied).toEqual([131n, 132n, 133n, 134n, 135n]);
     });
   }
+
+  it('takes the versions a refused page verified before its fault, and asks again from the fault', async () => {
+    const nodes = new ScriptedNodes();
+    const { follower, watermark, sink, stops } = follow(nodes);
+    follower.start();
+    watermark.observe(info(100));
+    await until(() => sink.events[0] === 'restart 101', 2000, 'the start');
+    nodes.answer = (start) =>
+      start === 101n ? { body: Buffer.from('{"fault":"unknown_variant","verified":[101,102,103]}') } : undefined;
+    nodes.tip = 115;
+    watermark.observe(info(115));
+    await until(
+      () => follower.next === 116n,
+      2000,
+      () => `the feed at 115: ${follower.next}`,
+    );
+    expect(stops).toEqual([]);
+    expect(sink.applied).toEqual(Array.from({ length: 15 }, (_, i) => BigInt(101 + i)));
+    expect(nodes.asked.map((a) => a.start)).toEqual([101n, 104n, 114n]);
+  });
+
+  it('asks a page refused at its first version again at half the size, and grows it back once pages are taken', async () => {
+    const nodes = new ScriptedNodes();
+    const { follower, watermark, sink, stops } = follow(nodes);
+    follower.start();
+    watermark.observe(info(100));
+    await until(() => sink.events[0] === 'restart 101', 2000, 'the start');
+    // Too many versions the reader cannot walk for one page's search budget; two fit.
+    nodes.answer = (start, limit) =>
+      start === 101n && limit > 2 ? { body: Buffer.from('{"fault":"unknown_variant"}') } : undefined;
+    nodes.tip = 130;
+    watermark.observe(info(130));
+    await until(
+      () => follower.next === 131n,
+      2000,
+      () => `the feed at 130: ${follower.next}`,
+    );
+    expect(stops).toEqual([]);
+    expect(sink.applied).toEqual(Array.from({ length: 30 }, (_, i) => BigInt(101 + i)));
+    expect(nodes.asked.map((a) => `${a.start}/${a.limit}`)).toEqual([
+      '101/10',
+      '101/5',
+      '101/3',
+      '101/2',
+      '103/4',
+      '107/8',
+      '115/10',
+      '125/10',
+    ]);
+  });
 
   it('keeps what it covers when no node answers a page, and asks again', async () => {
     const nodes = new ScriptedNodes();
