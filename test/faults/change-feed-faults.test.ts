@@ -105,6 +105,23 @@ describe('the change feed fails closed', () => {
     });
   }
 
+  it("a hundred versions at once with an unknown authenticator, past one page's search budget: the feed goes on, exact", async () => {
+    const { node, app, url, reads } = await following();
+    const from = node.ledger.info().ledgerVersion + 1n;
+    const to = from + 99n;
+    node.faults.set({ mode: 'feedUnknownVariant', variant: 'authenticator', range: { from, to } } as SimFault);
+    node.ledger.advance(100);
+    await until(
+      async () => (await metricValue(app, 'ledger_proxy_feed_version')) >= Number(to),
+      20_000,
+      `the feed past version ${to}`,
+    );
+    expect(await metricValue(app, 'ledger_proxy_feed_stops_total')).toBe(0);
+    expect(await metricValue(app, 'ledger_proxy_feed_delimited_total')).toBeGreaterThan(40);
+    const after = await rounds(node, url, reads, 2);
+    expect(after.differences).toEqual([]);
+  });
+
   it('a node that lags serves what it has; nothing beyond is claimed', async () => {
     const { node, url, reads } = await following();
     const from = node.ledger.info().ledgerVersion + 1n;
