@@ -179,6 +179,22 @@ async function startRedisCluster(): Promise<StartedCluster> {
           await admin(master.port).call('CLUSTER', 'SETSLOT', String(slot), 'NODE', to.id);
         }
       }
+      // The move ends when every node says so: replicas learn it by gossip, and a client
+      // that asks one for its slot map meanwhile is sent back to the old owner.
+      await until(
+        async () => {
+          for (const port of ports) {
+            const view = (await admin(port).call('CLUSTER', 'SLOTS')) as Array<
+              [number, number, [string, number, string]]
+            >;
+            for (const { slot, to } of moves)
+              if (view.find(([lo, hi]) => slot >= lo && slot <= hi)?.[2][2] !== to.id) return false;
+          }
+          return true;
+        },
+        CREATE_TIMEOUT_MS,
+        'every node of the cluster to see the slots moved',
+      );
     };
     return {
       seeds: ports.map((p) => `redis://127.0.0.1:${p}`),

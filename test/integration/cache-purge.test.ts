@@ -249,7 +249,8 @@ describe('POST /cache/purge', () => {
   it('a read in flight when a purge begins stores nothing: its answer may be the one purged', async () => {
     const node = await sim();
     const a = await purgeable(node);
-    node.faults.set({ mode: 'slow', delayMs: 400, routes: ['view'], count: 1 });
+    // Long enough that the purge begins while the node is still answering, on a busy machine too.
+    node.faults.set({ mode: 'slow', delayMs: 2000, routes: ['view'], count: 1 });
     const inFlight = view(a.url, 990);
     await until(() => node.counters.byRoute.view === 1, 2000, 'the read reached the node');
     expectStatus(await purge(a.admin, { family: 'view', fromVersion: '990', toVersion: '990' }), 200, 'purge');
