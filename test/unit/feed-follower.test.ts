@@ -112,6 +112,15 @@ function follow(nodes: ScriptedNodes, overrides: Partial<typeof settings> = {}) 
   return { follower, watermark, sink, stops, lines };
 }
 
+/** A follower started once the newest version known is 100: it covers from 101. */
+async function followingFrom101(nodes: ScriptedNodes, overrides: Partial<typeof settings> = {}) {
+  const followed = follow(nodes, overrides);
+  followed.follower.start();
+  followed.watermark.observe(info(100));
+  await until(() => followed.sink.events[0] === 'restart 101', 2000, 'the start');
+  return followed;
+}
+
 describe('the change feed follower', () => {
   it('starts after the newest version known and follows it page by page', async () => {
     const nodes = new ScriptedNodes();
@@ -144,10 +153,7 @@ describe('the change feed follower', () => {
   ] as const) {
     it(`stops the index on ${name}, then starts afresh from the newest version`, async () => {
       const nodes = new ScriptedNodes();
-      const { follower, watermark, sink, stops } = follow(nodes);
-      follower.start();
-      watermark.observe(info(100));
-      await until(() => sink.events[0] === 'restart 101', 2000, 'the start');
+      const { follower, watermark, sink, stops } = await followingFrom101(nodes);
       nodes.answer = (start) => (start === 101n ? answer : undefined);
       nodes.tip = 130;
       watermark.observe(info(130));
@@ -172,10 +178,7 @@ describe('the change feed follower', () => {
 
   it('takes the versions a refused page verified before its fault, and asks again from the fault', async () => {
     const nodes = new ScriptedNodes();
-    const { follower, watermark, sink, stops } = follow(nodes);
-    follower.start();
-    watermark.observe(info(100));
-    await until(() => sink.events[0] === 'restart 101', 2000, 'the start');
+    const { follower, watermark, sink, stops } = await followingFrom101(nodes);
     nodes.answer = (start) =>
       start === 101n ? { body: Buffer.from('{"fault":"unknown_variant","verified":[101,102,103]}') } : undefined;
     nodes.tip = 115;
@@ -192,10 +195,7 @@ describe('the change feed follower', () => {
 
   it('asks a page refused at its first version again at half the size, and grows it back once pages are taken', async () => {
     const nodes = new ScriptedNodes();
-    const { follower, watermark, sink, stops } = follow(nodes);
-    follower.start();
-    watermark.observe(info(100));
-    await until(() => sink.events[0] === 'restart 101', 2000, 'the start');
+    const { follower, watermark, sink, stops } = await followingFrom101(nodes);
     // Too many versions the reader cannot walk for one page's search budget; two fit.
     nodes.answer = (start, limit) =>
       start === 101n && limit > 2 ? { body: Buffer.from('{"fault":"unknown_variant"}') } : undefined;
@@ -222,10 +222,7 @@ describe('the change feed follower', () => {
 
   it('keeps what it covers when no node answers a page, and asks again', async () => {
     const nodes = new ScriptedNodes();
-    const { follower, watermark, sink, stops } = follow(nodes);
-    follower.start();
-    watermark.observe(info(100));
-    await until(() => sink.events[0] === 'restart 101', 2000, 'the start');
+    const { follower, watermark, sink, stops } = await followingFrom101(nodes);
     let failures = 3;
     nodes.answer = () => (failures-- > 0 ? 'throw' : undefined);
     nodes.tip = 105;
@@ -238,10 +235,7 @@ describe('the change feed follower', () => {
 
   it('says once, at warn, that a node refuses the feed, and keeps asking', async () => {
     const nodes = new ScriptedNodes();
-    const { follower, watermark, sink, stops, lines } = follow(nodes);
-    follower.start();
-    watermark.observe(info(100));
-    await until(() => sink.events[0] === 'restart 101', 2000, 'the start');
+    const { watermark, stops, lines } = await followingFrom101(nodes);
     nodes.answer = () => ({ status: 403, errorCode: 'api_disabled' });
     nodes.tip = 101;
     watermark.observe(info(101));
@@ -254,11 +248,8 @@ describe('the change feed follower', () => {
   /** A follower started at 101 that fell 100 versions behind (maxLagVersions 50), stopped for lag, and started afresh at 201. */
   async function restartedForLag() {
     const nodes = new ScriptedNodes();
-    const followed = follow(nodes, { maxLagVersions: 50 });
-    const { follower, watermark, sink, stops } = followed;
-    follower.start();
-    watermark.observe(info(100));
-    await until(() => sink.events[0] === 'restart 101', 2000, 'the start');
+    const followed = await followingFrom101(nodes, { maxLagVersions: 50 });
+    const { watermark, sink, stops } = followed;
     nodes.answer = () => 'throw';
     nodes.tip = 200;
     watermark.observe(info(200));
@@ -292,10 +283,7 @@ describe('the change feed follower', () => {
 
   it('covers nothing after its loop fails, and can be started again', async () => {
     const nodes = new ScriptedNodes();
-    const { follower, watermark, sink } = follow(nodes);
-    follower.start();
-    watermark.observe(info(100));
-    await until(() => sink.events[0] === 'restart 101', 2000, 'the start');
+    const { follower, watermark, sink } = await followingFrom101(nodes);
     // A sink that refuses what it is given is the follower's own fault: its loop ends.
     const apply = sink.apply.bind(sink);
     sink.apply = () => {
@@ -312,10 +300,7 @@ describe('the change feed follower', () => {
 
   it('waits intervalMs between pages once it has caught up', async () => {
     const nodes = new ScriptedNodes();
-    const { follower, watermark, sink } = follow(nodes, { intervalMs: 60_000 });
-    follower.start();
-    watermark.observe(info(100));
-    await until(() => sink.events[0] === 'restart 101', 2000, 'the start');
+    const { follower, watermark } = await followingFrom101(nodes, { intervalMs: 60_000 });
     nodes.tip = 101;
     watermark.observe(info(101));
     await until(() => follower.next === 102n, 2000, 'the first page');
@@ -327,10 +312,7 @@ describe('the change feed follower', () => {
 
   it('stops covering when it is stopped', async () => {
     const nodes = new ScriptedNodes();
-    const { follower, watermark, sink } = follow(nodes);
-    follower.start();
-    watermark.observe(info(100));
-    await until(() => sink.events[0] === 'restart 101', 2000, 'the start');
+    const { follower, sink } = await followingFrom101(nodes);
     await follower.stop();
     expect(sink.events.at(-1)).toBe('stop');
     expect(follower.running).toBe(false);
