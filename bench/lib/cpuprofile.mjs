@@ -27,9 +27,17 @@ function owner(url, root) {
   return path;
 }
 
-export function summarizeProfile(file, { root, top = 20 } = {}) {
+/** A .cpuprofile read: its nodes by id, and each node's parent. */
+function readProfile(file) {
   const profile = JSON.parse(readFileSync(file, 'utf8'));
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  return { profile, byId, parent };
+}
+
+export function summarizeProfile(file, { root, top = 20 } = {}) {
+  const { profile, byId, parent } = readProfile(file);
   const selfUs = new Map();
   let totalUs = 0;
   // The inspector session's own native dispatch (starting and stopping the profiler
@@ -67,8 +75,6 @@ export function summarizeProfile(file, { root, top = 20 } = {}) {
   const busyUs = totalUs - idleUs;
 
   // Inclusive time of this project's own functions (dist/): self + everything they call.
-  const parent = new Map();
-  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
   const inclusive = new Map();
   for (const [id, us] of selfUs) {
     const seen = new Set();
@@ -112,10 +118,7 @@ export function summarizeProfile(file, { root, top = 20 } = {}) {
  * script whose path (relative to `root`) `isPart` accepts: a part's inclusive cost.
  */
 export function busyShareUnder(file, { root, isPart }) {
-  const profile = JSON.parse(readFileSync(file, 'utf8'));
-  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-  const parent = new Map();
-  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const { profile, byId, parent } = readProfile(file);
   const under = new Map();
   const isUnder = (id) => {
     if (!under.has(id)) {
