@@ -1,6 +1,8 @@
-// The pool, built from its parts: the node set, the leases on the nodes' budgets
-// and the failover loop over them, within the proxy's own bounds (calls and answer
-// bytes in flight); UpstreamPool receives them built.
+// The pool, built from its parts: the node set (and the parts it keeps its
+// knowledge in: the chain, the prober, the transition log, the misbehaving nodes
+// and the latest floor), the leases on the nodes' budgets and the failover loop
+// over them, within the proxy's own bounds (calls and answer bytes in flight);
+// NodeSet and UpstreamPool receive them built.
 import type { Logger } from 'pino';
 import type { Watermark } from '../ledger/watermark.js';
 import type { VendorIdentity } from '../ledger/vendor.js';
@@ -8,11 +10,14 @@ import type { ShedFirst } from '../upstream/budgets.js';
 import type { CallOutcome, ShedReason } from '../upstream/call.js';
 import { Failover } from '../upstream/failover.js';
 import { NodeLeases } from '../upstream/lease.js';
-import type { ProbeSchedule } from '../upstream/nodes/health.js';
+import { ChainIdentity } from '../upstream/nodes/chain.js';
+import { Prober, type ProbeSchedule } from '../upstream/nodes/health.js';
+import { LatestFloor } from '../upstream/nodes/latest-floor.js';
+import { MisbehavingNodes } from '../upstream/nodes/misbehaving.js';
 import { NodeSet } from '../upstream/nodes/node-set.js';
 import type { NodeState } from '../upstream/nodes/node-state.js';
 import type { Misbehaviour } from '../upstream/nodes/plausibility.js';
-import type { NodeTransition } from '../upstream/nodes/transitions.js';
+import { type NodeTransition, NodeTransitions } from '../upstream/nodes/transitions.js';
 import { UpstreamPool } from '../upstream/pool.js';
 import { AnswerBytes } from '../upstream/transport/answer-bytes.js';
 
@@ -60,7 +65,7 @@ export function upstreamPoolOf(options: PoolOptions): UpstreamPool {
   const { routing } = options;
   const budget = options.budget ?? { waitMs: 0, shedFirst: 'none' };
   const answerBytes = new AnswerBytes(routing.maxAnswerBytesInFlight);
-  const set = new NodeSet({ ...options, routing });
+  const set = nodeSetOf(options);
   const leases = new NodeLeases({
     nodes: () => set.nodes,
     maxLag: routing.maxLagVersions,
@@ -82,5 +87,27 @@ export function upstreamPoolOf(options: PoolOptions): UpstreamPool {
     deadlineMs: routing.deadlineMs,
     maxInFlight: options.maxInFlight,
     onShed: options.onShed,
+  });
+}
+
+function nodeSetOf(options: PoolOptions): NodeSet {
+  const { routing, logger } = options;
+  return new NodeSet({
+    nodes: options.nodes,
+    maxLagVersions: routing.maxLagVersions,
+    watermark: options.watermark,
+    logger,
+    onChainChange: options.onChainChange,
+    vendor: options.vendor,
+    chain: new ChainIdentity(options.chainId, logger),
+    prober: new Prober({
+      intervalMs: routing.probeIntervalMs,
+      timeoutMs: routing.attemptTimeoutMs,
+      logger,
+      schedule: options.probeSchedule,
+    }),
+    transitions: new NodeTransitions(logger, options.onTransition),
+    misbehaving: new MisbehavingNodes({ logger, onMisbehaving: options.onMisbehaving }),
+    floor: new LatestFloor(logger, options.onStepBack),
   });
 }

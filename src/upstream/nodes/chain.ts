@@ -18,13 +18,19 @@ export class ChainIdentity {
   /** what was last logged about a disagreement, so it is logged once per state */
   private lastDisagreement = '';
 
+  /** told when an established chain is replaced (a devnet reset); it logs the change */
+  private onChange: (from: number, to: number) => void = () => undefined;
+
   constructor(
     private readonly configured: number | undefined,
     private readonly logger: Logger,
-    /** told when an established chain is replaced (a devnet reset); it logs the change */
-    private readonly onChange: (from: number, to: number) => void = () => undefined,
   ) {
     this.established = configured;
+  }
+
+  /** Who is told when an established chain is replaced: the node set that holds this identity. */
+  whenChanged(listener: (from: number, to: number) => void): void {
+    this.onChange = listener;
   }
 
   /** The chain the proxy fronts; undefined while it is not known. */

@@ -29,11 +29,15 @@ const TIMER_SCHEDULE: ProbeSchedule = {
   },
 };
 
-export interface ProberDeps {
+export interface ProberSettings {
   intervalMs: number;
   timeoutMs: number;
   logger: Logger;
   schedule?: ProbeSchedule;
+}
+
+/** Where a prober's probes report: the node set it serves. */
+export interface ProbeReports {
   /** the current node list (a reload replaces it) */
   nodes(): readonly NodeState[];
   /** a node answered with its snapshot, to a probe sent at `sentAt` (the node's clock), in `vendor`'s headers (null: none) */
@@ -48,8 +52,19 @@ export class Prober {
   private stopSchedule: (() => void) | null = null;
   /** the probe in flight per node, and when it was sent: a probe wanted meanwhile joins it */
   private readonly inFlight = new Map<NodeState, { sentAt: number; answer: Promise<LedgerInfo | null> }>();
+  private reports: ProbeReports | null = null;
 
-  constructor(private readonly deps: ProberDeps) {}
+  constructor(private readonly deps: ProberSettings) {}
+
+  /** Where every probe reports: set once, by the node set the prober serves, before its first probe. */
+  reportTo(reports: ProbeReports): void {
+    this.reports = reports;
+  }
+
+  private get to(): ProbeReports {
+    if (this.reports === null) throw new Error('Prober: probed before reportTo()');
+    return this.reports;
+  }
 
   /** Probes now, then every intervalMs. */
   start(): Promise<void> {
@@ -64,9 +79,9 @@ export class Prober {
 
   /** One round: every node probed (a probe still in flight is joined), then onRound. */
   private async round(): Promise<void> {
-    const nodes = this.deps.nodes();
+    const nodes = this.to.nodes();
     const results = await Promise.all(nodes.map((node) => this.probe(node)));
-    this.deps.onRound(new Set(nodes.filter((_, i) => results[i] !== null)));
+    this.to.onRound(new Set(nodes.filter((_, i) => results[i] !== null)));
   }
 
   /**
@@ -82,6 +97,15 @@ export class Prober {
     });
     this.inFlight.set(node, { sentAt, answer });
     return answer;
+  }
+
+  /** As probe(), but null when no answer comes within `ms`. */
+  probeWithin(node: NodeState, since: number, ms: number): Promise<LedgerInfo | null> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<null>((resolve) => {
+      timer = setTimeout(() => resolve(null), Math.max(0, ms));
+    });
+    return Promise.race([this.probe(node, since), late]).finally(() => clearTimeout(timer));
   }
 
   /**
@@ -118,7 +142,7 @@ export class Prober {
       const info = circuit === 'half-open' ? await node.guard(get) : await get();
       node.probeMiss = null;
       node.admitted(sentAt);
-      this.deps.onSnapshot(node, info, sentAt, vendor);
+      this.to.onSnapshot(node, info, sentAt, vendor);
       return info;
     } catch (err) {
       if (err instanceof NodeShedding) {
@@ -132,7 +156,7 @@ export class Prober {
       node.probeMiss = got;
       if (circuit === 'closed' && err instanceof CountedFailure) await node.recordFailure();
       this.deps.logger.debug({ upstream: node.name, url: node.client.shownUrl, got }, 'probe failed');
-      this.deps.onFailure(node, got);
+      this.to.onFailure(node, got);
       return null;
     }
   }
@@ -158,7 +182,6 @@ function ledgerInfoOf(answer: ProbeReply): LedgerInfo | string {
   return parseLedgerInfoJson(json) ?? `${got} that is not a ledger info`;
 }
 
-/** The body as JSON; undefined when it is not. */
 /** What a probe got from a node shedding load, as /readyz and the log say it. */
 const SHEDDING_GOT = 'HTTP 503 application/json (overloaded)';
 
@@ -168,6 +191,7 @@ function shedsLoad(answer: ProbeReply): boolean {
   return (parsedJson(answer.body) as { error_code?: unknown } | null | undefined)?.error_code === 'overloaded';
 }
 
+/** The body as JSON; undefined when it is not. */
 function parsedJson(body: Buffer): unknown {
   try {
     return JSON.parse(body.toString('utf8'));

@@ -18,14 +18,6 @@ export interface MisbehavingDeps {
   logger: Logger;
   /** told of every offence, for metrics */
   onMisbehaving?: (upstream: string, reason: Misbehaviour) => void;
-  /**
-   * May this node be quarantined now? Not when it is the last node able to take
-   * reads: its implausible answers are refused one by one anyway, and its
-   * plausible ones are all there is.
-   */
-  mayQuarantine(node: NodeState): boolean;
-  /** the node's quarantine changed (for the transition log) */
-  onQuarantine(node: NodeState): void;
 }
 
 export class MisbehavingNodes {
@@ -33,8 +25,12 @@ export class MisbehavingNodes {
 
   constructor(private readonly deps: MisbehavingDeps) {}
 
-  /** One implausible snapshot from `node`: counted, logged, and maybe the quarantine. */
-  offence(node: NodeState, reason: Misbehaviour, info: LedgerInfo): void {
+  /**
+   * One implausible snapshot from `node`: counted and logged. True when the node has
+   * now offended often enough to be quarantined and is not; whether it may be (it
+   * is not the last node able to take reads) is the node set's to decide.
+   */
+  offence(node: NodeState, reason: Misbehaviour, info: LedgerInfo): boolean {
     const now = node.clock();
     this.deps.onMisbehaving?.(node.name, reason);
     const probed = node.probed?.info.ledgerVersion;
@@ -50,10 +46,12 @@ export class MisbehavingNodes {
     const recent = (this.offences.get(node) ?? []).filter((at) => now - at < OFFENCE_WINDOW_MS);
     recent.push(now);
     this.offences.set(node, recent);
-    if (recent.length >= OFFENCES_TO_QUARANTINE && !node.quarantined && this.deps.mayQuarantine(node)) {
-      node.misbehavingUntil = now + MISBEHAVING_QUARANTINE_MS;
-      this.offences.delete(node);
-      this.deps.onQuarantine(node);
-    }
+    return recent.length >= OFFENCES_TO_QUARANTINE && !node.quarantined;
+  }
+
+  /** Quarantines `node` for MISBEHAVING_QUARANTINE_MS; its offences start afresh. */
+  quarantine(node: NodeState): void {
+    node.misbehavingUntil = node.clock() + MISBEHAVING_QUARANTINE_MS;
+    this.offences.delete(node);
   }
 }

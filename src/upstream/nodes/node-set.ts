@@ -7,33 +7,34 @@ import type { Logger } from 'pino';
 import type { LedgerInfo } from '../../ledger/info.js';
 import type { Watermark } from '../../ledger/watermark.js';
 import type { NodeAnswer } from '../../model/node-answer.js';
-import { ChainIdentity, ROUNDS_TO_ADOPT } from './chain.js';
-import { nodeHealth, Prober, type ProbeSchedule } from './health.js';
-import { LatestFloor } from './latest-floor.js';
-import { MisbehavingNodes } from './misbehaving.js';
+import { type ChainIdentity, ROUNDS_TO_ADOPT } from './chain.js';
+import { nodeHealth, type Prober } from './health.js';
+import type { LatestFloor } from './latest-floor.js';
+import type { MisbehavingNodes } from './misbehaving.js';
 import { mergeNodes } from './reload.js';
 import type { NodeHealth, NodeState, ProbeRecord } from './node-state.js';
 import { confirmedBy, judgeSnapshot, type Misbehaviour, pushedAhead, recordProbe } from './plausibility.js';
-import { type NodeTransition, NodeTransitions } from './transitions.js';
+import type { NodeTransitions } from './transitions.js';
 import type { VendorIdentity } from '../../ledger/vendor.js';
 
-export interface NodeSetDeps {
+/** The parts a node set keeps its knowledge in, built by wiring/pool.ts; the set connects them. */
+interface NodeSetParts {
+  chain: ChainIdentity;
+  prober: Prober;
+  transitions: NodeTransitions;
+  misbehaving: MisbehavingNodes;
+  /** read-your-latest */
+  floor: LatestFloor;
+}
+
+export interface NodeSetDeps extends NodeSetParts {
   nodes: NodeState[];
-  routing: { probeIntervalMs: number; attemptTimeoutMs: number; maxLagVersions: number };
-  /** the expected chain id; when unset, the majority of the nodes decides */
-  chainId?: number;
+  /** routing.maxLagVersions: a node further behind the most advanced one is lagging */
+  maxLagVersions: number;
   watermark: Watermark;
   logger: Logger;
-  /** when probe rounds run (default: every probeIntervalMs) */
-  probeSchedule?: ProbeSchedule;
   /** told when an established chain is replaced (a devnet reset) */
   onChainChange?: (from: number, to: number) => void;
-  /** told of every latest reply below a version already reported (a failover) */
-  onStepBack?: () => void;
-  /** told of every implausible snapshot a node answered, for metrics */
-  onMisbehaving?: (upstream: string, reason: Misbehaviour) => void;
-  /** told of every node state change, for metrics */
-  onTransition?: (upstream: string, state: NodeTransition) => void;
   /** the vendor the nodes must bear out (or that they name, with vendor: auto) */
   vendor: VendorIdentity;
 }
@@ -59,26 +60,19 @@ export class NodeSet {
 
   constructor(private readonly deps: NodeSetDeps) {
     this.current = deps.nodes;
-    this.transitions = new NodeTransitions(deps.logger, deps.onTransition);
-    this.floor = new LatestFloor(deps.logger, deps.onStepBack);
-    this.chain = new ChainIdentity(deps.chainId, deps.logger, (from, to) => {
+    this.floor = deps.floor;
+    this.chain = deps.chain;
+    this.prober = deps.prober;
+    this.transitions = deps.transitions;
+    this.misbehaving = deps.misbehaving;
+    this.chain.whenChanged((from, to) => {
       // Everything learned of the old chain goes: its snapshots, and the latest floor.
       deps.watermark.reset();
       this.floor.reset();
       this.transitions.chainAdopted(from, to, ROUNDS_TO_ADOPT);
       deps.onChainChange?.(from, to);
     });
-    this.misbehaving = new MisbehavingNodes({
-      logger: deps.logger,
-      onMisbehaving: deps.onMisbehaving,
-      mayQuarantine: (node) => this.current.some((n) => n !== node && this.health(n) === 'healthy'),
-      onQuarantine: (node) => this.transitions.quarantine(node, this.chain.current()),
-    });
-    this.prober = new Prober({
-      intervalMs: deps.routing.probeIntervalMs,
-      timeoutMs: deps.routing.attemptTimeoutMs,
-      logger: deps.logger,
-      schedule: deps.probeSchedule,
+    this.prober.reportTo({
       nodes: () => this.current,
       onSnapshot: (node, info, sentAt, vendor) => {
         // What a node says of its vendor is weighed whenever it says it: the proxy is not ready while it is not the proxy's.
@@ -111,10 +105,10 @@ export class NodeSet {
     const fallback = this.topOf((n) => n.probed);
     const verdict = judgeSnapshot(node, info, { ...how, versionsPerSecond: this.fastestRate(), fallback });
     if (verdict === 'unsure') {
-      const probe = withinMs(this.prober.probe(node, how.receivedAt), how.timeoutMs);
+      const probe = this.prober.probeWithin(node, how.receivedAt, how.timeoutMs);
       return probe.then((fresh) => this.confirmed(node, info, fresh));
     }
-    if (verdict !== null) this.misbehaving.offence(node, verdict, info);
+    if (verdict !== null) this.offence(node, verdict, info);
     return verdict;
   }
 
@@ -122,8 +116,20 @@ export class NodeSet {
   private confirmed(node: NodeState, info: LedgerInfo, probe: LedgerInfo | null): SnapshotVerdict {
     if (probe === null) return 'unconfirmed';
     if (confirmedBy(node, info, probe)) return null;
-    this.misbehaving.offence(node, 'ahead', info);
+    this.offence(node, 'ahead', info);
     return 'ahead';
+  }
+
+  /**
+   * One implausible snapshot, counted; a node that keeps offending is quarantined,
+   * unless it is the last node able to take reads: its implausible answers are
+   * refused one by one anyway, and its plausible ones are all there is.
+   */
+  private offence(node: NodeState, reason: Misbehaviour, info: LedgerInfo): void {
+    if (!this.misbehaving.offence(node, reason, info)) return;
+    if (!this.current.some((n) => n !== node && this.health(n) === 'healthy')) return;
+    this.misbehaving.quarantine(node);
+    this.transitions.quarantine(node, this.chain.current());
   }
 
   /** An answer's snapshot, judged plausible: the node's, and (once it counts) the watermark's. */
@@ -136,7 +142,7 @@ export class NodeSet {
   }
 
   health(node: NodeState): NodeHealth {
-    return nodeHealth(node, this.current, this.deps.routing.maxLagVersions);
+    return nodeHealth(node, this.current, this.deps.maxLagVersions);
   }
 
   /** Ready: the vendor and the chain are known and some node of the chain is healthy. */
@@ -221,7 +227,7 @@ export class NodeSet {
   private probed(node: NodeState, info: LedgerInfo, sentAt: number): void {
     recordProbe(node, info, sentAt, node.clock());
     if (pushedAhead(node, info, sentAt)) {
-      this.misbehaving.offence(node, 'ahead', node.ledger!);
+      this.offence(node, 'ahead', node.ledger!);
       node.ledger = info;
       node.ledgerFromAnswerAt = null;
       this.pushed = true;
@@ -287,13 +293,4 @@ export class NodeSet {
     for (const n of this.current) if (!n.otherChain && n.versionsPerSecond > rate) rate = n.versionsPerSecond;
     return rate;
   }
-}
-
-/** `promise`'s value, or null when it takes longer than `ms`. */
-function withinMs<T>(promise: Promise<T | null>, ms: number): Promise<T | null> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<null>((resolve) => {
-    timer = setTimeout(() => resolve(null), Math.max(0, ms));
-  });
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
