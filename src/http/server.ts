@@ -34,7 +34,7 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
   const { writer, bodyLimitBytes } = options;
   const connections = new Connections();
   let entry: PublicEntry | undefined;
-  let lane: Lane | undefined;
+  let onRequest: PublicHandler | undefined;
   /** fastify's replies of the proxy's own errors go through the reply writer */
   const refuse = (reply: FastifyReply, err: NodeError): void => {
     reply.hijack();
@@ -53,16 +53,19 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
     frameworkErrors: (err, _request, reply) => refuse(reply, fromFrameworkError(err, bodyLimitBytes)),
     clientErrorHandler: (err, socket) => answerClientError(err as { code?: string }, socket, connections),
     requestTimeout: options.requestTimeoutMs,
-    serverFactory: serverFactory(
-      connections,
-      (next) => {
-        entry = options.entry(next, connections);
-        return entry;
-      },
-      options.lane ? bodyLimitBytes : undefined,
-      (installed) => (lane = installed),
-    ),
+    serverFactory: serverFactory(connections, (next) => {
+      entry = options.entry(next, connections);
+      const { handle } = entry;
+      onRequest = (req, res) => {
+        if (connections.answers(req, res)) handle(req, res);
+      };
+      return onRequest;
+    }),
   });
+  // The lane reads the sockets first and gives the requests it takes to the server's own handler.
+  const lane = options.lane
+    ? Lane.install(app.server, { handle: onRequest!, servesItself: entry!.servesItself, bodyLimitBytes })
+    : undefined;
 
   // CONNECT would otherwise get its socket dropped without a reply.
   app.server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
@@ -107,17 +110,11 @@ function checkingIntervalMs(requestTimeoutMs: number): number {
 
 /**
  * The server fastify would build (getServerInstance in fastify/lib/server.js, with
- * the same settings from its options), whose request handler tracks connections
- * and hands every request to the public entry, which passes what it does not
- * answer to fastify's handler. With `laneBodyLimit` (server.lane on), the lane
- * reads its sockets first and gives the requests it takes to that same handler.
+ * the same settings from its options), whose request handler (`handlerOf`: it
+ * tracks connections and hands every request to the public entry, which passes
+ * what it does not answer to fastify's handler) is made from fastify's.
  */
-function serverFactory(
-  connections: Connections,
-  entry: (next: Handler) => PublicEntry,
-  laneBodyLimit: number | undefined,
-  installed: (lane: Lane) => void,
-): FastifyServerFactory {
+function serverFactory(connections: Connections, handlerOf: (next: Handler) => PublicHandler): FastifyServerFactory {
   return (handler, options) => {
     const opts = options as {
       http?: ServerOptions;
@@ -126,16 +123,10 @@ function serverFactory(
       connectionTimeout: number;
       maxRequestsPerSocket: number;
     };
-    const { handle, servesItself } = entry(handler as Handler);
-    const onRequest: PublicHandler = (req, res) => {
-      if (connections.answers(req, res)) handle(req, res);
-    };
     const server = createServer(
       { ...opts.http, connectionsCheckingInterval: checkingIntervalMs(opts.requestTimeout) },
-      onRequest,
+      handlerOf(handler as Handler),
     );
-    if (laneBodyLimit !== undefined)
-      installed(Lane.install(server, { handle: onRequest, servesItself, bodyLimitBytes: laneBodyLimit }));
     server.on('connection', (socket: Duplex) => connections.open(socket));
     // A client's half-close ends its connection once every request read before it is answered: with
     // httpAllowHalfOpen off, node:http ends the socket on the FIN and the replies still due are never
