@@ -1,12 +1,12 @@
 // Where a value ends when this reader cannot walk it (a variant it does not know, or a
 // layout it has wrong): found by the hashes the ledger recorded, never guessed. A search
-// over offsets, bounded per page: a candidate offset must first pass a test of a byte or
-// two and then read as the value that follows the end; at most MAX_CANDIDATES of those
+// over offsets, bounded per page: a candidate offset must first pass a test of a few bytes
+// and then read as the value that follows the end; at most MAX_CANDIDATES of those
 // are hashed, and the bytes read and hashed are bounded too, so a page of many
 // transactions the reader cannot walk costs a bounded time, then fails closed.
 import { BcsCursor, Undecodable } from './cursor.js';
 import { hashAt, transactionHasher, writeSetHash } from './hashes.js';
-import { readTransactionInfo } from './info.js';
+import { peekTransactionInfo, readTransactionInfo } from './info.js';
 import { readWriteSet } from './write-set.js';
 
 /** Candidate ends hashed at most, per page: each costs a hash copy (microseconds). */
@@ -33,9 +33,11 @@ export function transactionEndByHash(bytes: Uint8Array, start: number, search = 
   const hasher = transactionHasher();
   let hashed = start;
   let found = -1;
-  // A TransactionInfo starts with its variant (0 or 1), 8 bytes of gas, then the ExecutionStatus variant (0 to 4).
+  // A TransactionInfo is at least 10 bytes: its variant, 8 of gas, its status variant.
   for (let at = start + 1; at + 10 <= bytes.length; at++) {
-    if (bytes[at]! > 1 || bytes[at + 9]! > 4) continue;
+    // Most offsets are ruled out by a few bytes, before a read that fails: the search's cost is in those reads.
+    const peeked = peekTransactionInfo(bytes, at);
+    if (peeked === null || (peeked >= 0 && hasRun(bytes, peeked))) continue;
     const transactionHashAt = search.read(bytes, at, readTransactionInfo);
     if (transactionHashAt === undefined) return -1;
     if (transactionHashAt === null || hasRun(bytes, transactionHashAt)) continue;

@@ -11,6 +11,32 @@ const OPTIONAL_HASHES = [2, 11];
 /** The offset of state_change_hash after transaction_hash and event_root_hash. */
 export const STATE_CHANGE_HASH_AFTER = 64;
 
+/** Success and OutOfGas: statuses without fields, so transaction_hash follows the status byte. */
+const STATUS_WITHOUT_FIELDS = 1;
+/** From a TransactionInfo's first byte: the variant (1), gas_used (8), the status variant (1). */
+const STATUS_AT = 9;
+/** From transaction_hash to the first Option tag: the three hashes. */
+const OPTIONS_AFTER = 32 * 3;
+
+/**
+ * What a few bytes say of a TransactionInfo at `at`, before it is read, for a search
+ * over offsets: null where none can start (a variant or status this reader does not
+ * know, or, when transaction_hash follows the status directly, either of the first two
+ * Option tags no tag); otherwise the offset its transaction_hash would have, or -1 when
+ * the status has fields of its own. Never null where readTransactionInfo would read.
+ */
+export function peekTransactionInfo(bytes: Uint8Array, at: number): number | null {
+  if (bytes[at]! >= OPTIONAL_HASHES.length || bytes[at + STATUS_AT]! > 4) return null;
+  if (bytes[at + STATUS_AT]! > STATUS_WITHOUT_FIELDS) return -1;
+  const transactionHashAt = at + STATUS_AT + 1;
+  // A tag past the bytes is left to the reader, which fails there.
+  const firstTag = bytes[transactionHashAt + OPTIONS_AFTER];
+  if (firstTag !== undefined && firstTag > 1) return null;
+  const secondTag = bytes[transactionHashAt + OPTIONS_AFTER + 1 + (firstTag === 1 ? 32 : 0)];
+  if (secondTag !== undefined && secondTag > 1) return null;
+  return transactionHashAt;
+}
+
 /** Moves past the TransactionInfo at the cursor; the offset of its transaction_hash. */
 export function readTransactionInfo(c: BcsCursor): number {
   const optional = OPTIONAL_HASHES[c.uleb()];
