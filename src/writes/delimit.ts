@@ -30,26 +30,66 @@ const RUN_NO_DIGEST_HOLDS = 12;
  * search reached its bound.
  */
 export function transactionEndByHash(bytes: Uint8Array, start: number, search = new SearchBudget()): number {
+  const infos = search.transactionInfos(bytes, start + 1);
+  if (infos === undefined) return -1;
   const hasher = transactionHasher();
   let hashed = start;
   let found = -1;
-  // A TransactionInfo is at least 10 bytes: its variant, 8 of gas, its status variant.
-  for (let at = start + 1; at + 10 <= bytes.length; at++) {
-    // Most offsets are ruled out by a few bytes, before a read that fails: the search's cost is in those reads.
-    const peeked = peekTransactionInfo(bytes, at);
-    if (peeked === null || (peeked >= 0 && hasRun(bytes, peeked))) continue;
-    const transactionHashAt = search.read(bytes, at, readTransactionInfo);
-    if (transactionHashAt === undefined) return -1;
-    if (transactionHashAt === null || hasRun(bytes, transactionHashAt)) continue;
+  for (let i = infos.firstFrom(start + 1); i < infos.at.length; i++) {
+    const at = infos.at[i]!;
     if (!search.candidate() || !search.spend(at - hashed)) return -1;
     // The hash of the bytes before `at`, fed once: a copy of the hash is read at each candidate.
     hasher.update(bytes.subarray(hashed, at));
     hashed = at;
-    if (!hashAt(hasher.copy().digest(), bytes, transactionHashAt)) continue;
+    if (!hashAt(hasher.copy().digest(), bytes, infos.transactionHashAt[i]!)) continue;
     if (found >= 0) return -1;
     found = at;
   }
   return found;
+}
+
+/**
+ * The offsets of a page, from `from` on, at which a TransactionInfo reads whose
+ * transaction_hash holds no run, with where that hash is. What reads at an offset does
+ * not depend on where a search began, so every search of a page shares one list.
+ */
+class TransactionInfos {
+  readonly at: number[] = [];
+  readonly transactionHashAt: number[] = [];
+
+  constructor(
+    readonly bytes: Uint8Array,
+    readonly from: number,
+  ) {}
+
+  /** The index of the first offset at or after `from`. */
+  firstFrom(from: number): number {
+    let low = 0;
+    let high = this.at.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if (this.at[mid]! < from) low = mid + 1;
+      else high = mid;
+    }
+    return low;
+  }
+
+  /** Reads the page for them; false when the search's bounds were reached first. */
+  find(search: SearchBudget): boolean {
+    const bytes = this.bytes;
+    // A TransactionInfo is at least 10 bytes: its variant, 8 of gas, its status variant.
+    for (let at = this.from; at + 10 <= bytes.length; at++) {
+      // Most offsets are ruled out by a few bytes, before a read that fails: such reads were most of a search's cost.
+      const peeked = peekTransactionInfo(bytes, at);
+      if (peeked === null || (peeked >= 0 && hasRun(bytes, peeked))) continue;
+      const transactionHashAt = search.read(bytes, at, readTransactionInfo);
+      if (transactionHashAt === undefined) return false;
+      if (transactionHashAt === null || hasRun(bytes, transactionHashAt)) continue;
+      this.at.push(at);
+      this.transactionHashAt.push(transactionHashAt);
+    }
+    return true;
+  }
 }
 
 /**
@@ -100,10 +140,24 @@ function hasRun(bytes: Uint8Array, at: number): boolean {
   return false;
 }
 
-/** The candidates hashed and the bytes read by the searches of one page, against their bounds. */
+/**
+ * The candidates hashed and the bytes read by the searches of one page, against their
+ * bounds, and the TransactionInfos the page holds, which every search reads alike.
+ */
 export class SearchBudget {
   private candidates = 0;
   private work = 0;
+  private infos: TransactionInfos | undefined;
+
+  /** The page's TransactionInfos from `from` on, found once per page; undefined past the bounds. */
+  transactionInfos(bytes: Uint8Array, from: number): TransactionInfos | undefined {
+    const held = this.infos;
+    if (held !== undefined && held.bytes === bytes && held.from <= from) return held;
+    const infos = new TransactionInfos(bytes, from);
+    if (!infos.find(this)) return undefined;
+    this.infos = infos;
+    return infos;
+  }
 
   /** Candidates hashed so far. */
   get hashed(): number {

@@ -89,6 +89,16 @@ describe('a transaction the reader cannot walk', () => {
     expect(err.verifiedPrefix.map((t) => t.version)).toEqual([START]);
   });
 
+  it('several in one page are each delimited by their own hash: their searches share one reading of the page', () => {
+    const parts = UNDELIMITED.flatMap(([, transaction], i) => [
+      onChain({ version: START + BigInt(2 * i), transaction, writeSet }),
+      onChain({ version: START + BigInt(2 * i + 1), transaction: known }),
+    ]);
+    const body = page(parts).body;
+    expect(delimitedOf(body)).toEqual(UNDELIMITED.flatMap(() => [true, false]));
+    expect(writesOf(body).map((w) => [...w].sort())).toEqual(UNDELIMITED.flatMap(() => [keys, []]));
+  });
+
   it('an unknown variant no hash delimits is unknown_variant', () => {
     const err = failure(threeWith({ transaction: UNDELIMITED[0]![1], transactionHash: fill(32, 9) }).body);
     expect(err.reason).toBe('unknown_variant');
