@@ -53,9 +53,18 @@ const ledgerHash = (name, bytes) => createHash('sha3-256').update(SEEDS[name]).u
 /**
  * `pages` pages of `perPage` transactions from `startVersion` on; `unknownShare`: the share of
  * user transactions signed with a scheme no reader knows (an AnySignature variant past the
- * golden's), which a reader delimits by the transaction's hash.
+ * golden's), which a reader delimits by the transaction's hash; `unknownEventShare`: the share
+ * of transactions with events whose first is a ContractEvent variant past the golden's (V1,
+ * V2), which a reader delimits by the write set's hash.
  */
-export function feedPages({ pages, perPage = 100, startVersion = 3_000_000_000n, seedValue = 7, unknownShare = 0 }) {
+export function feedPages({
+  pages,
+  perPage = 100,
+  startVersion = 3_000_000_000n,
+  seedValue = 7,
+  unknownShare = 0,
+  unknownEventShare = 0,
+}) {
   const random = prng(seedValue);
   const int = (lo, hi) => lo + Math.floor(random() * (hi - lo + 1));
   const randomBytes = (n) => {
@@ -111,7 +120,13 @@ export function feedPages({ pages, perPage = 100, startVersion = 3_000_000_000n,
   };
   const events = (n) => {
     const w = new Writer().uleb(n);
+    const unknown = unknownEventShare > 0 && random() < unknownEventShare;
     for (let i = 0; i < n; i++) {
+      // A ContractEvent variant past the golden's (V1, V2): the reader cannot walk these events.
+      if (unknown && i === 0) {
+        w.u8(3).bytes(randomBytes(int(40, 200)));
+        continue;
+      }
       w.u8(1);
       struct(w, one, 'fungible_asset', i % 2 ? 'Deposit' : 'Withdraw', i % 3 ? [] : [aptosCoin]);
       w.bytes(randomBytes(int(40, 200)));

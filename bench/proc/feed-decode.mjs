@@ -1,6 +1,6 @@
 // Scenario 9: the change feed's reader (dist/writes/page.js) decoding and verifying pages
 // of GET /v1/transactions in BCS, built by lib/feed-pages.mjs, on this process's one CPU.
-// BENCH_PARAMS: { pages }. Calls: run({ seconds, unknownShare }).
+// BENCH_PARAMS: { pages }. Calls: run({ seconds, unknownShare, unknownEventShare }).
 import { decodeTransactionPage } from '../../dist/writes/page.js';
 import { childParams, cpuMicros, serveRpc } from '../lib/child.mjs';
 import { feedPages } from '../lib/feed-pages.mjs';
@@ -9,8 +9,8 @@ const { pages: count = 20 } = childParams();
 
 serveRpc({
   /** Decodes the pages round and round for `seconds` (after a warm-up of as long): CPU and wall time per transaction. */
-  async run({ seconds, unknownShare = 0 }) {
-    const pages = feedPages({ pages: count, unknownShare });
+  async run({ seconds, unknownShare = 0, unknownEventShare = 0 }) {
+    const pages = feedPages({ pages: count, unknownShare, unknownEventShare });
     const round = () => {
       let transactions = 0;
       let writes = 0;

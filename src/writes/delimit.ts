@@ -7,7 +7,7 @@
 import { BcsCursor, Undecodable } from './cursor.js';
 import { hashAt, transactionHasher, writeSetHash } from './hashes.js';
 import { peekTransactionInfo, readTransactionInfo } from './info.js';
-import { readWriteSet } from './write-set.js';
+import { emptyWriteSetEnd, skipWriteSet } from './write-set.js';
 
 /** Candidate ends hashed at most, per page: each costs a hash copy (microseconds). */
 export const MAX_CANDIDATES = 32768;
@@ -48,14 +48,9 @@ export function transactionEndByHash(bytes: Uint8Array, start: number, search = 
   return found;
 }
 
-/**
- * The offsets of a page, from `from` on, at which a TransactionInfo reads whose
- * transaction_hash holds no run, with where that hash is. What reads at an offset does
- * not depend on where a search began, so every search of a page shares one list.
- */
-class TransactionInfos {
+/** Offsets of a page from `from` on, ascending, found once for all its searches. */
+class PageOffsets {
   readonly at: number[] = [];
-  readonly transactionHashAt: number[] = [];
 
   constructor(
     readonly bytes: Uint8Array,
@@ -73,6 +68,15 @@ class TransactionInfos {
     }
     return low;
   }
+}
+
+/**
+ * The offsets of a page, from `from` on, at which a TransactionInfo reads whose
+ * transaction_hash holds no run, with where that hash is. What reads at an offset does
+ * not depend on where a search began, so every search of a page shares one list.
+ */
+class TransactionInfos extends PageOffsets {
+  readonly transactionHashAt: number[] = [];
 
   /** Reads the page for them; false when the search's bounds were reached first. */
   find(search: SearchBudget): boolean {
@@ -109,25 +113,89 @@ export function eventsEndByWriteSet(
   next: bigint | null,
   search = new SearchBudget(),
 ): number {
+  const ends = search.writeSetEnds(bytes, start);
+  if (ends === undefined) return -1;
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  // `next` as two u32 halves: compared at every write set's end, with no BigInt made for it.
+  const low = next === null ? 0 : Number(next & 0xffff_ffffn);
+  const high = next === null ? 0 : Number(next >> 32n);
   const followed = (end: number): boolean =>
-    next === null ? end === bytes.length : end + 8 <= bytes.length && view.getBigUint64(end, true) === next;
+    next === null
+      ? end === bytes.length
+      : end + 8 <= bytes.length && view.getUint32(end, true) === low && view.getUint32(end + 4, true) === high;
   let found = -1;
-  // A WriteSet starts with its variant, 0 (V0).
-  for (let at = start; at + 34 <= bytes.length; at++) {
-    if (bytes[at + 32] !== 0) continue;
-    const writeSetEnd = search.read(bytes, at + 32, (c) => {
-      readWriteSet(c);
-      return c.pos;
-    });
-    if (writeSetEnd === undefined) return -1;
-    if (writeSetEnd === null || !followed(writeSetEnd)) continue;
+  for (let i = ends.firstFrom(start); i < ends.at.length; i++) {
+    const at = ends.at[i]!;
+    const writeSetEnd = ends.end[i]!;
+    if (!followed(writeSetEnd)) continue;
     if (!search.candidate() || !search.spend(writeSetEnd - at - 32)) return -1;
     if (!hashAt(writeSetHash(bytes, at + 32, writeSetEnd), bytes, stateChangeHashAt)) continue;
     if (found >= 0) return -1;
     found = at;
   }
   return found;
+}
+
+/**
+ * The offsets of a page, from `from` on, at which an accumulator root hash can end a
+ * transaction's events: a WriteSet reads after it, and after that comes a version of the
+ * page's, or the page's end. What reads at an offset does not depend on where a search
+ * began, so every search of a page shares one list.
+ */
+class WriteSetEnds extends PageOffsets {
+  /** where the WriteSet after each offset's root hash ends */
+  readonly end: number[] = [];
+
+  constructor(
+    bytes: Uint8Array,
+    from: number,
+    private readonly versions: PageVersions | undefined,
+  ) {
+    super(bytes, from);
+  }
+
+  find(search: SearchBudget): boolean {
+    const bytes = this.bytes;
+    // A root hash (32 bytes), then a WriteSet, which starts with its variant, 0 (V0).
+    for (let at = this.from; at + 34 <= bytes.length; at++) {
+      if (bytes[at + 32] !== 0) continue;
+      const empty = emptyWriteSetEnd(bytes, at + 32);
+      const end =
+        empty >= 0
+          ? empty
+          : search.read(bytes, at + 32, (c) => {
+              skipWriteSet(c);
+              return c.pos;
+            });
+      if (end === undefined) return false;
+      if (end === null || !this.followedInPage(end)) continue;
+      this.at.push(at);
+      this.end.push(end);
+    }
+    return true;
+  }
+
+  /** Whether the page ends at `end`, or a version of the page's is there (any u64, without the page's versions). */
+  private followedInPage(end: number): boolean {
+    const bytes = this.bytes;
+    if (end === bytes.length) return true;
+    if (end + 8 > bytes.length) return false;
+    const versions = this.versions;
+    if (versions === undefined) return true;
+    // The high half first: most offsets are ruled out without a BigInt made.
+    const high = bytes[end + 4]! | (bytes[end + 5]! << 8) | (bytes[end + 6]! << 16) | (bytes[end + 7]! << 24);
+    if (high >>> 0 !== versions.firstHigh && high >>> 0 !== versions.lastHigh) return false;
+    const version = Buffer.from(bytes.buffer, bytes.byteOffset + end, 8).readBigUInt64LE();
+    return version >= versions.first && version <= versions.last;
+  }
+}
+
+/** A page's versions, and the high halves of its first and last as u32s. */
+interface PageVersions {
+  first: bigint;
+  last: bigint;
+  firstHigh: number;
+  lastHigh: number;
 }
 
 /** Whether the 32 bytes at `at` hold a run of one value no digest holds. */
@@ -148,6 +216,15 @@ export class SearchBudget {
   private candidates = 0;
   private work = 0;
   private infos: TransactionInfos | undefined;
+  private ends: WriteSetEnds | undefined;
+  private readonly versions: PageVersions | undefined;
+
+  /** `versions`: the first and last of the page's (none: a write set's end may be followed by any u64) */
+  constructor(versions?: { first: bigint; last: bigint }) {
+    if (versions === undefined) return;
+    const { first, last } = versions;
+    this.versions = { first, last, firstHigh: Number(first >> 32n), lastHigh: Number(last >> 32n) };
+  }
 
   /** The page's TransactionInfos from `from` on, found once per page; undefined past the bounds. */
   transactionInfos(bytes: Uint8Array, from: number): TransactionInfos | undefined {
@@ -162,6 +239,16 @@ export class SearchBudget {
   /** Candidates hashed so far. */
   get hashed(): number {
     return this.candidates;
+  }
+
+  /** The page's possible ends of events from `from` on, found once per page; undefined past the bounds. */
+  writeSetEnds(bytes: Uint8Array, from: number): WriteSetEnds | undefined {
+    const held = this.ends;
+    if (held !== undefined && held.bytes === bytes && held.from <= from) return held;
+    const ends = new WriteSetEnds(bytes, from, this.versions);
+    if (!ends.find(this)) return undefined;
+    this.ends = ends;
+    return ends;
   }
 
   /** Whether one more candidate may be hashed. */

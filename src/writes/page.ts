@@ -37,7 +37,6 @@ export function decodeTransactionPage(body: Uint8Array, start: bigint): Verified
   const c = new BcsCursor(body);
   const view = new DataView(body.buffer, body.byteOffset, body.byteLength);
   const verified: VerifiedTransaction[] = [];
-  const search = new SearchBudget();
   const fail = (reason: FeedPageReason, at = c.pos): FeedPageError =>
     new FeedPageError(reason, start + BigInt(verified.length), verified, at);
   let count: number;
@@ -46,6 +45,7 @@ export function decodeTransactionPage(body: Uint8Array, start: bigint): Verified
   } catch (err) {
     throw fail(reasonOf(err));
   }
+  const search = new SearchBudget({ first: start, last: start + BigInt(count) - 1n });
   for (let i = 0; i < count; i++) {
     const version = start + BigInt(i);
     if (c.left < 8) throw fail('truncated');

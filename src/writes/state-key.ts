@@ -51,29 +51,37 @@ export function encodeStateKey(spec: StateKeySpec): Buffer {
 export function readStateKeyWrite(c: BcsCursor): StateKeyWrite {
   const bytes = c.bytes;
   const start = c.pos;
-  const variant = c.uleb();
+  const variant = skipStateKey(c);
+  const key = copy(bytes, start, c.pos);
   if (variant === 0) {
-    const at = c.pos;
-    c.skip(32);
-    const pathLength = c.length();
-    const pathStart = c.pos;
-    c.skip(pathLength);
-    const address = '0x' + Buffer.from(bytes.buffer, bytes.byteOffset + at, 32).toString('hex');
-    return { key: copy(bytes, start, c.pos), kind: pathKind(bytes, pathStart, c.pos), address };
+    // AccessPath { address, path }: the variant is one byte, the address 32, then the path's length.
+    const path = new BcsCursor(bytes, start + 33, c.pos);
+    const pathLength = path.length();
+    const address = '0x' + Buffer.from(bytes.buffer, bytes.byteOffset + start + 1, 32).toString('hex');
+    return { key, kind: pathKind(bytes, path.pos, path.pos + pathLength), address };
   }
-  if (variant === 1) {
+  return { key, kind: VARIANT_KINDS[variant]! };
+}
+
+/** The kind of a StateKey by its variant, an AccessPath's by its path. */
+const VARIANT_KINDS: ReadonlyArray<StateKeyKind> = ['access_path', 'table_item', 'raw', 'trading_native'];
+
+/** Moves past the StateKey at the cursor, as a search for where a write set ends does; its variant. */
+export function skipStateKey(c: BcsCursor): number {
+  const variant = c.uleb();
+  if (variant === 0 || variant === 1) {
     c.skip(32);
     c.skipBytes();
-    return { key: copy(bytes, start, c.pos), kind: 'table_item' };
+    return variant;
   }
   if (variant === 2) {
     c.skipBytes();
-    return { key: copy(bytes, start, c.pos), kind: 'raw' };
+    return variant;
   }
   // TradingNative: TradingNativeKey 0 Position { exchange, account, market }.
   if (variant === 3 && c.uleb() === 0) {
     c.skip(96);
-    return { key: copy(bytes, start, c.pos), kind: 'trading_native' };
+    return variant;
   }
   throw UNKNOWN_VARIANT;
 }

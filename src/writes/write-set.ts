@@ -6,12 +6,11 @@
 // { data, metadata }, 5 DeletionWithMetadata { metadata }; StateValueMetadata (persisted):
 // 0 V0 { deposit, creation_time_usecs }, 1 V1 { slot_deposit, bytes_deposit, creation_time_usecs }.
 import { type BcsCursor, UNKNOWN_VARIANT } from './cursor.js';
-import { readStateKeyWrite, type StateKeyWrite } from './state-key.js';
+import { readStateKeyWrite, skipStateKey, type StateKeyWrite } from './state-key.js';
 
 /** Reads the WriteSet at the cursor: the keys it writes, in its order. */
 export function readWriteSet(c: BcsCursor): StateKeyWrite[] {
-  if (c.uleb() !== 0) throw UNKNOWN_VARIANT;
-  const n = c.length();
+  const n = writeSetLength(c);
   const writes: StateKeyWrite[] = [];
   for (let i = 0; i < n; i++) {
     const write = readStateKeyWrite(c);
@@ -21,9 +20,27 @@ export function readWriteSet(c: BcsCursor): StateKeyWrite[] {
   return writes;
 }
 
-/** Moves past a WriteSet (a genesis transaction carries one). */
+/** Moves past a WriteSet, its keys unread: a genesis transaction's, or a search's for where one ends. */
 export function skipWriteSet(c: BcsCursor): void {
-  readWriteSet(c);
+  const n = writeSetLength(c);
+  for (let i = 0; i < n; i++) {
+    skipStateKey(c);
+    skipWriteOp(c);
+  }
+}
+
+/**
+ * What two bytes say of a WriteSet at `at`, for a search over offsets: where it ends when
+ * they are an empty one (V0 and no entries, which runs of zeros are), else -1 (it must be read).
+ */
+export function emptyWriteSetEnd(bytes: Uint8Array, at: number): number {
+  return bytes[at] === 0 && bytes[at + 1] === 0 ? at + 2 : -1;
+}
+
+/** Moves past a WriteSet's variant (V0 alone is known); its count of entries. */
+function writeSetLength(c: BcsCursor): number {
+  if (c.uleb() !== 0) throw UNKNOWN_VARIANT;
+  return c.length();
 }
 
 /** Moves past a WriteOp; true when it is a deletion. */

@@ -138,6 +138,17 @@ describe('events the reader cannot walk', () => {
     expect(delimitedOf(body)).toEqual([false, true, false]);
   });
 
+  it('several in one page, across a version whose high half changes, are each delimited: their searches share one reading of the page', () => {
+    // Versions 2^32 - 2 to 2^32 + 5: a write set's end is followed by a version of either high half.
+    const first = 2n ** 32n - 2n;
+    const parts = [...EVENTS, ...EVENTS].map(([, events], i) =>
+      onChain({ version: first + BigInt(i), transaction: known, events, writeSet }),
+    );
+    const got = decodeTransactionPage(page(parts).body, first);
+    expect(got.map((t) => t.delimited === true)).toEqual(parts.map(() => true));
+    expect(got.map((t) => t.writes.map((w) => w.key.toString('hex')).sort())).toEqual(parts.map(() => keys));
+  });
+
   it('claim no end when a second offset verifies too: event data can hold a copy of the real write set', () => {
     const next = START + 2n;
     const hash = aptosHash('WriteSet', writeSet);
