@@ -1,9 +1,11 @@
 // The change feed's metrics (SPEC-feed rule 9): whether it is on and covering,
 // the last version it verified and how far that is behind the newest version
 // known, the pages and bytes it took, the latest reads it answered by route (and
-// why the others went to a node), and its stops by reason.
+// why the others went to a node), its stops by reason, and the checks of its pages
+// by a second node (cache.verify).
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { FeedForwardReason } from '../model/feed-verdict.js';
+import { FEED_PAGE_CHECKS, type FeedPageCheck } from '../upstream/feed-source.js';
 
 /** What the feed is now, read at scrape time. */
 export interface FeedState {
@@ -27,6 +29,7 @@ export class FeedMetrics {
   private readonly answers: Counter<'route'>;
   private readonly stops: Counter<'reason'>;
   private readonly forwards: Counter<'route' | 'reason'>;
+  private readonly checks: Counter<'outcome'>;
 
   constructor(registers: Registry[], state: () => FeedState) {
     this.pages = new Counter({
@@ -68,6 +71,13 @@ export class FeedMetrics {
       registers,
     });
     for (const reason of FOLLOWER_STOP_REASONS) this.stops.inc({ reason }, 0);
+    this.checks = new Counter({
+      name: 'ledger_proxy_feed_page_checks_total',
+      help: "The change feed's pages asked of a second node too (cache.verify), by outcome (agreed: the same bytes, the page taken; disagreed: other bytes, neither taken; unverified: no second node sent the versions, not taken)",
+      labelNames: ['outcome'],
+      registers,
+    });
+    for (const outcome of FEED_PAGE_CHECKS) this.checks.inc({ outcome }, 0);
     new Gauge({
       name: 'ledger_proxy_feed_enabled',
       help: '1 while latest.changeFeed.enabled is on',
@@ -135,6 +145,10 @@ export class FeedMetrics {
 
   forward(route: string, reason: FeedForwardReason): void {
     this.forwards.labels(route, reason).inc();
+  }
+
+  checked(outcome: FeedPageCheck): void {
+    this.checks.inc({ outcome });
   }
 
   stop(reason: string): void {

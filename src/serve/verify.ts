@@ -152,6 +152,9 @@ export function difference(a: NodeAnswer, b: NodeAnswer): string | null {
 export function verifyWarning(settings: VerifySettings, upstreams: number): string | undefined {
   if (upstreams >= 2 || settings.mode === 'off' || (settings.mode === 'sample' && settings.sampleRatio === 0))
     return undefined;
-  const which = settings.mode === 'always' ? 'no pinned answer' : 'no sampled answer';
-  return `cache.verify.mode is '${settings.mode}' but only one upstream is configured: a second node must answer the same bytes before an answer is stored, so ${which} is stored`;
+  const which =
+    settings.mode === 'always'
+      ? 'no pinned answer is stored, and the change feed takes no page'
+      : 'no sampled answer is stored, nor a sampled page of the change feed taken';
+  return `cache.verify.mode is '${settings.mode}' but only one upstream is configured: a second node must answer the same bytes before an answer is stored, so ${which}`;
 }

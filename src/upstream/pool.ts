@@ -43,6 +43,8 @@ export interface ForwardRoute {
   priority?: Priority;
   /** the request's span, while tracing is on: each node attempt goes under it */
   trace?: TraceScope;
+  /** a node not to ask, by name: a second opinion is asked of another */
+  exclude?: string;
 }
 
 export class UpstreamPool {
@@ -132,6 +134,7 @@ export class UpstreamPool {
     // A version every node has pruned is the node's to judge (it may not even be a read route).
     const version = route.minVersion !== undefined && !this.isPruned(route.minVersion) ? route.minVersion : null;
     const deadline = Date.now() + this.deadlineMs;
+    const excluded = route.exclude;
     const plan = {
       version,
       idempotent: route.idempotent,
@@ -139,6 +142,7 @@ export class UpstreamPool {
       deadline,
       priority: route.priority,
       trace: route.trace,
+      exclude: excluded === undefined ? undefined : new Set(this.set.nodes.filter((n) => n.name === excluded)),
     };
     // The answer ends within the deadline too: it streams on after the call returns.
     return this.admitted(() => this.failover.run({ ...call, deliverBy: deadline }, plan), route.priority);

@@ -9,7 +9,8 @@ import { WriteIndex, type WriteIndexSettings } from '../freshness/write-index.js
 import type { Watermark } from '../ledger/watermark.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { FeedState } from '../metrics/feed.js';
-import { FeedFollower, type FeedFollowerSettings, type FeedSink, type FeedSource } from '../upstream/feed-follower.js';
+import { FeedFollower, type FeedFollowerSettings, type FeedSink } from '../upstream/feed-follower.js';
+import { PoolFeedSource } from '../upstream/feed-source.js';
 import type { UpstreamPool } from '../upstream/pool.js';
 import { decodeTransactionPage } from '../writes/page.js';
 import type { VerifiedTransaction } from '../writes/verified.js';
@@ -50,7 +51,12 @@ export function buildChangeFeed(
     },
   };
   const follower = new FeedFollower({
-    source: poolSource(pool),
+    source: new PoolFeedSource({
+      pool,
+      verify: config.cache.verify,
+      logger,
+      onCheck: (outcome) => metrics.feed.checked(outcome),
+    }),
     decode: decodeTransactionPage,
     sink,
     watermark,
@@ -95,20 +101,4 @@ function indexSettings(config: Config): WriteIndexSettings {
 function followerSettings(config: Config): FeedFollowerSettings {
   const { pageSize, intervalMs, maxLagVersions } = config.latest.changeFeed;
   return { pageSize, intervalMs, maxLagVersions, retryMs: config.routing.probeIntervalMs };
-}
-
-/** A page is asked like a passthrough GET: a healthy node of the chain that has its first version, at low priority. */
-function poolSource(pool: UpstreamPool): FeedSource {
-  return {
-    feedPage: (start, limit) =>
-      pool.forward(
-        {
-          method: 'GET',
-          path: `/v1/transactions?start=${start}&limit=${limit}`,
-          headers: { accept: 'application/x-bcs' },
-        },
-        { idempotent: true, minVersion: start, priority: 'low' },
-      ),
-    chainId: () => pool.chainId(),
-  };
 }

@@ -136,6 +136,30 @@ describe('feed fault modes', () => {
     expect((await feed(node, '?start=2050&limit=5')).status).toBe(200);
   });
 
+  it('feedForged: a page that verifies and lies: the versions in range wrote nothing, their hashes made to match', async () => {
+    const node = await sparseSim({}, { startVersion: 3000n });
+    const honest = await page(node, '?start=2000&limit=20');
+    const writing = honest.filter((t) => t.writes.length > 0).map((t) => t.version);
+    expect(writing.length).toBeGreaterThan(2);
+    const [from, to] = [writing[0]!, writing[1]!];
+    node.faults.set({ mode: 'feedForged', range: { from, to } });
+    const forged = await page(node, '?start=2000&limit=20');
+    expect(badHashes(forged, 'transaction')).toEqual([]);
+    expect(badHashes(forged, 'state_change')).toEqual([]);
+    expect(forged.filter((t) => t.writes.length > 0).map((t) => t.version)).toEqual(
+      writing.filter((v) => v < from || v > to),
+    );
+    // The rest of each transaction is what the node holds.
+    expect(forged.map((t) => t.transaction.toString('hex'))).toEqual(honest.map((t) => t.transaction.toString('hex')));
+    node.faults.clear();
+    expect(
+      (await feed(node, '?start=2000&limit=20')).body.equals((await feed(node, '?start=2000&limit=20')).body),
+    ).toBe(true);
+    expect((await page(node, '?start=2000&limit=20')).map((t) => t.writes.length)).toEqual(
+      honest.map((t) => t.writes.length),
+    );
+  });
+
   it('feedLag: the page and ledger headers of a node that many versions behind', async () => {
     const node = await sparseSim({}, { startVersion: 3000n });
     node.faults.set({ mode: 'feedLag', versions: 30n });

@@ -33,9 +33,11 @@ describe('the same answer', () => {
 describe('the warning at start', () => {
   it('comes when a mode that stores only verified answers has fewer than two upstreams', () => {
     expect(verifyWarning({ mode: 'always', sampleRatio: 0.1 }, 1)).toMatch(
-      /^cache\.verify\.mode is 'always' but only one upstream is configured: .*no pinned answer is stored$/,
+      /^cache\.verify\.mode is 'always' but only one upstream is configured: .*no pinned answer is stored, and the change feed takes no page$/,
     );
-    expect(verifyWarning({ mode: 'sample', sampleRatio: 0.1 }, 1)).toMatch(/no sampled answer is stored$/);
+    expect(verifyWarning({ mode: 'sample', sampleRatio: 0.1 }, 1)).toMatch(
+      /no sampled answer is stored, nor a sampled page of the change feed taken$/,
+    );
     expect(verifyWarning({ mode: 'always', sampleRatio: 0.1 }, 2)).toBeUndefined();
     expect(verifyWarning({ mode: 'off', sampleRatio: 0.1 }, 1)).toBeUndefined();
     expect(verifyWarning({ mode: 'sample', sampleRatio: 0 }, 1)).toBeUndefined();

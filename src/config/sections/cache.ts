@@ -58,16 +58,18 @@ const VerifySchema = z
       .enum(['off', 'sample', 'always'])
       .default('off')
       .describe(
-        "`always`: a pinned answer (or a latest answer about to be stored at its header version) is stored only once another node that covers its version answered the same bytes; the client's reply does not wait for it. `sample`: a share of answers (`sampleRatio`) is checked so, the rest stored at once. Needs two nodes covering each version: with one upstream, a warning at start, and nothing checked is stored.",
+        "`always`: a pinned answer (or a latest answer about to be stored at its header version) is stored only once another node that covers its version answered the same bytes; the client's reply does not wait for it. Likewise a page of the change feed is taken only once another node sent the same bytes for its versions. `sample`: a share of answers and pages (`sampleRatio`) is checked so, the rest stored or taken at once; after two nodes disagree on a page, every page is checked until two agree. Needs two nodes covering each version: with one upstream, a warning at start, and nothing checked is stored or taken.",
       ),
     sampleRatio: z
       .number()
       .min(0)
       .max(1)
       .default(0.1)
-      .describe('In `sample` mode, the share of answers checked, 0 to 1 (0 is `off`, 1 is `always`).'),
+      .describe('In `sample` mode, the share of answers (and feed pages) checked, 0 to 1 (0 is `off`, 1 is `always`).'),
   })
-  .describe('The cross-check of answers by a second node before they are stored.');
+  .describe(
+    "The cross-check of answers by a second node before they are stored, and of the change feed's pages before they are taken.",
+  );
 
 export const CacheSchema = z
   .strictObject({

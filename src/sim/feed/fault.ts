@@ -13,7 +13,9 @@ import type { SimUnknownVariant } from './transaction.js';
  * range, else the page's second) or starts one after its start (`gap: 'shift'`);
  * feedPruned: the node has pruned the start (a start in range): 410 version_pruned, or
  * `status: 500` internal_error as older nodes answer;
- * feedLag: the page and headers of a node `versions` (default 10) behind (a start in range).
+ * feedLag: the page and headers of a node `versions` (default 10) behind (a start in range);
+ * feedForged: a page that verifies and lies, as only its node can tell: the versions in range
+ * wrote nothing (their write sets empty, each state_change_hash made to match).
  */
 export type SimFeedMode =
   | 'feedTransactionHash'
@@ -21,7 +23,8 @@ export type SimFeedMode =
   | 'feedUnknownVariant'
   | 'feedGap'
   | 'feedPruned'
-  | 'feedLag';
+  | 'feedLag'
+  | 'feedForged';
 
 export const SIM_FEED_MODES: readonly SimFeedMode[] = [
   'feedTransactionHash',
@@ -30,6 +33,7 @@ export const SIM_FEED_MODES: readonly SimFeedMode[] = [
   'feedGap',
   'feedPruned',
   'feedLag',
+  'feedForged',
 ];
 
 export const isFeedMode = (mode: string): mode is SimFeedMode => (SIM_FEED_MODES as readonly string[]).includes(mode);

@@ -87,6 +87,7 @@ function tweaksAt(fault: SimFeedFault | undefined, version: bigint, first: bigin
   if (fault === undefined || !(fault.range === undefined ? version === first : inRange(fault, version))) return {};
   if (fault.mode === 'feedTransactionHash') return { wrongTransactionHash: true };
   if (fault.mode === 'feedStateChangeHash') return { wrongStateChangeHash: true };
+  if (fault.mode === 'feedForged') return { noWrites: true };
   if (fault.mode === 'feedUnknownVariant') return { unknownVariant: fault.variant ?? 'authenticator' };
   return {};
 }

@@ -33,6 +33,8 @@ export type SimUnknownVariant = 'authenticator' | 'event' | 'transaction_info' |
 export interface SimTransactionTweaks {
   wrongTransactionHash?: boolean;
   wrongStateChangeHash?: boolean;
+  /** the write set empty, and its hash the empty one's: a page that verifies and lies */
+  noWrites?: boolean;
   unknownVariant?: SimUnknownVariant;
 }
 
@@ -189,7 +191,7 @@ export function simFeedTransaction(
         : user(kind.n, version, writes, model, ledger, tweaks.unknownVariant === 'authenticator');
   const events = body.events.map(bcsEvent);
   if (tweaks.unknownVariant === 'event') events.push(Buffer.concat([Buffer.from([2]), bcsBytes(h('event', version))]));
-  const changes = writeSet(writes, version, ledger, tweaks.unknownVariant === 'write_op');
+  const changes = writeSet(tweaks.noWrites ? [] : writes, version, ledger, tweaks.unknownVariant === 'write_op');
   const transactionHash = simSaltedHash('Transaction', body.transaction);
   const stateChangeHash = simSaltedHash('WriteSet', changes);
   const info = bcsTransactionInfo({
