@@ -46,27 +46,29 @@ export class PoolFeedSource implements FeedSource {
     const first = await this.ask(start, limit);
     const { mode, sampleRatio } = this.deps.verify;
     if (mode === 'off' || (mode === 'sample' && !this.suspect && !(this.random() < sampleRatio))) return first;
-    const count = first.status === 200 ? countOf(first.body) : null;
+    const page = first.status === 200 ? headOf(first.body) : null;
     // An error, an empty page or one that does not read: the follower's to judge, with nothing to take.
-    if (count === null || count === 0) return first;
+    if (page === null || page.count === 0) return first;
     let second: NodeAnswer;
     try {
-      second = await this.ask(start, count, first.upstream);
+      second = await this.ask(start, page.count, first.upstream);
     } catch (err) {
-      throw this.unverified(start, count, first, err instanceof NodeError ? err.message : 'no answer');
+      throw this.unverified(start, first, err instanceof NodeError ? err.message : 'no answer');
     }
-    if (second.status === 200 && second.body.equals(first.body)) {
+    const other = second.status === 200 ? headOf(second.body) : null;
+    if (other === null || other.count === 0)
+      throw this.unverified(start, first, `${second.upstream} answered HTTP ${second.status} without those versions`);
+    // A node behind the page's last version vouches for the versions it has: the page is cut to those.
+    const items = second.body.subarray(other.at);
+    if (other.count <= page.count && items.equals(first.body.subarray(page.at, page.at + items.length))) {
       this.suspect = false;
       this.deps.onCheck?.('agreed');
-      return first;
+      return other.count === page.count ? first : second;
     }
-    // A node behind the page's last version, or an error: no verdict on the page.
-    if (second.status !== 200 || countOf(second.body) !== count)
-      throw this.unverified(start, count, first, `${second.upstream} answered HTTP ${second.status}`);
     this.suspect = true;
     this.deps.onCheck?.('disagreed');
     this.deps.logger.warn(
-      { start: String(start), versions: count, first: first.upstream, second: second.upstream },
+      { start: String(start), versions: page.count, first: first.upstream, second: second.upstream },
       'change feed: two nodes sent different pages for the same versions; neither is taken (cache.verify)',
     );
     throw NodeError.unavailable(
@@ -75,7 +77,7 @@ export class PoolFeedSource implements FeedSource {
     );
   }
 
-  /** The page of `limit` versions from `start`, from a node that has them all, not `exclude`. */
+  /** The page of up to `limit` versions from `start`, from a node that has `start`, not `exclude`. */
   private ask(start: bigint, limit: number, exclude?: string): Promise<NodeAnswer> {
     return this.deps.pool.forward(
       {
@@ -83,29 +85,25 @@ export class PoolFeedSource implements FeedSource {
         path: `/v1/transactions?start=${start}&limit=${limit}`,
         headers: { accept: 'application/x-bcs' },
       },
-      {
-        idempotent: true,
-        minVersion: exclude === undefined ? start : start + BigInt(limit) - 1n,
-        priority: 'low',
-        exclude,
-      },
+      { idempotent: true, minVersion: start, priority: 'low', exclude },
     );
   }
 
-  private unverified(start: bigint, count: number, first: NodeAnswer, why: string): NodeError {
+  private unverified(start: bigint, first: NodeAnswer, why: string): NodeError {
     this.deps.onCheck?.('unverified');
     this.deps.logger.debug(
-      { start: String(start), versions: count, first: first.upstream, why },
+      { start: String(start), first: first.upstream, why },
       'change feed: no second node sent the page; not taken (cache.verify)',
     );
     return NodeError.unavailable(`change feed: no second node sent the page from version ${start}: ${why}`, 'no_node');
   }
 }
 
-/** A page's count of transactions: the ULEB128 it starts with; null when it does not read as one. */
-function countOf(body: Buffer): number | null {
+/** A page's count of transactions (the ULEB128 it starts with) and where the first begins; null when it does not read. */
+function headOf(body: Buffer): { count: number; at: number } | null {
+  const c = new BcsCursor(body);
   try {
-    return new BcsCursor(body).length();
+    return { count: c.length(), at: c.pos };
   } catch (err) {
     if (err instanceof Undecodable) return null;
     throw err;

@@ -9,8 +9,9 @@ import type { NodeAnswer } from '../../src/model/node-answer.js';
 import { type FeedPageCheck, PoolFeedSource } from '../../src/upstream/feed-source.js';
 import type { UpstreamPool } from '../../src/upstream/pool.js';
 
-/** A page of `count` transactions, as far as the source reads one: its count, then bytes. */
-const pageOf = (count: number, fill = 1): Buffer => Buffer.concat([Buffer.of(count), Buffer.alloc(20, fill)]);
+/** A page of `count` transactions, as far as the source reads one: its count, then ten bytes each. */
+const pageOf = (count: number, fill = 1): Buffer =>
+  Buffer.concat([Buffer.of(count), ...Array.from({ length: count }, (_, i) => Buffer.alloc(10, fill + i))]);
 const answer = (upstream: string, body: Buffer, status = 200): NodeAnswer => ({
   status,
   contentType: 'application/x-bcs',
@@ -75,12 +76,27 @@ describe('PoolFeedSource', () => {
     expect(outcomes).toEqual([]);
   });
 
-  it('always: the same versions are asked of another node that has them all, and the same bytes take the page', async () => {
+  it('always: the same versions are asked of another node, and the same bytes take the page', async () => {
     const { pool, asked } = scripted(answer('a', pageOf(3)), answer('b', pageOf(3)));
     const { feed, outcomes } = source(pool, 'always');
     expect((await feed.feedPage(100n, 50)).upstream).toBe('a');
-    expect(asked[1]).toEqual({ path: '/v1/transactions?start=100&limit=3', minVersion: 102n, exclude: 'a' });
+    expect(asked[1]).toEqual({ path: '/v1/transactions?start=100&limit=3', minVersion: 100n, exclude: 'a' });
     expect(outcomes).toEqual(['agreed']);
+  });
+
+  it('always: a second node behind the page vouches for the versions it has, and the page is cut to those', async () => {
+    const behind = answer('b', pageOf(2));
+    const { pool } = scripted(answer('a', pageOf(3)), behind);
+    const { feed, outcomes } = source(pool, 'always');
+    expect(await feed.feedPage(100n, 50)).toBe(behind);
+    expect(outcomes).toEqual(['agreed']);
+  });
+
+  it('always: a second node behind the page with other bytes for the versions it has takes neither', async () => {
+    const { pool } = scripted(answer('a', pageOf(3, 1)), answer('b', pageOf(2, 7)));
+    const { feed, outcomes } = source(pool, 'always');
+    await failure(feed.feedPage(100n, 50));
+    expect(outcomes).toEqual(['disagreed']);
   });
 
   it('always: other bytes for the same versions take neither page', async () => {
@@ -91,7 +107,7 @@ describe('PoolFeedSource', () => {
   });
 
   it.each([
-    ['a second node behind the page', answer('b', pageOf(2))],
+    ['a second node without the versions', answer('b', pageOf(0))],
     ['an error from the second node', answer('b', Buffer.from('{}'), 503)],
     ['no second node', NodeError.unavailable('no upstream could answer')],
   ])('always: %s leaves the page untaken, unverified', async (_, second) => {
