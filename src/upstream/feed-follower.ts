@@ -18,6 +18,7 @@ import type { LedgerInfo } from '../ledger/info.js';
 import type { Watermark } from '../ledger/watermark.js';
 import type { NodeAnswer } from '../model/node-answer.js';
 import { asError } from '../process/log-error.js';
+import { type FeedVersion, nextPageLimit } from './feed-page-size.js';
 
 /** Why the feed stopped covering: a codec's reason for a page it refused, or one of these. */
 export type FeedStopReason = 'pruned' | 'chain' | 'behind' | (string & {});
@@ -41,7 +42,7 @@ export interface FeedSource {
 }
 
 /** Where verified versions go (the write index). */
-export interface FeedSink<V extends { readonly version: bigint }> {
+export interface FeedSink<V extends FeedVersion> {
   restart(start: bigint): void;
   stop(): void;
   apply(versions: readonly V[]): void;
@@ -54,7 +55,7 @@ interface FeedPageFault<V> {
   verifiedPrefix?: readonly V[];
 }
 
-export interface FeedFollowerDeps<V extends { readonly version: bigint }> {
+export interface FeedFollowerDeps<V extends FeedVersion> {
   source: FeedSource;
   /** bcs(Vec<TransactionOnChainData>) from `start` → its versions, each verified; throws a FeedPageFault-shaped error */
   decode(body: Buffer, start: bigint): readonly V[];
@@ -71,7 +72,7 @@ export interface FeedFollowerDeps<V extends { readonly version: bigint }> {
 const isFault = <V>(err: unknown): err is FeedPageFault<V> =>
   typeof err === 'object' && err !== null && typeof (err as { reason?: unknown }).reason === 'string';
 
-export class FeedFollower<V extends { readonly version: bigint }> {
+export class FeedFollower<V extends FeedVersion> {
   #settings: FeedFollowerSettings;
   #running = false;
   /** the next version to ask for; null while the feed covers nothing */
@@ -85,7 +86,8 @@ export class FeedFollower<V extends { readonly version: bigint }> {
   #loop: Promise<void> | undefined;
   /**
    * Versions per page now: halved after a page refused at its first version (a page of many
-   * transactions the reader cannot walk spends its search budget), doubled after one taken.
+   * transactions the reader cannot walk spends its search budget); after one taken, as
+   * feed-page-size.ts says.
    */
   #limit: number;
 
@@ -203,7 +205,7 @@ export class FeedFollower<V extends { readonly version: bigint }> {
       return;
     }
     this.#take(versions, answer.body.length);
-    this.#limit = Math.min(this.#settings.pageSize, limit * 2);
+    this.#limit = nextPageLimit(limit, this.#settings.pageSize, versions, answer.body.length);
   }
 
   /** A page the codec refused: the versions verified before the fault are taken, or it is asked again smaller, or the feed stops. */

@@ -24,6 +24,7 @@ const info = (version: number, chainId = CHAIN): LedgerInfo => ({
 
 interface Version {
   version: bigint;
+  delimited?: boolean;
 }
 
 /** A node whose ledger is at `tip`: a page is a JSON list of versions, or whatever `answer` says for a start. */
@@ -75,10 +76,17 @@ class RecordingSink implements FeedSink<Version> {
   }
 }
 
-/** The fake codec: versions from the JSON list; a body that says so fails with that reason, after the versions it verified. */
+/**
+ * The fake codec: versions from the JSON list, or delimited by hash from `delimited`; a
+ * body that says so fails with that reason, after the versions it verified.
+ */
 function decode(body: Buffer, start: bigint): Version[] {
-  const parsed = JSON.parse(body.toString()) as number[] | { fault: string; verified?: number[] };
+  const parsed = JSON.parse(body.toString()) as
+    | number[]
+    | { fault: string; verified?: number[] }
+    | { delimited: number[] };
   const versions = (list: number[]) => list.map((v) => ({ version: BigInt(v) }));
+  if ('delimited' in parsed) return parsed.delimited.map((v) => ({ version: BigInt(v), delimited: true }));
   if (!Array.isArray(parsed)) {
     const verifiedPrefix = versions(parsed.verified ?? []);
     throw { reason: parsed.fault, version: start + BigInt(verifiedPrefix.length), verifiedPrefix };
@@ -217,6 +225,37 @@ describe('the change feed follower', () => {
       '107/8',
       '115/10',
       '125/10',
+    ]);
+  });
+
+  it('halves pages whose versions delimited by hash would cost their searches more than a bound, and grows them back after', async () => {
+    const nodes = new ScriptedNodes();
+    const { follower, watermark, sink, stops } = await followingFrom101(nodes);
+    // Every version delimited, in pages of about 2 MB: ten of them would hash about 10 MB.
+    const pad = 'x'.repeat(2 * 1024 * 1024);
+    nodes.answer = (start, limit) => {
+      const last = Math.min(Number(start) + limit - 1, nodes.tip);
+      const delimited = Array.from({ length: last - Number(start) + 1 }, (_, i) => Number(start) + i);
+      return start < 120n ? { body: Buffer.from(JSON.stringify({ delimited, pad })) } : undefined;
+    };
+    nodes.tip = 140;
+    watermark.observe(info(140));
+    await until(
+      () => follower.next === 141n,
+      5000,
+      () => `the feed at 140: ${follower.next}`,
+    );
+    expect(stops).toEqual([]);
+    expect(sink.applied).toEqual(Array.from({ length: 40 }, (_, i) => BigInt(101 + i)));
+    // 10 delimited: halved; 5: halved; 3 (3 MB of searches): kept; after pages without any, doubled back.
+    expect(nodes.asked.map((a) => `${a.start}/${a.limit}`)).toEqual([
+      '101/10',
+      '111/5',
+      '116/3',
+      '119/3',
+      '122/3',
+      '125/6',
+      '131/10',
     ]);
   });
 
