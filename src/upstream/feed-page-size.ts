@@ -13,7 +13,7 @@ export interface FeedVersion {
 }
 
 /** The searches' work a page may cost, in bytes hashed: about ten milliseconds of one core. */
-export const SEARCH_BYTES_PER_PAGE = 4 * 1024 * 1024;
+const SEARCH_BYTES_PER_PAGE = 4 * 1024 * 1024;
 
 /** The next page's size after one of `limit` versions asked, whose `versions` were taken from `bytes`. */
 export function nextPageLimit(
