@@ -3,17 +3,15 @@
 // usefully, the attempts run out or the deadline passes; a latest read may be
 // hedged on a second node. A node's own error answer that another node may do
 // better (outcomes.ts) is kept as the fallback while the others are asked.
-import type { Logger } from 'pino';
 import { NodeError } from '../errors.js';
 import type { NodeAnswer } from '../model/node-answer.js';
-import { NodeAttempts } from './attempt.js';
-import { AttemptLog, type Call, type CallOutcome, type CallPlan, RETRY_SOON, type ShedReason } from './call.js';
+import type { NodeAttempts } from './attempt.js';
+import { AttemptLog, type Call, type CallPlan, RETRY_SOON, type ShedReason } from './call.js';
 import type { Lease, NodeLeases } from './lease.js';
 import type { NodeSet } from './nodes/node-set.js';
 import type { NodeState } from './nodes/node-state.js';
 import { sheddingError } from './nodes/shedding.js';
 import { betterFallback, firstUseful, isNodeSpecific } from './outcomes.js';
-import type { AnswerBytes } from './transport/answer-bytes.js';
 import type { NodeCall } from './transport/node-client.js';
 
 export interface FailoverSettings {
@@ -31,15 +29,10 @@ export interface FailoverDeps {
   settings: FailoverSettings;
   nodes: NodeSet;
   leases: NodeLeases;
-  /** the proxy-wide budget of answer bytes in flight */
-  answerBytes: AnswerBytes;
-  logger: Logger;
-  /** told of every call shed, by reason, for metrics */
+  /** one attempt on one node: its call, judged */
+  attempts: NodeAttempts;
+  /** told of every call shed for a node's budget, for metrics */
   onShed?: (reason: ShedReason) => void;
-  /** told of every call to a node, for metrics */
-  onCall?: (upstream: string, outcome: CallOutcome, seconds: number) => void;
-  /** told of every streamed answer its node did not finish by the deadline, for metrics */
-  onUnfinished?: (upstream: string) => void;
 }
 
 export class Failover {
@@ -48,16 +41,7 @@ export class Failover {
 
   constructor(private readonly deps: FailoverDeps) {
     this.settings = deps.settings;
-    const { nodes, answerBytes, logger, onShed, onCall, onUnfinished } = deps;
-    this.nodeAttempts = new NodeAttempts({
-      probeIntervalMs: deps.settings.probeIntervalMs,
-      nodes,
-      answerBytes,
-      logger,
-      onShed,
-      onCall,
-      onUnfinished,
-    });
+    this.nodeAttempts = deps.attempts;
   }
 
   async run(call: Call, plan: CallPlan): Promise<NodeAnswer> {

@@ -1,13 +1,14 @@
 // The pool, built from its parts: the node set (and the parts it keeps its
 // knowledge in: the chain, the prober, the transition log, the misbehaving nodes
 // and the latest floor), the leases on the nodes' budgets and the failover loop
-// over them, within the proxy's own bounds (calls and answer bytes in flight);
-// NodeSet and UpstreamPool receive them built.
+// over them with its attempts, within the proxy's own bounds (calls and answer bytes
+// in flight); NodeSet, Failover and UpstreamPool receive them built.
 import type { Logger } from 'pino';
 import type { Watermark } from '../ledger/watermark.js';
 import type { VendorIdentity } from '../ledger/vendor.js';
 import type { ShedFirst } from '../upstream/budgets.js';
 import type { CallOutcome, ShedReason } from '../upstream/call.js';
+import { NodeAttempts } from '../upstream/attempt.js';
 import { Failover } from '../upstream/failover.js';
 import { NodeLeases } from '../upstream/lease.js';
 import { ChainIdentity } from '../upstream/nodes/chain.js';
@@ -76,11 +77,16 @@ export function upstreamPoolOf(options: PoolOptions): UpstreamPool {
     settings: { ...routing, budgetWaitMs: budget.waitMs },
     nodes: set,
     leases,
-    answerBytes,
-    logger: options.logger,
+    attempts: new NodeAttempts({
+      probeIntervalMs: routing.probeIntervalMs,
+      nodes: set,
+      answerBytes,
+      logger: options.logger,
+      onShed: options.onShed,
+      onCall: options.onCall,
+      onUnfinished: (upstream) => options.onMisbehaving?.(upstream, 'unfinished'),
+    }),
     onShed: options.onShed,
-    onCall: options.onCall,
-    onUnfinished: (upstream) => options.onMisbehaving?.(upstream, 'unfinished'),
   });
   return new UpstreamPool({
     ...{ set, failover, answerBytes },
