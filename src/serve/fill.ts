@@ -53,6 +53,12 @@ export interface NodeFill {
   verifying?: Promise<boolean>;
   /** a "not yet" answer: published to another instance's waiters as 'gave-up', never as the answer */
   notYet?: NotYet;
+  /**
+   * An answer to keep that is not kept: a purge began, or the nodes left the chain,
+   * after the read did. Another instance's waiters may have come since: 'gave-up' to
+   * them too, so each asks a node itself.
+   */
+  unkept?: true;
 }
 
 const NOTHING_WRITTEN: Promise<void> = Promise.resolve();
@@ -126,7 +132,7 @@ export class FillCoordinator {
     // after this call was sent, and only clocks compared across machines could
     // tell: a "not yet" is no answer for it. It is told to ask a node itself,
     // and the answer is never kept at the outcome key.
-    if (node.notYet !== undefined) publish(store, key, lock, 'gave-up', NOTHING_WRITTEN);
+    if (node.notYet !== undefined || node.unkept) publish(store, key, lock, 'gave-up', NOTHING_WRITTEN);
     else if (node.verifying !== undefined) publishChecked(store, key, lock, node.answer, node.verifying);
     else
       publish(

@@ -80,7 +80,10 @@ export class PinnedReads {
     }
     const forNode = lookup === undefined || context === undefined ? context : underLookup(context, lookup);
     const start = began ?? ++this.sequence;
-    const { promise, shared } = this.flights.do(key, () => this.fill(key, chain, req, forNode));
+    // A read that begins after a purge joins no fill begun before it: that answer may be the one purged.
+    const purges = this.deps.tiers.purges;
+    const flight = purges === 0 ? key : `${purges}\n${key}`;
+    const { promise, shared } = this.flights.do(flight, () => this.fill(key, chain, req, forNode));
     const result = promise.then(
       // A "not yet" from a call sent before this read began may be out of date: it asks again.
       (filled) =>
@@ -182,6 +185,7 @@ export class PinnedReads {
       since,
       first: { req, at: at!, answer, context },
     });
+    if (storing === undefined) return { answer: stored, upstream: answer.upstream, unkept: true };
     return { answer: stored, upstream: answer.upstream, ...storing };
   }
 }

@@ -22,7 +22,8 @@ export interface ToStore extends TierEntry {
 /**
  * written: stored at once, settles when Redis has it (or failed); verifying:
  * stored only once another node agrees, after the reply: true once stored (Redis
- * has it), false when not; undefined: not stored (the nodes are on another chain).
+ * has it), false when not; undefined: not stored (the nodes are on another chain,
+ * or a purge began after the read did).
  */
 export type Storing = { written: Promise<void> } | { verifying: Promise<boolean> } | undefined;
 
@@ -31,10 +32,15 @@ export function storeVerified(deps: StoreDeps, what: ToStore): Storing {
   const chain = what.chain;
   if (nodes.chainId() !== chain) return undefined;
   const check = verifier.check(what.key, what.first);
-  if (check === null) return { written: tiers.store(what) };
+  if (check === null) {
+    const written = tiers.store(what);
+    return written === undefined ? undefined : { written };
+  }
   const verifying = check.then(async (agreed) => {
     if (!agreed || nodes.chainId() !== chain) return false;
-    await tiers.store(what);
+    const written = tiers.store(what);
+    if (written === undefined) return false;
+    await written;
     return true;
   });
   return { verifying };

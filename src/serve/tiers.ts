@@ -93,11 +93,12 @@ export class CacheTiers {
 
   /**
    * Stores in memory at once and in Redis in the background: a reply never waits
-   * for the shared write. The returned promise settles when Redis has it (or failed).
+   * for the shared write. The returned promise settles when Redis has it (or failed);
+   * undefined when nothing is stored, since a purge began after the read did.
    */
-  store(entry: TierEntry): Promise<void> {
+  store(entry: TierEntry): Promise<void> | undefined {
     const { key, answer, family, since, shared } = entry;
-    if (since !== this.#purges) return WRITTEN;
+    if (since !== this.#purges) return undefined;
     this.remember(key, answer, since);
     const redis = this.deps.shared;
     if (redis === undefined) return WRITTEN;

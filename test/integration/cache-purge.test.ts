@@ -261,6 +261,39 @@ describe('POST /cache/purge', () => {
     await expectServed(node, () => view(a.url, 990), 'HIT memory', 'and that one was');
   });
 
+  it('a read that begins after a purge joins no read in flight from before it: that answer may be the one purged', async () => {
+    const node = await sim();
+    const a = await purgeable(node);
+    node.faults.set({ mode: 'slow', delayMs: 1000, routes: ['view'], count: 1 });
+    const inFlight = view(a.url, 990);
+    await until(() => node.counters.byRoute.view === 1, 2000, 'the read reached the node');
+    expectStatus(await purge(a.admin, { family: 'view', fromVersion: '990', toVersion: '990' }), 200, 'purge');
+    const after = view(a.url, 990);
+    expect(cacheOf(await inFlight), 'the read in flight is answered').toBe('MISS');
+    expect(cacheOf(await after), 'the read after the purge asked a node').toBe('MISS');
+    expect(node.counters.byRoute.view).toBe(2);
+    await expectServed(node, () => view(a.url, 990), 'HIT memory', 'its answer is the one stored');
+  });
+
+  it("a read waiting on another instance's fill that began before a purge asks a node itself: that answer may be the one purged", async () => {
+    const node = await sim();
+    const a = await purgeable(node);
+    const b = await purgeable(node);
+    node.faults.set({ mode: 'slow', delayMs: 1000, routes: ['view'], count: 1 });
+    const inFlight = view(a.url, 990);
+    await until(() => node.counters.byRoute.view === 1, 2000, 'the read reached the node');
+    expectStatus(await purge(a.admin, { family: 'view', fromVersion: '990', toVersion: '990' }), 200, 'purge');
+    // B finds A's fill lock held, and waits for what A's read comes to.
+    const waiting = view(b.url, 990);
+    expect(cacheOf(await inFlight), 'the read in flight is answered').toBe('MISS');
+    const reply = await waiting;
+    expectStatus(reply, 200, 'the read that waited');
+    expect(cacheOf(reply), 'the read that waited asked a node').toBe('MISS');
+    expect(node.counters.byRoute.view).toBe(2);
+    await entriesInRedis(1);
+    await expectServed(node, () => view(a.url, 990), 'HIT redis', "B's answer is the one stored");
+  });
+
   it('a request before the nodes have named their vendor and chain: 503 not ready, whatever it is, and nothing counted', async () => {
     // Nothing listens there: no node answers, so no vendor and no chain is known.
     const silent = `http://127.0.0.1:${await freePort()}`;
