@@ -129,6 +129,26 @@ async function followingFrom101(nodes: ScriptedNodes, overrides: Partial<typeof 
   return followed;
 }
 
+/** The nodes' ledger moves to `tip`; resolves once the follower covers every version up to it. */
+async function ledgerAt(
+  nodes: ScriptedNodes,
+  { follower, watermark }: { follower: FeedFollower<Version>; watermark: Watermark },
+  tip: number,
+  timeoutMs = 2000,
+): Promise<void> {
+  nodes.tip = tip;
+  watermark.observe(info(tip));
+  await until(
+    () => follower.next === BigInt(tip + 1),
+    timeoutMs,
+    () => `the feed at ${tip}: ${follower.next}`,
+  );
+}
+
+/** The versions `first` to `last`, in order. */
+const versionsFrom = (first: number, last: number): bigint[] =>
+  Array.from({ length: last - first + 1 }, (_, i) => BigInt(first + i));
+
 describe('the change feed follower', () => {
   it('starts after the newest version known and follows it page by page', async () => {
     const nodes = new ScriptedNodes();
@@ -141,14 +161,8 @@ describe('the change feed follower', () => {
     watermark.observe(info(100));
     await until(() => sink.events[0] === 'restart 101', 2000, 'a start after 100');
     expect(nodes.asked).toEqual([]);
-    nodes.tip = 125;
-    watermark.observe(info(125));
-    await until(
-      () => follower.next === 126n,
-      2000,
-      () => `the feed at 125: ${follower.next}`,
-    );
-    expect(sink.applied).toEqual(Array.from({ length: 25 }, (_, i) => BigInt(101 + i)));
+    await ledgerAt(nodes, { follower, watermark }, 125);
+    expect(sink.applied).toEqual(versionsFrom(101, 125));
     expect(nodes.asked.map((a) => a.start)).toEqual([101n, 111n, 121n]);
     expect(nodes.asked.every((a) => a.limit === 10)).toBe(true);
   });
@@ -177,9 +191,7 @@ describe('the change feed follower', () => {
         2000,
         () => `a restart after 130: ${sink.events}`,
       );
-      nodes.tip = 135;
-      watermark.observe(info(135));
-      await until(() => follower.next === 136n, 2000, 'the feed at 135');
+      await ledgerAt(nodes, { follower, watermark }, 135);
       expect(sink.applied).toEqual([131n, 132n, 133n, 134n, 135n]);
     });
   }
@@ -189,15 +201,9 @@ describe('the change feed follower', () => {
     const { follower, watermark, sink, stops } = await followingFrom101(nodes);
     nodes.answer = (start) =>
       start === 101n ? { body: Buffer.from('{"fault":"unknown_variant","verified":[101,102,103]}') } : undefined;
-    nodes.tip = 115;
-    watermark.observe(info(115));
-    await until(
-      () => follower.next === 116n,
-      2000,
-      () => `the feed at 115: ${follower.next}`,
-    );
+    await ledgerAt(nodes, { follower, watermark }, 115);
     expect(stops).toEqual([]);
-    expect(sink.applied).toEqual(Array.from({ length: 15 }, (_, i) => BigInt(101 + i)));
+    expect(sink.applied).toEqual(versionsFrom(101, 115));
     expect(nodes.asked.map((a) => a.start)).toEqual([101n, 104n, 114n]);
   });
 
@@ -207,15 +213,9 @@ describe('the change feed follower', () => {
     // Too many versions the reader cannot walk for one page's search budget; two fit.
     nodes.answer = (start, limit) =>
       start === 101n && limit > 2 ? { body: Buffer.from('{"fault":"unknown_variant"}') } : undefined;
-    nodes.tip = 130;
-    watermark.observe(info(130));
-    await until(
-      () => follower.next === 131n,
-      2000,
-      () => `the feed at 130: ${follower.next}`,
-    );
+    await ledgerAt(nodes, { follower, watermark }, 130);
     expect(stops).toEqual([]);
-    expect(sink.applied).toEqual(Array.from({ length: 30 }, (_, i) => BigInt(101 + i)));
+    expect(sink.applied).toEqual(versionsFrom(101, 130));
     expect(nodes.asked.map((a) => `${a.start}/${a.limit}`)).toEqual([
       '101/10',
       '101/5',
@@ -238,15 +238,9 @@ describe('the change feed follower', () => {
       const delimited = Array.from({ length: last - Number(start) + 1 }, (_, i) => Number(start) + i);
       return start < 120n ? { body: Buffer.from(JSON.stringify({ delimited, pad })) } : undefined;
     };
-    nodes.tip = 140;
-    watermark.observe(info(140));
-    await until(
-      () => follower.next === 141n,
-      5000,
-      () => `the feed at 140: ${follower.next}`,
-    );
+    await ledgerAt(nodes, { follower, watermark }, 140, 5000);
     expect(stops).toEqual([]);
-    expect(sink.applied).toEqual(Array.from({ length: 40 }, (_, i) => BigInt(101 + i)));
+    expect(sink.applied).toEqual(versionsFrom(101, 140));
     // 10 delimited: halved; 5: halved; 3 (3 MB of searches): kept; after pages without any, doubled back.
     expect(nodes.asked.map((a) => `${a.start}/${a.limit}`)).toEqual([
       '101/10',
@@ -264,9 +258,7 @@ describe('the change feed follower', () => {
     const { follower, watermark, sink, stops } = await followingFrom101(nodes);
     let failures = 3;
     nodes.answer = () => (failures-- > 0 ? 'throw' : undefined);
-    nodes.tip = 105;
-    watermark.observe(info(105));
-    await until(() => follower.next === 106n, 2000, 'the feed at 105');
+    await ledgerAt(nodes, { follower, watermark }, 105);
     expect(stops).toEqual([]);
     expect(sink.events).toEqual(['restart 101']);
     expect(nodes.asked.map((a) => a.start)).toEqual([101n, 101n, 101n, 101n]);
@@ -340,9 +332,7 @@ describe('the change feed follower', () => {
   it('waits intervalMs between pages once it has caught up', async () => {
     const nodes = new ScriptedNodes();
     const { follower, watermark } = await followingFrom101(nodes, { intervalMs: 60_000 });
-    nodes.tip = 101;
-    watermark.observe(info(101));
-    await until(() => follower.next === 102n, 2000, 'the first page');
+    await ledgerAt(nodes, { follower, watermark }, 101);
     nodes.tip = 102;
     watermark.observe(info(102));
     await new Promise((resolve) => setTimeout(resolve, 100));
