@@ -49,13 +49,16 @@ export function transactionEndByHash(bytes: Uint8Array, start: number, search = 
 }
 
 /** Offsets of a page from `from` on, ascending, found once for all its searches. */
-class PageOffsets {
+abstract class PageOffsets {
   readonly at: number[] = [];
 
   constructor(
     readonly bytes: Uint8Array,
     readonly from: number,
   ) {}
+
+  /** Reads the page for them; false when the search's bounds were reached first. */
+  abstract find(search: SearchBudget): boolean;
 
   /** The index of the first offset at or after `from`. */
   firstFrom(from: number): number {
@@ -78,7 +81,6 @@ class PageOffsets {
 class TransactionInfos extends PageOffsets {
   readonly transactionHashAt: number[] = [];
 
-  /** Reads the page for them; false when the search's bounds were reached first. */
   find(search: SearchBudget): boolean {
     const bytes = this.bytes;
     // A TransactionInfo is at least 10 bytes: its variant, 8 of gas, its status variant.
@@ -145,6 +147,7 @@ export function eventsEndByWriteSet(
 class WriteSetEnds extends PageOffsets {
   /** where the WriteSet after each offset's root hash ends */
   readonly end: number[] = [];
+  private readonly view: DataView;
 
   constructor(
     bytes: Uint8Array,
@@ -152,6 +155,7 @@ class WriteSetEnds extends PageOffsets {
     private readonly versions: PageVersions | undefined,
   ) {
     super(bytes, from);
+    this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   }
 
   find(search: SearchBudget): boolean {
@@ -183,9 +187,9 @@ class WriteSetEnds extends PageOffsets {
     const versions = this.versions;
     if (versions === undefined) return true;
     // The high half first: most offsets are ruled out without a BigInt made.
-    const high = bytes[end + 4]! | (bytes[end + 5]! << 8) | (bytes[end + 6]! << 16) | (bytes[end + 7]! << 24);
-    if (high >>> 0 !== versions.firstHigh && high >>> 0 !== versions.lastHigh) return false;
-    const version = Buffer.from(bytes.buffer, bytes.byteOffset + end, 8).readBigUInt64LE();
+    const high = this.view.getUint32(end + 4, true);
+    if (high !== versions.firstHigh && high !== versions.lastHigh) return false;
+    const version = this.view.getBigUint64(end, true);
     return version >= versions.first && version <= versions.last;
   }
 }
@@ -228,12 +232,8 @@ export class SearchBudget {
 
   /** The page's TransactionInfos from `from` on, found once per page; undefined past the bounds. */
   transactionInfos(bytes: Uint8Array, from: number): TransactionInfos | undefined {
-    const held = this.infos;
-    if (held !== undefined && held.bytes === bytes && held.from <= from) return held;
-    const infos = new TransactionInfos(bytes, from);
-    if (!infos.find(this)) return undefined;
-    this.infos = infos;
-    return infos;
+    this.infos = this.found(this.infos, bytes, from, () => new TransactionInfos(bytes, from));
+    return this.infos;
   }
 
   /** Candidates hashed so far. */
@@ -243,12 +243,20 @@ export class SearchBudget {
 
   /** The page's possible ends of events from `from` on, found once per page; undefined past the bounds. */
   writeSetEnds(bytes: Uint8Array, from: number): WriteSetEnds | undefined {
-    const held = this.ends;
+    this.ends = this.found(this.ends, bytes, from, () => new WriteSetEnds(bytes, from, this.versions));
+    return this.ends;
+  }
+
+  /** `held` when it covers `from` of these bytes, else `make()`'s offsets once found; undefined past the bounds. */
+  private found<T extends PageOffsets>(
+    held: T | undefined,
+    bytes: Uint8Array,
+    from: number,
+    make: () => T,
+  ): T | undefined {
     if (held !== undefined && held.bytes === bytes && held.from <= from) return held;
-    const ends = new WriteSetEnds(bytes, from, this.versions);
-    if (!ends.find(this)) return undefined;
-    this.ends = ends;
-    return ends;
+    const offsets = make();
+    return offsets.find(this) ? offsets : undefined;
   }
 
   /** Whether one more candidate may be hashed. */
