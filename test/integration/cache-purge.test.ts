@@ -76,6 +76,22 @@ async function expectServed(node: SimNode, read: () => Promise<Reply>, cache: st
   expect(served(node) - before, `${label}: node calls`).toBe(cache === 'MISS' ? 1 : 0);
 }
 
+/**
+ * A read of view@990 through `p`, held at the node for `delayMs`, and a purge of that
+ * version on `p` begun while the node is still answering it; the read's reply is to come.
+ */
+async function purgedWhileInFlight(
+  node: SimNode,
+  p: { url: string; admin: string },
+  delayMs: number,
+): Promise<{ inFlight: Promise<Reply> }> {
+  node.faults.set({ mode: 'slow', delayMs, routes: ['view'], count: 1 });
+  const inFlight = view(p.url, 990);
+  await until(() => node.counters.byRoute.view === 1, 2000, 'the read reached the node');
+  expectStatus(await purge(p.admin, { family: 'view', fromVersion: '990', toVersion: '990' }), 200, 'purge');
+  return { inFlight };
+}
+
 /** Waits until `count` entries are in Redis (a write lands after its reply). */
 async function entriesInRedis(count: number): Promise<void> {
   const client = inspector();
@@ -250,10 +266,7 @@ describe('POST /cache/purge', () => {
     const node = await sim();
     const a = await purgeable(node);
     // Long enough that the purge begins while the node is still answering, on a busy machine too.
-    node.faults.set({ mode: 'slow', delayMs: 2000, routes: ['view'], count: 1 });
-    const inFlight = view(a.url, 990);
-    await until(() => node.counters.byRoute.view === 1, 2000, 'the read reached the node');
-    expectStatus(await purge(a.admin, { family: 'view', fromVersion: '990', toVersion: '990' }), 200, 'purge');
+    const { inFlight } = await purgedWhileInFlight(node, a, 2000);
     const reply = await inFlight;
     expect(cacheOf(reply), 'the read in flight is answered').toBe('MISS');
     await expectServed(node, () => view(a.url, 990), 'MISS', 'the same read after: nothing was stored');
@@ -264,10 +277,7 @@ describe('POST /cache/purge', () => {
   it('a read that begins after a purge joins no read in flight from before it: that answer may be the one purged', async () => {
     const node = await sim();
     const a = await purgeable(node);
-    node.faults.set({ mode: 'slow', delayMs: 1000, routes: ['view'], count: 1 });
-    const inFlight = view(a.url, 990);
-    await until(() => node.counters.byRoute.view === 1, 2000, 'the read reached the node');
-    expectStatus(await purge(a.admin, { family: 'view', fromVersion: '990', toVersion: '990' }), 200, 'purge');
+    const { inFlight } = await purgedWhileInFlight(node, a, 1000);
     const after = view(a.url, 990);
     expect(cacheOf(await inFlight), 'the read in flight is answered').toBe('MISS');
     expect(cacheOf(await after), 'the read after the purge asked a node').toBe('MISS');
@@ -279,10 +289,7 @@ describe('POST /cache/purge', () => {
     const node = await sim();
     const a = await purgeable(node);
     const b = await purgeable(node);
-    node.faults.set({ mode: 'slow', delayMs: 1000, routes: ['view'], count: 1 });
-    const inFlight = view(a.url, 990);
-    await until(() => node.counters.byRoute.view === 1, 2000, 'the read reached the node');
-    expectStatus(await purge(a.admin, { family: 'view', fromVersion: '990', toVersion: '990' }), 200, 'purge');
+    const { inFlight } = await purgedWhileInFlight(node, a, 1000);
     // B finds A's fill lock held, and waits for what A's read comes to.
     const waiting = view(b.url, 990);
     expect(cacheOf(await inFlight), 'the read in flight is answered').toBe('MISS');
