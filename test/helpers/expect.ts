@@ -100,3 +100,17 @@ export function thrownBy<E extends Error>(type: abstract new (...args: never[]) 
   }
   throw new Error(`expected a ${type.name}`);
 }
+
+/** The error of class `type` that `promise` rejects with; any other error is rethrown, and resolving fails. */
+export async function rejectedBy<E extends Error>(
+  type: abstract new (...args: never[]) => E,
+  promise: Promise<unknown>,
+): Promise<E> {
+  try {
+    await promise;
+  } catch (err) {
+    if (err instanceof type) return err;
+    throw err;
+  }
+  throw new Error(`expected a ${type.name}`);
+}

@@ -8,6 +8,7 @@ import { NodeError } from '../../src/errors.js';
 import type { NodeAnswer } from '../../src/model/node-answer.js';
 import { type FeedPageCheck, PoolFeedSource } from '../../src/upstream/feed-source.js';
 import type { UpstreamPool } from '../../src/upstream/pool.js';
+import { rejectedBy } from '../helpers/expect.js';
 
 /** A page of `count` transactions, as far as the source reads one: its count, then ten bytes each. */
 const pageOf = (count: number, fill = 1): Buffer =>
@@ -57,16 +58,6 @@ function source(
   return { feed, outcomes };
 }
 
-const failure = async (promise: Promise<unknown>): Promise<NodeError> => {
-  try {
-    await promise;
-  } catch (err) {
-    if (err instanceof NodeError) return err;
-    throw err;
-  }
-  throw new Error('the page was taken');
-};
-
 describe('PoolFeedSource', () => {
   it('off: one node is asked, at low priority, for the versions from the start', async () => {
     const { pool, asked } = scripted(answer('a', pageOf(3)), new Error('not asked'));
@@ -95,14 +86,14 @@ describe('PoolFeedSource', () => {
   it('always: a second node behind the page with other bytes for the versions it has takes neither', async () => {
     const { pool } = scripted(answer('a', pageOf(3, 1)), answer('b', pageOf(2, 7)));
     const { feed, outcomes } = source(pool, 'always');
-    await failure(feed.feedPage(100n, 50));
+    await rejectedBy(NodeError, feed.feedPage(100n, 50));
     expect(outcomes).toEqual(['disagreed']);
   });
 
   it('always: other bytes for the same versions take neither page', async () => {
     const { pool } = scripted(answer('a', pageOf(3, 1)), answer('b', pageOf(3, 2)));
     const { feed, outcomes } = source(pool, 'always');
-    expect((await failure(feed.feedPage(100n, 50))).message).toMatch(/a and b sent different pages/);
+    expect((await rejectedBy(NodeError, feed.feedPage(100n, 50))).message).toMatch(/a and b sent different pages/);
     expect(outcomes).toEqual(['disagreed']);
   });
 
@@ -113,7 +104,9 @@ describe('PoolFeedSource', () => {
   ])('always: %s leaves the page untaken, unverified', async (_, second) => {
     const { pool } = scripted(answer('a', pageOf(3)), second);
     const { feed, outcomes } = source(pool, 'always');
-    expect((await failure(feed.feedPage(100n, 50))).message).toMatch(/no second node sent the page from version 100/);
+    expect((await rejectedBy(NodeError, feed.feedPage(100n, 50))).message).toMatch(
+      /no second node sent the page from version 100/,
+    );
     expect(outcomes).toEqual(['unverified']);
   });
 
@@ -142,8 +135,8 @@ describe('PoolFeedSource', () => {
     const { feed, outcomes } = source(pool, 'sample', [0.99, 0.1]);
     await feed.feedPage(100n, 50);
     expect(outcomes).toEqual([]);
-    await failure(feed.feedPage(100n, 50));
-    await failure(feed.feedPage(100n, 50));
+    await rejectedBy(NodeError, feed.feedPage(100n, 50));
+    await rejectedBy(NodeError, feed.feedPage(100n, 50));
     expect(outcomes).toEqual(['disagreed', 'disagreed']);
     second = answer('b', honest);
     await feed.feedPage(100n, 50);
