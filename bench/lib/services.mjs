@@ -32,17 +32,25 @@ export class Services {
    * A proxy in front of `simUrl`; `config` is merged over the bench base config. It
    * logs at `logLevel` (default: the proxy's default, info) to its stdout, a pipe
    * this process drains as a container's log collector would; handle.logLines()
-   * counts the lines so far. `plantMicros`: the speed guard's planted cost per memory hit (proc/proxy.mjs).
+   * counts the lines so far. `plantMicros`: the speed guard's planted cost per memory hit (proc/proxy.mjs);
+   * `dist`: another build to run (the guard's baseline, lib/baseline.mjs) instead of this checkout's.
    */
   async proxy(
     simUrl,
     config = {},
-    { nodeArgs = ['--expose-gc'], name = 'proxy', logLevel = 'info', script = proc('proxy'), plantMicros = 0 } = {},
+    {
+      nodeArgs = ['--expose-gc'],
+      name = 'proxy',
+      logLevel = 'info',
+      script = proc('proxy'),
+      plantMicros = 0,
+      dist = undefined,
+    } = {},
   ) {
     const full = { upstreams: [{ url: simUrl, name: 'sim' }], ...config };
     const handle = await spawnChild(script, {
       cpu: SERVER_CPU,
-      params: { config: full, logLevel, ...(plantMicros > 0 ? { plantMicros } : {}) },
+      params: { config: full, logLevel, ...(plantMicros > 0 ? { plantMicros } : {}), ...(dist ? { dist } : {}) },
       nodeArgs,
       name,
       stdout: 'count',

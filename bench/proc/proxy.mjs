@@ -1,5 +1,7 @@
 // The proxy in its own process, built with buildApp from dist/ as main.ts does.
-// BENCH_PARAMS: { config, logLevel, plantMicros } merged over a bench base (127.0.0.1:0, admin off).
+// BENCH_PARAMS: { config, logLevel, plantMicros, dist } merged over a bench base (127.0.0.1:0, admin off).
+// dist: the build to run (a directory holding its app.js; this checkout's dist/ by
+// default), such as the speed guard's baseline (lib/baseline.mjs).
 // plantMicros (the speed guard's --plant): every memory-tier hit first spins this many
 // µs of CPU, a costlier build made to order, to prove the guard catches it. The
 // proxy's own code never reads it: this process wraps the tier's get from outside.
@@ -11,14 +13,19 @@
 // shutdown (closes the app, so --cpu-prof is written).
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
+import { pathToFileURL } from 'node:url';
 import pino from 'pino';
-import { buildApp } from '../../dist/app.js';
-import { MemoryStore } from '../../dist/cache/memory.js';
-import { parseConfig } from '../../dist/config/index.js';
-import { bufferedLogDestination } from '../../dist/process/log.js';
 import { childParams, cpuMicros, serveRpc } from '../lib/child.mjs';
 
-const { config: overrides = {}, logLevel = 'info', plantMicros = 0 } = childParams();
+const { config: overrides = {}, logLevel = 'info', plantMicros = 0, dist } = childParams();
+const built = dist === undefined ? new URL('../../dist/', import.meta.url) : pathToFileURL(`${dist}/`);
+const from = (path) => import(new URL(path, built).href);
+const [{ buildApp }, { MemoryStore }, { parseConfig }, { bufferedLogDestination }] = await Promise.all([
+  from('app.js'),
+  from('cache/memory.js'),
+  from('config/index.js'),
+  from('process/log.js'),
+]);
 if (plantMicros > 0) plantOnHits(plantMicros);
 const config = parseConfig({
   server: { host: '127.0.0.1', port: 0 },

@@ -1,9 +1,14 @@
 // The speed guard: the proxy's CPU time per memory hit and per miss on every
-// route of lib/routes.mjs, against the budget in bench/budget.json. Each route's
-// limit is its budget plus the budget's tolerance plus twice (noiseFactor) the
-// noise the run itself shows: two proxies of the same build, measured in the same
-// rounds, differ by that much. A figure over its limit fails the bench (a non-zero
-// exit, so CI fails); `--update-budget` rewrites the budget from the run instead.
+// route of lib/routes.mjs, against the budget in bench/budget.json. Two proxies of
+// this build are measured beside two of the baseline (lib/baseline.mjs: the build of
+// the commit that last changed the budget) in the same rounds, and the baseline is
+// taken to cost what the budget says. Each route's limit is its budget plus the
+// budget's tolerance plus the noise the run itself shows: how far the twins of each
+// build read apart. A figure over its limit is measured again by new processes and
+// fails the bench (a non-zero exit, so CI fails) when over twice; `--update-budget`
+// rewrites the budget from the run instead. Without the baseline's commit the
+// references are the node:http ceiling (hits) and the forwarding floor (misses),
+// with the wider tolerance that comparison needs.
 //
 // CPU per request, not req/s: on a shared machine req/s says how much CPU other
 // processes left the proxy, while the CPU the proxy spends on a fixed number of
@@ -16,6 +21,7 @@ import { cpus } from 'node:os';
 import { CAN_PIN } from '../lib/child.mjs';
 import { call, VOLATILE_HEADERS } from '../lib/http.mjs';
 import { cpuMeter, round, waitQuiet } from '../lib/procstat.mjs';
+import { baselineBuild } from '../lib/baseline.mjs';
 import { HIT_ROUTES, routeItems } from '../lib/routes.mjs';
 import { median, prime } from './hit-throughput.mjs';
 
@@ -26,7 +32,7 @@ const GUARD = {
   hitKeys: 2_000,
   hitConnections: 50,
   hitWarmRequests: 30_000,
-  /** A round of hits: the proxy, its twin and the ceiling answering at the same time, this long. */
+  /** A round of hits: the proxy, its twin and the references answering at the same time, this long. */
   hitRoundS: 1,
   /** Misses: each a key not asked before (a pinned read, so each is one node call), 8 connections. */
   missConnections: 8,
@@ -43,6 +49,9 @@ const GUARD = {
   quietBudgetMs: 20_000,
 };
 const KINDS = ['hit', 'miss'];
+/** Margins for a budget that names none, by reference (see budget.json's comment). */
+const DEFAULT_TOLERANCE = { baseline: { hit: 0.03, miss: 0.06 }, ceiling: { hit: 0.1, miss: 0.4 } };
+const DEFAULT_NOISE_FACTOR = { baseline: 1, ceiling: 2 };
 
 /**
  * `--plant=<route>:<µs>[,<route>:<µs>…]` (bench only; `*` for every route): both
@@ -80,14 +89,16 @@ function readBudget() {
 
 /**
  * One route's two proxies (the A/A pair, `plantMicros` of work planted on each
- * memory hit of both) and their two references, measured in rounds: the proxies'
- * misses beside the forwarding floor's (proc/forwarder.mjs: the same reads sent on
- * to the sim by a bare node:http + undici server), their memory hits beside the
- * ceiling's (proc/ceiling.mjs: one captured hit reply answered by a bare node:http
- * server). `over(kind, figure)` asks for a second set of rounds.
+ * memory hit of both) and their references, measured in rounds. With `baseline`
+ * ({ dist }), a third proxy run from the baseline's build is the reference of hits
+ * and misses alike. Without, the proxies' misses are measured beside the forwarding
+ * floor's (proc/forwarder.mjs: the same reads sent on to the sim by a bare node:http
+ * + undici server), their memory hits beside the ceiling's (proc/ceiling.mjs: one
+ * captured hit reply answered by a bare node:http server). Every process is started
+ * for this measurement and stopped after it.
  * Returns per kind { micros, reference, ratio, aa, noise, rounds, again }.
  */
-async function measureRoute(ctx, route, quiet, over, plantMicros) {
+async function measureRoute(ctx, route, quiet, plantMicros, baseline, kinds) {
   const { services, load, sim, version } = ctx;
   const started = [];
   const start = (handle) => {
@@ -96,17 +107,24 @@ async function measureRoute(ctx, route, quiet, over, plantMicros) {
   };
   try {
     // Two proxies of this build: the A/A pair whose disagreement is the run's own noise.
-    const proxyOf = async (name) =>
+    const proxyOf = async (name, options) =>
       start(
         await services.proxy(
           sim.info.url,
           { cache: { memory: { maxBytes: 256 * 1024 * 1024 } } },
-          { name: `proxy-guard-${route.id}-${name}`, plantMicros },
+          { name: `proxy-guard-${route.id}-${name}`, ...options },
         ),
       );
-    const proxy = await proxyOf('a');
-    const twin = await proxyOf('b');
-    const forwarder = start(await services.forwarder(sim.info.url));
+    const proxy = await proxyOf('a', { plantMicros });
+    const twin = await proxyOf('b', { plantMicros });
+    // The references: two proxies of the baseline build for both kinds (lib/baseline.mjs),
+    // or else the forwarding floor for misses and, once a hit can be captured, the
+    // ceiling for hits. A process of either build reads a few percent apart from its
+    // twin for as long as it runs, so each build is measured as a pair.
+    const bases = baseline
+      ? [await proxyOf('baseline-a', { dist: baseline.dist }), await proxyOf('baseline-b', { dist: baseline.dist })]
+      : null;
+    const missReferences = bases ?? [start(await services.forwarder(sim.info.url))];
     const hitItems = routeItems(route, GUARD.hitKeys, version);
     let next = hitItems.at(-1) + 1;
     const on = (handle) => ({ url: handle.info.url, route: route.id, version: String(version) });
@@ -176,53 +194,49 @@ async function measureRoute(ctx, route, quiet, over, plantMicros) {
     };
 
     const warmMisses = freshItems(GUARD.missWarmRequests);
-    for (const handle of [proxy, twin, forwarder]) await misses(handle, warmMisses.length, warmMisses);
+    for (const handle of [proxy, twin, ...missReferences]) await misses(handle, warmMisses.length, warmMisses);
     await prime(load, { ...on(proxy), name: `guard ${route.id}`, items: hitItems }, 'HIT/memory');
     await prime(load, { ...on(twin), name: `guard ${route.id} twin`, items: hitItems }, 'HIT/memory');
-    const hit = await call(proxy.info.url, route.request(hitItems[0], version));
-    const ceiling = start(
-      await services.ceiling({
-        status: hit.status,
-        headers: Object.entries(hit.headers).filter(([k]) => !VOLATILE_HEADERS.has(k)),
-        bodyBase64: hit.body.toString('base64'),
-      }),
-    );
-    await hits(proxy, GUARD.hitWarmRequests, 0);
-    await hits(twin, GUARD.hitWarmRequests, 0);
-    await hits(ceiling, GUARD.hitWarmRequests, 0);
-    await hitsTogether([proxy, twin, ceiling], GUARD.hitRoundS);
+    for (const base of bases ?? [])
+      await prime(load, { ...on(base), name: `guard ${route.id} baseline`, items: hitItems }, 'HIT/memory');
+    const hitReferences = bases ?? [
+      start(await services.ceiling(await capturedHit(proxy.info.url, route, hitItems[0], version))),
+    ];
+    for (const handle of [proxy, twin, ...hitReferences]) await hits(handle, GUARD.hitWarmRequests, 0);
+    await hitsTogether([proxy, twin, ...hitReferences], GUARD.hitRoundS);
 
-    const references = { hit: ceiling, miss: forwarder };
+    const references = { hit: hitReferences, miss: missReferences };
     /**
-     * `GUARD.rounds` rounds of `kinds`: in each, the proxy, its twin and the reference
+     * `GUARD.rounds` rounds of `kinds`: in each, the proxy, its twin and the references
      * answer hits at the same time (hitsTogether); misses, which need keys never
      * asked before, go to them back to back, the order rotating every round so none
-     * is always first or last.
+     * is always first or last. A round's reference is the mean of its references'.
      */
     const measureRounds = async (kinds) => {
       const rounds = Object.fromEntries(kinds.map((k) => [k, []]));
       for (let r = 0; r < GUARD.rounds; r++) {
         for (const kind of r % 2 === 0 ? kinds : [...kinds].reverse()) {
-          const servers = [proxy, twin, references[kind]];
-          let a;
-          let b;
-          let ref;
-          if (kind === 'hit') [a, b, ref] = await hitsTogether(servers, GUARD.hitRoundS);
+          const servers = [proxy, twin, ...references[kind]];
+          let runs;
+          if (kind === 'hit') runs = await hitsTogether(servers, GUARD.hitRoundS);
           else {
             const got = new Map();
             const items = freshItems(GUARD.missRequests);
-            for (const i of [0, 1, 2]) {
-              const handle = servers[(i + r) % 3];
+            for (let i = 0; i < servers.length; i++) {
+              const handle = servers[(i + r) % servers.length];
               got.set(handle, await misses(handle, items.length, items));
             }
-            [a, b, ref] = servers.map((handle) => got.get(handle));
+            runs = servers.map((handle) => got.get(handle));
           }
+          const [a, b, ...refs] = runs;
+          const reference = refs.reduce((sum, x) => sum + x.micros, 0) / refs.length;
           rounds[kind].push({
             micros: round(a.micros, 2),
             twin: round(b.micros, 2),
-            reference: round(ref.micros, 2),
-            ratio: round(a.micros / ref.micros, 4),
-            twinRatio: round(b.micros / ref.micros, 4),
+            reference: round(reference, 2),
+            references: refs.map((x) => round(x.micros, 2)),
+            ratio: round(a.micros / reference, 4),
+            twinRatio: round(b.micros / reference, 4),
             requests: a.completed,
             others: a.others,
           });
@@ -245,40 +259,43 @@ async function measureRoute(ctx, route, quiet, over, plantMicros) {
       }
       return rounds;
     };
-    const first = await measureSets(KINDS);
-    const figures = {};
-    for (const kind of KINDS) {
-      figures[kind] = { ...summarize(first[kind]), again: null };
-      // A figure over its limit is measured again, in rounds of its own: a burst of
-      // other load spoils one set of rounds, a slower proxy spoils both.
-      if (over(kind, figures[kind])) {
-        const again = summarize((await measureRounds([kind]))[kind]);
-        const better = again.ratio < figures[kind].ratio ? again : figures[kind];
-        figures[kind] = { ...better, rounds: first[kind], again: again.rounds };
-      }
-    }
-    return figures;
+    const rounds = await measureSets(kinds);
+    return Object.fromEntries(kinds.map((kind) => [kind, summarize(rounds[kind])]));
   } finally {
     for (const handle of started.reverse()) await services.stop(handle);
   }
 }
 
+/** The proxy's reply to one hit, as the ceiling (proc/ceiling.mjs) is to answer every request. */
+async function capturedHit(url, route, item, version) {
+  const hit = await call(url, route.request(item, version));
+  return {
+    status: hit.status,
+    headers: Object.entries(hit.headers).filter(([k]) => !VOLATILE_HEADERS.has(k)),
+    bodyBase64: hit.body.toString('base64'),
+  };
+}
+
 /**
  * One set of rounds in figures: the proxy's ratio to its reference is the median of
  * both proxies' rounds; `noise` is how far the two proxies' own medians lie apart, as
- * a share of it: two copies of one build differ by that much in this run, so a
- * figure is read no finer than that.
+ * a share of it, averaged with the same gap of the baseline pair: two copies of one
+ * build differ by that much in this run, so a figure is read no finer than that.
  */
 function summarize(rounds) {
   const own = median(rounds.map((x) => x.ratio));
   const twin = median(rounds.map((x) => x.twinRatio));
   const ratio = median(rounds.flatMap((x) => [x.ratio, x.twinRatio]));
+  const paired = rounds.every((x) => x.references.length === 2);
+  const baselines = paired ? [0, 1].map((i) => median(rounds.map((x) => x.references[i] / x.reference))) : null;
+  const gaps = [Math.abs(own - twin) / ratio, ...(paired ? [Math.abs(baselines[0] - baselines[1])] : [])];
+  const noise = gaps.reduce((sum, gap) => sum + gap, 0) / gaps.length;
   return {
     micros: median(rounds.flatMap((x) => [x.micros, x.twin])),
     reference: median(rounds.map((x) => x.reference)),
     ratio,
-    aa: { own, twin },
-    noise: round(Math.abs(own - twin) / ratio, 4),
+    aa: { own, twin, ...(paired ? { baselines: baselines.map((x) => round(x, 4)) } : {}) },
+    noise: round(noise, 4),
     rounds,
   };
 }
@@ -288,22 +305,24 @@ function summarize(rounds) {
  * budget's machine by its reference (the proxy ÷ reference of the same rounds ×
  * the reference's µs when the budget was measured). A machine busier or slower
  * than the budget's makes the proxy and the reference slower alike; a costlier
- * proxy moves only the proxy. Without a reference in the budget, the µs as measured.
+ * proxy moves only the proxy. The baseline build's µs there is the budget itself.
+ * Without a reference in the budget, the µs as measured.
  */
-function figureOf(budget, id, kind, m) {
-  const reference = budget?.referenceMicros?.[id]?.[kind];
+function figureOf(budget, id, kind, m, against) {
+  const reference =
+    against === 'baseline' ? budget?.microsPerRequest?.[id]?.[kind] : budget?.referenceMicros?.[id]?.[kind];
   return typeof reference === 'number' ? m.ratio * reference : m.micros;
 }
 
 /**
  * The share over its budget a figure may be: the budget's `tolerance` for its kind
- * (what moves between runs of one build on CI's kind of machine that an A/A in one
- * run does not show), plus `noiseFactor` × this run's A/A noise for the route.
+ * and reference (what moves between runs of one build on CI's kind of machine that
+ * an A/A in one run does not show), plus `noiseFactor` × this run's A/A noise for
+ * the route.
  */
-function marginOf(budget, kind, m) {
-  const given = budget?.tolerance;
-  const tolerance = typeof given === 'number' ? given : (given?.[kind] ?? 0.1);
-  return tolerance + (budget?.noiseFactor ?? 2) * m.noise;
+function marginOf(budget, kind, m, against) {
+  const tolerance = budget?.tolerance?.[against]?.[kind] ?? DEFAULT_TOLERANCE[against][kind];
+  return tolerance + (budget?.noiseFactor?.[against] ?? DEFAULT_NOISE_FACTOR[against]) * m.noise;
 }
 
 /** Runs the guard on `ctx.routeIds` (every route by default); returns its two rows (hits, misses). */
@@ -313,10 +332,17 @@ export async function cpuGuard(ctx) {
   const plant = plantOf();
   if (plant !== null) log(`  guard: planted on every memory hit (µs by route): ${JSON.stringify(plant)}`);
   const budget = readBudget();
+  // Against the baseline build when it can be had; rewriting the budget measures
+  // against the ceiling and the floor, whose µs the budget keeps for a clone without
+  // the baseline's commit.
+  const baseline = updateBudget || budget === null ? null : await baselineBuild({ log });
+  if (baseline && !baseline.dist)
+    log(`  guard: no baseline build (${baseline.why}); measuring against the ceiling and the forwarding floor`);
+  const against = baseline?.dist ? 'baseline' : 'ceiling';
   /** The µs a figure may reach (its margin from this run's A/A noise); null without a budget. */
   const limitOf = (id, kind, m) => {
     const b = budget?.microsPerRequest?.[id]?.[kind];
-    return typeof b === 'number' ? b * (1 + marginOf(budget, kind, m)) : null;
+    return typeof b === 'number' ? b * (1 + marginOf(budget, kind, m, against)) : null;
   };
   let quietLeft = GUARD.quietBudgetMs;
   const quiet = async () => {
@@ -329,25 +355,39 @@ export async function cpuGuard(ctx) {
     const over = (kind, m) =>
       !updateBudget &&
       limitOf(route.id, kind, m) !== null &&
-      figureOf(budget, route.id, kind, m) > limitOf(route.id, kind, m);
+      figureOf(budget, route.id, kind, m, against) > limitOf(route.id, kind, m);
     const planted = plant?.[route.id] ?? 0;
-    measured[route.id] = await measureRoute(ctx, route, quiet, over, planted);
+    const base = baseline?.dist ? baseline : null;
+    const figures = await measureRoute(ctx, route, quiet, planted, base, KINDS);
+    // A figure over its limit is measured again by processes started anew: a burst of
+    // other load spoils one measurement, and so can a process that runs a few percent
+    // slower than its twin for as long as it lives; a costlier build spoils both.
+    const overKinds = KINDS.filter((kind) => over(kind, figures[kind]));
+    const again = overKinds.length > 0 ? await measureRoute(ctx, route, quiet, planted, base, overKinds) : {};
+    for (const kind of KINDS) {
+      const second = again[kind];
+      const better = second && second.ratio < figures[kind].ratio ? second : figures[kind];
+      figures[kind] = { ...better, rounds: figures[kind].rounds, again: second?.rounds ?? null };
+    }
+    measured[route.id] = figures;
     const says = (k) => {
       const m = measured[route.id][k];
       const limit = limitOf(route.id, k, m);
-      return `${k} ${round(m.micros, 1)} µs (reference ${round(m.reference, 1)}, ratio ${round(m.ratio, 3)}, A/A ${round(m.aa.own, 3)}/${round(m.aa.twin, 3)} noise ${round(100 * m.noise, 1)}%; as on the budget's machine ${round(figureOf(budget, route.id, k, m), 1)}, budget ${budget?.microsPerRequest?.[route.id]?.[k] ?? '—'}, limit ${limit === null ? '—' : round(limit, 1)})${m.again ? ' measured twice' : ''}`;
+      return `${k} ${round(m.micros, 1)} µs (reference ${round(m.reference, 1)}, ratio ${round(m.ratio, 3)}, A/A ${round(m.aa.own, 3)}/${round(m.aa.twin, 3)}${m.aa.baselines ? `, baselines ${m.aa.baselines.join('/')}` : ''} noise ${round(100 * m.noise, 1)}%; as on the budget's machine ${round(figureOf(budget, route.id, k, m, against), 1)}, budget ${budget?.microsPerRequest?.[route.id]?.[k] ?? '—'}, limit ${limit === null ? '—' : round(limit, 1)})${m.again ? ' measured twice' : ''}`;
     };
     log(`  guard ${route.id}: ${KINDS.map(says).join('; ')}`);
   }
   const machine = { cpuModel: cpus()[0]?.model ?? 'unknown', node: process.version, pinned: CAN_PIN };
   if (updateBudget) writeBudget(budget, measured, machine);
-  return KINDS.map((kind) => guardRow({ kind, routes, measured, budget, limitOf, machine, updateBudget, plant }));
+  return KINDS.map((kind) =>
+    guardRow({ kind, routes, measured, budget, limitOf, machine, updateBudget, plant, against, baseline }),
+  );
 }
 
-function guardRow({ kind, routes, measured, budget, limitOf, machine, updateBudget, plant }) {
+function guardRow({ kind, routes, measured, budget, limitOf, machine, updateBudget, plant, against, baseline }) {
   const parts = routes.map((route) => {
     const m = measured[route.id][kind];
-    const figure = figureOf(budget, route.id, kind, m);
+    const figure = figureOf(budget, route.id, kind, m, against);
     const b = budget?.microsPerRequest?.[route.id]?.[kind] ?? null;
     const limit = limitOf(route.id, kind, m);
     return {
@@ -369,7 +409,12 @@ function guardRow({ kind, routes, measured, budget, limitOf, machine, updateBudg
   const figures = parts
     .map((p) => `${p.route} ${p.figure}${p.budget ? ` / ${p.budget} (limit ${p.limit})` : ' / no budget'}`)
     .join(' · ');
-  const reference = kind === 'hit' ? 'the node:http ceiling' : 'the forwarding floor';
+  const reference =
+    against === 'baseline'
+      ? `the baseline build (${baseline.commit.slice(0, 12)})`
+      : kind === 'hit'
+        ? 'the node:http ceiling'
+        : 'the forwarding floor';
   return {
     id: `cpu-budget-${kind}`,
     title: `G. Speed guard: CPU µs per ${kind === 'hit' ? 'memory hit' : 'miss'} ÷ its limit (bench/budget.json and the run's A/A noise), worst route`,
@@ -386,6 +431,8 @@ function guardRow({ kind, routes, measured, budget, limitOf, machine, updateBudg
     raw: {
       settings: GUARD,
       machine,
+      against,
+      baseline: baseline?.commit ?? null,
       tolerance: budget?.tolerance ?? null,
       noiseFactor: budget?.noiseFactor ?? null,
       plant,
@@ -411,8 +458,8 @@ function writeBudget(budget, measured, machine) {
   }
   const next = {
     comment: budget?.comment ?? '',
-    tolerance: budget?.tolerance ?? { hit: 0.1, miss: 0.4 },
-    noiseFactor: budget?.noiseFactor ?? 2,
+    tolerance: budget?.tolerance ?? DEFAULT_TOLERANCE,
+    noiseFactor: budget?.noiseFactor ?? DEFAULT_NOISE_FACTOR,
     machine: { ...machine, date: new Date().toISOString().slice(0, 10) },
     settings: GUARD,
     microsPerRequest: micros,
