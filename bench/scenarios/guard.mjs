@@ -90,7 +90,7 @@ function readBudget() {
 /**
  * One route's two proxies (the A/A pair, `plantMicros` of work planted on each
  * memory hit of both) and their references, measured in rounds. With `baseline`
- * ({ dist }), a third proxy run from the baseline's build is the reference of hits
+ * ({ dist }), two proxies run from the baseline's build are the reference of hits
  * and misses alike. Without, the proxies' misses are measured beside the forwarding
  * floor's (proc/forwarder.mjs: the same reads sent on to the sim by a bare node:http
  * + undici server), their memory hits beside the ceiling's (proc/ceiling.mjs: one
@@ -325,6 +325,22 @@ function marginOf(budget, kind, m, against) {
   return tolerance + (budget?.noiseFactor?.[against] ?? DEFAULT_NOISE_FACTOR[against]) * m.noise;
 }
 
+/**
+ * The baseline's build (lib/baseline.mjs) once a proxy of it has started in front of
+ * the sim: a build of old code that cannot run against this checkout's dependencies
+ * or bench harness is no baseline, and the guard says why rather than failing.
+ */
+async function startableBaseline({ services, sim, log }) {
+  const baseline = await baselineBuild({ log });
+  if (!baseline.dist) return baseline;
+  try {
+    await services.stop(await services.proxy(sim.info.url, {}, { name: 'proxy-guard-baseline', dist: baseline.dist }));
+    return baseline;
+  } catch (err) {
+    return { ...baseline, dist: null, why: `its proxy did not start: ${err.message.split('\n')[0]}` };
+  }
+}
+
 /** Runs the guard on `ctx.routeIds` (every route by default); returns its two rows (hits, misses). */
 export async function cpuGuard(ctx) {
   const { log, routeIds, updateBudget } = ctx;
@@ -335,7 +351,7 @@ export async function cpuGuard(ctx) {
   // Against the baseline build when it can be had; rewriting the budget measures
   // against the ceiling and the floor, whose µs the budget keeps for a clone without
   // the baseline's commit.
-  const baseline = updateBudget || budget === null ? null : await baselineBuild({ log });
+  const baseline = updateBudget || budget === null ? null : await startableBaseline(ctx);
   if (baseline && !baseline.dist)
     log(`  guard: no baseline build (${baseline.why}); measuring against the ceiling and the forwarding floor`);
   const against = baseline?.dist ? 'baseline' : 'ceiling';
