@@ -5,11 +5,13 @@
 //
 // The commit's src/ and tsconfig files are taken with `git archive` (no worktree is
 // registered in the repository) into a directory of the system's temp dir named by
-// the commit, compiled with this checkout's TypeScript against this checkout's
-// node_modules, and kept for the next run. Dependencies are held fixed: the
+// the commit and this checkout, compiled with this checkout's TypeScript against this
+// checkout's node_modules (a link to them, so another checkout's build, whose link
+// may outlive its checkout, is never reused), and kept for the next run. Dependencies are held fixed: the
 // comparison is of our code, and a dependency the old code cannot run against
 // shows as a baseline that does not start.
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -34,7 +36,8 @@ export async function baselineBuild({ log = () => {} } = {}) {
   try {
     commit = await git('log', '-1', '--format=%H', '--', BUDGET_PATH);
     if (commit === '') return { commit: null, dist: null, why: `${BUDGET_PATH} has no commit in this clone` };
-    const dir = join(tmpdir(), 'ledger-proxy-baseline', commit);
+    const checkout = createHash('sha256').update(ROOT).digest('hex').slice(0, 12);
+    const dir = join(tmpdir(), 'ledger-proxy-baseline', `${commit}-${checkout}`);
     const dist = join(dir, 'dist');
     const done = join(dir, 'built');
     if (existsSync(done)) return { commit, dist };
