@@ -201,7 +201,11 @@ describe('RedisStore purges', () => {
     expect((await a.purgeRange('accounts', 8n, 9n)).deleted).toBe(1);
     expect((await a.purgeKey('some key text')).deleted).toBe(0);
     expect(await a.purgeAll()).toEqual({ generation: 1, announced: 3, deleted: 0 });
-    await until(() => heard.length === 3, 3000, 'B heard all three');
+    await until(
+      () => heard.length === 3,
+      3000,
+      () => `B heard all three (heard ${JSON.stringify(heard)})`,
+    );
     expect(heard.map((n) => n.scope)).toEqual(['family', 'key', 'all']);
     expect(b.generation.current).toBe(1);
   });

@@ -41,6 +41,8 @@ export class PurgeChannel {
   readonly #recordMaxAgeMs: number;
   /** the range purges an entry read from Redis is checked against */
   readonly records = new PurgeRecords();
+  /** true once the channel is subscribed to (purges announced after are heard), false if that failed */
+  readonly #subscribed: Promise<boolean>;
 
   constructor(
     private readonly commands: RedisCommands,
@@ -56,7 +58,10 @@ export class PurgeChannel {
       if (channel === this.#key) this.#heard(message);
     });
     // ioredis subscribes again by itself after a reconnection.
-    subscriber.subscribe(this.#key).catch(() => undefined);
+    this.#subscribed = subscriber.subscribe(this.#key).then(
+      () => true,
+      () => false,
+    );
     subscriber.on('ready', () => void this.resync());
     commands.redis.on('close', () => {
       this.#synced = false;
@@ -118,6 +123,19 @@ export class PurgeChannel {
     const message: Message = { origin: this.#origin, purges, notice };
     await commands.bounded(commands.redis.publish(this.#key, JSON.stringify(message)));
     return widened === undefined ? { generation, announced: purges } : { generation, announced: purges, widened };
+  }
+
+  /**
+   * Whether the channel is subscribed to within timeoutMs: from then on a purge
+   * another process announces is heard as it is made, not learnt at the next
+   * resync as 'missed'. Never rejects.
+   */
+  whenSubscribed(timeoutMs: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), Math.max(0, timeoutMs));
+    });
+    return Promise.race([this.#subscribed, late]).finally(() => clearTimeout(timer));
   }
 
   /** Reads the hash: a newer generation is adopted, and purges missed are told as 'missed'. Never rejects. */

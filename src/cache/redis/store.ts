@@ -75,13 +75,16 @@ export class RedisStore implements AnswerStore {
   }
 
   /**
-   * Resolves true once connected and the generation is read, false after
-   * timeoutMs (and the read's own command timeout) or on close; never rejects.
-   * For startup and tests.
+   * Resolves true once connected, the generation read and the purge channel
+   * subscribed to (so a purge announced from then on is heard as it is made),
+   * false after timeoutMs (and the read's own command timeout) or on close; never
+   * rejects. For startup and tests.
    */
   async whenReady(timeoutMs: number): Promise<boolean> {
+    const deadline = performance.now() + timeoutMs;
     if (!(await this.#commands.whenReady(timeoutMs))) return false;
     await this.#purges.resync();
+    if (!(await this.#purges.whenSubscribed(deadline - performance.now()))) return false;
     return this.#purges.synced;
   }
 
