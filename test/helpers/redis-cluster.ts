@@ -168,33 +168,46 @@ async function startRedisCluster(): Promise<StartedCluster> {
         await admin(from.port).call('CLUSTER', 'SETSLOT', String(slot), 'MIGRATING', to.id);
       }
       await whileMigrating?.();
-      for (const { slot, from, to } of moves) {
-        for (;;) {
-          const keys = (await admin(from.port).call('CLUSTER', 'GETKEYSINSLOT', String(slot), '100')) as string[];
-          if (keys.length === 0) break;
-          await admin(from.port).call('MIGRATE', '127.0.0.1', String(to.port), '', '0', '5000', 'KEYS', ...keys);
+      // The moves end one new owner at a time, each seen by every node before the next.
+      // A node takes a slot's new owner from gossip only when its config epoch is above
+      // the old owner's; the new owner bumps its epoch when it takes the slot. Moving
+      // slots round the masters at once (A to B, B to C, C to A) would leave A's epoch
+      // above B's before a replica of A heard B took A's slot, and that replica would
+      // then never take it: a move that never ends.
+      for (const owner of new Set(moves.map((m) => m.to.id))) {
+        const group = moves.filter((m) => m.to.id === owner);
+        for (const { slot, from, to } of group) {
+          for (;;) {
+            const keys = (await admin(from.port).call('CLUSTER', 'GETKEYSINSLOT', String(slot), '100')) as string[];
+            if (keys.length === 0) break;
+            await admin(from.port).call('MIGRATE', '127.0.0.1', String(to.port), '', '0', '5000', 'KEYS', ...keys);
+          }
+          // The new owner first, so it never refuses the slot while the old one redirects to it.
+          for (const master of [to, from, ...everyMaster.filter((m) => m.id !== to.id && m.id !== from.id)]) {
+            await admin(master.port).call('CLUSTER', 'SETSLOT', String(slot), 'NODE', to.id);
+          }
         }
-        // The new owner first, so it never refuses the slot while the old one redirects to it.
-        for (const master of [to, from, ...everyMaster.filter((m) => m.id !== to.id && m.id !== from.id)]) {
-          await admin(master.port).call('CLUSTER', 'SETSLOT', String(slot), 'NODE', to.id);
-        }
-      }
-      // The move ends when every node says so: replicas learn it by gossip, and a client
-      // that asks one for its slot map meanwhile is sent back to the old owner.
-      await until(
-        async () => {
+        // The move ends when every node says so: replicas learn it by gossip, and a client
+        // that asks one for its slot map meanwhile is sent back to the old owner.
+        const stale = async (): Promise<string | null> => {
           for (const port of ports) {
             const view = (await admin(port).call('CLUSTER', 'SLOTS')) as Array<
               [number, number, [string, number, string]]
             >;
-            for (const { slot, to } of moves)
-              if (view.find(([lo, hi]) => slot >= lo && slot <= hi)?.[2][2] !== to.id) return false;
+            for (const { slot, to } of group) {
+              const seen = view.find(([lo, hi]) => slot >= lo && slot <= hi)?.[2];
+              if (seen?.[2] !== to.id) return `node ${port} sees slot ${slot} at ${seen?.[1]}, not ${to.port}`;
+            }
           }
-          return true;
-        },
-        CREATE_TIMEOUT_MS,
-        'every node of the cluster to see the slots moved',
-      );
+          return null;
+        };
+        let last: string | null = null;
+        await until(
+          async () => (last = await stale()) === null,
+          CREATE_TIMEOUT_MS,
+          () => `every node of the cluster to see the slots moved (${last})`,
+        );
+      }
     };
     return {
       seeds: ports.map((p) => `redis://127.0.0.1:${p}`),

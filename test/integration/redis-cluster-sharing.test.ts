@@ -24,9 +24,10 @@ const STALL_SECONDS = 6;
 const cluster = useRedisCluster();
 /**
  * A slot move ends when every node of the cluster has heard of it by gossip, which
- * useRedisCluster's moveSlots waits a minute for: the test that moves slots is given
- * longer than that, so a slow gossip on a loaded machine is waited out, and a stuck
- * one fails naming what it waited for rather than as a test timeout.
+ * useRedisCluster's moveSlots waits up to a minute for, per new owner: the test that
+ * moves slots is given longer than one such wait, so a slow gossip on a loaded
+ * machine is waited out, and a stuck one fails naming the node and slot it waited
+ * for rather than as a test timeout.
  */
 const MOVING_TEST_TIMEOUT_MS = 90_000;
 
