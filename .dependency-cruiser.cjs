@@ -76,6 +76,7 @@ const FLOORS = [
       ['config/', '^src/config/'],
       ['writes/', '^src/writes/'],
       ['wire/', '^src/wire/'],
+      ['timing/', '^src/timing/'],
     ],
   ],
 ];

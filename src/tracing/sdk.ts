@@ -16,6 +16,7 @@ import {
   TraceIdRatioBasedSampler,
 } from '@opentelemetry/sdk-trace-base';
 import type { Logger } from 'pino';
+import { settlesWithin } from '../timing/settles-within.js';
 import type { Tracing } from './scope.js';
 
 /** A collector that does not answer within this loses the batch: spans are never worth a backlog. */
@@ -50,7 +51,12 @@ export function startTracing(settings: TracingSettings, endpoint: string, logger
   return {
     tracer: provider.getTracer('ledger-proxy', version),
     propagator: new W3CTraceContextPropagator(),
-    close: () => within(provider.shutdown(), CLOSE_WAIT_MS),
+    close: () =>
+      settlesWithin(
+        provider.shutdown().catch(() => undefined),
+        CLOSE_WAIT_MS,
+        undefined,
+      ),
   };
 }
 
@@ -101,13 +107,4 @@ class LoggedExporter implements SpanExporter {
   forceFlush(): Promise<void> {
     return this.inner.forceFlush?.() ?? Promise.resolve();
   }
-}
-
-function within(work: Promise<void>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const waited = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, ms);
-    timer.unref();
-  });
-  return Promise.race([work.catch(() => undefined), waited]).finally(() => clearTimeout(timer));
 }

@@ -4,6 +4,7 @@
 // hedged on a second node. A node's own error answer that another node may do
 // better (outcomes.ts) is kept as the fallback while the others are asked.
 import { NodeError } from '../errors.js';
+import { settlesWithin } from '../timing/settles-within.js';
 import type { NodeAnswer } from '../model/node-answer.js';
 import type { NodeAttempts } from './attempt.js';
 import { AttemptLog, type Call, type CallPlan, RETRY_SOON, type ShedReason } from './call.js';
@@ -145,12 +146,7 @@ export class Failover {
     };
     const firstAbort = new AbortController();
     const first = kept(this.nodeAttempts.run(lease, { ...call, signal: firstAbort.signal }, attempts, plan));
-    let timer: NodeJS.Timeout | undefined;
-    const due = new Promise<'hedge'>((resolve) => {
-      timer = setTimeout(() => resolve('hedge'), this.settings.hedgeAfterMs);
-    });
-    const early = await Promise.race([first, due]);
-    clearTimeout(timer);
+    const early = await settlesWithin(first, this.settings.hedgeAfterMs, 'hedge' as const);
     if (early !== 'hedge') return outcome(early);
     const second = this.deps.leases.takeHedge(tried, plan.priority);
     if (second === null) return outcome(await first);

@@ -7,6 +7,7 @@
 // first read of the hash after a (re)connection it leaves Redis alone (`synced`),
 // so it never reads an entry of a generation it should have left.
 import { randomUUID } from 'node:crypto';
+import { settlesWithin } from '../../timing/settles-within.js';
 import type { CacheGeneration } from '../generation.js';
 import type { Announcement, PurgeListener, PurgeNotice } from '../store.js';
 import { type PurgeHash, type PurgeMode, purgeHash } from './purge-hash.js';
@@ -131,11 +132,7 @@ export class PurgeChannel {
    * resync as 'missed'. Never rejects.
    */
   whenSubscribed(timeoutMs: number): Promise<boolean> {
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(false), Math.max(0, timeoutMs));
-    });
-    return Promise.race([this.#subscribed, late]).finally(() => clearTimeout(timer));
+    return settlesWithin(this.#subscribed, timeoutMs, false);
   }
 
   /** Reads the hash: a newer generation is adopted, and purges missed are told as 'missed'. Never rejects. */

@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { parseLedgerInfoJson, type LedgerInfo } from '../../ledger/info.js';
 import { asError } from '../../process/log-error.js';
 import { mediaType } from '../../wire/media-type.js';
+import { settlesWithin } from '../../timing/settles-within.js';
 import type { ProbeReply } from '../transport/node-client.js';
 import { CountedFailure, type NodeHealth, type NodeState } from './node-state.js';
 import { NodeShedding, shedBackOffMs } from './shedding.js';
@@ -101,11 +102,7 @@ export class Prober {
 
   /** As probe(), but null when no answer comes within `ms`. */
   probeWithin(node: NodeState, since: number, ms: number): Promise<LedgerInfo | null> {
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<null>((resolve) => {
-      timer = setTimeout(() => resolve(null), Math.max(0, ms));
-    });
-    return Promise.race([this.probe(node, since), late]).finally(() => clearTimeout(timer));
+    return settlesWithin(this.probe(node, since), ms, null);
   }
 
   /**
