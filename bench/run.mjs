@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [-- --only=hit,guard,latency,wallet,feed,feed-hits,burst,memory,scaling,tenants,feed-decode,profile] [-- --routes=raw_item,view_bcs] [-- --no-profile] [-- --no-write] [-- --update-budget]
+// npm run bench [-- --quick] [-- --only=hit,one-key,guard,latency,wallet,feed,feed-hits,burst,memory,scaling,tenants,feed-decode,profile] [-- --routes=raw_item,view_bcs] [-- --no-profile] [-- --no-write] [-- --update-budget]
 // Runs every scenario against real processes on 127.0.0.1 (see bench/README.md),
 // then writes bench/results/latest.json, bench/results/latest.svg and the latest
 // results of bench/README.md (quick or --only runs write quick.* / partial.* instead).
@@ -18,6 +18,7 @@ import { cpuGuard } from './scenarios/guard.mjs';
 import { hitThroughput } from './scenarios/hit-throughput.mjs';
 import { memoryFootprint } from './scenarios/memory.mjs';
 import { missOverhead } from './scenarios/miss-latency.mjs';
+import { oneKey } from './scenarios/one-key.mjs';
 import { PROFILE_PATHS, profilePath } from './scenarios/profile.mjs';
 import { tenantShedding } from './scenarios/tenants.mjs';
 import { walletWorkload } from './scenarios/wallet.mjs';
@@ -91,6 +92,7 @@ const mode = quick ? MODES.quick : MODES.full;
 
 const SCENARIOS = [
   { id: 'hit', run: hitThroughput },
+  { id: 'one-key', run: oneKey },
   { id: 'guard', run: cpuGuard },
   // The sim shares the proxy's CPU here, so straight and proxied calls cross between CPUs equally often.
   { id: 'latency', run: missOverhead, simCpu: SERVER_CPU },

@@ -43,7 +43,7 @@ const ZIPF_S = 1.0;
 const SEED = 14;
 
 /** Reads that reached the node, on any route but GET /v1 (the proxy's health probes). */
-const upstreamReads = (counters) =>
+export const upstreamReads = (counters) =>
   Object.entries(counters.byRoute).reduce((n, [route, count]) => (route === 'ledger_info' ? n : n + count), 0);
 
 export const median = (values) => {
@@ -52,7 +52,7 @@ export const median = (values) => {
 };
 
 /** The reply's headers in wire order, without those a server sets per connection or reply (Date, Connection, lengths). */
-function replyHeaderList(headers) {
+export function replyHeaderList(headers) {
   return Object.entries(headers).filter(([k]) => !VOLATILE_HEADERS.has(k));
 }
 
