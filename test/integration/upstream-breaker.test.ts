@@ -55,14 +55,16 @@ describe('upstream circuit breaker (failureThreshold 2, openMs 500)', () => {
     expect(state.circuit()).toBe('open');
     expect(health()).toBe('down');
 
-    // Open: no traffic at all while openMs runs (as many reads as fit in it).
+    // Open: no traffic at all while openMs runs. Reads are made in its first half only:
+    // one begun near its end may be routed after it, as the trial, which a look at the
+    // state before the read cannot rule out on a busy machine.
     const healthyBefore = healthy.counters.byRoute.raw_item;
+    const opened = performance.now();
     let during = 0;
-    while (state.circuit() === 'open' && during < 50) {
+    do {
       await read(url);
       during++;
-    }
-    expect(during).toBeGreaterThan(0);
+    } while (performance.now() - opened < BREAKER.openMs / 2 && during < 50);
     expect(calls(), 'an open circuit let reads through').toBe(2);
     expect(healthy.counters.byRoute.raw_item).toBeGreaterThanOrEqual(healthyBefore + during);
 
