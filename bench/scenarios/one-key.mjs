@@ -45,16 +45,22 @@ function wrkScript(request) {
   return `${lines.join('\n')}\n`;
 }
 
-/** Runs wrk against `url` for `seconds`; its request count, time and any failure it reports. */
-function runWrk(url, script, seconds) {
+/**
+ * Runs wrk against `url` for `seconds`: its request count, time and any failure it
+ * reports, and the CPU the server (`serverPid`) and wrk used meanwhile.
+ */
+function runWrk(url, script, seconds, serverPid) {
   const argv = pinned(CLIENT_CPU, ['wrk', '-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '-s', script, url]);
   return new Promise((resolve, reject) => {
     const child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
+    // taskset execs wrk: the child's pid is wrk's.
+    const meter = cpuMeter({ server: serverPid, load: child.pid });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
     child.on('error', reject);
     child.on('exit', (code) => {
+      const cpu = meter();
       const done = /(\d+) requests in ([\d.]+)(ms|s|m)/.exec(out);
       if (code !== 0 || !done) return reject(new Error(`wrk exited ${code}: ${out.trim()}`));
       const unit = { ms: 0.001, s: 1, m: 60 }[done[3]];
@@ -62,7 +68,7 @@ function runWrk(url, script, seconds) {
       const durationS = Number(done[2]) * unit;
       const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
       const socketErrors = /Socket errors: (.*)/.exec(out)?.[1];
-      resolve({ completed, durationS, rps: completed / durationS, non2xx, socketErrors });
+      resolve({ completed, durationS, rps: completed / durationS, non2xx, socketErrors, cpu });
     });
   });
 }
@@ -116,22 +122,21 @@ export async function oneKey(ctx) {
       ];
       const script = join(dir, `${route.id}.lua`);
       writeFileSync(script, wrkScript(request));
-      for (const s of servers) await runWrk(s.url, script, 1);
+      for (const s of servers) await runWrk(s.url, script, 1, s.pid);
 
       const runs = {};
       for (let r = 0; r < mode.rounds; r++) {
         for (const s of r % 2 === 0 ? servers : [...servers].reverse()) {
           await ctx.quiet(`one key ${s.name} round ${r + 1}`);
           const nodeBefore = upstreamReads(await sim.call('counters'));
-          const meter = cpuMeter({ server: s.pid });
-          const res = await runWrk(s.url, script, seconds);
-          const cpu = meter();
+          const res = await runWrk(s.url, script, seconds, s.pid);
           const nodeCalls = upstreamReads(await sim.call('counters')) - nodeBefore;
           if (res.non2xx > 0 || nodeCalls > 0)
             throw new Error(`${s.name}: ${res.non2xx} replies not 2xx, ${nodeCalls} reads reached the node`);
-          (runs[s.name] ??= []).push({ round: r + 1, ...res, rps: round(res.rps, 1), cpu });
+          (runs[s.name] ??= []).push({ round: r + 1, ...res, rps: round(res.rps, 1) });
+          const cpu = Object.entries(res.cpu).map(([k, v]) => `${k} ${v ?? '?'}`);
           log(
-            `  round ${r + 1} ${s.name.padEnd(22)} ${String(Math.round(res.rps)).padStart(6)} req/s (CPU: server ${cpu.server ?? '?'}, others ${cpu.others ?? '?'})`,
+            `  round ${r + 1} ${s.name.padEnd(22)} ${String(Math.round(res.rps)).padStart(6)} req/s (CPU: ${cpu.join(', ')})`,
           );
         }
       }
