@@ -28,6 +28,21 @@ interface Scope {
   what: string;
 }
 
+/** The two counters the limits count in: requests per second, and node units per minute. */
+export interface LimitCounters {
+  requests: WindowCounters;
+  units: WindowCounters;
+}
+
+/** The limits' counters for `settings`: the two windows, their keys under keyPrefix. */
+export function limitCounters(settings: LimitsSettings): LimitCounters {
+  const { keyPrefix, redis, now } = settings;
+  return {
+    requests: new WindowCounters({ windowMs: 1000, keyPrefix: `${keyPrefix}requests:`, redis, now }),
+    units: new WindowCounters({ windowMs: 60_000, keyPrefix: `${keyPrefix}node-units:`, redis, now }),
+  };
+}
+
 export class Limits {
   private readonly requests: WindowCounters;
   private readonly units: WindowCounters;
@@ -38,10 +53,9 @@ export class Limits {
    */
   private readonly scopesKept = new WeakMap<Tenant, Map<string, readonly Scope[]>>();
 
-  constructor(settings: LimitsSettings) {
-    const { keyPrefix, redis, now } = settings;
-    this.requests = new WindowCounters({ windowMs: 1000, keyPrefix: `${keyPrefix}requests:`, redis, now });
-    this.units = new WindowCounters({ windowMs: 60_000, keyPrefix: `${keyPrefix}node-units:`, redis, now });
+  constructor(counters: LimitCounters) {
+    this.requests = counters.requests;
+    this.units = counters.units;
   }
 
   /** Counts one request; the 429 to answer with when it is over a requestsPerSecond. */

@@ -22,7 +22,7 @@ import { NodeCosts } from '../edge/costs.js';
 import { Edge } from '../edge/edge.js';
 import { publicEntry } from '../http/entry.js';
 import type { Exchange } from '../edge/exchange.js';
-import { Limits } from '../edge/limits.js';
+import { Limits, limitCounters } from '../edge/limits.js';
 import { type PassthroughDeps, registerPassthrough } from '../http/passthrough.js';
 import { ReadParser, spellingBytesFor } from '../responder/read-parser.js';
 import { ReplyWriter } from '../reply/writer.js';
@@ -75,11 +75,13 @@ export async function buildPublicListener(deps: PublicListenerDeps): Promise<Pub
     config.tenants !== undefined && deps.redisClients !== undefined
       ? redisClient(deps.redisClients, 'limits')
       : undefined;
-  const limits = new Limits({
-    keyPrefix: `${config.cache.redis?.keyPrefix ?? 'ledger-proxy:'}limits:`,
-    redis: counters?.redis,
-    now: deps.now,
-  });
+  const limits = new Limits(
+    limitCounters({
+      keyPrefix: `${config.cache.redis?.keyPrefix ?? 'ledger-proxy:'}limits:`,
+      redis: counters?.redis,
+      now: deps.now,
+    }),
+  );
   const clientAddress = clientAddressOf(config.server.trustProxy);
   const edge = new Edge({
     cors: new Cors(config.cors, deps.headerNames),

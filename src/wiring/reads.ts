@@ -4,7 +4,7 @@
 import type { Logger } from 'pino';
 import { CacheGeneration } from '../cache/generation.js';
 import { MemoryStore } from '../cache/memory.js';
-import { RedisStore } from '../cache/redis/store.js';
+import { type RedisStore, redisStore } from '../cache/redis/store.js';
 import type { RedisClientOptions, RedisState, ReportingClient } from '../cache/redis/client.js';
 import { type Config, keepsLatestAnswers, memoryShares } from '../config/index.js';
 import type { PruneClock } from '../ledger/prune-clock.js';
@@ -63,7 +63,7 @@ export function buildReads(config: Config, deps: ReadsDeps): Reads {
   };
   const redis =
     redisConfig && redisClients
-      ? new RedisStore({
+      ? redisStore({
           ...redisClients,
           keyPrefix: redisConfig.keyPrefix,
           generation,

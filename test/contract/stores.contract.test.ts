@@ -1,6 +1,6 @@
 // The store contract against every tier; Redis on its own redis-server.
 import { MemoryStore } from '../../src/cache/memory.js';
-import { RedisStore } from '../../src/cache/redis/store.js';
+import { type RedisStore, redisStore } from '../../src/cache/redis/store.js';
 import { useRedisServer } from '../helpers/redis-server.js';
 import { runStoreContract } from './store-contract.js';
 
@@ -23,9 +23,9 @@ async function ready(store: RedisStore): Promise<{ store: RedisStore; cleanup():
 
 // A fresh prefix per test keeps tests apart without flushing.
 runStoreContract('RedisStore', () =>
-  ready(new RedisStore({ url: server.url, keyPrefix: `contract:${++instance}:`, commandTimeoutMs: 2000 })),
+  ready(redisStore({ url: server.url, keyPrefix: `contract:${++instance}:`, commandTimeoutMs: 2000 })),
 );
 
 runStoreContract('RedisStore on a Redis Cluster', () =>
-  ready(new RedisStore({ cluster: [clusterNode.url], keyPrefix: `contract:${++instance}:`, commandTimeoutMs: 2000 })),
+  ready(redisStore({ cluster: [clusterNode.url], keyPrefix: `contract:${++instance}:`, commandTimeoutMs: 2000 })),
 );

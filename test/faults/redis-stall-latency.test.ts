@@ -15,7 +15,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { RedisStore } from '../../src/cache/redis/store.js';
+import { redisStore } from '../../src/cache/redis/store.js';
 import { cacheKeyText, sharedKey } from '../../src/cache/key.js';
 import { parseRawItem } from '../../src/routes/parse-read.js';
 import { PRESENT, hex, itemAt } from '../helpers/cache.js';
@@ -76,7 +76,7 @@ describe('a stalled Redis costs a pinned miss at most one command timeout', () =
   });
 
   it('a lock attempt that timed out during a stall leaves no lock behind once Redis answers again', async () => {
-    const store = new RedisStore({ url: redis.url, keyPrefix: 'orphan:', commandTimeoutMs: 100 });
+    const store = redisStore({ url: redis.url, keyPrefix: 'orphan:', commandTimeoutMs: 100 });
     const admin = new Redis(redis.url, { maxRetriesPerRequest: 0, lazyConnect: true });
     admin.on('error', () => {});
     try {
@@ -101,7 +101,7 @@ describe('a stalled Redis costs a pinned miss at most one command timeout', () =
 
   it('a reply that arrived while the process was blocked past commandTimeoutMs is a reply, not a timeout', async () => {
     const errors: string[] = [];
-    const store = new RedisStore({
+    const store = redisStore({
       url: redis.url,
       keyPrefix: 'busy:',
       commandTimeoutMs: 100,

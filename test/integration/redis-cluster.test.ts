@@ -3,7 +3,7 @@
 // different path from a single connection's reconnect.
 import { Redis } from 'ioredis';
 import { expect, it } from 'vitest';
-import { RedisStore } from '../../src/cache/redis/store.js';
+import { redisStore } from '../../src/cache/redis/store.js';
 import type { StoredAnswer } from '../../src/model/read.js';
 import { untilSubscribed, useRedisServer } from '../helpers/redis-server.js';
 import { until } from '../helpers/until.js';
@@ -16,7 +16,7 @@ const node = useRedisServer({ cluster: true });
 
 it('a cluster store fails open while its node is down and recovers after a restart', async () => {
   const errors: string[] = [];
-  const store = new RedisStore({
+  const store = redisStore({
     cluster: [node.url],
     keyPrefix: 'cl:',
     commandTimeoutMs: TIMEOUT_MS,
@@ -50,7 +50,7 @@ it('a cluster store fails open while its node is down and recovers after a resta
 
 it('a cluster store gives up on a stalled node within about the command timeout', async () => {
   const errors: string[] = [];
-  const store = new RedisStore({
+  const store = redisStore({
     cluster: [node.url],
     keyPrefix: 'cs:',
     commandTimeoutMs: TIMEOUT_MS,
@@ -79,9 +79,7 @@ it('a cluster store gives up on a stalled node within about the command timeout'
 });
 
 it('fill outcomes reach a waiter on another cluster store, published before or after it subscribes', async () => {
-  const stores = [0, 1].map(
-    () => new RedisStore({ cluster: [node.url], keyPrefix: 'cf:', commandTimeoutMs: TIMEOUT_MS }),
-  );
+  const stores = [0, 1].map(() => redisStore({ cluster: [node.url], keyPrefix: 'cf:', commandTimeoutMs: TIMEOUT_MS }));
   const [filler, waiter] = stores;
   try {
     for (const s of stores) expect(await s.whenReady(10_000)).toBe(true);

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { encodeAnswer } from '../../src/cache/redis/codec.js';
 import { CacheGeneration } from '../../src/cache/generation.js';
 import { MAX_RECORDS_PER_FAMILY } from '../../src/cache/redis/purge-records.js';
-import { RedisStore, type RedisStoreOptions } from '../../src/cache/redis/store.js';
+import { type RedisStore, redisStore, type RedisStoreOptions } from '../../src/cache/redis/store.js';
 import type { PurgeNotice } from '../../src/cache/store.js';
 import type { StoredAnswer } from '../../src/model/read.js';
 import { useRedisServer } from '../helpers/redis-server.js';
@@ -35,7 +35,7 @@ async function store(
   prefix: string,
   overrides: Partial<RedisStoreOptions> = {},
 ): Promise<RedisStore> {
-  const s = new RedisStore({
+  const s = redisStore({
     ...target,
     keyPrefix: prefix,
     commandTimeoutMs: 1000,

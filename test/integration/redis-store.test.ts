@@ -3,7 +3,7 @@
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { decodeAnswer, FORMAT_V4 } from '../../src/cache/redis/codec.js';
-import { RedisStore, type RedisStoreOptions } from '../../src/cache/redis/store.js';
+import { type RedisStore, redisStore, type RedisStoreOptions } from '../../src/cache/redis/store.js';
 import type { FillLock } from '../../src/cache/store.js';
 import type { StoredAnswer } from '../../src/model/read.js';
 import { untilSubscribed, useRedisServer } from '../helpers/redis-server.js';
@@ -42,7 +42,7 @@ async function makeStore(overrides: Partial<RedisStoreOptions> = {}): Promise<Ma
   const logs: Made['logs'] = [];
   const logger = pino({ level: 'info' }, { write: (line: string) => void logs.push(JSON.parse(line)) });
   const prefix = `it:${++prefixes}:`;
-  const store = new RedisStore({
+  const store = redisStore({
     url: server.url,
     keyPrefix: prefix,
     commandTimeoutMs: TIMEOUT_MS,
@@ -260,9 +260,9 @@ describe('RedisStore fails open', () => {
   });
 
   it('refuses options without exactly one of url and cluster', () => {
-    expect(() => new RedisStore({ keyPrefix: 'x:', commandTimeoutMs: 100 })).toThrow(/exactly one/);
-    expect(
-      () => new RedisStore({ url: server.url, cluster: [server.url], keyPrefix: 'x:', commandTimeoutMs: 100 }),
+    expect(() => redisStore({ keyPrefix: 'x:', commandTimeoutMs: 100 })).toThrow(/exactly one/);
+    expect(() =>
+      redisStore({ url: server.url, cluster: [server.url], keyPrefix: 'x:', commandTimeoutMs: 100 }),
     ).toThrow(/exactly one/);
   });
 });

@@ -10,7 +10,7 @@ import { Connections } from '../../src/http/connections.js';
 import { Cors } from '../../src/edge/cors.js';
 import { NodeCosts } from '../../src/edge/costs.js';
 import { Edge } from '../../src/edge/edge.js';
-import { Limits } from '../../src/edge/limits.js';
+import { Limits, limitCounters } from '../../src/edge/limits.js';
 import { TenantDirectory } from '../../src/edge/tenants.js';
 import { publicEntry } from '../../src/http/entry.js';
 import { ReadParser } from '../../src/responder/read-parser.js';
@@ -58,7 +58,7 @@ async function serve(
   const edge = new Edge({
     cors: new Cors({ enabled: false, origins: '*', maxAgeSeconds: 0 }, ledgerHeaderNames('x-node-')),
     tenants: new TenantDirectory(undefined),
-    limits: new Limits({ keyPrefix: 'test:' }),
+    limits: new Limits(limitCounters({ keyPrefix: 'test:' })),
     costs: new NodeCosts(),
     clientAddress: () => '127.0.0.1',
     trustedPeer: () => false,

@@ -36,6 +36,35 @@ export interface RedisStoreOptions extends RedisClientOptions {
 /** How many keys of bad entries are remembered, so each is logged once. */
 const LOGGED_CORRUPT_KEYS = 1024;
 
+/** What a RedisStore is made of: its clients' commands and the channels, index and generation on them. */
+export interface RedisStoreParts {
+  options: RedisStoreOptions;
+  commands: RedisCommands;
+  gets: BatchedGets;
+  fills: FillChannel;
+  purges: PurgeChannel;
+  /** absent without maxTtlSeconds: nothing is indexed */
+  index: PurgeIndex | undefined;
+  generation: CacheGeneration;
+}
+
+/** A RedisStore for `options`: its two clients (commands, and the channels' subscriber) and the parts on them. */
+export function redisStore(options: RedisStoreOptions): RedisStore {
+  checkRedisClientOptions(options);
+  const commands = new RedisCommands(redisClient(options, 'cache'), options.keyPrefix, options.commandTimeoutMs);
+  const subscriber = redisClient(options, 'fill-channel');
+  const generation = options.generation ?? new CacheGeneration();
+  return new RedisStore({
+    options,
+    commands,
+    gets: new BatchedGets(commands),
+    fills: new FillChannel(commands, subscriber),
+    purges: new PurgeChannel(commands, subscriber.redis, generation, options.maxTtlSeconds),
+    index: options.maxTtlSeconds === undefined ? undefined : new PurgeIndex(commands, options.maxTtlSeconds),
+    generation,
+  });
+}
+
 export class RedisStore implements AnswerStore {
   readonly tier = 'redis' as const;
   readonly #commands: RedisCommands;
@@ -47,17 +76,14 @@ export class RedisStore implements AnswerStore {
   readonly #options: RedisStoreOptions;
   readonly #loggedCorrupt = new LRUCache<string, true>({ max: LOGGED_CORRUPT_KEYS });
 
-  constructor(options: RedisStoreOptions) {
-    checkRedisClientOptions(options);
-    this.#options = options;
-    this.#commands = new RedisCommands(redisClient(options, 'cache'), options.keyPrefix, options.commandTimeoutMs);
-    this.#gets = new BatchedGets(this.#commands);
-    const subscriber = redisClient(options, 'fill-channel');
-    this.#fills = new FillChannel(this.#commands, subscriber);
-    this.generation = options.generation ?? new CacheGeneration();
-    this.#purges = new PurgeChannel(this.#commands, subscriber.redis, this.generation, options.maxTtlSeconds);
-    this.#index =
-      options.maxTtlSeconds === undefined ? undefined : new PurgeIndex(this.#commands, options.maxTtlSeconds);
+  constructor(parts: RedisStoreParts) {
+    this.#options = parts.options;
+    this.#commands = parts.commands;
+    this.#gets = parts.gets;
+    this.#fills = parts.fills;
+    this.#purges = parts.purges;
+    this.#index = parts.index;
+    this.generation = parts.generation;
   }
 
   isReady(): boolean {
