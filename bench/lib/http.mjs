@@ -10,4 +10,17 @@ export async function call(base, { path, headers, body, method = 'POST' }) {
 }
 
 /** Headers a server sets per connection or per reply, left out when comparing replies. */
-export const VOLATILE_HEADERS = new Set(['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding']);
+const VOLATILE_HEADERS = new Set(['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding']);
+
+/** A reply's headers in wire order, without those a server sets per connection or reply (Date, Connection, lengths). */
+export function replyHeaderList(headers) {
+  return Object.entries(headers).filter(([k]) => !VOLATILE_HEADERS.has(k));
+}
+
+/**
+ * A reply (call()'s) as the servers that answer every request with one captured
+ * reply take it: proc/ceiling.mjs, proc/keyed-ceiling.mjs and proc/socket-limit.mjs.
+ */
+export function cannedReply(reply) {
+  return { status: reply.status, headers: replyHeaderList(reply.headers), bodyBase64: reply.body.toString('base64') };
+}

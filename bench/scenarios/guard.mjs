@@ -19,7 +19,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { CAN_PIN } from '../lib/child.mjs';
-import { call, VOLATILE_HEADERS } from '../lib/http.mjs';
+import { call, cannedReply } from '../lib/http.mjs';
 import { cpuMeter, round, waitQuiet } from '../lib/procstat.mjs';
 import { baselineBuild } from '../lib/baseline.mjs';
 import { HIT_ROUTES, routeItems } from '../lib/routes.mjs';
@@ -200,7 +200,7 @@ async function measureRoute(ctx, route, quiet, plantMicros, baseline, kinds) {
     for (const base of bases ?? [])
       await prime(load, { ...on(base), name: `guard ${route.id} baseline`, items: hitItems }, 'HIT/memory');
     const hitReferences = bases ?? [
-      start(await services.ceiling(await capturedHit(proxy.info.url, route, hitItems[0], version))),
+      start(await services.ceiling(cannedReply(await call(proxy.info.url, route.request(hitItems[0], version))))),
     ];
     for (const handle of [proxy, twin, ...hitReferences]) await hits(handle, GUARD.hitWarmRequests, 0);
     await hitsTogether([proxy, twin, ...hitReferences], GUARD.hitRoundS);
@@ -264,16 +264,6 @@ async function measureRoute(ctx, route, quiet, plantMicros, baseline, kinds) {
   } finally {
     for (const handle of started.reverse()) await services.stop(handle);
   }
-}
-
-/** The proxy's reply to one hit, as the ceiling (proc/ceiling.mjs) is to answer every request. */
-async function capturedHit(url, route, item, version) {
-  const hit = await call(url, route.request(item, version));
-  return {
-    status: hit.status,
-    headers: Object.entries(hit.headers).filter(([k]) => !VOLATILE_HEADERS.has(k)),
-    bodyBase64: hit.body.toString('base64'),
-  };
 }
 
 /**

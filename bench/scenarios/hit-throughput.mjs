@@ -22,7 +22,7 @@
 //     identical concurrent Redis lookups would share one GET (single-flight) and
 //     flatter Redis, so no key repeats within a cycle.
 // The sim must see no call while they run.
-import { call, VOLATILE_HEADERS } from '../lib/http.mjs';
+import { call, cannedReply, replyHeaderList } from '../lib/http.mjs';
 import { cpuMeter, round } from '../lib/procstat.mjs';
 import { HIT_ROUTES, routeItems } from '../lib/routes.mjs';
 import { meets } from '../lib/report.mjs';
@@ -50,11 +50,6 @@ export const median = (values) => {
   const v = [...values].sort((x, y) => x - y);
   return v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
 };
-
-/** The reply's headers in wire order, without those a server sets per connection or reply (Date, Connection, lengths). */
-export function replyHeaderList(headers) {
-  return Object.entries(headers).filter(([k]) => !VOLATILE_HEADERS.has(k));
-}
 
 /**
  * Sends every distinct request once (misses that fill), then checks every one is now served as `expect`
@@ -238,14 +233,14 @@ export async function hitThroughput(ctx) {
     const hit = await call(proxy.info.url, route.request(items[0], version));
     if (hit.headers['x-cache'] !== 'HIT' || hit.headers['x-cache-tier'] !== 'memory')
       throw new Error(`${route.id}: not a memory hit: ${JSON.stringify(hit.headers)}`);
-    const headers = replyHeaderList(hit.headers);
-    const ceiling = await services.ceiling({ status: hit.status, headers, bodyBase64: hit.body.toString('base64') });
+    const canned = cannedReply(hit);
+    const ceiling = await services.ceiling(canned);
     ceilings.push(ceiling);
     const again = await call(ceiling.info.url, route.request(items[0], version));
     if (
       again.status !== hit.status ||
       !again.body.equals(hit.body) ||
-      JSON.stringify(replyHeaderList(again.headers)) !== JSON.stringify(headers)
+      JSON.stringify(replyHeaderList(again.headers)) !== JSON.stringify(canned.headers)
     ) {
       throw new Error(`${route.id}: the ceiling's reply differs from the proxy's hit`);
     }
@@ -258,9 +253,7 @@ export async function hitThroughput(ctx) {
       pid: ceiling.info.pid,
     };
     const keyed = await services.keyedCeiling({
-      status: hit.status,
-      headers,
-      bodyBase64: hit.body.toString('base64'),
+      ...canned,
       route: route.id,
       keys,
       version: v,
@@ -277,7 +270,7 @@ export async function hitThroughput(ctx) {
       url: keyed.info.url,
       pid: keyed.info.pid,
     };
-    const limit = await services.socketLimit({ status: hit.status, headers, bodyBase64: hit.body.toString('base64') });
+    const limit = await services.socketLimit(canned);
     ceilings.push(limit);
     const limitAgain = await call(limit.info.url, route.request(items[0], version));
     if (limitAgain.status !== hit.status || !limitAgain.body.equals(hit.body))
@@ -306,10 +299,10 @@ export async function hitThroughput(ctx) {
       route,
       items: items.length,
       served,
-      reply: { status: hit.status, bytes: hit.body.length, headers },
+      reply: { status: hit.status, bytes: hit.body.length, headers: canned.headers },
     };
     log(
-      `  ${route.id}: ${items.length} keys primed, served as ${JSON.stringify(served)}; reply ${hit.body.length} B, ${headers.length} headers`,
+      `  ${route.id}: ${items.length} keys primed, served as ${JSON.stringify(served)}; reply ${hit.body.length} B, ${canned.headers.length} headers`,
     );
   }
   const rawItems = routeItems(HIT_ROUTES[0], keys, version);

@@ -12,13 +12,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CAN_PIN, pinned } from '../lib/child.mjs';
-import { call } from '../lib/http.mjs';
+import { call, cannedReply } from '../lib/http.mjs';
 import { cpuMeter, round } from '../lib/procstat.mjs';
 import { meets } from '../lib/report.mjs';
 import { HIT_ROUTES, routeItems } from '../lib/routes.mjs';
 import { CLIENT_CPU } from '../lib/services.mjs';
 import { anchorAvailable, startAnchor } from './anchor.mjs';
-import { compare, prime, replyHeaderList, upstreamReads } from './hit-throughput.mjs';
+import { compare, prime, upstreamReads } from './hit-throughput.mjs';
 
 /** The routes a wallet reads hot: the issue's single-key comparison names these three. */
 const ROUTES = ['raw_item', 'view_json', 'view_bcs'];
@@ -107,11 +107,7 @@ export async function oneKey(ctx) {
       await prime(ctx.load, { ...proxyT, route: route.id, items, version: String(version) }, 'HIT/memory');
       const hit = await call(proxy.info.url, request);
       const nginx = await startAnchor(ctx, { anchor, route, items, version, prime });
-      const limit = await services.socketLimit({
-        status: hit.status,
-        headers: replyHeaderList(hit.headers),
-        bodyBase64: hit.body.toString('base64'),
-      });
+      const limit = await services.socketLimit(cannedReply(hit));
       const limitAgain = await call(limit.info.url, request);
       if (limitAgain.status !== hit.status || !limitAgain.body.equals(hit.body))
         throw new Error(`${route.id}: the socket limit's reply differs from the proxy's hit`);
