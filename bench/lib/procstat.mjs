@@ -5,13 +5,28 @@ import { readFileSync } from 'node:fs';
 
 const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 
-/** utime + stime of `pid` in seconds, or null. */
-function cpuSeconds(pid) {
+/** utime and stime of `pid` in seconds, or null. */
+function cpuTimes(pid) {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     // fields[0] is field 3 (state); utime is field 14, stime field 15
-    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+    return { user: Number(fields[11]) / TICKS_PER_SECOND, system: Number(fields[12]) / TICKS_PER_SECOND };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * CPU seconds of this process's children that have exited and been waited for
+ * (cutime + cstime, fields 16 and 17), or null: how a child's whole use is read
+ * once it is gone, when its own /proc entry is gone with it.
+ */
+export function exitedChildrenSeconds() {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[13]) + Number(fields[14])) / TICKS_PER_SECOND;
   } catch {
     return null;
   }
@@ -31,22 +46,27 @@ function machineBusySeconds() {
 /**
  * Starts a CPU meter over several pids; stop() returns each one's CPU use in
  * cores, plus `others`: what every other process on the machine used meanwhile
- * (a busy machine makes figures noisy; the report shows it).
+ * (a busy machine makes figures noisy; the report shows it). With `kernel`, also
+ * `kernel`: the part of each one's use spent in the kernel (stime), in cores.
  */
-export function cpuMeter(pids) {
+export function cpuMeter(pids, { kernel: withKernel = false } = {}) {
   const started = performance.now();
-  const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuSeconds(pid)]));
+  const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuTimes(pid)]));
   const machineBefore = machineBusySeconds();
   return () => {
     const wall = (performance.now() - started) / 1000;
     const out = {};
+    const kernel = {};
     let ours = 0;
     for (const [name, pid] of Object.entries(pids)) {
-      const now = cpuSeconds(pid);
-      const used = now === null || before[name] === null ? null : (now - before[name]) / wall;
+      const now = cpuTimes(pid);
+      const was = before[name];
+      const used = now === null || was === null ? null : (now.user + now.system - was.user - was.system) / wall;
       out[name] = round(used, 3);
+      kernel[name] = now === null || was === null ? null : round((now.system - was.system) / wall, 3);
       ours += used ?? 0;
     }
+    if (withKernel) out.kernel = kernel;
     const machineNow = machineBusySeconds();
     out.others =
       machineNow === null || machineBefore === null
