@@ -250,6 +250,13 @@ const HANDED_OFF: Array<[string, string, 'refuses' | 'takes']> = [
   ['an empty name', GET(': v'), 'refuses'],
   ['a line without a colon', GET('X v'), 'refuses'],
   ['the same name twice, in any case', GET('host: y'), 'takes'],
+  ['another name the parser knows twice', GET('Accept: a', 'ACCEPT: b'), 'takes'],
+  ['a name the parser does not know twice', GET('X-A: 1', 'x-a: 2'), 'takes'],
+  [
+    'Content-Length twice, the same',
+    head('POST /v1 HTTP/1.1', 'Host: x', 'Content-Length: 1', 'content-length: 1') + 'a',
+    'refuses',
+  ],
   // Framing and connection fields.
   ['Transfer-Encoding', head('POST /v1/view HTTP/1.1', 'Host: x', 'Transfer-Encoding: chunked') + '0\r\n\r\n', 'takes'],
   ['Expect', GET('Expect: 100-continue'), 'takes'],
