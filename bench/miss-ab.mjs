@@ -6,8 +6,7 @@
 // (all its threads, from /proc): steadier than scenario 3's latencies on a shared
 // machine, and what those latencies follow, since the sim shares the server's CPU.
 import { resolve } from 'node:path';
-import { cpuMeter } from './lib/procstat.mjs';
-import { itemKey, rawItem } from './lib/requests.mjs';
+import { cpuPerMiss } from './lib/miss-cpu.mjs';
 import { Services, SERVER_CPU } from './lib/services.mjs';
 
 const arg = (name, fallback) =>
@@ -28,41 +27,14 @@ try {
     });
   servers.push({ name: 'forwarder', handle: await services.forwarder(sim.info.url) });
 
-  const sample = rawItem(itemKey(0), null);
-  let nextKey = 1_000_000;
-  const run = (url, duration) => {
-    const start = nextKey;
-    nextKey += 1_000_000;
-    return load.call('run', {
-      url,
-      path: sample.path,
-      headers: sample.headers,
-      body: sample.body.toString('utf8'),
-      connections: 8,
-      duration,
-      workload: { kind: 'distinctLatest', start },
-    });
-  };
-  for (const s of servers) await run(s.handle.info.url, 2);
-  const totals = new Map(servers.map((s) => [s.name, { misses: 0, cpuS: 0 }]));
-  for (let i = 0; i < rounds; i++) {
-    const order = [...servers.slice(i % servers.length), ...servers.slice(0, i % servers.length)];
-    for (const s of order) {
-      const meter = cpuMeter({ server: s.handle.info.pid });
-      const started = performance.now();
-      const r = await run(s.handle.info.url, MEASURE_S);
-      const wallS = (performance.now() - started) / 1000;
-      if (r.errors + r.timeouts > 0) throw new Error(`${s.name}: ${r.errors} errors, ${r.timeouts} timeouts`);
-      const t = totals.get(s.name);
-      t.misses += r.completed;
-      t.cpuS += meter().server * wallS;
-    }
-  }
-  const perMiss = (name) => (totals.get(name).cpuS / totals.get(name).misses) * 1e6;
+  const got = await cpuPerMiss(
+    load,
+    servers.map((s) => ({ name: s.name, url: s.handle.info.url, pid: s.handle.info.pid })),
+    { rounds, seconds: MEASURE_S, firstKey: 1_000_000 },
+  );
+  const perMiss = (name) => got[name].cpuMicrosPerMiss;
   for (const s of servers)
-    console.log(
-      `${s.name.padEnd(10)} ${perMiss(s.name).toFixed(1)} CPU µs per miss (${totals.get(s.name).misses} misses)`,
-    );
+    console.log(`${s.name.padEnd(10)} ${perMiss(s.name)?.toFixed(1)} CPU µs per miss (${got[s.name].misses} misses)`);
   if (base)
     console.log(`this build ÷ base: ${(perMiss('this build') / perMiss('base')).toFixed(3)} of the CPU per miss`);
 } finally {

@@ -4,6 +4,7 @@
 // beside a bare node:http + undici forwarder and (where it is installed) nginx with a
 // plain proxy_pass, what an operator would put in front of a node otherwise.
 // Latencies are each response's own time (sub-millisecond), not autocannon's 1 ms histogram.
+import { cpuPerMiss } from '../lib/miss-cpu.mjs';
 import { cpuMeter, round } from '../lib/procstat.mjs';
 import { itemKey, rawItem } from '../lib/requests.mjs';
 import { percentiles } from '../lib/stats.mjs';
@@ -15,6 +16,8 @@ const P50_TARGET = { op: '<=', value: 0.1 };
 const P99_TARGET = { op: '<=', value: 1 };
 /** The proxy's added p50 at most nginx proxy_pass's + 0.05 ms. */
 const VS_NGINX_TARGET = { op: '<=', value: 0.05 };
+/** The proxy's CPU per miss at most 1.3 × the bare forwarder's. */
+const CPU_VS_FORWARDER_TARGET = { op: '<=', value: 1.3 };
 const WARM_CONNECTIONS = 8;
 /** keys set aside for a warm-up: more than any server here answers in mode.warmS at full speed */
 const WARM_KEYS = 1_000_000;
@@ -101,6 +104,15 @@ export async function missOverhead(ctx) {
       );
     }
   }
+  // 3d: CPU per miss at full speed (lib/miss-cpu.mjs), each server warmed up above.
+  const cpu = await cpuPerMiss(
+    load,
+    [
+      { name: 'proxy', url: proxy.info.url, pid: proxy.info.pid },
+      { name: 'forwarder', url: forwarder.info.url, pid: forwarder.info.pid },
+    ],
+    { rounds: mode.rounds, seconds: mode.measureS, firstKey: nextKey, warmS: 0 },
+  );
   await services.stop(proxy);
   await services.stop(forwarder);
   if (nginx !== null) await services.stop(nginx);
@@ -157,6 +169,7 @@ export async function missOverhead(ctx) {
       raw: { see: 'miss-added-p50' },
     },
     vsNginxRow(addedP50, nginxP50, anchor),
+    cpuVsForwarderRow(cpu, mode),
   ];
 }
 
@@ -181,6 +194,29 @@ function vsNginxRow(addedP50, nginxP50, anchor) {
     pass: meets(beyond, VS_NGINX_TARGET),
     display: `${signed(beyond)} ms (the proxy adds ${signed(addedP50)}, nginx ${anchor.version} proxy_pass ${signed(nginxP50)})`,
     raw: { see: 'miss-added-p50' },
+  };
+}
+
+/** 3d: the proxy's CPU per miss ÷ the forwarder's, at full speed. */
+function cpuVsForwarderRow(cpu, mode) {
+  const row = {
+    id: 'miss-cpu-vs-forwarder',
+    title: '3d. Miss path: CPU per miss, proxy ÷ the bare forwarder',
+    unit: 'ratio',
+    target: CPU_VS_FORWARDER_TARGET,
+  };
+  const proxy = cpu.proxy.cpuMicrosPerMiss;
+  const floor = cpu.forwarder.cpuMicrosPerMiss;
+  const raw = { rounds: mode.rounds, measureSecondsPerRound: mode.measureS, connections: 8, ...cpu };
+  if (proxy === null || floor === null)
+    return { ...row, measured: null, pass: null, display: 'not measured: no CPU figures (/proc)', raw };
+  const ratio = round(proxy / floor, 3);
+  return {
+    ...row,
+    measured: ratio,
+    pass: meets(ratio, CPU_VS_FORWARDER_TARGET),
+    display: `${ratio} (${proxy.toFixed(1)} vs ${floor.toFixed(1)} CPU µs per miss, 8 connections at full speed, the sim on the servers' CPU)`,
+    raw,
   };
 }
 
