@@ -6,7 +6,8 @@
 import { cpuMeter } from './procstat.mjs';
 import { itemKey, rawItem } from './requests.mjs';
 
-const CONNECTIONS = 8;
+/** the connections each run uses */
+export const MISS_CPU_CONNECTIONS = 8;
 /** keys set aside for each run: more than any server here answers in a run */
 const KEYS_PER_RUN = 1_000_000;
 
@@ -27,7 +28,7 @@ export async function cpuPerMiss(load, servers, { rounds, seconds, firstKey, war
       path: sample.path,
       headers: sample.headers,
       body: sample.body.toString('utf8'),
-      connections: CONNECTIONS,
+      connections: MISS_CPU_CONNECTIONS,
       duration,
       workload: { kind: 'distinctLatest', start },
     });

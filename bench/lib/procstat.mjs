@@ -5,16 +5,23 @@ import { readFileSync } from 'node:fs';
 
 const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 
-/** utime and stime of `pid` in seconds, or null. */
-function cpuTimes(pid) {
+/** The fields of `/proc/<pid>/stat` from field 3 (state) on, as text; null when it cannot be read. */
+function statFields(pid) {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // fields[0] is field 3 (state); utime is field 14, stime field 15
-    return { user: Number(fields[11]) / TICKS_PER_SECOND, system: Number(fields[12]) / TICKS_PER_SECOND };
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   } catch {
     return null;
   }
+}
+
+/** utime and stime of `pid` in seconds, or null. */
+function cpuTimes(pid) {
+  const fields = statFields(pid);
+  // fields[0] is field 3 (state); utime is field 14, stime field 15
+  return fields === null
+    ? null
+    : { user: Number(fields[11]) / TICKS_PER_SECOND, system: Number(fields[12]) / TICKS_PER_SECOND };
 }
 
 /**
@@ -23,13 +30,8 @@ function cpuTimes(pid) {
  * once it is gone, when its own /proc entry is gone with it.
  */
 export function exitedChildrenSeconds() {
-  try {
-    const stat = readFileSync('/proc/self/stat', 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[13]) + Number(fields[14])) / TICKS_PER_SECOND;
-  } catch {
-    return null;
-  }
+  const fields = statFields('self');
+  return fields === null ? null : (Number(fields[13]) + Number(fields[14])) / TICKS_PER_SECOND;
 }
 
 /** Busy CPU seconds of the whole machine (all CPUs), or null. */

@@ -155,14 +155,27 @@ export async function interleaved(ctx, pairs, spec, meterPids) {
   return runs;
 }
 
+/** Requests completed per second over `rounds`. */
+const rateOver = (rounds) => rounds.reduce((s, x) => s + x.completed, 0) / rounds.reduce((s, x) => s + x.durationS, 0);
+
+/** The mean over `rounds` of `cores(round)`, a CPU use in cores; null when no round has one. */
+function meanCores(rounds, cores) {
+  const v = rounds.map(cores).filter((x) => typeof x === 'number');
+  return v.length ? v.reduce((s, x) => s + x, 0) / v.length : null;
+}
+
+/** CPU µs per request over `rounds`, from each round's use in cores (`cores(round)`): their mean over the rounds' rate. */
+export function cpuMicrosPerRequest(rounds, cores) {
+  const used = meanCores(rounds, cores);
+  return used ? round((1e6 * used) / rateOver(rounds), 2) : null;
+}
+
 /** Throughput over all rounds, per-round ratios, and how many rounds had both servers saturated. */
 export function compare(runs, a, b, cpuKey = 'server', saturatedAt = 0.9) {
-  const rate = (n) => runs[n].reduce((s, x) => s + x.completed, 0) / runs[n].reduce((s, x) => s + x.durationS, 0);
+  const rate = (n) => rateOver(runs[n]);
   const perRound = runs[a].map((x, i) => x.rps / runs[b][i].rps);
-  const cpu = (n) => {
-    const v = runs[n].map((x) => x.cpu[cpuKey]).filter((x) => typeof x === 'number');
-    return v.length ? v.reduce((s, x) => s + x, 0) / v.length : null;
-  };
+  const coresOf = (x) => x.cpu[cpuKey];
+  const cpu = (n) => meanCores(runs[n], coresOf);
   const perCpu = (n) => (cpu(n) ? rate(n) / cpu(n) : null);
   // Rounds where both servers ran flat out: only there is req/s each server's capacity
   // rather than what other processes left it. The headline uses them when there are any.
@@ -181,8 +194,8 @@ export function compare(runs, a, b, cpuKey = 'server', saturatedAt = 0.9) {
     rps: { [a]: round(rate(a), 1), [b]: round(rate(b), 1) },
     serverCpu: { [a]: round(cpu(a), 3), [b]: round(cpu(b), 3) },
     serverCpuMicrosPerRequest: {
-      [a]: cpu(a) ? round((1e6 * cpu(a)) / rate(a), 2) : null,
-      [b]: cpu(b) ? round((1e6 * cpu(b)) / rate(b), 2) : null,
+      [a]: cpuMicrosPerRequest(runs[a], coresOf),
+      [b]: cpuMicrosPerRequest(runs[b], coresOf),
     },
     perServerCpuSecondRatio: perCpu(a) && perCpu(b) ? round(perCpu(a) / perCpu(b), 3) : null,
     roundsBothSaturated: runs[a].filter((x, i) => x.cpu[cpuKey] >= saturatedAt && runs[b][i].cpu[cpuKey] >= saturatedAt)

@@ -4,7 +4,7 @@
 // beside a bare node:http + undici forwarder and (where it is installed) nginx with a
 // plain proxy_pass, what an operator would put in front of a node otherwise.
 // Latencies are each response's own time (sub-millisecond), not autocannon's 1 ms histogram.
-import { cpuPerMiss } from '../lib/miss-cpu.mjs';
+import { cpuPerMiss, MISS_CPU_CONNECTIONS } from '../lib/miss-cpu.mjs';
 import { cpuMeter, round } from '../lib/procstat.mjs';
 import { itemKey, rawItem } from '../lib/requests.mjs';
 import { percentiles } from '../lib/stats.mjs';
@@ -207,7 +207,7 @@ function cpuVsForwarderRow(cpu, mode) {
   };
   const proxy = cpu.proxy.cpuMicrosPerMiss;
   const floor = cpu.forwarder.cpuMicrosPerMiss;
-  const raw = { rounds: mode.rounds, measureSecondsPerRound: mode.measureS, connections: 8, ...cpu };
+  const raw = { rounds: mode.rounds, measureSecondsPerRound: mode.measureS, connections: MISS_CPU_CONNECTIONS, ...cpu };
   if (proxy === null || floor === null)
     return { ...row, measured: null, pass: null, display: 'not measured: no CPU figures (/proc)', raw };
   const ratio = round(proxy / floor, 3);
@@ -215,7 +215,7 @@ function cpuVsForwarderRow(cpu, mode) {
     ...row,
     measured: ratio,
     pass: meets(ratio, CPU_VS_FORWARDER_TARGET),
-    display: `${ratio} (${proxy.toFixed(1)} vs ${floor.toFixed(1)} CPU µs per miss, 8 connections at full speed, the sim on the servers' CPU)`,
+    display: `${ratio} (${proxy.toFixed(1)} vs ${floor.toFixed(1)} CPU µs per miss, ${MISS_CPU_CONNECTIONS} connections at full speed, the sim on the servers' CPU)`,
     raw,
   };
 }

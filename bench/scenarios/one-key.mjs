@@ -18,7 +18,7 @@ import { meets } from '../lib/report.mjs';
 import { HIT_ROUTES, routeItems } from '../lib/routes.mjs';
 import { CLIENT_CPU } from '../lib/services.mjs';
 import { anchorAvailable, startAnchor } from './anchor.mjs';
-import { compare, prime, upstreamReads } from './hit-throughput.mjs';
+import { compare, cpuMicrosPerRequest, prime, upstreamReads } from './hit-throughput.mjs';
 
 /** The routes a wallet reads hot: the issue's single-key comparison names these three. */
 const ROUTES = ['raw_item', 'view_json', 'view_bcs'];
@@ -78,16 +78,6 @@ function runWrk(url, script, seconds, serverPid) {
       resolve({ completed, durationS, rps: completed / durationS, non2xx, socketErrors, cpu });
     });
   });
-}
-
-/**
- * A server's kernel CPU (stime) µs per reply over its rounds, reckoned as the
- * comparison reckons its whole CPU per reply: the rounds' mean use over their rate.
- */
-function kernelMicrosPerReply(rounds) {
-  const cores = rounds.map((x) => x.cpu.kernel.server).filter((x) => typeof x === 'number');
-  const rate = rounds.reduce((s, x) => s + x.completed, 0) / rounds.reduce((s, x) => s + x.durationS, 0);
-  return cores.length > 0 ? round((1e6 * cores.reduce((s, x) => s + x, 0)) / cores.length / rate, 2) : null;
 }
 
 function skippedRow(why) {
@@ -161,7 +151,9 @@ export async function oneKey(ctx) {
       const vsLimit = compare(runs, p, l);
       const micros = { ...vsNginx.serverCpuMicrosPerRequest, ...vsLimit.serverCpuMicrosPerRequest };
       // The kernel's part: a socket's reads and writes cost every server alike, so what one server costs beyond another is in the rest.
-      const kernel = Object.fromEntries(servers.map((s) => [s.name, kernelMicrosPerReply(runs[s.name])]));
+      const kernel = Object.fromEntries(
+        servers.map((s) => [s.name, cpuMicrosPerRequest(runs[s.name], (x) => x.cpu.kernel.server)]),
+      );
       const inKernel = (a, b) => `${kernel[a] ?? '?'} vs ${kernel[b] ?? '?'} of them in the kernel`;
       const common = { wrk, connections: CONNECTIONS, seconds, rounds: mode.rounds, pinned: CAN_PIN };
       const nginxRatio = vsNginx.perServerCpuSecondRatio;
