@@ -8,9 +8,9 @@
 // moves less with other load on a shared machine than scenario 1 does. Builds alternate,
 // the order flipping each round.
 import { spawnSync } from 'node:child_process';
-import { Duplex, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { resolve } from 'node:path';
+import { startInProcess } from './lib/inproc.mjs';
 
 const arg = (name, fallback) =>
   process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
@@ -58,63 +58,12 @@ function parent() {
 }
 
 async function child(root, routeId) {
-  const pino = (await import(`${root}/node_modules/pino/pino.js`)).default;
-  const { startSim } = await import(`${root}/dist/sim/index.js`);
-  const { buildApp } = await import(`${root}/dist/app.js`);
-  const { parseConfig } = await import(`${root}/dist/config/index.js`);
-  const { HIT_ROUTES, routeItems } = await import('./lib/routes.mjs');
-  const sim = await startSim({ port: 0, versionsPerSecond: 0, startVersion: 100000n });
-  const logs = new Writable({ write: (_c, _e, done) => done() });
-  const config = {
-    server: { host: '127.0.0.1', port: 0 },
-    admin: { port: 0 },
-    upstreams: [{ url: sim.url, name: 'sim' }],
-  };
-  const app = await buildApp(parseConfig(config), { logger: pino({ level: 'info' }, logs) });
-  const url = await app.listen();
-  const route = HIT_ROUTES.find((r) => r.id === routeId);
-  const requests = routeItems(route, keys, 100000n).map((item) => {
-    const r = route.request(item, 100000n);
-    const method = r.method ?? (r.body ? 'POST' : 'GET');
-    const headers = { host: 'bench', ...r.headers, ...(r.body ? { 'content-length': String(r.body.length) } : {}) };
-    const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
-    const head = Buffer.from(`${method} ${r.path} HTTP/1.1\r\n${lines.join('')}\r\n`, 'latin1');
-    return { ...r, method, bytes: r.body ? Buffer.concat([head, r.body]) : head };
-  });
-  // A miss, then a hit: each key's answer is in the memory tier and its spelling kept.
-  for (let pass = 0; pass < 2; pass++)
-    for (const r of requests)
-      await (await fetch(url + r.path, { method: r.method, headers: r.headers, body: r.body })).arrayBuffer();
-  let replies = 0;
-  let last;
-  class FakeSocket extends Duplex {
-    remoteAddress = '127.0.0.1';
-    _read() {}
-    _write(chunk, _e, done) {
-      replies++;
-      last = chunk;
-      done();
-    }
-    setNoDelay() {
-      return this;
-    }
-    setTimeout() {
-      return this;
-    }
-    destroySoon() {
-      this.destroy();
-    }
-  }
-  const socket = new FakeSocket();
-  app.http.server.emit('connection', socket);
+  const proxy = await startInProcess(root, routeId, keys);
   const feed = (n) => {
-    for (let i = 0; i < n; i++) socket.emit('data', requests[i % requests.length].bytes);
+    for (let i = 0; i < n; i++) proxy.send(proxy.requests[i % proxy.requests.length].bytes);
   };
   feed(50_000);
-  if (replies !== 50_000 || !last.toString('latin1').includes('x-cache: HIT'))
-    throw new Error(
-      `not memory hits on the lane: ${replies} replies, the last ${last?.toString('latin1').slice(0, 300)}`,
-    );
+  proxy.expectHits(50_000);
   const samples = [];
   for (let i = 0; i < 5; i++) {
     const start = process.cpuUsage();
@@ -123,7 +72,6 @@ async function child(root, routeId) {
     samples.push((used.user + used.system) / count);
   }
   console.log(samples.sort((a, b) => a - b)[2]);
-  await app.close();
-  await sim.close();
+  await proxy.close();
   process.exit(0);
 }
