@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [-- --only=hit,one-key,guard,latency,wallet,feed,feed-hits,burst,memory,scaling,tenants,feed-decode,profile] [-- --routes=raw_item,view_bcs] [-- --no-profile] [-- --no-write] [-- --update-budget]
+// npm run bench [-- --quick] [-- --only=hit,one-key,guard,latency,wallet,feed,feed-hits,burst,memory,scaling,tenants,feed-decode,walk,profile] [-- --routes=raw_item,view_bcs] [-- --no-profile] [-- --no-write] [-- --update-budget]
 // Runs every scenario against real processes on 127.0.0.1 (see bench/README.md),
 // then writes bench/results/latest.json, bench/results/latest.svg and the latest
 // results of bench/README.md (quick or --only runs write quick.* / partial.* instead).
@@ -25,6 +25,7 @@ import { walletWorkload } from './scenarios/wallet.mjs';
 import { FEED_SIM_PARAMS, feedWorkload } from './scenarios/feed.mjs';
 import { feedHitCost } from './scenarios/feed-hits.mjs';
 import { workerScaling } from './scenarios/scaling.mjs';
+import { hitWalk } from './scenarios/walk.mjs';
 
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
@@ -106,6 +107,8 @@ const SCENARIOS = [
   { id: 'tenants', run: tenantShedding },
   // The change feed's reader alone: no node, no proxy.
   { id: 'feed-decode', run: feedDecode, sim: false },
+  // One memory hit stepped through in a process of its own: no node, no load.
+  { id: 'walk', run: hitWalk, sim: false },
 ];
 
 const started = Date.now();
