@@ -124,7 +124,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
   const listener = await buildPublicListener({
     ...{ config, logger, metrics, headerNames, routes, tracing, env, now: deps.now, redisClients },
     snapshot: () => watermark.current(),
-    read: (req, context) => reads.read(req, context),
+    read: reads.read.bind(reads),
     forward: forwardVia(pool),
     headroom: () => pool.headroom(),
   });

@@ -4,6 +4,7 @@
 // answered here, never by a node. The headers are added per request, never stored
 // with a cached answer, so one origin's reply is never served to another.
 import type { LedgerHeaderNames } from '../ledger/headers.js';
+import type { Exchange } from './exchange.js';
 import type { PublicReply, PublicRequest } from './message.js';
 
 export interface CorsSettings {
@@ -54,44 +55,46 @@ export class Cors {
     return list;
   }
 
-  /** The CORS headers a reply to `req` carries, as flat name, value pairs; undefined when none (no Origin, or one not allowed). */
-  headersFor(req: PublicRequest): string[] | undefined {
-    const origin = this.allowedOrigin(req);
-    if (origin === undefined) return undefined;
-    return [
-      'access-control-allow-origin',
-      origin,
-      'access-control-allow-credentials',
-      'true',
-      'access-control-expose-headers',
-      this.expose(),
-    ];
-  }
-
   /**
-   * `Origin` whenever CORS is on: every reply's CORS headers then depend on the
+   * Answers a CORS preflight (OPTIONS with Origin and Access-Control-Request-Method,
+   * on a /v1 path) and says so; for any other request, sets the CORS headers its
+   * replies carry (none without an Origin, or with one not allowed) and their Vary.
+   * `Vary: Origin` whenever CORS is on: every reply's CORS headers then depend on the
    * request's Origin (the grant echoes it, a listed origin gets what another does
    * not, and a request without one gets none), so a shared cache in front must
    * keep them apart, the reply to a request without Origin included (the Fetch
    * standard's "CORS protocol and HTTP caches").
    */
-  varyFor(): string | undefined {
-    return this.settings.enabled ? 'Origin' : undefined;
-  }
-
-  /** A CORS preflight: OPTIONS with Origin and Access-Control-Request-Method, on a /v1 path. */
-  isPreflight(req: PublicRequest): boolean {
-    return (
-      this.settings.enabled &&
+  answeredPreflight(exchange: Exchange): boolean {
+    if (!this.settings.enabled) return false;
+    const req = exchange.req;
+    const origin = req.headers.origin;
+    if (
       req.method === 'OPTIONS' &&
-      req.headers.origin !== undefined &&
+      origin !== undefined &&
       req.headers['access-control-request-method'] !== undefined &&
       /^\/v1(?:[/?]|$)/.test(req.url ?? '')
-    );
+    ) {
+      exchange.endpoint = 'preflight';
+      this.answerPreflight(req, exchange.res);
+      return true;
+    }
+    exchange.vary = 'Origin';
+    const allowed = this.allowedOrigin(req);
+    if (allowed !== undefined)
+      exchange.edgeHeaders = [
+        'access-control-allow-origin',
+        allowed,
+        'access-control-allow-credentials',
+        'true',
+        'access-control-expose-headers',
+        this.expose(),
+      ];
+    return false;
   }
 
   /** Answers a preflight: 204, the methods a node allows, the headers asked for, how long to keep the answer. */
-  answerPreflight(req: PublicRequest, res: PublicReply): void {
+  private answerPreflight(req: PublicRequest, res: PublicReply): void {
     const headers: string[] = ['vary', 'Origin, Access-Control-Request-Headers'];
     const origin = this.allowedOrigin(req);
     if (origin !== undefined) {
@@ -113,9 +116,8 @@ export class Cors {
     res.end();
   }
 
-  /** The origin a request may be granted: undefined without one, with one not allowed, or with CORS off. */
+  /** The origin a request may be granted (CORS is on): undefined without one, or with one not allowed. */
   private allowedOrigin(req: PublicRequest): string | undefined {
-    if (!this.settings.enabled) return undefined;
     const origin = req.headers.origin;
     if (origin === undefined || origin === '') return undefined;
     return this.allowed === undefined || this.allowed.has(origin) ? origin : undefined;

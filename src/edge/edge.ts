@@ -37,14 +37,7 @@ export class Edge {
    * for any other request, sets the headers the exchange's replies carry.
    */
   answeredPreflight(exchange: Exchange): boolean {
-    const { cors } = this.deps;
-    if (cors.isPreflight(exchange.req)) {
-      exchange.endpoint = 'preflight';
-      cors.answerPreflight(exchange.req, exchange.res);
-      return true;
-    }
-    exchange.edgeHeaders = cors.headersFor(exchange.req);
-    exchange.vary = cors.varyFor();
+    if (this.deps.cors.answeredPreflight(exchange)) return true;
     if (this.deps.trustedPeer(exchange.req))
       (exchange.edgeHeaders ??= []).push('x-proxy-headroom', this.deps.headroom().toFixed(3));
     return false;
@@ -54,10 +47,11 @@ export class Edge {
   admit(exchange: Exchange): NodeError | null {
     const { tenants, limits } = this.deps;
     const req = exchange.req;
-    const tenant = tenants.identify(req, { trustedPeer: tenants.configured && this.deps.trustedPeer(req) });
+    const configured = tenants.configured;
+    const tenant = tenants.identify(req, { trustedPeer: configured && this.deps.trustedPeer(req) });
     if (tenant instanceof NodeError) return tenant;
     exchange.tenant = tenant;
-    if (!tenants.configured) return null;
+    if (!configured) return null;
     const forbidden = tenants.originRefusal(tenant, req);
     if (forbidden !== null) return forbidden;
     const client = this.deps.clientAddress(req);

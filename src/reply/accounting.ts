@@ -41,12 +41,16 @@ export interface RequestMetrics {
 
 export type Accounting = (exchange: Exchange, status: number) => void;
 
-/** `settle` charges the exchange's tenant for the node work it caused, and says how many units. */
+/** What the accounting needs of the edge: charging the exchange's tenant for the node work it caused (the units charged). */
+export interface Settlement {
+  settle(exchange: Exchange): number;
+}
+
 export function requestAccounting(
   metrics: RequestMetrics,
   logger: Logger,
   clientAddress: (req: PublicRequest) => string,
-  settle: (exchange: Exchange) => number,
+  edge: Settlement,
 ): Accounting {
   return (exchange, status) => {
     if (exchange.accounted) return;
@@ -56,7 +60,7 @@ export function requestAccounting(
     const hit = cache === 'HIT';
     metrics.request(endpoint, cache, status, hit && tier === 'memory' ? undefined : ms / 1000);
     if (reason !== undefined && reason !== 'node') metrics.proxyError(reason);
-    const units = settle(exchange);
+    const units = edge.settle(exchange);
     metrics.tenantRequest(tenant?.name ?? 'anonymous', tenantOutcome(reason), hit, units);
     const trace = exchange.trace;
     if (trace !== undefined)

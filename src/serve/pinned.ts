@@ -63,7 +63,8 @@ export class PinnedReads {
     context: ReadContext | undefined,
     began?: number,
   ): Promise<ReadResult> | ReadResult {
-    const pruned = this.prunedError(req);
+    const at = req.route.pruneAt(req);
+    const pruned = this.prunedError(req, at);
     if (pruned !== undefined) throw pruned;
     const key = this.keys.text(req, chain, this.deps.generation.current);
     const memory = this.deps.tiers.memory;
@@ -71,7 +72,7 @@ export class PinnedReads {
     const lookup = lookupSpan(context);
     const hit = memory.get(key);
     if (hit !== undefined) {
-      if (!this.outlived(req, hit)) {
+      if (!this.outlived(at, hit)) {
         const result = readResult(hit, { ledger: this.deps.watermark.current(), cache: 'HIT', tier: 'memory' });
         if (lookup !== undefined) endLookup(lookup, result);
         return result;
@@ -101,29 +102,28 @@ export class PinnedReads {
 
   /**
    * The 410 a node would answer before any lookup: the version or block height
-   * the request names is below every node's history.
+   * the request names (`at`: its route's pruneAt) is below every node's history.
    */
-  private prunedError(req: ReadRequest): NodeError | undefined {
-    const route = req.route;
-    const at = route.pruneAt(req);
+  private prunedError(req: ReadRequest, at: bigint | null): NodeError | undefined {
     if (at === null) return undefined;
-    if (route.pruneBy === 'height') return this.deps.nodes.isBlockPruned(at) ? NodeError.blockPruned(at) : undefined;
+    if (req.route.pruneBy === 'height')
+      return this.deps.nodes.isBlockPruned(at) ? NodeError.blockPruned(at) : undefined;
     return this.deps.nodes.isPruned(at) ? NodeError.pruned(at) : undefined;
   }
 
   /**
    * A stored answer to a request that names no prune line (a transaction by
    * hash) whose own version is pruned: a node has no 410 for it (it answers 404),
-   * so the entry is no longer an answer.
+   * so the entry is no longer an answer. `at`: the request's pruneAt.
    */
-  private outlived(req: ReadRequest, answer: StoredAnswer): boolean {
-    return req.route.pruneAt(req) === null && this.deps.nodes.isPruned(answer.version);
+  private outlived(at: bigint | null, answer: StoredAnswer): boolean {
+    return at === null && this.deps.nodes.isPruned(answer.version);
   }
 
   private served(req: ReadRequest, filled: Filled, shared: boolean): ReadResult {
     // The prune line may have moved while Redis or a node answered: a node
     // asked now would say 410, so the proxy does too.
-    const prunedNow = this.prunedError(req);
+    const prunedNow = this.prunedError(req, req.route.pruneAt(req));
     if (prunedNow !== undefined) throw prunedNow;
     const ledger = this.deps.watermark.current();
     if (filled.relayed) return readResult(filled.answer, { ledger, cache: 'COALESCED' });
@@ -137,7 +137,7 @@ export class PinnedReads {
     const shared = this.keys.shared(req, key);
     const since = this.deps.tiers.purges;
     const filled = await this.deps.fills.fill(shared, deadlineAt, {
-      usable: (found) => !this.outlived(req, found),
+      usable: (found) => !this.outlived(req.route.pruneAt(req), found),
       refusal: () => context?.nodeCallRefusal() ?? null,
       trace: context?.trace,
       fromNode: () => this.fromNode(req, chain, { key, shared, since }, deadlineAt, context),

@@ -188,12 +188,12 @@ export class UpstreamPool {
 
   /** api.md §7: N is pruned when it is below the oldest version of every node that could serve it. */
   isPruned(n: bigint): boolean {
-    return this.set.belowEveryHistory(n, (ledger) => ledger.oldestLedgerVersion);
+    return this.set.belowEveryHistory(n, 'oldestLedgerVersion');
   }
 
   /** As isPruned, for a block height (blocks/by_height answers 410 block_pruned below a node's oldest block). */
   isBlockPruned(height: bigint): boolean {
-    return this.set.belowEveryHistory(height, (ledger) => ledger.oldestBlockHeight);
+    return this.set.belowEveryHistory(height, 'oldestBlockHeight');
   }
 
   /** Ready: the chain is known and some node of it is healthy. */

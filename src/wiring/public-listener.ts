@@ -92,7 +92,7 @@ export async function buildPublicListener(deps: PublicListenerDeps): Promise<Pub
     trustedPeer: trustedPeerOf(config.server.trustProxy),
     headroom: deps.headroom,
   });
-  const account = requestAccounting(metrics, logger, clientAddress, (exchange) => edge.settle(exchange));
+  const account = requestAccounting(metrics, logger, clientAddress, edge);
   const parser = new ReadParser(routeMatcher(deps.routes), spellingBytesFor(config.cache.memory.maxBytes));
   const sdkClientHeader = (): string => deps.headerNames.client;
   const sdkClient = (exchange: Exchange): SdkClient | undefined => sdkClientOf(exchange.req.headers, sdkClientHeader());

@@ -163,10 +163,10 @@ export class NodeSet {
     return this.vendorProblem ?? this.chain.describe(this.current);
   }
 
-  /** `n` is below where the history of every known node of the chain starts (`oldest` of its snapshot). */
-  belowEveryHistory(n: bigint, oldest: (ledger: LedgerInfo) => bigint): boolean {
+  /** `n` is below where the history of every known node of the chain starts (the `oldest` field of its snapshot). */
+  belowEveryHistory(n: bigint, oldest: 'oldestLedgerVersion' | 'oldestBlockHeight'): boolean {
     for (const node of this.current) {
-      if (!node.quarantined && node.ledger !== null && oldest(node.ledger) <= n) return false;
+      if (!node.quarantined && node.ledger !== null && node.ledger[oldest] <= n) return false;
     }
     return this.current.some((node) => !node.quarantined && node.ledger !== null);
   }

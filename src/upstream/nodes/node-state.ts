@@ -103,7 +103,8 @@ export class NodeState {
 
   /** No traffic: on another chain, or quarantined for misbehaving. */
   get quarantined(): boolean {
-    return this.otherChain || this.misbehavingUntil > this.now();
+    // Asks the clock only while a quarantine is set: every hit's prune check reads this.
+    return this.otherChain || (this.misbehavingUntil !== 0 && this.misbehavingUntil > this.now());
   }
 
   /** Why the node is quarantined, or null. */
