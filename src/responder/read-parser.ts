@@ -98,23 +98,21 @@ function parseMatched(
 
 export class ReadParser {
   private readonly spellings: Spellings;
+  /** Whether a request line may name a cached route: one regex test, before any body is read (the matcher's own). */
+  readonly mayMatch: (method: string, url: string) => boolean;
 
   constructor(
     private readonly routes: RouteMatcher,
     /** the bytes of spellings kept */
     spellingBytes: number,
   ) {
+    this.mayMatch = routes.mayMatch;
     this.spellings = new Spellings(
       Math.ceil(spellingBytes / SPELLING_MIN_CHARGE),
       spellingBytes,
       (read, spelling) =>
         spelling.length + read.identity.length + read.path.length + (read.body?.length ?? 0) + SPELLING_OVERHEAD_BYTES,
     );
-  }
-
-  /** Whether a request line may name a cached route: one regex test, before any body is read. */
-  mayMatch(method: string, url: string): boolean {
-    return this.routes.mayMatch(method, url);
   }
 
   /** The family (metrics label) of the cached route a request line names; 'other' when it names none. */

@@ -18,8 +18,8 @@ export interface ConnectionDeps {
   limits: HeadLimits;
   /** the server's request handler (it tracks the request on its connection, then the public entry serves it) */
   handle: PublicHandler;
-  /** whether the entry serves this request itself (a cached route): the lane takes no other */
-  accepts(head: LaneHead): boolean;
+  /** whether the entry serves a request line itself (a cached route): the lane takes no other */
+  servesItself(method: string, url: string): boolean;
   /** node:http takes the socket: the bytes not yet read are already back in it */
   handOff(socket: Socket): void;
   /** node:http's 'clientError', for a request not received in time */
@@ -95,7 +95,7 @@ export class LaneConnection implements ReplySink {
       while (at < buf.length && !this.ending) {
         const head = this.waiting ?? parseHead(buf, at, this.deps.limits);
         if (head === NEED_MORE) break;
-        if (head === HAND_OFF || (head !== this.waiting && !this.deps.accepts(head))) {
+        if (head === HAND_OFF || (head !== this.waiting && !this.deps.servesItself(head.method, head.url))) {
           this.handOff(buf.subarray(at));
           buf = EMPTY;
           at = 0;

@@ -9,7 +9,6 @@ import { maxHeaderSize, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { PublicHandler } from '../../edge/message.js';
 import { LaneConnection } from './connection.js';
-import type { LaneHead } from './head.js';
 
 export interface LaneDeps {
   /** the server's request handler */
@@ -65,7 +64,7 @@ export class Lane {
     const connection = new LaneConnection(socket, {
       limits,
       handle: this.deps.handle,
-      accepts: (head: LaneHead) => this.deps.servesItself(head.method, head.url),
+      servesItself: this.deps.servesItself,
       handOff: (s) => server.emit('connection', s),
       clientError: (err, s) => server.emit('clientError', err, s),
       get keepAliveTimeout() {
