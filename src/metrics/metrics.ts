@@ -11,7 +11,6 @@ import { Counter, Histogram, Registry } from 'prom-client';
 import { ENTRY_FAULTS, type EntryFault } from '../cache/redis/codec.js';
 import type { RedisClientName } from '../cache/redis/failures.js';
 import type { ErrorReason } from '../errors.js';
-import type { TenantOutcome } from '../reply/accounting.js';
 import { registerProcessMetrics } from './process.js';
 import { registerStateGauges, type MetricsSources } from './state.js';
 import { FeedMetrics } from './feed.js';
@@ -83,7 +82,7 @@ export class Metrics {
   readonly registry = new Registry();
   readonly upstream: UpstreamMetrics;
   readonly feed: FeedMetrics;
-  private readonly tenants: TenantMetrics;
+  readonly tenants: TenantMetrics;
   private readonly requestSeconds: Histogram<'endpoint'>;
   private readonly coalesced: Counter<'endpoint'>;
   private readonly proxyErrors: Counter<'reason'>;
@@ -200,15 +199,6 @@ export class Metrics {
 
   proxyError(reason: ErrorReason): void {
     this.proxyErrors.labels(reason).inc();
-  }
-
-  tenantRequest(tenant: string, outcome: TenantOutcome, hit: boolean, nodeUnits: number): void {
-    this.tenants.request(tenant, outcome, hit, nodeUnits);
-  }
-
-  /** Known tenants are exported from the start, at zero. */
-  knownTenants(names: readonly string[]): void {
-    this.tenants.known(names);
   }
 
   stale(reason: (typeof STALE_REASONS)[number]): void {

@@ -35,8 +35,8 @@ export interface RequestMetrics {
   request(endpoint: string, cache: string, status: number, seconds: number | undefined): void;
   /** an error reply the proxy made itself, by why */
   proxyError(reason: ErrorReason): void;
-  /** a tenant's request, by outcome, with the node units it was charged */
-  tenantRequest(tenant: string, outcome: TenantOutcome, hit: boolean, nodeUnits: number): void;
+  /** the tenants' metrics: a tenant's request, by outcome, with the node units it was charged */
+  readonly tenants: { request(tenant: string, outcome: TenantOutcome, hit: boolean, nodeUnits: number): void };
 }
 
 export type Accounting = (exchange: Exchange, status: number) => void;
@@ -61,7 +61,7 @@ export function requestAccounting(
     metrics.request(endpoint, cache, status, hit && tier === 'memory' ? undefined : ms / 1000);
     if (reason !== undefined && reason !== 'node') metrics.proxyError(reason);
     const units = edge.settle(exchange);
-    metrics.tenantRequest(tenant?.name ?? 'anonymous', tenantOutcome(reason), hit, units);
+    metrics.tenants.request(tenant?.name ?? 'anonymous', tenantOutcome(reason), hit, units);
     const trace = exchange.trace;
     if (trace !== undefined)
       endRequestSpan(trace, exchange, status, () => exchange.client ?? clientAddress(exchange.req));

@@ -134,9 +134,9 @@ export class ReadParser {
     return { read: undefined, error: read, family: matched === 'undecodable' ? 'other' : matched.route.family };
   }
 
-  /** Keeps a parsed request under its spelling: it was a hit, so it will be asked again. */
-  remember(parsed: Parsed): void {
-    if (parsed.spelling !== undefined) this.spellings.set(parsed.spelling, parsed.read);
+  /** Keeps a parsed request under its new spelling (Parsed.spelling): it was a hit, so it will be asked again. */
+  remember(spelling: string, read: ReadRequest): void {
+    this.spellings.set(spelling, read);
   }
 
   /** spellings held, for tests */

@@ -57,8 +57,9 @@ export class ReadResponder {
   }
 
   private served(exchange: Exchange, parsed: Parsed, result: ReadResult): void {
-    // A hit, from memory or Redis, will be asked again: its spelling is kept.
-    if (result.cache === 'HIT') this.deps.parser.remember(parsed);
+    // A hit, from memory or Redis, will be asked again: its spelling, when new, is kept.
+    if (result.cache === 'HIT' && parsed.spelling !== undefined)
+      this.deps.parser.remember(parsed.spelling, parsed.read);
     this.deps.writer.result(exchange, result, {
       gzip: result.gzip !== undefined && acceptsGzip(exchange.req.headers['accept-encoding']),
     });
@@ -68,10 +69,15 @@ export class ReadResponder {
 
 /** A read's context as serve/ sees it: the exchange's request id, its tenant's priority and node units, its span, its SDK. */
 class ExchangeContext implements ReadContext {
+  /** the request's span, opened with the exchange, before any read: read on every lookup */
+  readonly trace: ReadContext['trace'];
+
   constructor(
     private readonly exchange: Exchange,
     private readonly deps: Pick<ResponderDeps, 'nodeCallRefusal' | 'sdkClient'>,
-  ) {}
+  ) {
+    this.trace = exchange.trace;
+  }
 
   get requestId(): string {
     return this.exchange.requestId;
@@ -79,10 +85,6 @@ class ExchangeContext implements ReadContext {
 
   get priority(): ReadContext['priority'] {
     return this.exchange.tenant?.priority;
-  }
-
-  get trace(): ReadContext['trace'] {
-    return this.exchange.trace;
   }
 
   get sdkClient(): SdkClient | undefined {

@@ -69,7 +69,7 @@ export async function buildPublicListener(deps: PublicListenerDeps): Promise<Pub
     logger.error({ reqId, err: asError(cause) }, 'internal error (the client got a 500 without its text)'),
   );
   const tenants = new TenantDirectory(config.tenants, deps.env);
-  metrics.knownTenants(tenants.names());
+  metrics.tenants.known(tenants.names());
   // The limits' counters fail fast, like the cache's client: a Redis outage skips counting.
   const counters =
     config.tenants !== undefined && deps.redisClients !== undefined

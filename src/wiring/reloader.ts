@@ -40,7 +40,7 @@ function reloaderFor(
     },
     tenants: (next) => {
       tenants.replace(next.tenants, live.env);
-      metrics.knownTenants(tenants.names());
+      metrics.tenants.known(tenants.names());
       logger.info({ tenants: tenants.names() }, 'tenants reloaded');
     },
     'latest.changeFeed': (next) => live.changeFeed.apply(next),

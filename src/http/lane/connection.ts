@@ -62,10 +62,14 @@ export class LaneConnection implements ReplySink {
   private readonly onEnd = (): void => this.ended();
   private readonly onError = (): void => void this.socket.destroy();
 
+  /** the server's settings as they are now, for the replies' Keep-Alive header */
+  readonly server: Pick<ConnectionDeps, 'keepAliveTimeout'>;
+
   constructor(
     readonly socket: Socket,
     private readonly deps: ConnectionDeps,
   ) {
+    this.server = deps;
     socket.setNoDelay(true);
     socket.on('data', this.onData);
     socket.on('drain', this.onDrain);
@@ -74,10 +78,6 @@ export class LaneConnection implements ReplySink {
     socket.on('error', this.onError);
     socket.on('end', this.onEnd);
     this.startRequestTimer();
-  }
-
-  get keepAliveTimeout(): number {
-    return this.deps.keepAliveTimeout;
   }
 
   /** No request in progress and no reply unwritten: a drain closes it at once. */
@@ -148,8 +148,7 @@ export class LaneConnection implements ReplySink {
       }
       socket.write(next.bytes!);
       next.bytes = undefined;
-      next.emit('finish');
-      next.emit('close');
+      next.sent();
       if (next.last) {
         this.ending = true;
         socket.destroySoon();

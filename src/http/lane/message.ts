@@ -41,8 +41,8 @@ export interface ReplySink {
   ready(reply: LaneReply): void;
   /** the reply gave up its connection (node:http's res.destroy()) */
   destroy(): void;
-  /** node:http's server.keepAliveTimeout, for the Keep-Alive header */
-  readonly keepAliveTimeout: number;
+  /** the server's settings as they are now: node:http's server.keepAliveTimeout, for the Keep-Alive header */
+  readonly server: { readonly keepAliveTimeout: number };
 }
 
 /** Connection: close, as node:http recognises it in a reply's own headers. */
@@ -152,7 +152,7 @@ export class LaneReply implements PublicReply {
       if (CONNECTION_CLOSE.test(connection)) this.last = true;
       head.push(CRLF);
     } else if (this.keepAlive) {
-      head.push(keepAliveLines(this.defaultKeepAlive ? this.sink.keepAliveTimeout : 0));
+      head.push(keepAliveLines(this.defaultKeepAlive ? this.sink.server.keepAliveTimeout : 0));
     } else {
       head.push(CLOSE_LINES);
     }
@@ -194,6 +194,12 @@ export class LaneReply implements PublicReply {
   once(event: 'finish' | 'close', listener: () => void): this {
     (this.listeners ??= []).push([event, listener]);
     return this;
+  }
+
+  /** Its bytes went to the connection: 'finish', then 'close'. */
+  sent(): void {
+    this.emit('finish');
+    this.emit('close');
   }
 
   /** Its bytes went to the connection ('finish'), or the connection closed ('close'). */
