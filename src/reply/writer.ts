@@ -18,10 +18,12 @@ export interface ReplyOptions {
 }
 
 export class ReplyWriter {
-  /** the ledger block of the snapshot sent last, and the name it was encoded with: hits repeat it, so serialise once */
+  /** the ledger block of the snapshot sent last, and the names it was encoded with: hits repeat it, so serialise once */
   private lastLedger: LedgerInfo | null = null;
-  private lastName = '';
+  private lastNames: LedgerHeaderNames | undefined;
   private lastBlock: HeadBlock = NO_LINES;
+  /** the header names as they were last read, as a plain object */
+  private plainNames: LedgerHeaderNames;
 
   constructor(
     private readonly names: LedgerHeaderNames,
@@ -29,16 +31,25 @@ export class ReplyWriter {
     private readonly snapshot: () => LedgerInfo | null,
     /** told of every internal error, with its cause, which the client is not shown, and the request's id */
     private readonly onInternalError: (cause: unknown, requestId: string | undefined) => void = () => undefined,
-  ) {}
+  ) {
+    this.plainNames = { ...names };
+  }
 
-  /** The ledger headers of `ledger`, serialised once per snapshot. */
-  private ledgerBlock(ledger: LedgerInfo): HeadBlock {
-    // The names too: with vendor: auto they are the nodes', once a probe says them.
-    const name = this.names.ledgerVersion;
-    if (ledger !== this.lastLedger || name !== this.lastName) {
-      this.lastBlock = keptBlock(encodeLedgerHeaders(this.names, ledger).flat());
+  /**
+   * The header names as they are now, read once a reply: with vendor: auto they
+   * are the nodes', once a probe says them (the live names' every field is a lookup).
+   */
+  private namesNow(): LedgerHeaderNames {
+    if (this.names.ledgerVersion !== this.plainNames.ledgerVersion) this.plainNames = { ...this.names };
+    return this.plainNames;
+  }
+
+  /** The ledger headers of `ledger` under `names`, serialised once per snapshot. */
+  private ledgerBlock(ledger: LedgerInfo, names: LedgerHeaderNames): HeadBlock {
+    if (ledger !== this.lastLedger || names !== this.lastNames) {
+      this.lastBlock = keptBlock(encodeLedgerHeaders(names, ledger).flat());
       this.lastLedger = ledger;
-      this.lastName = name;
+      this.lastNames = names;
     }
     return this.lastBlock;
   }
@@ -48,12 +59,13 @@ export class ReplyWriter {
    * copy may be sent. The exchange learns how the read was served.
    */
   result(exchange: Exchange, result: ReadResult, { gzip = false }: { gzip?: boolean } = {}): void {
+    const names = this.namesNow();
     const blocks: HeadBlock[] = [contentTypeBlock(result.contentType)];
-    if (result.ledger !== null) blocks.push(this.ledgerBlock(result.ledger));
+    if (result.ledger !== null) blocks.push(this.ledgerBlock(result.ledger, names));
     if (result.gasUsed !== undefined || result.cursor !== undefined) {
       const answer: string[] = [];
-      if (result.gasUsed !== undefined) answer.push(this.names.gasUsed, result.gasUsed);
-      if (result.cursor !== undefined) answer.push(this.names.cursor, result.cursor);
+      if (result.gasUsed !== undefined) answer.push(names.gasUsed, result.gasUsed);
+      if (result.cursor !== undefined) answer.push(names.cursor, result.cursor);
       blocks.push({ pairs: answer });
     }
     blocks.push(cacheBlock(result.cache, result.tier));
@@ -96,7 +108,7 @@ export class ReplyWriter {
     const headers: string[] = ['content-type', ERROR_CONTENT_TYPE];
     if (err.reason !== 'bad_input' && err.reason !== 'not_implemented') {
       const ledger = this.snapshot();
-      if (ledger !== null) for (const item of this.ledgerBlock(ledger).pairs) headers.push(item);
+      if (ledger !== null) for (const item of this.ledgerBlock(ledger, this.namesNow()).pairs) headers.push(item);
     }
     headers.push('x-cache', 'BYPASS');
     for (const name in err.headers) headers.push(name, err.headers[name]!);

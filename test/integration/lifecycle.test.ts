@@ -8,8 +8,8 @@ import { Agent, request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cliConfig, configFile, runCli, startCli, useCliBuild } from '../helpers/cli.js';
 import { freePort } from '../helpers/free-port.js';
-import { proxy, sim } from '../helpers/proxy.js';
-import { openSocket } from '../helpers/raw-socket.js';
+import { HANDLE, proxy, sim } from '../helpers/proxy.js';
+import { httpRequest, openSocket } from '../helpers/raw-socket.js';
 import { until, within } from '../helpers/until.js';
 
 useCliBuild();
@@ -160,5 +160,29 @@ describe('shutdown', () => {
     // The half-sent request cannot hold the process past the deadline.
     await within(closing, 4000, 'the shutdown to end');
     await within(half.closed, 1000, 'the half-sent connection closed');
+  });
+
+  it('closes a lane connection busy with a cached read when the drain starts once its reply is written, long before the deadline', async () => {
+    const node = await sim();
+    node.faults.set({ mode: 'slow', delayMs: 400, routes: ['raw_item'] });
+    const { app, url } = await proxy([node], { server: { host: '127.0.0.1', port: 0, shutdownTimeoutMs: 10_000 } });
+    // A half-sent request keeps the shutdown going until the deadline.
+    const half = await openSocket(url);
+    half.socket.write('GET /v1 HTTP/1.1\r\nHost: x\r\n');
+    const busy = await openSocket(url);
+    busy.socket.write(
+      httpRequest(
+        `POST /v1/tables/${HANDLE}/raw_item?ledger_version=990 HTTP/1.1`,
+        ['Host: proxy.test', 'content-type: application/json', 'accept: application/x-bcs'],
+        '{"key":"0x0000000000000007"}',
+      ),
+    );
+    await until(() => node.counters.byRoute.raw_item > 0, 2000, 'the read in flight at the node');
+    const closing = app.close();
+    // Kept alive, it would stay open until the deadline (10 s) closed it.
+    await within(busy.closed, 3000, 'the busy connection closed after its reply');
+    expect(busy.received()).toMatch(/^HTTP\/1\.1 (200|404) /);
+    half.socket.destroy();
+    await closing;
   });
 });

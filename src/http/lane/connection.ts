@@ -27,7 +27,7 @@ export interface ConnectionDeps {
   /** the server's timeouts, read when each applies: keepAliveTimeout, and requestTimeout (head and body) */
   readonly keepAliveTimeout: number;
   readonly requestTimeout: number;
-  /** the server is draining: a connection closes once its replies are written */
+  /** the server was draining when the connection came: it closes once its replies are written */
   readonly draining: boolean;
   /** the connection ended, or went to node:http */
   gone(connection: LaneConnection): void;
@@ -56,6 +56,8 @@ export class LaneConnection implements ReplySink {
   private readonly onTimeout = (): void => {
     if (this.idle) this.socket.destroy();
   };
+  /** the server is draining (the lane says when it starts): the connection closes once idle */
+  private draining: boolean;
   /** a request was served: the keep-alive timer is on */
   private served = false;
   private readonly onClose = (): void => this.closed();
@@ -70,6 +72,7 @@ export class LaneConnection implements ReplySink {
     private readonly deps: ConnectionDeps,
   ) {
     this.server = deps;
+    this.draining = deps.draining;
     socket.setNoDelay(true);
     socket.on('data', this.onData);
     socket.on('drain', this.onDrain);
@@ -80,8 +83,14 @@ export class LaneConnection implements ReplySink {
     this.startRequestTimer();
   }
 
+  /** The server drains: from now on the connection closes once idle, and at once when it is. */
+  drain(): void {
+    this.draining = true;
+    if (this.idle) this.socket.destroy();
+  }
+
   /** No request in progress and no reply unwritten: a drain closes it at once. */
-  get idle(): boolean {
+  private get idle(): boolean {
     return this.pending.length === 0 && this.waiting === undefined && this.replies.length === 0;
   }
 
@@ -174,7 +183,7 @@ export class LaneConnection implements ReplySink {
     if (this.replies.length > 0) return;
     if (this.handing) return this.release();
     // Draining, a connection is closed once idle (node:http's closeIdleConnections).
-    if (this.deps.draining && this.idle) {
+    if (this.draining && this.idle) {
       this.ending = true;
       socket.destroySoon();
     }

@@ -84,7 +84,7 @@ export class Lane {
   /** From now on each connection closes once idle; those idle now close at once. */
   drain(): void {
     this.draining = true;
-    for (const connection of this.connections) if (connection.idle) connection.socket.destroy();
+    for (const connection of this.connections) connection.drain();
   }
 
   /** The drain's deadline: every connection still on the lane closes. */
