@@ -15,6 +15,8 @@ export function walkHit(root, routeId) {
   const run = spawnSync(process.execPath, [child, root, routeId], { encoding: 'utf8' });
   if (run.status !== 0) throw new Error(`walk of ${routeId} in ${root}: ${run.stderr}`);
   const { stays } = JSON.parse(run.stdout);
+  // A hit runs the proxy's code: a walk that names no file of src/ looked in the wrong place.
+  if (stays.length === 0) throw new Error(`the walk of ${routeId} in ${root} stepped into no file of src/`);
   const entered = new Set();
   let reentries = 0;
   for (const stay of stays) {

@@ -5,15 +5,17 @@
 // one file of src/ (`room`), with the function it began in and its steps.
 // node bench/proc/walk.mjs ROOT ROUTE
 import { Session } from 'node:inspector';
-import { relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, relative, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { startInProcess } from '../lib/inproc.mjs';
 
-const [root, routeId] = process.argv.slice(2);
+const [given, routeId] = process.argv.slice(2);
+const root = resolve(given);
 const proxy = await startInProcess(root, routeId, 2);
 for (let i = 0; i < 1000; i++) proxy.send(proxy.requests[i % 2].bytes);
 proxy.expectHits(1000);
-const dist = `${root}/dist/`;
+const dist = join(root, 'dist');
+const distUrl = `${pathToFileURL(dist).href}/`;
 const session = new Session();
 session.connect();
 const urls = new Map();
@@ -28,7 +30,7 @@ session.on('Debugger.paused', ({ params }) => {
   const frame = params.callFrames[0];
   const url = urls.get(frame.location.scriptId) ?? '';
   // A step in the harness (its fake socket taking the reply) is in no room.
-  if (url.startsWith(`file://${dist}`)) {
+  if (url.startsWith(distUrl)) {
     const room = `src/${relative(dist, fileURLToPath(url)).replace(/\.js$/, '.ts')}`;
     if (stays.at(-1)?.room === room) stays.at(-1).steps++;
     else stays.push({ room, fn: frame.functionName || '(anonymous)', steps: 1 });
