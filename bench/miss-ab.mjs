@@ -34,7 +34,9 @@ try {
   );
   const perMiss = (name) => got[name].cpuMicrosPerMiss;
   for (const s of servers)
-    console.log(`${s.name.padEnd(10)} ${perMiss(s.name)?.toFixed(1)} CPU µs per miss (${got[s.name].misses} misses)`);
+    console.log(
+      `${s.name.padEnd(10)} ${perMiss(s.name)?.toFixed(1) ?? '?'} CPU µs per miss (${got[s.name].misses} misses)`,
+    );
   if (base)
     console.log(`this build ÷ base: ${(perMiss('this build') / perMiss('base')).toFixed(3)} of the CPU per miss`);
 } finally {

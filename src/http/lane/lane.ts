@@ -55,7 +55,6 @@ export class Lane {
 
   private accept(socket: Socket): void {
     const server = this.server;
-    const lane = this;
     const limits = {
       maxHeadBytes: (server as { maxHeaderSize?: number }).maxHeaderSize ?? maxHeaderSize,
       maxFields: Math.min(MAX_FIELDS, server.maxHeadersCount || MAX_FIELDS),
@@ -73,9 +72,7 @@ export class Lane {
       get requestTimeout() {
         return server.requestTimeout;
       },
-      get draining() {
-        return lane.draining;
-      },
+      draining: this.draining,
       gone: (c) => this.connections.delete(c),
     });
     this.connections.add(connection);
