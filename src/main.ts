@@ -50,9 +50,9 @@ async function main(): Promise<void> {
   if (started === undefined) return;
   const { args, config } = started;
 
-  // JSON lines, or pretty ones for a person at a terminal (log.format), written
-  // asynchronously and a few at a time: a request's log line never blocks the
-  // event loop on stdout, nor costs it a write of its own.
+  // JSON lines, or pretty ones for a person at a terminal (log.format), written a
+  // few at a time: a request's log line never waits on stdout's reader, nor costs
+  // a write of its own.
   const { logger, destination } = processLogger(config.log);
   const exit = (code: number): never => {
     destination.flushSync();

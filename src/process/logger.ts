@@ -2,7 +2,7 @@
 // or for a person at a terminal one readable line a request,
 // `{method} {path} {status} {cache} {ms}ms {reqId}`, then the line's other fields.
 // Either way the lines go through the buffered destination (log.ts), so a
-// request's line never blocks the event loop on stdout.
+// request's line never waits on stdout's reader.
 import pino, { type Logger } from 'pino';
 import { prettyFactory } from 'pino-pretty';
 import type { LogFormat, LogLevel } from '../config/index.js';

@@ -11,10 +11,10 @@ import pino from 'pino';
 import { request } from 'undici';
 import { describe, expect, inject, it } from 'vitest';
 import { effectiveLogFormat, prettyLines } from '../../src/process/logger.js';
-import { type Cli, cliConfig, configFile, runCli, startCli, useCliBuild } from '../helpers/cli.js';
+import { type Cli, cliConfig, configFile, jsonLines, runCli, startCli, useCliBuild } from '../helpers/cli.js';
 import { freePort } from '../helpers/free-port.js';
 import { call, capturedLog, proxy, QUIET_ROUTING, rawItem, sim } from '../helpers/proxy.js';
-import { until } from '../helpers/until.js';
+import { until, within } from '../helpers/until.js';
 
 useCliBuild();
 
@@ -139,6 +139,55 @@ describe('log.format', () => {
     const refused = await runCli(['--check', '--config', file], { LEDGER_PROXY_LOG_FORMAT: 'colour' });
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain('log.format');
+  });
+
+  it('a log reader that stops reading holds no reply: its lines wait, then come whole, and the last at exit', async () => {
+    const cli = await startWithFormat('json');
+    const stdout = cli.child.stdout!;
+    stdout.pause();
+    // Each a node call, so each an access line at info: several times what the pipe
+    // (64 KiB) and the paused reader's buffer hold together.
+    const ids: string[] = [];
+    const perRound = 20;
+    for (let round = 0; round < 100; round++) {
+      const replies = await within(
+        Promise.all(
+          Array.from({ length: perRound }, (_, i) =>
+            rawItem(cli.url, `0x${(round * perRound + i).toString(16).padStart(8, '0')}`),
+          ),
+        ),
+        5000,
+        `round ${round} answered while the log is not read`,
+      );
+      for (const reply of replies) {
+        // The sim holds three keys in four: a 404 is a node's answer too, and has its line.
+        expect([200, 404]).toContain(reply.status);
+        ids.push(reply.headers['x-request-id'] as string);
+      }
+    }
+    const paused = cli.output().length;
+    stdout.resume();
+    const accessLines = (): Array<Record<string, unknown>> =>
+      jsonLines(cli.output()).filter((line) => line.msg === 'request');
+    await until(
+      () => accessLines().length >= ids.length,
+      10_000,
+      () => `${ids.length} access lines, got ${accessLines().length}`,
+    );
+    // The pipe was full: most of the lines waited in the proxy while nothing read them.
+    expect(cli.output().length - paused).toBeGreaterThan(4 * (64 * 1024 + stdout.readableHighWaterMark));
+    // Every line whole (jsonLines parses each), and each request's once.
+    expect(accessLines().map((line) => line.reqId)).toEqual(expect.arrayContaining(ids));
+    expect(new Set(accessLines().map((line) => line.reqId)).size).toBe(accessLines().length);
+    expect(
+      cli
+        .output()
+        .split('\n')
+        .filter((line) => line !== '' && !line.startsWith('{')),
+    ).toEqual([]);
+    cli.child.kill('SIGTERM');
+    expect((await cli.exited).code).toBe(0);
+    expect(jsonLines(cli.output()).at(-1)?.msg).toMatch(/^stopped on SIGTERM/);
   });
 });
 
