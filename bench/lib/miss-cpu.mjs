@@ -9,7 +9,25 @@ import { itemKey, rawItem } from './requests.mjs';
 /** the connections each run uses */
 export const MISS_CPU_CONNECTIONS = 8;
 /** keys set aside for each run: more than any server here answers in a run */
-const KEYS_PER_RUN = 1_000_000;
+export const KEYS_PER_RUN = 1_000_000;
+
+/**
+ * One run of `seconds` at full speed on `url`: latest raw_item reads of a new key
+ * each, from `firstKey` on (KEYS_PER_RUN set aside), on MISS_CPU_CONNECTIONS.
+ * Resolves with the load generator's result.
+ */
+export function fullSpeedMisses(load, url, seconds, firstKey) {
+  const sample = rawItem(itemKey(0), null);
+  return load.call('run', {
+    url,
+    path: sample.path,
+    headers: sample.headers,
+    body: sample.body.toString('utf8'),
+    connections: MISS_CPU_CONNECTIONS,
+    duration: seconds,
+    workload: { kind: 'distinctLatest', start: firstKey },
+  });
+}
 
 /**
  * `servers`: [{ name, url, pid }]. Keys from `firstKey` on must not have been asked
@@ -18,20 +36,11 @@ const KEYS_PER_RUN = 1_000_000;
  * { misses, cpuMicrosPerMiss } (cpuMicrosPerMiss null where /proc is missing).
  */
 export async function cpuPerMiss(load, servers, { rounds, seconds, firstKey, warmS = 2 }) {
-  const sample = rawItem(itemKey(0), null);
   let nextKey = firstKey;
   const run = (url, duration) => {
     const start = nextKey;
     nextKey += KEYS_PER_RUN;
-    return load.call('run', {
-      url,
-      path: sample.path,
-      headers: sample.headers,
-      body: sample.body.toString('utf8'),
-      connections: MISS_CPU_CONNECTIONS,
-      duration,
-      workload: { kind: 'distinctLatest', start },
-    });
+    return fullSpeedMisses(load, url, duration, start);
   };
   if (warmS > 0) for (const s of servers) await run(s.url, warmS);
   const totals = new Map(servers.map((s) => [s.name, { misses: 0, cpuS: 0, metered: true }]));

@@ -4,7 +4,7 @@
 // beside a bare node:http + undici forwarder and (where it is installed) nginx with a
 // plain proxy_pass, what an operator would put in front of a node otherwise.
 // Latencies are each response's own time (sub-millisecond), not autocannon's 1 ms histogram.
-import { cpuPerMiss, MISS_CPU_CONNECTIONS } from '../lib/miss-cpu.mjs';
+import { cpuPerMiss, fullSpeedMisses, KEYS_PER_RUN, MISS_CPU_CONNECTIONS } from '../lib/miss-cpu.mjs';
 import { cpuMeter, round } from '../lib/procstat.mjs';
 import { itemKey, rawItem } from '../lib/requests.mjs';
 import { percentiles } from '../lib/stats.mjs';
@@ -18,9 +18,6 @@ const P99_TARGET = { op: '<=', value: 1 };
 const VS_NGINX_TARGET = { op: '<=', value: 0.05 };
 /** The proxy's CPU per miss at most 1.3 × the bare forwarder's. */
 const CPU_VS_FORWARDER_TARGET = { op: '<=', value: 1.3 };
-const WARM_CONNECTIONS = 8;
-/** keys set aside for a warm-up: more than any server here answers in mode.warmS at full speed */
-const WARM_KEYS = 1_000_000;
 
 export async function missOverhead(ctx) {
   const { services, load, sim, mode, log } = ctx;
@@ -54,15 +51,14 @@ export async function missOverhead(ctx) {
     };
   };
 
-  // Warm-up at full speed (8 connections, tens of thousands of misses), so each
+  // Warm-up at full speed (as 3d runs: tens of thousands of misses), so each
   // server is measured as it runs for days, its code compiled by V8's optimising
   // tier: the proxy has far more of it than the forwarder, and at 500 req/s its
   // later rounds read up to 2x faster than its first.
   for (const t of targets) {
     log(`  warm-up ${t.name} ${mode.warmS}s`);
-    const { overallRate: _, ...unthrottled } = spec(t.url, mode.warmS, false);
-    nextKey += WARM_KEYS;
-    await load.call('run', { ...unthrottled, connections: WARM_CONNECTIONS });
+    await fullSpeedMisses(load, t.url, mode.warmS, nextKey);
+    nextKey += KEYS_PER_RUN;
   }
   const samples = Object.fromEntries(targets.map((t) => [t.name, []]));
   const runs = Object.fromEntries(targets.map((t) => [t.name, []]));
