@@ -111,6 +111,9 @@ export function liveVendorNames(identity: VendorIdentity): VendorNames {
   };
 }
 
+/** Where a live set of header names keeps the plain set it reads now. */
+const NAMES_NOW = Symbol('the header names now');
+
 /** The ledger header names of the identity's vendor as they are now; one set of names per vendor, made once. */
 export function liveHeaderNames(identity: VendorIdentity): LedgerHeaderNames {
   let made: { vendor: VendorNames; names: LedgerHeaderNames } | undefined;
@@ -123,5 +126,15 @@ export function liveHeaderNames(identity: VendorIdentity): LedgerHeaderNames {
   for (const key of Object.keys(ledgerHeaderNames('x-node-')) as Array<keyof LedgerHeaderNames>) {
     Object.defineProperty(live, key, { get: () => now()[key], enumerable: true });
   }
+  Object.defineProperty(live, NAMES_NOW, { get: now });
   return live;
+}
+
+/**
+ * `names` as they are now, as a plain set: a live set's current one (the same
+ * object until the vendor changes), or `names` itself. For a reader of several
+ * names at once, since each field of a live set is a lookup.
+ */
+export function headerNamesNow(names: LedgerHeaderNames): LedgerHeaderNames {
+  return (names as { [NAMES_NOW]?: LedgerHeaderNames })[NAMES_NOW] ?? names;
 }

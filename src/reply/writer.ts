@@ -6,6 +6,7 @@
 import { ERROR_CONTENT_TYPE, errorBody, type NodeError } from '../errors.js';
 import { encodeLedgerHeaders, type LedgerHeaderNames } from '../ledger/headers.js';
 import type { LedgerInfo } from '../ledger/info.js';
+import { headerNamesNow } from '../ledger/vendor.js';
 import type { ReadResult } from '../model/read-result.js';
 import { type Exchange, exchangeOf } from '../edge/exchange.js';
 import type { HeadBlock, PublicReply } from '../edge/message.js';
@@ -22,27 +23,15 @@ export class ReplyWriter {
   private lastLedger: LedgerInfo | null = null;
   private lastNames: LedgerHeaderNames | undefined;
   private lastBlock: HeadBlock = NO_LINES;
-  /** the header names as they were last read, as a plain object */
-  private plainNames: LedgerHeaderNames;
 
   constructor(
+    /** live with vendor: auto (the nodes' once a probe says them): read once a reply, as a plain set */
     private readonly names: LedgerHeaderNames,
     /** the freshest snapshot the proxy knows, for its own errors */
     private readonly snapshot: () => LedgerInfo | null,
     /** told of every internal error, with its cause, which the client is not shown, and the request's id */
     private readonly onInternalError: (cause: unknown, requestId: string | undefined) => void = () => undefined,
-  ) {
-    this.plainNames = { ...names };
-  }
-
-  /**
-   * The header names as they are now, read once a reply: with vendor: auto they
-   * are the nodes', once a probe says them (the live names' every field is a lookup).
-   */
-  private namesNow(): LedgerHeaderNames {
-    if (this.names.ledgerVersion !== this.plainNames.ledgerVersion) this.plainNames = { ...this.names };
-    return this.plainNames;
-  }
+  ) {}
 
   /** The ledger headers of `ledger` under `names`, serialised once per snapshot. */
   private ledgerBlock(ledger: LedgerInfo, names: LedgerHeaderNames): HeadBlock {
@@ -59,7 +48,7 @@ export class ReplyWriter {
    * copy may be sent. The exchange learns how the read was served.
    */
   result(exchange: Exchange, result: ReadResult, { gzip = false }: { gzip?: boolean } = {}): void {
-    const names = this.namesNow();
+    const names = headerNamesNow(this.names);
     const blocks: HeadBlock[] = [contentTypeBlock(result.contentType)];
     if (result.ledger !== null) blocks.push(this.ledgerBlock(result.ledger, names));
     if (result.gasUsed !== undefined || result.cursor !== undefined) {
@@ -108,7 +97,8 @@ export class ReplyWriter {
     const headers: string[] = ['content-type', ERROR_CONTENT_TYPE];
     if (err.reason !== 'bad_input' && err.reason !== 'not_implemented') {
       const ledger = this.snapshot();
-      if (ledger !== null) for (const item of this.ledgerBlock(ledger, this.namesNow()).pairs) headers.push(item);
+      if (ledger !== null)
+        for (const item of this.ledgerBlock(ledger, headerNamesNow(this.names)).pairs) headers.push(item);
     }
     headers.push('x-cache', 'BYPASS');
     for (const name in err.headers) headers.push(name, err.headers[name]!);
