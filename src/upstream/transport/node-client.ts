@@ -6,6 +6,7 @@ import { Pool } from 'undici';
 import { redactUrl } from '../../config/index.js';
 import { NodeError } from '../../errors.js';
 import { LedgerHeaderDecoder, type LedgerHeaderNames, vendorOfHeaders } from '../../ledger/headers.js';
+import { headerNamesNow } from '../../ledger/vendor.js';
 import type { NodeAnswer } from '../../model/node-answer.js';
 import type { AnswerBytes } from './answer-bytes.js';
 import { retryAfterMs, shapeAnswer } from './answer-shape.js';
@@ -116,7 +117,8 @@ export class NodeClient {
     }
     const answer = shapeAnswer(got, {
       node: this.name,
-      names: this.names,
+      // One lookup of the live names, not one per header read.
+      names: headerNamesNow(this.names),
       ledger: this.ledger,
       passthrough: call.passthrough === true,
     });
