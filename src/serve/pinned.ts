@@ -84,13 +84,13 @@ export class PinnedReads {
     // A read that begins after a purge joins no fill begun before it: that answer may be the one purged.
     const purges = this.deps.tiers.purges;
     const flight = purges === 0 ? key : `${purges}\n${key}`;
-    const { promise, shared } = this.flights.do(flight, () => this.fill(key, chain, req, forNode));
+    const { promise, shared } = this.flights.do(flight, () => this.fill(key, chain, req, at, forNode));
     const result = promise.then(
       // A "not yet" from a call sent before this read began may be out of date: it asks again.
       (filled) =>
         filled.notYet !== undefined && filled.notYet.sent < start
           ? this.readSince(req, chain, context, start)
-          : this.served(req, filled, shared),
+          : this.served(req, at, filled, shared),
       // The read this one joined was refused a node call for its own tenant: this one asks for itself.
       (err: unknown) => {
         if (shared && err instanceof NodeError && err.reason === 'rate_limited') return this.read(req, chain, context);
@@ -120,10 +120,11 @@ export class PinnedReads {
     return at === null && this.deps.nodes.isPruned(answer.version);
   }
 
-  private served(req: ReadRequest, filled: Filled, shared: boolean): ReadResult {
+  /** `at`: the request's pruneAt. */
+  private served(req: ReadRequest, at: bigint | null, filled: Filled, shared: boolean): ReadResult {
     // The prune line may have moved while Redis or a node answered: a node
     // asked now would say 410, so the proxy does too.
-    const prunedNow = this.prunedError(req, req.route.pruneAt(req));
+    const prunedNow = this.prunedError(req, at);
     if (prunedNow !== undefined) throw prunedNow;
     const ledger = this.deps.watermark.current();
     if (filled.relayed) return readResult(filled.answer, { ledger, cache: 'COALESCED' });
@@ -132,12 +133,19 @@ export class PinnedReads {
     return readResult(filled.answer, { ledger, cache: shared ? 'COALESCED' : 'MISS', upstream: filled.upstream });
   }
 
-  private async fill(key: string, chain: number, req: ReadRequest, context: ReadContext | undefined): Promise<Filled> {
+  /** `at`: the request's pruneAt. */
+  private async fill(
+    key: string,
+    chain: number,
+    req: ReadRequest,
+    at: bigint | null,
+    context: ReadContext | undefined,
+  ): Promise<Filled> {
     const deadlineAt = Date.now() + this.deps.deadlineMs;
     const shared = this.keys.shared(req, key);
     const since = this.deps.tiers.purges;
     const filled = await this.deps.fills.fill(shared, deadlineAt, {
-      usable: (found) => !this.outlived(req.route.pruneAt(req), found),
+      usable: (found) => !this.outlived(at, found),
       refusal: () => context?.nodeCallRefusal() ?? null,
       trace: context?.trace,
       fromNode: () => this.fromNode(req, chain, { key, shared, since }, deadlineAt, context),
