@@ -4,7 +4,7 @@
 // (generation.ts), so no entry of the old one is looked up again, with no scan of
 // Redis. The chain id is in it so two chains never share an entry (api.md §8), even
 // on one Redis with one key prefix, and a devnet reset starts afresh.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { ReadRequest } from '../model/read.js';
 
 /**
@@ -66,7 +66,7 @@ function keyText(vendor: string, chainId: number, req: ReadRequest, at: bigint |
  * none reach here.
  */
 export function sharedKey(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
+  return hash('sha256', text, 'hex');
 }
 
 /**
