@@ -97,7 +97,8 @@ function parseMatched(
 }
 
 export class ReadParser {
-  private readonly spellings: Spellings;
+  /** undefined when the budget holds no spelling (a memory tier of a few bytes): none is made or looked up */
+  private readonly spellings: Spellings | undefined;
   /** Whether a request line may name a cached route: one regex test, before any body is read (the matcher's own). */
   readonly mayMatch: (method: string, url: string) => boolean;
 
@@ -107,6 +108,7 @@ export class ReadParser {
     spellingBytes: number,
   ) {
     this.mayMatch = routes.mayMatch;
+    if (spellingBytes < SPELLING_OVERHEAD_BYTES) return;
     this.spellings = new Spellings(
       Math.ceil(spellingBytes / SPELLING_MIN_CHARGE),
       spellingBytes,
@@ -124,9 +126,13 @@ export class ReadParser {
   /** The canonical request, or the error a node would answer; undefined when the line names no cached route. */
   parse(req: PublicRequest, method: string, url: string, body: Buffer): Parsed | RefusedRead | undefined {
     const headers = req.headers;
-    const spelling = `${method} ${url}\n${headers['content-type'] ?? ''}\n${headers.accept ?? ''}\n${latin1(body)}`;
-    const known = this.spellings.get(spelling);
-    if (known !== undefined) return { read: known, spelling: undefined };
+    const spellings = this.spellings;
+    let spelling: string | undefined;
+    if (spellings !== undefined) {
+      spelling = `${method} ${url}\n${headers['content-type'] ?? ''}\n${headers.accept ?? ''}\n${latin1(body)}`;
+      const known = spellings.get(spelling);
+      if (known !== undefined) return { read: known, spelling: undefined };
+    }
     const matched = this.routes.match(method, url);
     if (matched === undefined) return undefined;
     const read = parseMatched(matched, url, headers, body);
@@ -136,11 +142,11 @@ export class ReadParser {
 
   /** Keeps a parsed request under its new spelling (Parsed.spelling): it was a hit, so it will be asked again. */
   remember(spelling: string, read: ReadRequest): void {
-    this.spellings.set(spelling, read);
+    this.spellings?.set(spelling, read);
   }
 
   /** spellings held, for tests */
   get size(): number {
-    return this.spellings.size;
+    return this.spellings?.size ?? 0;
   }
 }

@@ -41,7 +41,8 @@ const HIT: ReadResult = {
 async function serve(
   route: Pick<RouteDescriptor, 'method' | 'url' | 'parse'>,
   answer: () => ReadResult | Promise<ReadResult> = () => HIT,
-): Promise<{ url: string; read: ReturnType<typeof vi.fn>; next: ReturnType<typeof vi.fn> }> {
+  spellingBytes = 64 * 1024 * 1024,
+): Promise<{ url: string; read: ReturnType<typeof vi.fn>; next: ReturnType<typeof vi.fn>; parser: ReadParser }> {
   const read = vi.fn((_req: ReadRequest) => answer());
   const next = vi.fn((_req, res) => res.writeHead(404).end('not a cached route'));
   const descriptor: RouteDescriptor = { ...VIEW_ROUTE, ...route };
@@ -51,7 +52,7 @@ async function serve(
     match: (method: string, url: string) =>
       method === route.method && url.startsWith(prefix) ? { route: descriptor, params: {}, query: {} } : undefined,
   };
-  const parser = new ReadParser(matcher, 64 * 1024 * 1024);
+  const parser = new ReadParser(matcher, spellingBytes);
   const writer = new ReplyWriter(ledgerHeaderNames('x-node-'), () => null);
   const account = () => undefined;
   const responder = new ReadResponder({ read, nodeCallRefusal: () => null, parser, writer, account });
@@ -79,7 +80,7 @@ async function serve(
   const server = createServer(entry.handle);
   servers.push(server);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, read, next };
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, read, next, parser };
 }
 
 const VIEW = { method: 'POST', url: '/v1/view' } as const;
@@ -151,6 +152,14 @@ describe('one parse per spelling', () => {
     const miss = await serve({ ...VIEW, parse: missParse }, async () => ({ ...HIT, cache: 'MISS', tier: undefined }));
     for (let i = 0; i < 3; i++) expect(await view(miss.url, body)).toEqual({ status: 200, body: '["3"]' });
     expect(missParse).toHaveBeenCalledTimes(3);
+  });
+
+  it('a budget too small for one spelling (cache.memory.maxBytes of a few bytes) keeps none: each hit is parsed', async () => {
+    const parse = viewParse();
+    const { url, read, parser } = await serve({ ...VIEW, parse }, undefined, 1000);
+    const body = '{"function":"0x1::sim::add","type_arguments":[],"arguments":["1","2"]}';
+    for (let i = 0; i < 3; i++) expect(await view(url, body)).toEqual({ status: 200, body: '["3"]' });
+    expect([parse.mock.calls.length, read.mock.calls.length, parser.size]).toEqual([3, 3, 0]);
   });
 
   it('input the parser refuses is not remembered: each time it is parsed again and refused, with no read', async () => {
