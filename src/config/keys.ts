@@ -4,7 +4,7 @@
 // them here, so a start, a SIGHUP reload and `--check` meet the same problems (a
 // variable that is not set, one key listed twice) and report them the same way,
 // by the key's path.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { ConfigIssue } from './errors.js';
 import type { Config } from './schema.js';
 
@@ -18,8 +18,9 @@ export interface TenantKeys {
   issues: ConfigIssue[];
 }
 
+/** Node's one-shot digest: a tenant's key is hashed on each of its requests. */
 export function sha256Hex(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
+  return hash('sha256', text, 'hex');
 }
 
 /** The sha256 (hex) of the key at `path`, or the issue that keeps it unknown; `holds` says whose key it is. */

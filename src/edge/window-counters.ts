@@ -5,7 +5,7 @@
 // instances and workers share one limit; a key's counts are added together (one
 // INCRBY per key at most every SHARE_EVERY_MS), and a Redis outage counts nothing
 // there (fail open).
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../config/index.js';
 
 /** How long an instance's counts may wait to be added to the shared counters: the lag of a shared limit. */
 const SHARE_EVERY_MS = 100;
@@ -114,7 +114,7 @@ export class WindowCounters {
     let shared = this.sharedKeys.get(key);
     if (shared === undefined) {
       // Hashed: a key holds a client address, which with trustProxy is client-sent text, and must not become a raw Redis key.
-      shared = `${this.settings.keyPrefix}${createHash('sha256').update(key).digest('hex')}`;
+      shared = `${this.settings.keyPrefix}${sha256Hex(key)}`;
       this.sharedKeys.set(key, shared);
     }
     return shared;
