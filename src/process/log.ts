@@ -2,7 +2,7 @@
 // batches, each written with one write(2) on the event loop's own thread.
 //
 // No write waits for a reader. Node opens stdout's pipe or socket non-blocking
-// (this module has it opened), so a full pipe refuses a write at once (EAGAIN)
+// (this module makes sure it is open), so a full pipe refuses a write at once (EAGAIN)
 // instead of holding the event loop: the batch is kept, with those after it, and
 // tried again every LOG_RETRY_MS. A file takes a write at once.
 //
@@ -62,6 +62,7 @@ export function bufferedLogDestination(fd = 1): LogDestination {
       const data = batch.data;
       let written: number;
       try {
+        // One call, two overloads: a batch as gathered, or what a partial write left of one.
         written = typeof data === 'string' ? fs.writeSync(fd, data) : fs.writeSync(fd, data);
       } catch (err) {
         const code = (err as NodeJS.ErrnoException).code;
