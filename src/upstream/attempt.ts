@@ -13,15 +13,12 @@ import type { Lease } from './lease.js';
 import type { NodeSet, SnapshotVerdict } from './nodes/node-set.js';
 import { BrokenCircuitError, CountedFailure, type NodeState, type ProbeRecord } from './nodes/node-state.js';
 import { isOverloaded, NodeShedding, shedBackOffMs } from './nodes/shedding.js';
-import type { AnswerBytes } from './transport/answer-bytes.js';
 import type { NodeCall } from './transport/node-client.js';
 
 export interface NodeAttemptsDeps {
   /** routing.probeIntervalMs: how long a node that sheds load without a Retry-After is left alone (at most a second) */
   probeIntervalMs: number;
   nodes: NodeSet;
-  /** the proxy-wide budget of answer bytes in flight */
-  answerBytes: AnswerBytes;
   logger: Logger;
   /** told of every call shed for the answer bytes in flight, for metrics */
   onShed?: (reason: ShedReason) => void;
@@ -109,7 +106,7 @@ export class NodeAttempts {
   ): Promise<NodeAnswer> {
     let got: NodeAnswer;
     try {
-      got = await node.client.call({ ...call, answerBytes: this.deps.answerBytes });
+      got = await node.client.call(call);
     } catch (err) {
       // A hedge we cancelled, or an answer shed for the proxy's own load, says nothing of the node.
       throw call.signal?.aborted || isShed(err) ? err : new CountedFailure(err);

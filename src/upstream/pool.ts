@@ -81,7 +81,7 @@ export class UpstreamPool {
     const priority = context?.priority;
     const answer = await this.admitted(
       () =>
-        this.failover.run(readCall(req, context), {
+        this.failover.run(this.readCall(req, context), {
           version,
           idempotent: true,
           latest,
@@ -120,7 +120,7 @@ export class UpstreamPool {
       exclude,
       trace: context?.trace,
     };
-    return this.admitted(() => this.failover.run(readCall(req, context), plan), priority);
+    return this.admitted(() => this.failover.run(this.readCall(req, context), plan), priority);
   }
 
   /**
@@ -145,7 +145,10 @@ export class UpstreamPool {
       exclude: excluded === undefined ? undefined : new Set(this.set.nodes.filter((n) => n.name === excluded)),
     };
     // The answer ends within the deadline too: it streams on after the call returns.
-    return this.admitted(() => this.failover.run({ ...call, deliverBy: deadline }, plan), route.priority);
+    return this.admitted(
+      () => this.failover.run({ ...call, deliverBy: deadline, answerBytes: this.answerBytes }, plan),
+      route.priority,
+    );
   }
 
   /**
@@ -227,15 +230,19 @@ export class UpstreamPool {
   notReadyReason(): string {
     return this.set.notReadyReason();
   }
-}
 
-/** A read as a node call: its Accept, its body, and the request id and SDK it is made for (a shared call: the first caller's). */
-function readCall(req: ReadRequest, context: ReadContext | undefined): Call {
-  const headers: Record<string, string> = { accept: req.accept };
-  if (req.contentType !== undefined) headers['content-type'] = req.contentType;
-  const requestId = context?.requestId;
-  if (requestId !== undefined) headers['x-request-id'] = requestId;
-  const sdk = context?.sdkClient;
-  if (sdk !== undefined) headers[sdk.name] = sdk.value;
-  return { method: req.method, path: req.path, headers, requestId, body: req.method === 'POST' ? req.body : undefined };
+  /**
+   * A read as a node call: its Accept, its body, the request id and SDK it is made
+   * for (a shared call: the first caller's), and the answer bytes it counts against.
+   */
+  private readCall(req: ReadRequest, context: ReadContext | undefined): Call {
+    const headers: Record<string, string> = { accept: req.accept };
+    if (req.contentType !== undefined) headers['content-type'] = req.contentType;
+    const requestId = context?.requestId;
+    if (requestId !== undefined) headers['x-request-id'] = requestId;
+    const sdk = context?.sdkClient;
+    if (sdk !== undefined) headers[sdk.name] = sdk.value;
+    const body = req.method === 'POST' ? req.body : undefined;
+    return { method: req.method, path: req.path, headers, requestId, body, answerBytes: this.answerBytes };
+  }
 }

@@ -80,7 +80,6 @@ export function upstreamPoolOf(options: PoolOptions): UpstreamPool {
     attempts: new NodeAttempts({
       probeIntervalMs: routing.probeIntervalMs,
       nodes: set,
-      answerBytes,
       logger: options.logger,
       onShed: options.onShed,
       onCall: options.onCall,
