@@ -30,6 +30,8 @@ export class BudgetWaits {
 
   /** A call ended (a slot is free somewhere): every waiter looks again. */
   wake(): void {
+    // Every call's end wakes: most find nobody waiting, and copy nothing.
+    if (this.waiters.size === 0) return;
     for (const wake of [...this.waiters]) wake();
   }
 

@@ -57,12 +57,13 @@ export class Failover {
         attempts.add(`deadline of ${this.settings.deadlineMs} ms reached`, 'node_timeout');
         break;
       }
-      const choice = await this.deps.leases.take(
+      const taking = this.deps.leases.take(
         plan.version,
         tried,
         Math.min(remaining, this.settings.budgetWaitMs),
         plan.priority,
       );
+      const choice = taking instanceof Promise ? await taking : taking;
       if (choice.kind === 'pruned') throw NodeError.pruned(plan.version!);
       if (choice.kind === 'none') break;
       if (choice.kind === 'exhausted') throw this.exhausted(choice.node);

@@ -6,7 +6,7 @@
 import type { Priority } from '../config/index.js';
 import { BudgetWaits, budgetShare, type ShedFirst } from './budgets.js';
 import type { NodeState } from './nodes/node-state.js';
-import { chooseNode } from './select.js';
+import { type ChooseOptions, chooseNode } from './select.js';
 
 /** One slot of one node's budget, held for one call. */
 export interface Lease {
@@ -45,32 +45,49 @@ export class NodeLeases {
   /**
    * A lease on the node for a call pinned at `version` (null: latest) that has not
    * been to `tried` yet, waiting up to waitMs for a budget. `priority`: the
-   * tenant's, which decides how much of a budget the call may use.
+   * tenant's, which decides how much of a budget the call may use. Settled at
+   * once (not a promise) when the call need not wait: most calls.
    */
-  async take(
+  take(
     version: bigint | null,
     tried: ReadonlySet<NodeState>,
     waitMs: number,
     priority?: Priority,
-  ): Promise<LeaseChoice> {
+  ): LeaseChoice | Promise<LeaseChoice> {
     const share = budgetShare(this.deps.shedFirst, { latest: version === null, priority });
-    const until = Date.now() + waitMs;
-    const base = { version, tried, maxLag: this.deps.maxLag, floor: this.deps.floor() };
+    const wanted = { version, tried, maxLag: this.deps.maxLag, floor: this.deps.floor() };
+    const choice = this.choose(wanted, share);
+    if (choice.kind !== 'wait') return choice;
+    return this.waitFor(wanted, share, choice.node, Date.now() + waitMs);
+  }
+
+  /** Waits for a budget until `until` (epoch ms), looking again at each wake-up. */
+  private async waitFor(wanted: ChooseOptions, share: number, first: NodeState, until: number): Promise<LeaseChoice> {
+    let node = first;
     for (;;) {
-      const nodes = this.deps.nodes();
-      const choice = chooseNode(nodes, base);
-      if (choice.kind !== 'node') return choice;
-      // The slot is taken at once, in the same tick as the check: calls woken
-      // together cannot all pass the check before any of them holds a slot.
-      if (choice.node.hasBudget(share)) return { kind: 'lease', lease: this.lease(choice.node) };
-      const alt = chooseNode(nodes, { ...base, usable: (n) => n.hasBudget(share) });
-      if (alt.kind === 'node' && (version === null || alt.node.covers(version) === choice.node.covers(version)))
-        return { kind: 'lease', lease: this.lease(alt.node) };
       const left = until - Date.now();
-      if (left <= 0) return { kind: 'exhausted', node: choice.node };
-      await this.waits.next(choice.node, left);
-      base.floor = this.deps.floor();
+      if (left <= 0) return { kind: 'exhausted', node };
+      await this.waits.next(node, left);
+      wanted.floor = this.deps.floor();
+      const choice = this.choose(wanted, share);
+      if (choice.kind !== 'wait') return choice;
+      node = choice.node;
     }
+  }
+
+  /** The lease, or why there is none, or the node whose budget to wait for. */
+  private choose(wanted: ChooseOptions, share: number): LeaseChoice | { kind: 'wait'; node: NodeState } {
+    const nodes = this.deps.nodes();
+    const choice = chooseNode(nodes, wanted);
+    if (choice.kind !== 'node') return choice;
+    // The slot is taken at once, in the same tick as the check: calls woken
+    // together cannot all pass the check before any of them holds a slot.
+    if (choice.node.hasBudget(share)) return { kind: 'lease', lease: this.lease(choice.node) };
+    const alt = chooseNode(nodes, { ...wanted, usable: (n) => n.hasBudget(share) });
+    const { version } = wanted;
+    if (alt.kind === 'node' && (version === null || alt.node.covers(version) === choice.node.covers(version)))
+      return { kind: 'lease', lease: this.lease(alt.node) };
+    return { kind: 'wait', node: choice.node };
   }
 
   /** A second node for a latest read's hedge: never below the floor, never waiting for a budget. */
