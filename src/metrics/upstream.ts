@@ -3,9 +3,16 @@
 // reads that stepped back, and reads shed rather than queued.
 import { Counter, Histogram, type Registry } from 'prom-client';
 
-export const UPSTREAM_OUTCOMES = ['ok', 'node_error', 'overloaded', 'failed'] as const;
+const UPSTREAM_OUTCOMES = ['ok', 'node_error', 'overloaded', 'failed'] as const;
 export const SHED_REASONS = ['overload', 'budget', 'answer_bytes'] as const;
 const MISBEHAVING_REASONS = ['ahead', 'behind', 'unfinished'] as const;
+type UpstreamOutcome = (typeof UPSTREAM_OUTCOMES)[number];
+
+/** One node's children of the call counter (by outcome) and of the latency histogram. */
+interface CallChildren {
+  outcomes: Map<UpstreamOutcome, { inc(): void }>;
+  seconds: { observe(value: number): void };
+}
 
 export class UpstreamMetrics {
   private readonly calls: Counter<'upstream' | 'outcome'>;
@@ -14,6 +21,12 @@ export class UpstreamMetrics {
   private readonly transitions: Counter<'upstream' | 'state'>;
   private readonly stepBacks: Counter;
   private readonly shedReads: Counter<'reason'>;
+  /**
+   * Each node's children of the call metrics, made at its first call: every node
+   * call counts one, and prom-client's labels() validates and hashes its labels
+   * anew each time it is asked.
+   */
+  private readonly callChildren = new Map<string, CallChildren>();
 
   /** `upstreams`: the nodes' names now (a reload may change them), so each starts at 0 when first scraped. */
   constructor(registers: Registry[], upstreams: () => ReadonlyArray<{ name: string }>) {
@@ -64,9 +77,19 @@ export class UpstreamMetrics {
     for (const reason of SHED_REASONS) this.shedReads.inc({ reason }, 0);
   }
 
-  call(upstream: string, outcome: (typeof UPSTREAM_OUTCOMES)[number], seconds: number): void {
-    this.calls.labels(upstream, outcome).inc();
-    this.seconds.labels(upstream).observe(seconds);
+  call(upstream: string, outcome: UpstreamOutcome, seconds: number): void {
+    let children = this.callChildren.get(upstream);
+    if (children === undefined) {
+      children = { outcomes: new Map(), seconds: this.seconds.labels(upstream) };
+      this.callChildren.set(upstream, children);
+    }
+    let count = children.outcomes.get(outcome);
+    if (count === undefined) {
+      count = this.calls.labels(upstream, outcome);
+      children.outcomes.set(outcome, count);
+    }
+    count.inc();
+    children.seconds.observe(seconds);
   }
 
   misbehaving(upstream: string, reason: (typeof MISBEHAVING_REASONS)[number]): void {

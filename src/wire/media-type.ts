@@ -3,5 +3,8 @@
 
 /** `Application/JSON; charset=utf-8` → `application/json`; absent → ''. */
 export function mediaType(header: string | undefined): string {
-  return (header ?? '').split(';', 1)[0].trim().toLowerCase();
+  if (header === undefined) return '';
+  // Every request and node answer has one or two: sliced, not split into an array.
+  const parameters = header.indexOf(';');
+  return (parameters < 0 ? header : header.slice(0, parameters)).trim().toLowerCase();
 }
