@@ -6,7 +6,7 @@
 import { promisify } from 'node:util';
 import { gzip, type ZlibOptions } from 'node:zlib';
 import { ownedCopy } from '../cache/owned.js';
-import type { StoredAnswer } from '../model/read.js';
+import { type StoredAnswer, storedAnswerWith } from '../model/read.js';
 
 /** Answers smaller than this are sent as they are. */
 const COMPRESS_MIN_BYTES = 1024;
@@ -36,7 +36,8 @@ export async function withGzip(answer: StoredAnswer): Promise<StoredAnswer | und
   const compressed = await gzipAsync(answer.body, zlibOptionsFor(answer.body.length));
   // Kept in bytes of its own: zlib hands back a view of its output chunk or of
   // Node's shared buffer pool, which would stay alive with the entry.
-  return compressed.length < answer.body.length ? { ...answer, gzip: ownedCopy(compressed) } : undefined;
+  if (compressed.length >= answer.body.length) return undefined;
+  return storedAnswerWith(answer, answer.body, ownedCopy(compressed));
 }
 
 /** Does an Accept-Encoding header allow gzip? (`gzip`, `x-gzip` or `*`, with a q above 0.) */

@@ -7,7 +7,7 @@ import type { MemoryStore } from '../cache/memory.js';
 import { ownedCopy, ownsItsBytes } from '../cache/owned.js';
 import type { PruneClock } from '../ledger/prune-clock.js';
 import type { NodeAnswer } from '../model/node-answer.js';
-import type { StoredAnswer } from '../model/read.js';
+import { type StoredAnswer, storedAnswerWith } from '../model/read.js';
 import { withGzip } from './compress.js';
 import type { SharedStore } from './ports.js';
 
@@ -78,7 +78,7 @@ export class CacheTiers {
     if (since !== this.#purges) return;
     const memory = this.memory;
     // The tier counts the body's length: it must not be a view that keeps more alive.
-    const answer = ownsItsBytes(given.body) ? given : { ...given, body: ownedCopy(given.body) };
+    const answer = ownsItsBytes(given.body) ? given : storedAnswerWith(given, ownedCopy(given.body), given.gzip);
     memory.set(key, answer);
     // An answer the tier did not keep (larger than its share) is not compressed either.
     if (memory.get(key) !== answer) return;

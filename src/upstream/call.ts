@@ -2,6 +2,7 @@
 // routed and retried, how each attempt went, and why a call is shed.
 import type { Priority } from '../config/index.js';
 import type { ErrorReason } from '../errors.js';
+import type { EveryField } from '../model/read.js';
 import type { TraceScope } from '../tracing/scope.js';
 import type { NodeState } from './nodes/node-state.js';
 import type { NodeCall } from './transport/node-client.js';
@@ -32,6 +33,27 @@ export interface CallPlan {
 
 /** A call as the pool hands it over: each attempt gets its own timeout. */
 export type Call = Omit<NodeCall, 'timeoutMs'>;
+
+/**
+ * One attempt of `call`: its timeout, and the signal that cancels it (a hedge's)
+ * if it is not the call's own. Every field named, not `{ ...call, timeoutMs }`
+ * (model/read.ts, EveryField, says why): the transport reads them all.
+ */
+export function attemptOf(call: Call, timeoutMs: number, signal = call.signal): NodeCall {
+  const attempt: EveryField<NodeCall> = {
+    method: call.method,
+    path: call.path,
+    headers: call.headers,
+    requestId: call.requestId,
+    body: call.body,
+    timeoutMs,
+    signal,
+    passthrough: call.passthrough,
+    deliverBy: call.deliverBy,
+    answerBytes: call.answerBytes,
+  };
+  return attempt;
+}
 
 /** A shed call's client may come back in a second: budgets free up as calls end and tokens return. */
 export const RETRY_SOON = { 'retry-after': '1' };

@@ -7,7 +7,7 @@ import { NodeError } from '../errors.js';
 import { settlesWithin } from '../timing/settles-within.js';
 import type { NodeAnswer } from '../model/node-answer.js';
 import type { NodeAttempts } from './attempt.js';
-import { AttemptLog, type Call, type CallPlan, RETRY_SOON, type ShedReason } from './call.js';
+import { AttemptLog, attemptOf, type Call, type CallPlan, RETRY_SOON, type ShedReason } from './call.js';
 import type { Lease, NodeLeases } from './lease.js';
 import type { NodeSet } from './nodes/node-set.js';
 import type { NodeState } from './nodes/node-state.js';
@@ -69,7 +69,7 @@ export class Failover {
       if (choice.kind === 'exhausted') throw this.exhausted(choice.node);
       const { lease } = choice;
       tried.add(lease.node);
-      const timed = { ...call, timeoutMs: Math.min(this.settings.attemptTimeoutMs, remaining) };
+      const timed = attemptOf(call, Math.min(this.settings.attemptTimeoutMs, remaining));
       // Only a latest read is hedged: a passthrough answer is streamed on, and a second one could not be taken back.
       const hedge = plan.latest && this.settings.hedgeAfterMs > 0 && this.settings.hedgeAfterMs < timed.timeoutMs;
       const answer = hedge
@@ -146,7 +146,9 @@ export class Failover {
       return answer;
     };
     const firstAbort = new AbortController();
-    const first = kept(this.nodeAttempts.run(lease, { ...call, signal: firstAbort.signal }, attempts, plan));
+    const first = kept(
+      this.nodeAttempts.run(lease, attemptOf(call, call.timeoutMs, firstAbort.signal), attempts, plan),
+    );
     const early = await settlesWithin(first, this.settings.hedgeAfterMs, 'hedge' as const);
     if (early !== 'hedge') return outcome(early);
     const second = this.deps.leases.takeHedge(tried, plan.priority);
@@ -156,7 +158,7 @@ export class Failover {
     const secondAnswer = kept(
       this.nodeAttempts.run(
         second,
-        { ...call, timeoutMs: call.timeoutMs - this.settings.hedgeAfterMs, signal: secondAbort.signal },
+        attemptOf(call, call.timeoutMs - this.settings.hedgeAfterMs, secondAbort.signal),
         attempts,
         plan,
       ),

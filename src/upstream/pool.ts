@@ -8,7 +8,7 @@
 import { NodeError } from '../errors.js';
 import type { TraceScope } from '../tracing/scope.js';
 import type { ReadContext } from '../model/read-context.js';
-import type { ReadRequest } from '../model/read.js';
+import type { EveryField, ReadRequest } from '../model/read.js';
 import type { NodeAnswer } from '../model/node-answer.js';
 import type { AnswerBytes } from './transport/answer-bytes.js';
 import type { Priority } from '../config/index.js';
@@ -145,10 +145,19 @@ export class UpstreamPool {
       exclude: excluded === undefined ? undefined : new Set(this.set.nodes.filter((n) => n.name === excluded)),
     };
     // The answer ends within the deadline too: it streams on after the call returns.
-    return this.admitted(
-      () => this.failover.run({ ...call, deliverBy: deadline, answerBytes: this.answerBytes }, plan),
-      route.priority,
-    );
+    // Every field named, not spread (model/read.ts, EveryField, says why).
+    const sent: EveryField<Call> = {
+      method: call.method,
+      path: call.path,
+      headers: call.headers,
+      requestId: call.requestId,
+      body: call.body,
+      signal: call.signal,
+      passthrough: call.passthrough,
+      deliverBy: deadline,
+      answerBytes: this.answerBytes,
+    };
+    return this.admitted(() => this.failover.run(sent, plan), route.priority);
   }
 
   /**

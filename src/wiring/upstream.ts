@@ -91,7 +91,10 @@ function nodeStates(
 export function forwardVia(pool: UpstreamPool): PassthroughDeps['forward'] {
   return async (call, minVersion, priority, trace) => {
     const idempotent = call.method === 'GET' || call.method === 'HEAD' || call.method === 'OPTIONS';
-    const answer = await pool.forward({ ...call, passthrough: true }, { idempotent, minVersion, priority, trace });
+    // A literal, not a spread of the client's call (model/read.ts, EveryField, says why).
+    const { method, path, headers, requestId, body } = call;
+    const sent = { method, path, headers, requestId, body, passthrough: true };
+    const answer = await pool.forward(sent, { idempotent, minVersion, priority, trace });
     return {
       status: answer.status,
       headers: answer.headers ?? {},

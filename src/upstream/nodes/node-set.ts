@@ -103,7 +103,9 @@ export class NodeSet {
     if (info === null || info.chainId !== this.chain.current()) return null;
     // The most advanced probe of the chain: what a node with no probe of its own is judged against.
     const fallback = this.topOf((n) => n.probed);
-    const verdict = judgeSnapshot(node, info, { ...how, versionsPerSecond: this.fastestRate(), fallback });
+    const { latest, probedAtSend, receivedAt, timeoutMs } = how;
+    const context = { latest, probedAtSend, receivedAt, timeoutMs, versionsPerSecond: this.fastestRate(), fallback };
+    const verdict = judgeSnapshot(node, info, context);
     if (verdict === 'unsure') {
       const probe = this.prober.probeWithin(node, how.receivedAt, how.timeoutMs);
       return probe.then((fresh) => this.confirmed(node, info, fresh));
