@@ -149,10 +149,10 @@ export function parseView(raw: RawRead, vendor: VendorNames): ReadRequest {
       `unsupported content type '${raw.contentType ?? 'none'}': view takes ${JSON_TYPE} or ${vendor.viewBcsMediaType}`,
     );
   }
-  // One literal with every field, as parseRawItem makes its read. A field added
-  // after an object is made (as to a spread) goes to a property array of its own,
-  // which then also holds the object's hash: every hit of a cached spelling reads
-  // that hash (the key memo's WeakMap), from a second line of cold memory.
+  // One literal with every field, as parseRawItem makes its read, not a spread of
+  // the common fields with the rest added: each such object has a hidden class of
+  // its own (model/read.ts, EveryField, says why), and a hit of a cached spelling
+  // reads its fields, one it lacks (refusedAtLedger) among them.
   const read: ReadRequest = {
     route: VIEW_ROUTE,
     version,

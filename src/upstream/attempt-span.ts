@@ -4,7 +4,7 @@
 import { NodeError } from '../errors.js';
 import { ATTR, SPAN, SpanKind, type TraceScope } from '../tracing/scope.js';
 import type { NodeAnswer } from '../model/node-answer.js';
-import { AttemptLog } from './call.js';
+import { AttemptLog, attemptOf } from './call.js';
 import type { NodeCall } from './transport/node-client.js';
 
 /** One attempt as the failover loop makes it: `attempts` collects why it gave no answer to use. */
@@ -23,7 +23,7 @@ export async function tracedAttempt(
   attempt: Attempt,
 ): Promise<NodeAnswer | null> {
   const span = trace.child(SPAN.attempt, SpanKind.CLIENT, { [ATTR.node]: node, [ATTR.method]: call.method });
-  const traced = { ...call, headers: (span ?? trace).headers(call.headers) };
+  const traced = attemptOf(call, call.timeoutMs, call.signal, (span ?? trace).headers(call.headers));
   if (span === undefined) return attempt(traced, attempts);
   const reasons = new AttemptLog();
   try {

@@ -36,14 +36,14 @@ export type Call = Omit<NodeCall, 'timeoutMs'>;
 
 /**
  * One attempt of `call`: its timeout, and the signal that cancels it (a hedge's)
- * if it is not the call's own. Every field named, not `{ ...call, timeoutMs }`
+ * and the headers it is sent with (a traced one's) where they are not the call's own. Every field named, not `{ ...call, timeoutMs }`
  * (model/read.ts, EveryField, says why): the transport reads them all.
  */
-export function attemptOf(call: Call, timeoutMs: number, signal = call.signal): NodeCall {
+export function attemptOf(call: Call, timeoutMs: number, signal = call.signal, headers = call.headers): NodeCall {
   const attempt: EveryField<NodeCall> = {
     method: call.method,
     path: call.path,
-    headers: call.headers,
+    headers,
     requestId: call.requestId,
     body: call.body,
     timeoutMs,

@@ -83,8 +83,9 @@ export class NodeLeases {
     // The slot is taken at once, in the same tick as the check: calls woken
     // together cannot all pass the check before any of them holds a slot.
     if (choice.node.hasBudget(share)) return { kind: 'lease', lease: this.lease(choice.node) };
-    const alt = chooseNode(nodes, { ...wanted, usable: (n) => n.hasBudget(share) });
-    const { version } = wanted;
+    const { version, tried, maxLag, floor } = wanted;
+    // A literal, not a spread (model/read.ts, EveryField, says why): the choice reads its every field.
+    const alt = chooseNode(nodes, { version, tried, maxLag, floor, usable: (n) => n.hasBudget(share) });
     if (alt.kind === 'node' && (version === null || alt.node.covers(version) === choice.node.covers(version)))
       return { kind: 'lease', lease: this.lease(alt.node) };
     return { kind: 'wait', node: choice.node };
