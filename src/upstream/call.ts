@@ -35,9 +35,10 @@ export interface CallPlan {
 export type Call = Omit<NodeCall, 'timeoutMs'>;
 
 /**
- * One attempt of `call`: its timeout, and the signal that cancels it (a hedge's)
- * and the headers it is sent with (a traced one's) where they are not the call's own. Every field named, not `{ ...call, timeoutMs }`
- * (model/read.ts, EveryField, says why): the transport reads them all.
+ * One attempt of `call`: its timeout, and, where they are not the call's own, the
+ * signal that cancels it (a hedge's) and the headers it is sent with (a traced
+ * attempt's). Every field named, not `{ ...call, timeoutMs }` (model/read.ts,
+ * EveryField, says why): the transport reads them all.
  */
 export function attemptOf(call: Call, timeoutMs: number, signal = call.signal, headers = call.headers): NodeCall {
   const attempt: EveryField<NodeCall> = {
