@@ -78,16 +78,18 @@ export function anchorRows({ anchor, hitRoutes, measured, runs, compare, common 
     const target = { op: '>=', value: route.anchor };
     const nodeCalls = runs[nginx.name].reduce((s, x) => s + x.nodeCalls, 0);
     const micros = cmp.serverCpuMicrosPerRequest;
+    // Per server CPU-second: the load generator cannot saturate nginx, so req/s says what it sent, not what each server can.
+    const ratio = cmp.perServerCpuSecondRatio ?? cmp.ratio;
     return {
       id: `memory-hit-vs-nginx-${route.id}`,
-      title: `1n. Memory hit vs nginx proxy_cache: ${route.title}`,
-      measured: round(cmp.ratio, 3),
+      title: `1n. Memory hit vs nginx proxy_cache, per server CPU-second: ${route.title}`,
+      measured: round(ratio, 3),
       unit: 'ratio',
       target,
-      pass: meets(cmp.ratio, target) && nodeCalls === 0,
+      pass: meets(ratio, target) && nodeCalls === 0,
       display:
-        `${round(cmp.ratio, 3)} (${cmp.headlineFrom}; ${Math.round(cmp.rps[proxy.name])} vs ${Math.round(cmp.rps[nginx.name])} req/s; ` +
-        `per server CPU-second ${cmp.perServerCpuSecondRatio ?? '?'}; CPU µs per request ${micros[proxy.name] ?? '?'} vs ${micros[nginx.name] ?? '?'}` +
+        `${round(ratio, 3)} (CPU µs per request ${micros[proxy.name] ?? '?'} vs ${micros[nginx.name] ?? '?'}; ` +
+        `req/s ratio ${round(cmp.ratio, 3)}, ${cmp.headlineFrom}; ${Math.round(cmp.rps[proxy.name])} vs ${Math.round(cmp.rps[nginx.name])} req/s` +
         `${nodeCalls ? `; ${nodeCalls} reads reached the node: not all hits` : ''}. Proxy ÷ keyed ceiling ${round(vsKeyed.ratio, 3)})`,
       raw: {
         ...common,

@@ -188,7 +188,7 @@ export function compare(runs, a, b, cpuKey = 'server', saturatedAt = 0.9) {
     headlineFrom:
       saturatedRounds.length > 0
         ? `median of the ${saturatedRounds.length} of ${perRound.length} rounds with both servers saturated`
-        : `median of ${perRound.length} rounds, none with both servers saturated (other processes took CPU)`,
+        : `median of ${perRound.length} rounds, none with both servers saturated (other processes took CPU, or the load generator could not keep one busy)`,
     perRound: perRound.map((x) => round(x, 3)),
     ratioOfTotals: round(rate(a) / rate(b), 3),
     rps: { [a]: round(rate(a), 1), [b]: round(rate(b), 1) },
