@@ -4,6 +4,7 @@
 // the call waits for a slot (woken when a lease is released or a token is due)
 // within its wait, then reports the budget exhausted.
 import type { Priority } from '../config/index.js';
+import type { EveryField } from '../model/read.js';
 import { BudgetWaits, budgetShare, type ShedFirst } from './budgets.js';
 import type { NodeState } from './nodes/node-state.js';
 import { type ChooseOptions, chooseNode } from './select.js';
@@ -83,9 +84,17 @@ export class NodeLeases {
     // The slot is taken at once, in the same tick as the check: calls woken
     // together cannot all pass the check before any of them holds a slot.
     if (choice.node.hasBudget(share)) return { kind: 'lease', lease: this.lease(choice.node) };
-    const { version, tried, maxLag, floor } = wanted;
-    // A literal, not a spread (model/read.ts, EveryField, says why): the choice reads its every field.
-    const alt = chooseNode(nodes, { version, tried, maxLag, floor, usable: (n) => n.hasBudget(share) });
+    const { version } = wanted;
+    // `wanted` with only the budget's test: a literal of every field, not a spread (model/read.ts, EveryField, says why).
+    const budgeted: EveryField<ChooseOptions> = {
+      version,
+      tried: wanted.tried,
+      maxLag: wanted.maxLag,
+      floor: wanted.floor,
+      usable: (n) => n.hasBudget(share),
+      atOrAboveFloor: wanted.atOrAboveFloor,
+    };
+    const alt = chooseNode(nodes, budgeted);
     if (alt.kind === 'node' && (version === null || alt.node.covers(version) === choice.node.covers(version)))
       return { kind: 'lease', lease: this.lease(alt.node) };
     return { kind: 'wait', node: choice.node };
