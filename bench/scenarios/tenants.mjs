@@ -6,6 +6,7 @@
 // flight when they ran out, which is charged as it is answered), the high tenant is
 // answered (success ratio), and the low tenant is the one shed.
 import { createHash } from 'node:crypto';
+import { DEFAULT_COSTS } from '../../dist/config/index.js';
 import { meets } from '../lib/report.mjs';
 import { round } from '../lib/procstat.mjs';
 import { rawItem } from '../lib/requests.mjs';
@@ -15,8 +16,8 @@ const HIGH_SUCCESS_TARGET = { op: '>=', value: 0.99 };
 const NODE_DELAY_MS = 20;
 const NODE_MAX_IN_FLIGHT = 20;
 const ITEMS = 100_000;
-/** The dearest read of the wallet workload: a view's default cost in node units (config/sections/tenants.ts). */
-const DEAREST_READ_UNITS = 5;
+/** The dearest read of the wallet workload (raw_item and view), in node units, as the proxy's config charges it. */
+const DEAREST_READ_UNITS = Math.max(DEFAULT_COSTS.raw_item, DEFAULT_COSTS.view);
 
 const sha256 = (key) => createHash('sha256').update(key).digest('hex');
 
